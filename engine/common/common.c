@@ -1,0 +1,300 @@
+/*
+** Implementation of the building blocks declared in common.h: a bump arena
+** made of linked blocks, the diagnostic list, an open-addressing string pool
+** and the growth helper behind TG_PUSH.
+*/
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- arena */
+
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t used, size;
+    max_align_t data[];
+} arena_block;
+
+struct tg_arena {
+    arena_block *head;
+    size_t total;
+};
+
+tg_arena *tg_arena_new(void) { return calloc(1, sizeof(tg_arena)); }
+
+void tg_arena_free(tg_arena *a)
+{
+    if (!a) return;
+    for (arena_block *b = a->head, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    free(a);
+}
+
+void *tg_arena_alloc(tg_arena *a, size_t size)
+{
+    const size_t align = sizeof(max_align_t);
+    size = (size + align - 1) / align * align;
+    if (size == 0) size = align;
+    arena_block *b = a->head;
+    if (!b || b->size - b->used < size) {
+        size_t block = size > 64 * 1024 ? size : 64 * 1024;
+        b = malloc(sizeof(arena_block) + block);
+        if (!b) return NULL;
+        b->size = block;
+        b->used = 0;
+        /* A big one-off allocation goes behind the head so the head's
+        ** remaining space stays usable. */
+        if (a->head && size > 64 * 1024) {
+            b->next = a->head->next;
+            a->head->next = b;
+        } else {
+            b->next = a->head;
+            a->head = b;
+        }
+        a->total += block;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+size_t tg_arena_bytes(const tg_arena *a) { return a ? a->total : 0; }
+
+char *tg_arena_strndup(tg_arena *a, const char *s, size_t n)
+{
+    char *p = tg_arena_alloc(a, n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = 0;
+    }
+    return p;
+}
+
+char *tg_arena_strdup(tg_arena *a, const char *s) { return tg_arena_strndup(a, s, strlen(s)); }
+
+char *tg_arena_printf(tg_arena *a, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = n < 0 ? NULL : tg_arena_alloc(a, (size_t)n + 1);
+    if (p) vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return p;
+}
+
+/* ---------------------------------------------------------------- grow */
+
+bool tg_grow(void **items, size_t *cap, size_t need, size_t esz)
+{
+    if (need <= *cap) return true;
+    size_t ncap = *cap ? *cap : 8;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2 / esz) return false;
+        ncap *= 2;
+    }
+    void *p = realloc(*items, ncap * esz);
+    if (!p) return false;
+    *items = p;
+    *cap = ncap;
+    return true;
+}
+
+/* ---------------------------------------------------------------- diag */
+
+void tg_diag_init(tg_diag *d) { memset(d, 0, sizeof *d); }
+
+void tg_diag_clear(tg_diag *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        free(d->msgs[i].text);
+        free(d->msgs[i].line_text);
+    }
+    free(d->msgs);
+    tg_diag_init(d);
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) return NULL;
+    char *p = malloc((size_t)n + 1);
+    if (p) vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
+void tg_diag_vadd(tg_diag *d, tg_diag_level level, tg_status status, tg_pos pos,
+                  const char *line_text, const char *fmt, va_list ap)
+{
+    tg_diag_msg m = {.level = level, .pos = pos};
+    m.text = vformat(fmt, ap);
+    m.line_text = line_text ? strdup(line_text) : NULL;
+    if (level == TG_DIAG_ERROR) {
+        if (d->n_errors++ == 0) d->status = status;
+    }
+    /* Keep at most 1000 messages: a hostile file must not exhaust memory
+    ** through its error list. The count above still grows. */
+    if (d->n >= 1000 || !TG_PUSH(d->msgs, d->n, d->cap, m)) {
+        free(m.text);
+        free(m.line_text);
+    }
+}
+
+void tg_diag_add(tg_diag *d, tg_diag_level level, tg_status status, tg_pos pos,
+                 const char *line_text, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tg_diag_vadd(d, level, status, pos, line_text, fmt, ap);
+    va_end(ap);
+}
+
+char *tg_diag_format(const tg_diag_msg *m, bool color)
+{
+    static const char *names[] = {"note", "warning", "error"};
+    static const char *colors[] = {"\033[1;36m", "\033[1;35m", "\033[1;31m"};
+    const char *lvl = names[m->level];
+    char head[512] = "";
+    if (m->pos.file && m->pos.line > 0)
+        snprintf(head, sizeof head, "%s:%d:%d: ", m->pos.file, m->pos.line, m->pos.col);
+    else if (m->pos.file)
+        snprintf(head, sizeof head, "%s: ", m->pos.file);
+    size_t cap = strlen(head) + strlen(m->text ? m->text : "") + 64;
+    if (m->line_text) cap += 2 * strlen(m->line_text) + (size_t)(m->pos.col > 0 ? m->pos.col : 0) + 16;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    int n = snprintf(out, cap, "%s%s%s:%s %s", head, color ? colors[m->level] : "", lvl,
+                     color ? "\033[0m" : "", m->text ? m->text : "");
+    if (m->line_text && n > 0) {
+        size_t len = (size_t)n;
+        len += (size_t)snprintf(out + len, cap - len, "\n  %s\n  ", m->line_text);
+        /* The caret goes under the column; tabs in the line keep their width. */
+        for (int c = 1; c < m->pos.col && len + 2 < cap; c++) {
+            size_t i = (size_t)(c - 1);
+            out[len++] = (i < strlen(m->line_text) && m->line_text[i] == '\t') ? '\t' : ' ';
+        }
+        if (len + 2 < cap) out[len++] = '^';
+        out[len] = 0;
+    }
+    return out;
+}
+
+/* ---------------------------------------------------------------- strpool */
+
+struct tg_strpool {
+    char **strs;
+    size_t *lens;
+    size_t n, cap, lcap;
+    int32_t *slots;   /* open addressing: id or -1 */
+    size_t nslots;
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+tg_strpool *tg_strpool_new(void)
+{
+    tg_strpool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->nslots = 1024;
+    p->slots = malloc(p->nslots * sizeof *p->slots);
+    if (!p->slots) {
+        free(p);
+        return NULL;
+    }
+    memset(p->slots, 0xff, p->nslots * sizeof *p->slots);
+    return p;
+}
+
+void tg_strpool_free(tg_strpool *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->n; i++) free(p->strs[i]);
+    free(p->strs);
+    free(p->lens);
+    free(p->slots);
+    free(p);
+}
+
+static size_t find_slot(const tg_strpool *p, const char *s, size_t len)
+{
+    size_t mask = p->nslots - 1;
+    size_t i = (size_t)hash_bytes(s, len) & mask;
+    for (;;) {
+        int32_t id = p->slots[i];
+        if (id < 0) return i;
+        if (p->lens[id] == len && memcmp(p->strs[id], s, len) == 0) return i;
+        i = (i + 1) & mask;
+    }
+}
+
+static bool rehash(tg_strpool *p)
+{
+    size_t n = p->nslots * 2;
+    int32_t *slots = malloc(n * sizeof *slots);
+    if (!slots) return false;
+    memset(slots, 0xff, n * sizeof *slots);
+    free(p->slots);
+    p->slots = slots;
+    p->nslots = n;
+    for (size_t id = 0; id < p->n; id++)
+        p->slots[find_slot(p, p->strs[id], p->lens[id])] = (int32_t)id;
+    return true;
+}
+
+int32_t tg_strpool_find(const tg_strpool *p, const char *s, size_t len)
+{
+    return p->slots[find_slot(p, s, len)];
+}
+
+int32_t tg_strpool_intern(tg_strpool *p, const char *s, size_t len)
+{
+    size_t slot = find_slot(p, s, len);
+    if (p->slots[slot] >= 0) return p->slots[slot];
+    if (p->n >= INT32_MAX - 1) return -1;
+    if ((p->n + 1) * 2 > p->nslots) {
+        if (!rehash(p)) return -1;
+        slot = find_slot(p, s, len);
+    }
+    size_t lcap = p->lcap;
+    if (!tg_grow((void **)&p->strs, &p->cap, p->n + 1, sizeof *p->strs)) return -1;
+    if (!tg_grow((void **)&p->lens, &lcap, p->n + 1, sizeof *p->lens)) return -1;
+    p->lcap = lcap;
+    char *copy = malloc(len + 1);
+    if (!copy) return -1;
+    memcpy(copy, s, len);
+    copy[len] = 0;
+    p->strs[p->n] = copy;
+    p->lens[p->n] = len;
+    p->slots[slot] = (int32_t)p->n;
+    return (int32_t)p->n++;
+}
+
+const char *tg_strpool_get(const tg_strpool *p, int32_t id)
+{
+    return (id < 0 || (size_t)id >= p->n) ? NULL : p->strs[id];
+}
+
+size_t tg_strpool_len(const tg_strpool *p, int32_t id)
+{
+    return (id < 0 || (size_t)id >= p->n) ? 0 : p->lens[id];
+}
+
+int32_t tg_strpool_count(const tg_strpool *p) { return (int32_t)p->n; }

@@ -1,0 +1,106 @@
+/*
+** Shared building blocks of libtracegate: status codes, the arena that owns
+** every allocation of a loaded trace or a compiled rule set, the diagnostic
+** context that collects errors (first one kept, all of them reported), the
+** string pool that interns names, and growable arrays.
+**
+** Nothing here prints or exits: the library reports through tg_diag and the
+** CLI (engine/cli) alone decides what reaches stderr and which exit status.
+*/
+#ifndef TG_COMMON_H
+#define TG_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* Exit statuses of DESIGN §5; library calls return them too. */
+typedef enum tg_status {
+    TG_OK = 0,
+    TG_FAIL = 1,        /* the gate failed */
+    TG_EUSAGE = 2,      /* usage, rule or baseline error */
+    TG_ETRACE = 3,      /* trace unreadable or lacking needed data */
+    TG_EINTERNAL = 4    /* internal error (out of memory, bug) */
+} tg_status;
+
+/* Null sentinels: every int64 field uses TG_NULL_I64 for "no value". */
+#define TG_NULL_I64 INT64_MIN
+#define TG_NO_STR   (-1)          /* string id meaning null */
+
+/* ---------------------------------------------------------------- arena */
+
+typedef struct tg_arena tg_arena;
+
+tg_arena *tg_arena_new(void);
+void tg_arena_free(tg_arena *a);
+/* Aborts never: returns NULL when memory is exhausted. Zeroed memory. */
+void *tg_arena_alloc(tg_arena *a, size_t size);
+char *tg_arena_strdup(tg_arena *a, const char *s);
+char *tg_arena_strndup(tg_arena *a, const char *s, size_t n);
+char *tg_arena_printf(tg_arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+size_t tg_arena_bytes(const tg_arena *a);
+
+/* ---------------------------------------------------------------- diag */
+
+typedef enum tg_diag_level { TG_DIAG_NOTE, TG_DIAG_WARNING, TG_DIAG_ERROR } tg_diag_level;
+
+/* A source position: file, 1-based line and column. line 0 = no position. */
+typedef struct tg_pos {
+    const char *file;
+    int line;
+    int col;
+} tg_pos;
+
+typedef struct tg_diag_msg {
+    tg_diag_level level;
+    tg_pos pos;
+    char *text;        /* one sentence, no trailing newline */
+    char *line_text;   /* the offending source line, or NULL */
+} tg_diag_msg;
+
+typedef struct tg_diag {
+    tg_diag_msg *msgs;
+    size_t n, cap;
+    int n_errors;
+    tg_status status;  /* status of the first error (TG_OK if none) */
+} tg_diag;
+
+void tg_diag_init(tg_diag *d);
+void tg_diag_clear(tg_diag *d);
+/* Record an error/warning; `status` is the exit status an error implies. */
+void tg_diag_add(tg_diag *d, tg_diag_level level, tg_status status, tg_pos pos,
+                 const char *line_text, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void tg_diag_vadd(tg_diag *d, tg_diag_level level, tg_status status, tg_pos pos,
+                  const char *line_text, const char *fmt, va_list ap);
+#define tg_diag_error(d, st, ...) tg_diag_add((d), TG_DIAG_ERROR, (st), (tg_pos){0}, NULL, __VA_ARGS__)
+/* Format one message like a compiler: "file:line:col: error: text\n  line\n  ^". */
+char *tg_diag_format(const tg_diag_msg *m, bool color);
+
+/* ---------------------------------------------------------------- strings */
+
+/* Interned strings: equal strings get equal ids (0, 1, 2, ...). */
+typedef struct tg_strpool tg_strpool;
+
+tg_strpool *tg_strpool_new(void);
+void tg_strpool_free(tg_strpool *p);
+/* Returns the id, or -1 when out of memory. */
+int32_t tg_strpool_intern(tg_strpool *p, const char *s, size_t len);
+/* Id of s if interned, else -1 (does not add). */
+int32_t tg_strpool_find(const tg_strpool *p, const char *s, size_t len);
+const char *tg_strpool_get(const tg_strpool *p, int32_t id); /* NULL for -1 */
+size_t tg_strpool_len(const tg_strpool *p, int32_t id);
+int32_t tg_strpool_count(const tg_strpool *p);
+
+/* ---------------------------------------------------------------- vectors */
+
+/* Grow *items (element size esz) so that it holds at least need elements.
+** Returns false when out of memory (the old buffer stays valid). */
+bool tg_grow(void **items, size_t *cap, size_t need, size_t esz);
+#define TG_PUSH(arr, n, cap, val) \
+    (((n) < (cap) || tg_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr))) \
+         ? ((arr)[(n)++] = (val), true) : false)
+
+#endif

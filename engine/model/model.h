@@ -1,0 +1,82 @@
+/*
+** The model: derives the rule sources of DESIGN §2 from a loaded trace.
+** It fills the DERIVED fields of the trace's row structs (launching call,
+** queue time, iteration, steady state, ...) and builds the sources that
+** have no table of their own: iteration, gap, device and trace.
+**
+** Rule code never sees these structs directly: it reaches rows through
+** tg_source_view and the field table of fields.def (see source.h).
+*/
+#ifndef TG_MODEL_H
+#define TG_MODEL_H
+
+#include "../trace/trace.h"
+
+typedef struct tg_iteration {
+    int64_t rowid;             /* NVTX_EVENTS rowid of the range */
+    int32_t index;             /* within its process, 0-based */
+    int32_t name;
+    int32_t pid, tid;
+    int64_t start, end, duration;
+    int8_t warmup;
+    int64_t period;            /* null for the first of a process */
+    int64_t gpu_end;           /* end of the last GPU op launched inside; null if none */
+    int64_t gpu_time, gpu_span;
+    int32_t kernels;
+    int32_t blocking_calls;
+} tg_iteration;
+
+typedef struct tg_gap {
+    int64_t rowid;             /* rowid of the op before the gap ... */
+    int32_t table;             /* ... in this tg_table_id */
+    int64_t next_rowid;        /* the op after the gap */
+    int32_t next_table;
+    int64_t start, end, duration;
+    int32_t device, pid;
+    int8_t in_steady_state;
+} tg_gap;
+
+typedef struct tg_device {
+    int64_t rowid;             /* -1: no table row */
+    int32_t device;
+    int32_t name;
+    int64_t start, end, span;
+    double busy_frac, busy_frac_steady;
+    int32_t kernels;
+    int64_t kernel_time, nccl_time, exposed_nccl_time;
+    double nccl_overlap;       /* NaN without NCCL kernels */
+    int64_t queue_p50;
+    int32_t gaps;
+} tg_device;
+
+typedef struct tg_trace_facts {
+    int64_t rowid;             /* -1 */
+    int64_t duration;
+    int32_t schema_version, nsys_version;
+    int64_t kernels, memcpys, memsets, api_calls, nvtx_ranges;
+    int64_t devices, iterations, steady_iterations, steady_duration;
+    int64_t blocking_calls, blocked_time;
+} tg_trace_facts;
+
+typedef struct tg_model_params {
+    const char *iteration_pattern;  /* POSIX ERE; NULL = default of DESIGN §2 */
+    int64_t gap_min_ns;             /* gaps counted in device.gaps; default 500 ms */
+} tg_model_params;
+
+#define TG_DEFAULT_ITERATION_PATTERN "^(iteration|train_step|step|ProfilerStep#[0-9]+)$"
+
+typedef struct tg_model {
+    tg_trace *trace;                /* not owned */
+    tg_iteration *iterations; size_t n_iterations;  /* sorted by pid, start */
+    tg_gap *gaps;             size_t n_gaps;        /* sorted by device, start */
+    tg_device *devices;       size_t n_devices;     /* sorted by device id */
+    tg_trace_facts facts;
+    int64_t steady_start, steady_end;  /* steady window; whole trace without iterations */
+    bool has_iterations;
+} tg_model;
+
+/* Derive everything. Returns NULL with a diag on failure (bad pattern, OOM). */
+tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag);
+void tg_model_free(tg_model *m);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+** Rule sources as the compiler and evaluator see them: a source is an
+** array of row structs (base, count, stride) and a field is a typed member
+** at an offset. The table is generated from fields.def.
+*/
+#ifndef TG_SOURCE_H
+#define TG_SOURCE_H
+
+#include <math.h>
+#include <string.h>
+#include "model.h"
+#include "../common/value.h"
+
+typedef enum tg_source_id {
+#define TG_SOURCE(id, name, row_type, table, doc) TG_SRC_##id,
+#define TG_FIELD(src, name, type, unit, row_type, member, nullable, doc)
+#include "fields.def"
+#undef TG_SOURCE
+#undef TG_FIELD
+    TG_SRC_COUNT
+} tg_source_id;
+
+typedef enum tg_store { TG_STORE_I64, TG_STORE_I32, TG_STORE_I8, TG_STORE_F64 } tg_store;
+
+typedef struct tg_field_def {
+    tg_source_id source;
+    const char *name;
+    tg_type type;
+    tg_unit unit;
+    tg_store store;
+    size_t offset;
+    bool nullable;
+    const char *doc;
+} tg_field_def;
+
+typedef struct tg_source_def {
+    tg_source_id id;
+    const char *name;
+    int table;                  /* tg_table_id, or TG_TABLE_COUNT: per-row `table` */
+    size_t stride;
+    size_t rowid_offset;
+    const char *doc;
+} tg_source_def;
+
+extern const tg_source_def tg_source_defs[TG_SRC_COUNT];
+extern const tg_field_def tg_field_defs[];
+extern const size_t tg_field_count;
+
+/* Lookups by name; NULL / -1 when unknown. */
+const tg_source_def *tg_source_find(const char *name);
+const tg_field_def *tg_field_find(tg_source_id src, const char *name);
+
+/* The rows of one source in a built model. */
+typedef struct tg_source_view {
+    const tg_source_def *def;
+    const char *base;
+    size_t n;
+} tg_source_view;
+
+tg_source_view tg_model_source(const tg_model *m, tg_source_id id);
+
+/* Bit mask (1u << tg_table_id) of the tables without which this source
+** would be empty only because the capture did not record them. */
+unsigned tg_source_required_tables(tg_source_id id);
+
+/* Evidence table and rowid of row i. */
+int tg_source_row_table(const tg_source_view *v, size_t i);
+int64_t tg_source_row_id(const tg_source_view *v, size_t i);
+
+/* Read a field of row i as a value (strings resolved through the pool). */
+static inline tg_value tg_field_get(const tg_model *m, const tg_source_view *v,
+                                    const tg_field_def *f, size_t i)
+{
+    const char *p = v->base + i * v->def->stride + f->offset;
+    int64_t iv;
+    switch (f->store) {
+    case TG_STORE_I64: memcpy(&iv, p, 8); if (iv == TG_NULL_I64) return tg_null(); break;
+    case TG_STORE_I32: { int32_t x; memcpy(&x, p, 4);
+        if (f->nullable && x == -1) return tg_null();
+        if (f->type == TG_TY_STRING) return tg_str(tg_strpool_get(m->trace->strings, x));
+        iv = x; break; }
+    case TG_STORE_I8: { int8_t x; memcpy(&x, p, 1); if (x < 0) return tg_null();
+        if (f->type == TG_TY_BOOL) return tg_bool(x != 0);
+        iv = x; break; }
+    case TG_STORE_F64: { double d; memcpy(&d, p, 8); if (isnan(d)) return tg_null();
+        return tg_float(d, f->unit); }
+    default: return tg_null();
+    }
+    if (f->type == TG_TY_BOOL) return tg_bool(iv != 0);
+    return tg_int(iv, f->unit);
+}
+
+#endif

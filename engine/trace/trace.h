@@ -1,0 +1,184 @@
+/*
+** The trace layer: opens an nsys SQLite export strictly read-only, detects
+** its schema, resolves the tables and columns that drift between nsys
+** versions (SCHEMA.md) and loads the activity into plain arrays of rows.
+**
+** Every row struct below carries its SQLite rowid (evidence cites it) and,
+** after the raw columns, a block of DERIVED fields. The trace layer leaves
+** those at their null values; engine/model fills them (queue time, launching
+** call, iteration, ...). Rule sources (engine/model/fields.def) point
+** straight into these structs, so a kernel is stored once.
+**
+** Conventions: times in ns (int64, TG_NULL_I64 = null); strings are ids in
+** trace->strings (TG_NO_STR = null); flags are int8_t (0/1, -1 = null);
+** pid/tid are the decoded process and thread ids of SCHEMA.md.
+*/
+#ifndef TG_TRACE_H
+#define TG_TRACE_H
+
+#include "../common/common.h"
+
+/* The activity tables the engine reads; used for "missing data" reports. */
+#define TG_TABLE_LIST(X) \
+    X(KERNEL,   "CUPTI_ACTIVITY_KIND_KERNEL",   "CUDA kernels",         "nsys profile -t cuda") \
+    X(MEMCPY,   "CUPTI_ACTIVITY_KIND_MEMCPY",   "CUDA memory copies",   "nsys profile -t cuda") \
+    X(MEMSET,   "CUPTI_ACTIVITY_KIND_MEMSET",   "CUDA memsets",         "nsys profile -t cuda") \
+    X(RUNTIME,  "CUPTI_ACTIVITY_KIND_RUNTIME",  "CUDA API calls",       "nsys profile -t cuda") \
+    X(SYNC,     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUDA synchronization events", "nsys profile -t cuda") \
+    X(NVTX,     "NVTX_EVENTS",                  "NVTX ranges",          "nsys profile -t nvtx") \
+    X(GPU,      "TARGET_INFO_GPU",              "GPU descriptions",     "nsys profile -t cuda") \
+    X(OVERHEAD, "PROFILER_OVERHEAD",            "profiler overhead",    "nsys profile -t cuda") \
+    X(STRINGS,  "StringIds",                    "string table",         "nsys export --type sqlite")
+
+typedef enum tg_table_id {
+#define X(id, name, what, option) TG_TABLE_##id,
+    TG_TABLE_LIST(X)
+#undef X
+    TG_TABLE_COUNT
+} tg_table_id;
+
+extern const char *const tg_table_names[TG_TABLE_COUNT];   /* canonical names */
+extern const char *const tg_table_what[TG_TABLE_COUNT];    /* "CUDA kernels" */
+extern const char *const tg_table_option[TG_TABLE_COUNT];  /* how to record it */
+
+typedef struct tg_kernel {
+    int64_t rowid, start, end;
+    int64_t correlation;
+    int32_t pid;               /* from globalPid */
+    int32_t device, context, stream;
+    int32_t name;              /* demangledName (falls back to shortName) */
+    int32_t short_name;
+    int32_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
+    int32_t registers, static_smem, dynamic_smem;
+    /* DERIVED (engine/model) */
+    int64_t duration;
+    int64_t api;               /* index into trace->apis of launching call, -1 */
+    int32_t api_name;          /* launching call name, version suffix stripped */
+    int32_t tid;               /* launching thread, -1 if unmatched */
+    int64_t launch_end;        /* end of launching call, null if unmatched */
+    int64_t queue;             /* start - launch_end; null if unmatched/negative */
+    int8_t nccl;               /* name contains "nccl" (case-insensitive) */
+    int8_t steady;             /* launched in steady state */
+    int32_t nvtx;              /* innermost NVTX range name at launch, -1 */
+    int32_t iteration;         /* iteration index, -1 = null */
+} tg_kernel;
+
+/* Memcpy and memset share one row type: `kind` is the copy kind for copies
+** (ENUM_CUDA_MEMCPY_OPER code) and -1 for memsets. */
+typedef struct tg_memop {
+    int64_t rowid, start, end;
+    int64_t correlation;
+    int64_t bytes;
+    int32_t pid;
+    int32_t device, context, stream;
+    int32_t copy_kind;         /* memcpy: ENUM_CUDA_MEMCPY_OPER id; memset: -1 */
+    int32_t src_kind, dst_kind;/* ENUM_CUDA_MEM_KIND ids; memset: mem_kind in src_kind */
+    int32_t src_device, dst_device;
+    int64_t value;             /* memset value */
+    /* DERIVED (engine/model) */
+    int64_t duration;
+    int32_t kind_name;         /* "HtoD", "DtoH", ... (memset: -1) */
+    int32_t src_kind_name, dst_kind_name; /* "pageable", "pinned", ... */
+    int64_t api;               /* index into trace->apis, -1 */
+    int32_t api_name;          /* version suffix stripped */
+    int32_t tid;
+    int8_t api_sync;           /* blocking copy/memset call (runtime or driver) */
+    int8_t api_async;          /* launching call name contains "Async" */
+    int8_t steady;
+    int32_t iteration;
+} tg_memop;
+
+typedef struct tg_api {
+    int64_t rowid, start, end;
+    int64_t correlation;
+    int32_t pid, tid;
+    int32_t name;              /* raw name, e.g. cuMemcpyHtoD_v2 */
+    int32_t return_value;
+    /* DERIVED (engine/model) */
+    int64_t duration;
+    int32_t base_name;         /* version suffix stripped: cuMemcpyHtoD */
+    int8_t driver;             /* cu* (driver API) rather than cuda* */
+    int8_t blocking;           /* synchronize family */
+    int8_t steady;
+    int32_t iteration;
+    int32_t dup_of;            /* old exports record calls twice (same pid and
+                                  correlation id): index of the first, else -1 */
+} tg_api;
+
+typedef struct tg_nvtx {
+    int64_t rowid, start, end; /* end null for marks */
+    int32_t event_type;        /* 59 push/pop, 60 start/end, 34 mark */
+    int32_t pid, tid;
+    int32_t name;              /* coalesce(StringIds via textId, text) */
+    int32_t domain;            /* domain name id, -1 = default domain */
+    /* DERIVED (engine/model) */
+    int64_t duration;
+    int32_t depth;             /* push/pop nesting depth on its thread, 0 = outermost */
+    int64_t gpu_time;          /* sum of GPU op durations launched inside it */
+    int64_t gpu_span;          /* last GPU end - first GPU start of those ops */
+    int32_t iteration;
+} tg_nvtx;
+
+typedef struct tg_sync {
+    int64_t rowid, start, end;
+    int64_t correlation;
+    int32_t pid, device, context, stream;
+    int32_t sync_type;
+} tg_sync;
+
+typedef struct tg_overhead {
+    int64_t rowid, start, end;
+    int32_t pid, tid;
+    int32_t name;
+} tg_overhead;
+
+typedef struct tg_gpu {
+    int32_t id;
+    int32_t name;              /* "NVIDIA H200" */
+    int32_t sm_count;
+    int64_t memory;            /* bytes */
+    int32_t compute_major, compute_minor;
+} tg_gpu;
+
+typedef struct tg_process {
+    int32_t pid;
+    int32_t name;
+} tg_process;
+
+typedef struct tg_trace {
+    char *path;
+    char *nsys_version;        /* "2022.4.2.1", or NULL if not recorded */
+    char *schema_version;      /* "3.0.0", or NULL */
+    int schema_major, schema_minor;
+    bool has_table[TG_TABLE_COUNT];
+    const char *table_name[TG_TABLE_COUNT]; /* actual name in this file ("..._V2"), or NULL */
+    bool mixed_duplicate_api;  /* API calls recorded twice (old exports) */
+
+    tg_strpool *strings;       /* all names; ids stored in rows */
+
+    tg_kernel *kernels;   size_t n_kernels;    /* sorted by start */
+    tg_memop *memcpys;    size_t n_memcpys;    /* sorted by start */
+    tg_memop *memsets;    size_t n_memsets;    /* sorted by start */
+    tg_api *apis;         size_t n_apis;       /* sorted by start */
+    tg_nvtx *nvtx;        size_t n_nvtx;       /* sorted by start */
+    tg_sync *syncs;       size_t n_syncs;
+    tg_overhead *overheads; size_t n_overheads;
+    tg_gpu *gpus;         size_t n_gpus;
+    tg_process *processes; size_t n_processes;
+
+    int64_t first_ns, last_ns; /* span of all loaded events */
+    int64_t session_start_ns;  /* TARGET_INFO_SESSION_START_TIME, or null */
+} tg_trace;
+
+/* Open PATH read-only and load it. On failure returns NULL and records one
+** sentence naming the file and the problem in diag (status TG_ETRACE). */
+tg_trace *tg_trace_open(const char *path, tg_diag *diag);
+void tg_trace_close(tg_trace *t);
+
+/* Convenience: string of an id (NULL for TG_NO_STR). */
+static inline const char *tg_trace_str(const tg_trace *t, int32_t id)
+{
+    return tg_strpool_get(t->strings, id);
+}
+
+#endif
