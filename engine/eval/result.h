@@ -61,6 +61,8 @@ typedef struct tg_rule_result {
     double *samples;           /* per-row values of `samples`, for baselines */
     size_t n_samples;
     tg_baseline_cmp baseline;
+    bool missing_data;         /* skipped/errored because the capture lacks a table */
+    int regression;            /* 0, +1 higher_is_worse, -1 lower_is_worse */
 } tg_rule_result;
 
 typedef struct tg_trace_result {

@@ -1,0 +1,64 @@
+/*
+** Rule sets: YAML files (lists, macros, rules, overrides) loaded with
+** libyaml and compiled into typed predicate trees bound to the sources of
+** fields.def. This header is the part other modules use; the AST and the
+** compiler's internals live in the other headers of this folder.
+*/
+#ifndef TG_RULES_H
+#define TG_RULES_H
+
+#include "../common/common.h"
+#include "../eval/result.h"
+
+typedef struct tg_ruleset tg_ruleset;
+
+/* What reporters, baselines and the CLI may read of one rule. */
+typedef struct tg_rule_info {
+    const char *id;
+    const char *title;
+    tg_severity severity;
+    const char *source;        /* "memcpy", "iteration", ... */
+    const char *file;          /* defining file and line (after overrides: of the rule) */
+    int line;
+    const char *advice;        /* may be NULL */
+    const char *explain;       /* longer text for `tracegate explain`, may be NULL */
+    const char *const *tags;
+    size_t n_tags;
+    bool enabled;
+    const char *metric;        /* aggregate text, e.g. "p50(gpu_time)", or NULL */
+    const char *samples;       /* per-row field kept as distribution, or NULL */
+    int regression;            /* 0 none, +1 higher_is_worse, -1 lower_is_worse */
+} tg_rule_info;
+
+/* One `--set RULE.PARAM=VALUE`. The value is parsed as a literal of the rule
+** language (units allowed: 200ms, 0.5%, 64KB). */
+typedef struct tg_param_set {
+    const char *rule;
+    const char *param;
+    const char *value;
+} tg_param_set;
+
+/* Load and compile files and directories (a directory: its *.yaml / *.yml
+** files in name order), later files overriding earlier ones. Every error of
+** every file is recorded in diag (status TG_EUSAGE); NULL if any error. */
+tg_ruleset *tg_rules_load(const char *const *paths, size_t n_paths,
+                          const tg_param_set *sets, size_t n_sets, tg_diag *diag);
+void tg_rules_free(tg_ruleset *rs);
+
+size_t tg_rules_count(const tg_ruleset *rs);
+const tg_rule_info *tg_rules_info(const tg_ruleset *rs, size_t i);
+/* Index of a rule by id, or -1. */
+long tg_rules_find(const tg_ruleset *rs, const char *id);
+/* A numeric param of a rule after --set (ratios as fractions, durations in
+** ns); returns dflt when the rule or param does not exist. */
+double tg_rules_param(const tg_ruleset *rs, const char *rule, const char *param, double dflt);
+
+/* `tracegate rules lint`: load as above, plus warnings (unused macros and
+** lists, ...). Returns TG_OK or TG_EUSAGE. */
+tg_status tg_rules_lint(const char *const *paths, size_t n_paths, tg_diag *diag);
+
+/* `tracegate explain`: the rule's text and its compiled tree, readable.
+** Returns a malloc'd string, NULL if the rule is unknown. */
+char *tg_rules_explain(const tg_ruleset *rs, const char *id);
+
+#endif
