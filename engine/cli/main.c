@@ -1,2 +1,113 @@
-/* placeholder: replaced by the CLI */
-int main(void) { return 0; }
+/*
+** Entry point of the `tracegate` command: dispatches to subcommands and
+** holds the few helpers they share (diagnostic printing, finding the
+** built-in rules). Exit statuses follow DESIGN §5.
+*/
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "tg_config.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: tracegate COMMAND [options] ...\n"
+        "\n"
+        "commands:\n"
+        "  check [--rules PATH]... [--format F] [-o F=FILE] [--fail-on LEVEL]\n"
+        "        [--baseline FILE] [--set RULE.PARAM=VALUE] [--missing-data fail|skip] TRACE...\n"
+        "                        check traces against rules (and a baseline)\n"
+        "  info [--format text|json] TRACE...     what an export contains\n"
+        "  metrics [--format text|json] TRACE     every fact the engine computes\n"
+        "  rules list|lint PATH...                list or validate rule files\n"
+        "  explain [--rules PATH]... RULE         a rule's text and compiled tree\n"
+        "  baseline record -o FILE TRACE... | baseline show FILE\n"
+        "  version                                print the version\n"
+        "\n"
+        "exit status: 0 pass, 1 gate failed, 2 usage/rule/baseline error,\n"
+        "             3 trace unreadable or lacking data, 4 internal error\n");
+}
+
+int tg_cli_report_diag(const tg_diag *diag, int fallback)
+{
+    bool color = tg_cli_color(stderr);
+    for (size_t i = 0; i < diag->n; i++) {
+        char *s = tg_diag_format(&diag->msgs[i], color);
+        if (s) {
+            fprintf(stderr, "tracegate: %s\n", s);
+            free(s);
+        }
+    }
+    if (diag->n_errors > (int)diag->n)
+        fprintf(stderr, "tracegate: ... and %d more errors\n", diag->n_errors - (int)diag->n);
+    return diag->n_errors ? (int)diag->status : fallback;
+}
+
+bool tg_cli_color(FILE *f)
+{
+    const char *nc = getenv("NO_COLOR");
+    if (nc && *nc) return false;
+    return isatty(fileno(f));
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *tg_cli_builtin_rules(void)
+{
+    static char found[PATH_MAX];
+    const char *env = getenv("TRACEGATE_RULES_DIR");
+    if (env && is_dir(env)) return env;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            /* next to the binary, then one level up (build dir in the tree) */
+            const char *cands[] = {"%s/rules.d", "%s/../rules.d", "%s/../share/tracegate/rules.d"};
+            for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
+                snprintf(found, sizeof found, cands[i], exe);
+                if (is_dir(found)) return found;
+            }
+        }
+    }
+    if (is_dir(TG_SOURCE_ROOT "/rules.d")) return TG_SOURCE_ROOT "/rules.d";
+    if (is_dir(TG_RULES_INSTALL_DIR)) return TG_RULES_INSTALL_DIR;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return TG_EUSAGE;
+    }
+    const char *cmd = argv[1];
+    static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
+        {"check", tg_cmd_check},     {"info", tg_cmd_info},
+        {"metrics", tg_cmd_metrics}, {"rules", tg_cmd_rules},
+        {"explain", tg_cmd_explain}, {"baseline", tg_cmd_baseline},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+        if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("tracegate %s\n", TG_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "tracegate: unknown command '%s' (try 'tracegate help')\n", cmd);
+    return TG_EUSAGE;
+}
