@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 #include "../common/common.h"
+#include "../eval/eval.h"
+#include "../model/model.h"
 
 int tg_cmd_info(int argc, char **argv);      /* cmd_info.c */
 int tg_cmd_metrics(int argc, char **argv);   /* cmd_metrics.c */
@@ -23,6 +25,15 @@ int tg_cli_report_diag(const tg_diag *diag, int fallback);
 /* Resolve "builtin" (and the default rule set): rules.d next to the binary,
 ** in the source tree, or at the install prefix. Returns a static path or NULL. */
 const char *tg_cli_builtin_rules(void);
+
+/* Load, model and evaluate each trace (up to `jobs` in parallel) into run,
+** which must be zeroed with run->arena set. A trace that cannot be read gets
+** status TG_ETRACE and its error sentence in its tg_trace_result (also
+** printed to stderr). Returns the worst tg_status seen (TG_OK, TG_ETRACE,
+** TG_EINTERNAL); rule verdicts are in run. (pipeline.c) */
+int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset *rs,
+                    const tg_eval_opts *eval_opts, const tg_model_params *model_params,
+                    int jobs, tg_run_result *run);
 
 /* True when stderr/stdout is a terminal and NO_COLOR is unset. */
 bool tg_cli_color(FILE *f);
