@@ -74,6 +74,9 @@ typedef struct tg_trace_result {
     const char *error;         /* the sentence, when status != TG_OK */
     tg_rule_result *results;
     size_t n_results;
+    tg_arena *arena;           /* owned: this trace's strings and arrays, so
+                                  traces can be evaluated in parallel; may be
+                                  NULL (then run->arena holds them) */
 } tg_trace_result;
 
 typedef struct tg_run_result {
