@@ -35,6 +35,9 @@ int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset
                     const tg_eval_opts *eval_opts, const tg_model_params *model_params,
                     int jobs, tg_run_result *run);
 
+/* Free what tg_cli_evaluate allocated, including run->arena. */
+void tg_cli_run_free(tg_run_result *run);
+
 /* True when stderr/stdout is a terminal and NO_COLOR is unset. */
 bool tg_cli_color(FILE *f);
 

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Install the Debian packages tracegate needs to build and test.
+# Safe to run repeatedly; uses sudo when not root.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+    gcc libc6-dev meson ninja-build pkg-config \
+    libyaml-dev libsqlite3-dev libcmocka-dev libjansson-dev \
+    libxml2-utils sqlite3 >/dev/null

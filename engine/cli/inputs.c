@@ -1,0 +1,163 @@
+/*
+** Resolving trace arguments: see inputs.h. The cache key is a 64-bit FNV-1a
+** hash of the report's bytes, so a re-run on the same report reuses the
+** export and a changed report is exported again.
+*/
+#include "inputs.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "../common/common.h"
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static char *find_on_path(const char *prog)
+{
+    const char *path = getenv("PATH");
+    if (!path) return NULL;
+    char buf[4096];
+    for (const char *p = path; *p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)len, len ? p : ".", prog);
+        if (access(buf, X_OK) == 0) return strdup(buf);
+        p += len + (colon ? 1 : 0);
+        if (!colon) break;
+    }
+    return NULL;
+}
+
+static bool hash_file(const char *path, uint64_t *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    uint64_t h = 1469598103934665603ULL;
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            h ^= buf[i];
+            h *= 1099511628211ULL;
+        }
+    bool ok = !ferror(f);
+    fclose(f);
+    *out = h;
+    return ok;
+}
+
+static char *cache_dir(void)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char buf[4096];
+    if (xdg && *xdg) snprintf(buf, sizeof buf, "%s/tracegate", xdg);
+    else if (home && *home) snprintf(buf, sizeof buf, "%s/.cache/tracegate", home);
+    else snprintf(buf, sizeof buf, "/tmp/tracegate-cache-%ld", (long)getuid());
+    /* mkdir -p for the last two components */
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", buf);
+    char *slash = strrchr(parent, '/');
+    if (slash) {
+        *slash = 0;
+        mkdir(parent, 0700);
+    }
+    mkdir(buf, 0700);
+    return strdup(buf);
+}
+
+/* Export a report with nsys; returns the malloc'd export path or NULL. */
+static char *export_report(const char *report)
+{
+    char *nsys = find_on_path("nsys");
+    if (!nsys) {
+        fprintf(stderr, "tracegate: %s: this is an Nsight Systems report, and nsys is not on PATH "
+                        "to export it; run `nsys export --type sqlite --output %.*s.sqlite %s` "
+                        "and check the .sqlite file\n",
+                report, (int)(strlen(report) - strlen(".nsys-rep")), report, report);
+        return NULL;
+    }
+    uint64_t h;
+    if (!hash_file(report, &h)) {
+        fprintf(stderr, "tracegate: %s: cannot read the report: %s\n", report, strerror(errno));
+        free(nsys);
+        return NULL;
+    }
+    char *dir = cache_dir();
+    char *out = malloc(strlen(dir) + 40);
+    if (!dir || !out) {
+        free(dir);
+        free(out);
+        free(nsys);
+        return NULL;
+    }
+    sprintf(out, "%s/%016llx.sqlite", dir, (unsigned long long)h);
+    free(dir);
+    struct stat st;
+    if (stat(out, &st) == 0 && st.st_size > 0) {
+        free(nsys);
+        return out;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, 1);
+        execl(nsys, "nsys", "export", "--type", "sqlite", "--force-overwrite", "true",
+              "--output", out, report, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0 && stat(out, &st) == 0;
+    if (!ok) {
+        fprintf(stderr, "tracegate: %s: `%s export --type sqlite --output %s %s` failed\n",
+                report, nsys, out, report);
+        unlink(out);
+        free(out);
+        out = NULL;
+    }
+    free(nsys);
+    return out;
+}
+
+int tg_inputs_resolve(const char *const *args, size_t n, tg_inputs *out)
+{
+    memset(out, 0, sizeof *out);
+    out->paths = calloc(n ? n : 1, sizeof *out->paths);
+    out->owned = calloc(n ? n : 1, sizeof *out->owned);
+    if (!out->paths || !out->owned) return TG_EINTERNAL;
+    int st = TG_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (ends_with(args[i], ".nsys-rep")) {
+            char *p = export_report(args[i]);
+            if (!p) {
+                st = TG_ETRACE;
+                continue;
+            }
+            out->owned[out->n_owned++] = p;
+            out->paths[out->n++] = p;
+        } else {
+            out->paths[out->n++] = args[i];
+        }
+    }
+    return st;
+}
+
+void tg_inputs_free(tg_inputs *in)
+{
+    for (size_t i = 0; i < in->n_owned; i++) free(in->owned[i]);
+    free(in->owned);
+    free(in->paths);
+    memset(in, 0, sizeof *in);
+}

@@ -1,0 +1,132 @@
+/*
+** The evaluation pipeline shared by `check` and `baseline record`: for each
+** trace, open it (engine/trace), derive the sources (engine/model) and run
+** the rules (engine/eval) into that trace's slot of the run result. With
+** --jobs N, N worker threads take traces from a shared counter; each trace
+** has its own arena, so workers never share mutable state but the counter.
+*/
+#include "cli.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pipeline {
+    const char *const *traces;
+    size_t n_traces;
+    const tg_ruleset *rs;
+    const tg_eval_opts *eval_opts;
+    const tg_model_params *model_params;
+    tg_run_result *run;
+    tg_diag *diags;            /* one per trace, printed in order at the end */
+    atomic_size_t next;
+} pipeline;
+
+/* Distinct GPU names of the devices that ran work, comma-separated. */
+static const char *gpu_names(const tg_model *m, tg_arena *a)
+{
+    const tg_trace *t = m->trace;
+    char buf[1024] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < t->n_gpus; i++) {
+        const char *name = tg_trace_str(t, t->gpus[i].name);
+        if (!name || strstr(buf, name)) continue;
+        int n = snprintf(buf + len, sizeof buf - len, "%s%s", len ? "," : "", name);
+        if (n < 0 || (size_t)n >= sizeof buf - len) break;
+        len += (size_t)n;
+    }
+    return len ? tg_arena_strdup(a, buf) : NULL;
+}
+
+static tg_status evaluate_one(pipeline *p, size_t i)
+{
+    tg_trace_result *out = &p->run->traces[i];
+    tg_diag *diag = &p->diags[i];
+    out->arena = tg_arena_new();
+    if (!out->arena) return TG_EINTERNAL;
+    out->file = tg_arena_strdup(out->arena, p->traces[i]);
+
+    tg_trace *t = tg_trace_open(p->traces[i], diag);
+    if (!t) {
+        out->status = diag->n_errors ? diag->status : TG_ETRACE;
+        out->error = diag->n ? tg_arena_strdup(out->arena, diag->msgs[0].text)
+                             : "the trace could not be read";
+        return out->status;
+    }
+    if (t->nsys_version) out->nsys_version = tg_arena_strdup(out->arena, t->nsys_version);
+    if (t->schema_version) out->schema_version = tg_arena_strdup(out->arena, t->schema_version);
+
+    tg_status st = TG_OK;
+    tg_model *m = tg_model_build(t, p->model_params, diag);
+    if (!m) {
+        st = diag->n_errors ? diag->status : TG_EINTERNAL;
+        out->status = st;
+        out->error = diag->n ? tg_arena_strdup(out->arena, diag->msgs[0].text)
+                             : "the trace model could not be built";
+    } else {
+        out->gpu_names = gpu_names(m, out->arena);
+        st = tg_eval_model(p->rs, m, p->eval_opts, out->arena, out, diag);
+        if (st != TG_OK) {
+            out->status = st;
+            out->error = diag->n ? tg_arena_strdup(out->arena, diag->msgs[0].text)
+                                 : "evaluation failed";
+        }
+        tg_model_free(m);
+    }
+    tg_trace_close(t);
+    return st;
+}
+
+static void *worker(void *arg)
+{
+    pipeline *p = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&p->next, 1);
+        if (i >= p->n_traces) break;
+        evaluate_one(p, i);
+    }
+    return NULL;
+}
+
+int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset *rs,
+                    const tg_eval_opts *eval_opts, const tg_model_params *model_params,
+                    int jobs, tg_run_result *run)
+{
+    run->traces = tg_arena_alloc(run->arena, (n_traces ? n_traces : 1) * sizeof *run->traces);
+    tg_diag *diags = calloc(n_traces ? n_traces : 1, sizeof *diags);
+    if (!run->traces || !diags) {
+        free(diags);
+        fprintf(stderr, "tracegate: out of memory\n");
+        return TG_EINTERNAL;
+    }
+    run->n_traces = n_traces;
+    pipeline p = {traces, n_traces, rs, eval_opts, model_params, run, diags, 0};
+
+    if (jobs < 1) jobs = 1;
+    if ((size_t)jobs > n_traces) jobs = (int)n_traces;
+    pthread_t *threads = jobs > 1 ? calloc((size_t)jobs, sizeof *threads) : NULL;
+    int started = 0;
+    for (int j = 0; threads && j < jobs; j++)
+        if (pthread_create(&threads[j], NULL, worker, &p) == 0) started++;
+    worker(&p); /* the main thread works too (and alone when jobs == 1) */
+    for (int j = 0; j < started; j++) pthread_join(threads[j], NULL);
+    free(threads);
+
+    int worst = TG_OK;
+    for (size_t i = 0; i < n_traces; i++) {
+        tg_cli_report_diag(&diags[i], TG_OK);
+        tg_diag_clear(&diags[i]);
+        int st = run->traces[i].status;
+        if (st == TG_EINTERNAL || (st == TG_ETRACE && worst != TG_EINTERNAL)) worst = st;
+    }
+    free(diags);
+    return worst;
+}
+
+void tg_cli_run_free(tg_run_result *run)
+{
+    for (size_t i = 0; i < run->n_traces; i++) tg_arena_free(run->traces[i].arena);
+    tg_arena_free(run->arena);
+    memset(run, 0, sizeof *run);
+}
