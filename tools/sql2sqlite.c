@@ -1,6 +1,6 @@
 /*
 ** sql2sqlite SQLFILE OUT.sqlite: builds an SQLite file from SQL text. Used by
-** the build to materialise the bundled example export (examples/*.sql), so
+** the build to materialise the bundled example export (examples/NAME.sql), so
 ** the repository holds readable SQL rather than binary traces, and the build
 ** needs no sqlite3 shell.
 */
