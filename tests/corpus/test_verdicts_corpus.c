@@ -1,0 +1,234 @@
+/*
+** Corpus test: the expected-verdicts table of ../shared/traces/README.md.
+** Runs the built `tracegate check --format json` (the JSON contract of
+** DESIGN §5) on every listed real trace and asserts which built-in rules
+** must fire and which must not, with the counts the README gives; then the
+** public captures: every one loads, a rule lacking data exits 3 naming the
+** table and the nsys option, and --missing-data=skip evaluates the rest.
+** Skips with a message when ../shared/traces is absent.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static const char *traces_dir;
+static const char *binary;
+
+typedef struct expect {
+    const char *file;          /* relative to the traces folder */
+    const char *fire[6];       /* must fail */
+    const char *quiet[6];      /* must pass */
+    const char *count_rule;    /* optional: a rule whose count is checked */
+    long count;
+} expect;
+
+static const expect table[] = {
+    {"h200-nsys/drv_sync_memcpy.sqlite", {"sync-memcpy"}, {"pageable-async-memcpy"}, "sync-memcpy", 400},
+    {"h200-nsys/drv_pageable_async.sqlite", {"pageable-async-memcpy"}, {"sync-memcpy"}, "pageable-async-memcpy", 190},
+    {"h200-nsys/drv_pinned_async.sqlite", {0}, {"sync-memcpy", "pageable-async-memcpy", "gpu-idle-gap"}, 0, 0},
+    {"h200-nsys/drv_sync_memset.sqlite", {0}, {"sync-memset"}, 0, 0},
+    {"h200-nsys/drv_memset_pinned.sqlite", {"sync-memset"}, {0}, "sync-memset", 200},
+    {"h200-nsys/drv_sync_api.sqlite", {"blocking-sync-api"}, {0}, 0, 0},
+    {"h200-nsys/drv_steady.sqlite", {0}, {"blocking-sync-api", "iteration-variance", "gpu-idle-gap"}, 0, 0},
+    {"h200-nsys/drv_gaps.sqlite", {"gpu-idle-gap", "low-gpu-utilization"}, {0}, "gpu-idle-gap", 3},
+    {"h200-nsys/drv_starve.sqlite", {"gpu-starvation"}, {"iteration-variance"}, 0, 0},
+    {"h200-nsys/drv_busy.sqlite", {0},
+     {"gpu-starvation", "low-gpu-utilization", "gpu-idle-gap", "iteration-variance"}, 0, 0},
+    {"h200-nsys/drv_jitter.sqlite", {"iteration-variance"}, {"gpu-idle-gap"}, 0, 0},
+    {"h200-torch/sync_memcpy_bad.sqlite", {"pageable-async-memcpy", "blocking-sync-api"}, {"sync-memcpy"}, 0, 0},
+    {"h200-torch/sync_memcpy_good.sqlite", {0},
+     {"pageable-async-memcpy", "blocking-sync-api", "sync-memcpy"}, 0, 0},
+    {"h200-torch/gpu_idle_bad.sqlite", {"gpu-idle-gap", "low-gpu-utilization", "iteration-variance"}, {0},
+     "gpu-idle-gap", 3},
+    {"h200-torch/gpu_idle_good.sqlite", {0}, {"gpu-idle-gap", "low-gpu-utilization", "iteration-variance"}, 0, 0},
+    {"h200-torch/low_queue_bad.sqlite", {"gpu-starvation"}, {0}, 0, 0},
+    {"h200-torch/low_queue_good.sqlite", {0}, {"gpu-starvation", "iteration-variance"}, 0, 0},
+    {"h200-torch/iter_variance_bad.sqlite", {"iteration-variance"}, {0}, 0, 0},
+    {"h200-torch/iter_variance_good.sqlite", {0}, {"iteration-variance"}, 0, 0},
+    {"h200-torch/ddp_bad.sqlite", {"low-nccl-overlap"}, {0}, 0, 0},
+    {"h200-torch/ddp_good.sqlite", {0}, {"low-nccl-overlap"}, 0, 0},
+    {"public/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", {"sync-memcpy"}, {0}, "sync-memcpy", 15},
+};
+
+static const char *public_captures[] = {
+    "public/nsysai-h100-2gpu-sp2-fa3-1s-window-nsys2026.2.sqlite",
+    "public/nsysai-h100-2gpu-nccl-sendrecv-before-0.3s-window-nsys2026.2.sqlite",
+    "public/nsysai-rtx3080-mock-minimal-nsys2026.1.sqlite",
+    "public/dlprof-pytorch-rtx2070s-pyprof-nvtx-nsys2022.1.sqlite",
+    "public/dynamicvit-rtxa2000-empty-capture.sqlite",
+    "public/uvmtorch-rtxa5000-nokernels-nsys2025.3.sqlite",
+    "public/alpa-rtx3090-nccl-init-nokernels.sqlite",
+    "public/saxpy-mpi-cuda_nsys_perlmutter0.sqlite",
+    "public/nvfuser-h200-nsys2025.1-nvtx-heavy.sqlite",
+};
+
+/* Run `tracegate ARGS` and parse its stdout as JSON; returns the exit status. */
+static int run_json(json_t **out, const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", binary, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    json_error_t err;
+    *out = json_loadf(p, JSON_DISABLE_EOF_CHECK, &err);
+    int st = pclose(p);
+    if (!*out) fail_msg("%s: output is not JSON: %s", cmd, err.text);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static json_t *find_result(json_t *doc, const char *rule)
+{
+    json_t *traces = json_object_get(doc, "traces");
+    json_t *results = json_object_get(json_array_get(traces, 0), "results");
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r) {
+        if (strcmp(json_string_value(json_object_get(r, "rule")), rule) == 0) return r;
+    }
+    return NULL;
+}
+
+static const char *status_of(json_t *doc, const char *rule)
+{
+    json_t *r = find_result(doc, rule);
+    return r ? json_string_value(json_object_get(r, "status")) : "(absent)";
+}
+
+static void test_expected_verdicts(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+        const expect *e = &table[i];
+        json_t *doc;
+        int st = run_json(&doc, "check --format json --missing-data=skip '%s/%s'", traces_dir, e->file);
+        if (st != 0 && st != 1) {
+            print_error("%s: exit status %d\n", e->file, st);
+            failures++;
+        }
+        for (int k = 0; k < 6 && e->fire[k]; k++) {
+            const char *s = status_of(doc, e->fire[k]);
+            if (strcmp(s, "fail") != 0) {
+                print_error("%s: %s must fire, is %s\n", e->file, e->fire[k], s);
+                failures++;
+            }
+        }
+        for (int k = 0; k < 6 && e->quiet[k]; k++) {
+            const char *s = status_of(doc, e->quiet[k]);
+            if (strcmp(s, "pass") != 0) {
+                print_error("%s: %s must not fire, is %s\n", e->file, e->quiet[k], s);
+                failures++;
+            }
+        }
+        if (e->count_rule) {
+            json_t *r = find_result(doc, e->count_rule);
+            long n = r ? (long)json_integer_value(json_object_get(r, "count")) : -1;
+            if (n != e->count) {
+                print_error("%s: %s count %ld, expected %ld\n", e->file, e->count_rule, n, e->count);
+                failures++;
+            }
+        }
+        if (e->fire[0] && st != 1) {
+            /* an error-severity finding must fail the gate */
+            for (int k = 0; k < 6 && e->fire[k]; k++) {
+                json_t *r = find_result(doc, e->fire[k]);
+                const char *sev = r ? json_string_value(json_object_get(r, "severity")) : "";
+                if (sev && strcmp(sev, "error") == 0) {
+                    print_error("%s: %s fired at error severity but exit status is %d\n", e->file,
+                                e->fire[k], st);
+                    failures++;
+                }
+            }
+        }
+        json_decref(doc);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* Public captures: load on every schema; lacking data means exit 3 with the
+** table named, and skip mode evaluates the rest. */
+static void test_public_captures(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (size_t i = 0; i < sizeof public_captures / sizeof *public_captures; i++) {
+        const char *file = public_captures[i];
+        json_t *doc;
+        int st = run_json(&doc, "check --format json '%s/%s'", traces_dir, file);
+        if (st != 0 && st != 1 && st != 3) {
+            print_error("%s: exit status %d\n", file, st);
+            failures++;
+        }
+        json_t *results = json_object_get(json_array_get(json_object_get(doc, "traces"), 0), "results");
+        bool any_missing = false;
+        size_t k;
+        json_t *r;
+        json_array_foreach(results, k, r) {
+            if (strcmp(json_string_value(json_object_get(r, "status")), "error") != 0) continue;
+            any_missing = true;
+            const char *msg = json_string_value(json_object_get(r, "message"));
+            if (!msg || !strstr(msg, "nsys profile") ||
+                (!strstr(msg, "CUPTI_ACTIVITY_KIND") && !strstr(msg, "NVTX_EVENTS"))) {
+                print_error("%s: missing-data message lacks the table or option: %s\n", file,
+                            msg ? msg : "(none)");
+                failures++;
+            }
+        }
+        if (any_missing != (st == 3)) {
+            print_error("%s: exit %d but missing data %s\n", file, st, any_missing ? "yes" : "no");
+            failures++;
+        }
+        json_decref(doc);
+
+        st = run_json(&doc, "check --format json --missing-data=skip '%s/%s'", traces_dir, file);
+        if (st != 0 && st != 1) {
+            print_error("%s: with --missing-data=skip, exit status %d\n", file, st);
+            failures++;
+        }
+        results = json_object_get(json_array_get(json_object_get(doc, "traces"), 0), "results");
+        if (json_array_size(results) < 11) {
+            print_error("%s: only %zu rule results\n", file, json_array_size(results));
+            failures++;
+        }
+        json_array_foreach(results, k, r) {
+            const char *s = json_string_value(json_object_get(r, "status"));
+            if (strcmp(s, "error") == 0) {
+                print_error("%s: rule %s errored in skip mode\n", file,
+                            json_string_value(json_object_get(r, "rule")));
+                failures++;
+            }
+        }
+        json_decref(doc);
+    }
+    assert_int_equal(failures, 0);
+}
+
+int main(void)
+{
+    traces_dir = getenv("TG_SHARED_TRACES");
+    binary = getenv("TG_BINARY");
+    struct stat st;
+    if (!traces_dir || stat(traces_dir, &st) != 0 || !binary) {
+        printf("SKIP: ../shared/traces is absent (TG_SHARED_TRACES=%s); corpus verdicts not checked\n",
+               traces_dir ? traces_dir : "(unset)");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expected_verdicts),
+        cmocka_unit_test(test_public_captures),
+    };
+    return cmocka_run_group_tests_name("corpus verdicts", tests, NULL, NULL);
+}
