@@ -25,10 +25,35 @@ typedef struct tg_report_opts {
     tg_severity fail_on;       /* for the overall verdict */
     bool fail_never;           /* --fail-on never */
     const char *tool_version;
+    /* github: append the markdown summary to this file (the CLI passes
+    ** $GITHUB_STEP_SUMMARY); NULL = no summary. */
+    const char *step_summary_path;
 } tg_report_opts;
 
-/* Overall status of a run for a fail-on level: "pass", "fail" or "error". */
+/* Overall status of a run for a fail-on level: "pass", "fail" or "error".
+** "error": a trace failed to load (status != TG_OK) or a rule result is
+** ERROR. "fail": a FAIL at or above opts->fail_on, or a FAIL of a
+** regression rule whatever its severity; never with opts->fail_never.
+** "pass" otherwise. opts may be NULL (fail_on error). */
 const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts);
+
+/* What a run contains, counted the same way by every format. */
+typedef struct tg_report_tally {
+    size_t traces, traces_unreadable;
+    size_t results;                /* rule results over all traces */
+    size_t passed, failed, skipped, errors;
+    size_t failed_by_severity[3];  /* FAIL results, indexed by tg_severity */
+    size_t gating;                 /* FAIL results that make the run fail */
+    size_t regressions, improvements;  /* baseline comparisons */
+} tg_report_tally;
+
+void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
+                         tg_report_tally *out);
+
+/* One line saying the verdict and what it rests on, without a newline:
+** "FAIL — 2 errors, 1 warning in 3 traces". Returns buf. */
+char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opts,
+                             char *buf, size_t size);
 
 /* Write the run in one format. rs may be NULL (rules then described from the
 ** results alone). Returns TG_OK or TG_EINTERNAL (write error). */

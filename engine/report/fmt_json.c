@@ -1,0 +1,210 @@
+/*
+** The JSON result (DESIGN §5): the contract that `tracegate merge`, the
+** corpus tests and other tools read, documented in docs/result-schema.json.
+** It maps tg_run_result one to one: keys always in the same order, absent
+** C values (NULL strings, TG_NULL_I64, NaN) as JSON null, optional members
+** (gpus, error, baseline, metric, missing_data, location) only when they
+** carry something. Extend it; never rename or retype what is there.
+*/
+#include "report_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Building context: the first allocation failure is remembered so that a
+** document with a silently missing key is never written. */
+typedef struct jctx {
+    bool ok;
+} jctx;
+
+static void put(jctx *c, json_t *obj, const char *key, json_t *val)
+{
+    if (!obj) json_decref(val);   /* set_new frees val itself on failure */
+    if (!obj || !val || json_object_set_new(obj, key, val) != 0) c->ok = false;
+}
+
+static void append(jctx *c, json_t *arr, json_t *val)
+{
+    if (!arr) json_decref(val);
+    if (!arr || !val || json_array_append_new(arr, val) != 0) c->ok = false;
+}
+
+json_t *tg_report_json_str(const char *s)
+{
+    if (!s) return json_null();
+    size_t len = strlen(s);
+    if (tg_report_utf8_valid(s, len)) return json_stringn(s, len);
+    char *clean = tg_report_utf8_clean(s);
+    json_t *j = clean ? json_string(clean) : NULL;
+    free(clean);
+    return j;
+}
+
+json_t *tg_report_json_num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *i64(int64_t x)
+{
+    return x == TG_NULL_I64 ? json_null() : json_integer((json_int_t)x);
+}
+
+static json_t *value_json(const tg_value *v)
+{
+    switch (v->type) {
+    case TG_TY_BOOL: return json_boolean(v->u.b);
+    case TG_TY_INT: return json_integer((json_int_t)v->u.i);
+    case TG_TY_FLOAT: return tg_report_json_num(v->u.f);
+    case TG_TY_STRING: return tg_report_json_str(v->u.s);
+    default: return json_null();
+    }
+}
+
+json_t *tg_report_json_values(const tg_named_value *values, size_t n)
+{
+    jctx c = {true};
+    json_t *obj = json_object();
+    for (size_t i = 0; i < n; i++) {
+        if (!values[i].name) continue;
+        char *key = tg_report_utf8_valid(values[i].name, strlen(values[i].name))
+                        ? NULL : tg_report_utf8_clean(values[i].name);
+        put(&c, obj, key ? key : values[i].name, value_json(&values[i].value));
+        free(key);
+    }
+    if (!c.ok) {
+        json_decref(obj);
+        return NULL;
+    }
+    return obj;
+}
+
+static json_t *baseline_json(jctx *c, const tg_baseline_cmp *b)
+{
+    json_t *o = json_object();
+    put(c, o, "value", tg_report_json_num(b->value));
+    put(c, o, "current", tg_report_json_num(b->current));
+    put(c, o, "change", tg_report_json_num(b->change));
+    put(c, o, "p_value", tg_report_json_num(b->p_value));
+    put(c, o, "n_baseline", json_integer((json_int_t)b->n_baseline));
+    put(c, o, "n_current", json_integer((json_int_t)b->n_current));
+    put(c, o, "regression", json_boolean(b->regression));
+    put(c, o, "improvement", json_boolean(b->improvement));
+    /* The run-to-run band exists only with 3+ baseline runs. */
+    if (!isnan(b->band_lo) || !isnan(b->band_hi)) {
+        put(c, o, "outside_band", json_boolean(b->outside_band));
+        put(c, o, "band_lo", tg_report_json_num(b->band_lo));
+        put(c, o, "band_hi", tg_report_json_num(b->band_hi));
+    }
+    return o;
+}
+
+static json_t *evidence_json(jctx *c, const tg_evidence *e)
+{
+    json_t *o = json_object();
+    put(c, o, "table", tg_report_json_str(e->table));
+    put(c, o, "rowid", i64(e->rowid));
+    put(c, o, "start", i64(e->start));
+    put(c, o, "end", i64(e->end));
+    put(c, o, "fields", tg_report_json_values(e->fields, e->n_fields));
+    return o;
+}
+
+static json_t *result_json(jctx *c, const tg_rule_result *r)
+{
+    json_t *o = json_object();
+    put(c, o, "rule", tg_report_json_str(r->rule));
+    put(c, o, "title", tg_report_json_str(r->title));
+    put(c, o, "status", json_string(tg_report_verdict_name(r->verdict)));
+    put(c, o, "severity", json_string(tg_report_severity_name(r->severity)));
+    put(c, o, "count", i64(r->count));
+    put(c, o, "message", tg_report_json_str(r->message));
+    put(c, o, "advice", tg_report_json_str(r->advice));
+    put(c, o, "values", tg_report_json_values(r->values, r->n_values));
+    if (r->baseline.present) put(c, o, "baseline", baseline_json(c, &r->baseline));
+    json_t *ev = json_array();
+    for (size_t i = 0; i < r->n_evidence; i++) append(c, ev, evidence_json(c, &r->evidence[i]));
+    put(c, o, "evidence", ev);
+    put(c, o, "reproduce", tg_report_json_str(r->reproduce));
+    if (r->metric) {
+        put(c, o, "metric", tg_report_json_str(r->metric));
+        put(c, o, "metric_value", tg_report_json_num(r->metric_value));
+    }
+    if (r->missing_data) put(c, o, "missing_data", json_true());
+    if (r->rule_file) {
+        json_t *loc = json_object();
+        put(c, loc, "file", tg_report_json_str(r->rule_file));
+        put(c, loc, "line", json_integer(r->rule_line));
+        put(c, o, "location", loc);
+    }
+    return o;
+}
+
+/* "A100, H100" -> ["A100", "H100"]. */
+static json_t *gpus_json(jctx *c, const char *names)
+{
+    json_t *arr = json_array();
+    const char *p = names;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len && p[len - 1] == ' ') len--;
+        char *one = malloc(len + 1);
+        if (!one) {
+            c->ok = false;
+            break;
+        }
+        memcpy(one, p, len);
+        one[len] = 0;
+        append(c, arr, tg_report_json_str(one));
+        free(one);
+        p += end ? (size_t)(end - p) : strlen(p);
+    }
+    return arr;
+}
+
+static json_t *trace_json(jctx *c, const tg_trace_result *t)
+{
+    json_t *o = json_object();
+    put(c, o, "file", tg_report_json_str(t->file));
+    put(c, o, "nsys_version", tg_report_json_str(t->nsys_version));
+    put(c, o, "schema_version", tg_report_json_str(t->schema_version));
+    if (t->gpu_names) put(c, o, "gpus", gpus_json(c, t->gpu_names));
+    if (t->status != TG_OK)
+        put(c, o, "error", tg_report_json_str(t->error ? t->error : "trace could not be read"));
+    json_t *results = json_array();
+    for (size_t i = 0; i < t->n_results; i++) append(c, results, result_json(c, &t->results[i]));
+    put(c, o, "results", results);
+    return o;
+}
+
+
+tg_status tg_report_json_dump(json_t *doc, FILE *out)
+{
+    if (!doc) return TG_EINTERNAL;
+    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    if (rc != 0 || fputc('\n', out) == EOF) return TG_EINTERNAL;
+    return TG_OK;
+}
+
+tg_status tg_report_json(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+{
+    jctx c = {true};
+    json_t *doc = json_object();
+    put(&c, doc, "tool", json_string("tracegate"));
+    put(&c, doc, "version", tg_report_json_str(opts->tool_version ? opts->tool_version : ""));
+    put(&c, doc, "schema", json_integer(1));
+    put(&c, doc, "status", json_string(tg_run_status(run, opts)));
+    json_t *traces = json_array();
+    for (size_t t = 0; t < run->n_traces; t++) append(&c, traces, trace_json(&c, &run->traces[t]));
+    put(&c, doc, "traces", traces);
+    if (!c.ok) {
+        json_decref(doc);
+        return TG_EINTERNAL;
+    }
+    return tg_report_json_dump(doc, out);
+}

@@ -1,0 +1,197 @@
+/*
+** JUnit XML for CI test views (GitLab, Jenkins, GitHub test reporters):
+** one <testsuite> per trace, one <testcase> per rule result, with
+** <failure type=SEVERITY> carrying the message as attribute and the
+** numbers, evidence, reproduce SQL and advice as body; <skipped> and
+** <error> for skips and rule errors. A trace that could not be read is a
+** suite with one errored testcase named "load", so the failure shows in the
+** CI view. Text from traces is escaped for XML: the five special
+** characters become entities, control characters other than tab, newline
+** and carriage return are dropped, invalid UTF-8 becomes U+FFFD.
+*/
+#include "report_int.h"
+#include "units.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Escaped XML text; in attributes, newlines and tabs become character
+** references so that parsers keep them. */
+static void put_xml(FILE *out, const char *s, bool attr)
+{
+    if (!s) return;
+    char *clean = NULL;
+    if (!tg_report_utf8_valid(s, strlen(s))) {
+        clean = tg_report_utf8_clean(s);
+        if (!clean) return;
+        s = clean;
+    }
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&apos;", out); break;
+        case '\n': fputs(attr ? "&#10;" : "\n", out); break;
+        case '\r': fputs(attr ? "&#13;" : "\r", out); break;
+        case '\t': fputs(attr ? "&#9;" : "\t", out); break;
+        default:
+            if (*p >= 0x20) fputc(*p, out);   /* other C0 controls are not XML */
+        }
+    }
+    free(clean);
+}
+
+static void put_named(FILE *out, const char *label, const tg_named_value *v, size_t n)
+{
+    if (!n) return;
+    fputs(label, out);
+    for (size_t i = 0; i < n; i++) {
+        char buf[TG_UNITS_BUF];
+        fputs(i ? ", " : "", out);
+        put_xml(out, v[i].name, false);
+        fputc('=', out);
+        if (v[i].value.type == TG_TY_STRING) put_xml(out, v[i].value.u.s, false);
+        else fputs(tg_units_value(buf, sizeof buf, v[i].name, &v[i].value), out);
+    }
+    fputc('\n', out);
+}
+
+/* The body of a <failure>: everything a reader needs to act on it. */
+static void put_failure_body(FILE *out, const tg_rule_result *r)
+{
+    put_xml(out, r->message, false);
+    fputc('\n', out);
+    put_named(out, "values: ", r->values, r->n_values);
+    const tg_baseline_cmp *b = &r->baseline;
+    if (b->present) {
+        char chg[TG_UNITS_BUF], base[TG_UNITS_BUF], cur[TG_UNITS_BUF], p[32] = "n/a";
+        tg_value bv = tg_float(b->value, tg_report_metric_unit(r));
+        tg_value cv = tg_float(b->current, bv.unit);
+        if (!isnan(b->p_value)) snprintf(p, sizeof p, "%.2g", b->p_value);
+        fprintf(out, "baseline: %s -> %s (%s), p=%s, n=%zu/%zu%s\n",
+                tg_units_value(base, sizeof base, NULL, &bv), tg_units_value(cur, sizeof cur, NULL, &cv),
+                tg_units_change(chg, sizeof chg, b->change), p, b->n_baseline, b->n_current,
+                b->regression ? ", regression" : b->improvement ? ", improvement" : "");
+    }
+    if (r->n_evidence) fputs("evidence:\n", out);
+    for (size_t i = 0; i < r->n_evidence; i++) {
+        const tg_evidence *e = &r->evidence[i];
+        fputs("  ", out);
+        put_xml(out, e->table, false);
+        fprintf(out, " rowid %lld", (long long)e->rowid);
+        if (e->start != TG_NULL_I64) fprintf(out, " start %lld", (long long)e->start);
+        if (e->end != TG_NULL_I64) fprintf(out, " end %lld", (long long)e->end);
+        fputc('\n', out);
+        put_named(out, "    ", e->fields, e->n_fields);
+    }
+    if (r->reproduce) {
+        fputs("reproduce: ", out);
+        put_xml(out, r->reproduce, false);
+        fputc('\n', out);
+    }
+    if (r->advice) {
+        fputs("advice: ", out);
+        put_xml(out, r->advice, false);
+        fputc('\n', out);
+    }
+}
+
+static void put_attr(FILE *out, const char *name, const char *value)
+{
+    fprintf(out, " %s=\"", name);
+    put_xml(out, value ? value : "", true);
+    fputc('"', out);
+}
+
+static void put_testcase(FILE *out, const char *file, const tg_rule_result *r)
+{
+    fputs("    <testcase", out);
+    put_attr(out, "classname", file);
+    put_attr(out, "name", r->rule);
+    fputs(" time=\"0\">\n", out);
+    const char *msg = r->message ? r->message : "";
+    switch (r->verdict) {
+    case TG_V_FAIL:
+        fputs("      <failure", out);
+        put_attr(out, "message", msg);
+        put_attr(out, "type", tg_report_severity_name(r->severity));
+        fputs(">", out);
+        put_failure_body(out, r);
+        fputs("</failure>\n", out);
+        break;
+    case TG_V_SKIP:
+        fputs("      <skipped", out);
+        put_attr(out, "message", msg);
+        fputs("/>\n", out);
+        break;
+    case TG_V_ERROR:
+        fputs("      <error", out);
+        put_attr(out, "message", msg);
+        put_attr(out, "type", r->missing_data ? "missing-data" : "rule-error");
+        fputs(">", out);
+        put_xml(out, msg, false);
+        fputs("</error>\n", out);
+        break;
+    default: break;
+    }
+    fputs("    </testcase>\n", out);
+}
+
+static void put_property(FILE *out, const char *name, const char *value)
+{
+    if (!value) return;
+    fputs("      <property", out);
+    put_attr(out, "name", name);
+    put_attr(out, "value", value);
+    fputs("/>\n", out);
+}
+
+static void put_suite(FILE *out, const tg_trace_result *t)
+{
+    size_t n_fail = 0, n_skip = 0, n_err = t->status != TG_OK;
+    for (size_t i = 0; i < t->n_results; i++) {
+        n_fail += t->results[i].verdict == TG_V_FAIL;
+        n_skip += t->results[i].verdict == TG_V_SKIP;
+        n_err += t->results[i].verdict == TG_V_ERROR;
+    }
+    const char *file = t->file ? t->file : "";
+    fputs("  <testsuite", out);
+    put_attr(out, "name", file);
+    fprintf(out, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"0\">\n",
+            t->n_results + (t->status != TG_OK), n_fail, n_err, n_skip);
+    if (t->nsys_version || t->schema_version || t->gpu_names) {
+        fputs("    <properties>\n", out);
+        put_property(out, "nsys_version", t->nsys_version);
+        put_property(out, "schema_version", t->schema_version);
+        put_property(out, "gpus", t->gpu_names);
+        fputs("    </properties>\n", out);
+    }
+    if (t->status != TG_OK) {
+        const char *err = t->error ? t->error : "the trace could not be read";
+        fputs("    <testcase", out);
+        put_attr(out, "classname", file);
+        fputs(" name=\"load\" time=\"0\">\n      <error", out);
+        put_attr(out, "message", err);
+        fputs(" type=\"trace-unreadable\">", out);
+        put_xml(out, err, false);
+        fputs("</error>\n    </testcase>\n", out);
+    }
+    for (size_t i = 0; i < t->n_results; i++) put_testcase(out, file, &t->results[i]);
+    fputs("  </testsuite>\n", out);
+}
+
+tg_status tg_report_junit(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+{
+    tg_report_tally t;
+    tg_report_tally_run(run, opts, &t);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+    fprintf(out, "<testsuites name=\"tracegate\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\""
+                 " skipped=\"%zu\" time=\"0\">\n",
+            t.results + t.traces_unreadable, t.failed, t.errors + t.traces_unreadable, t.skipped);
+    for (size_t i = 0; i < run->n_traces; i++) put_suite(out, &run->traces[i]);
+    fputs("</testsuites>\n", out);
+    return ferror(out) ? TG_EINTERNAL : TG_OK;
+}

@@ -1,0 +1,305 @@
+/*
+** SARIF 2.1.0, for code-scanning views (GitHub code scanning, IDEs). The
+** driver lists the rule set's rules (or, without one, the rules the
+** results name); each failing finding is one SARIF result located at the
+** rule's definition (the file and line of its YAML), since a trace has no
+** source lines. Passes and skips are not SARIF results; unreadable traces
+** and rule errors become tool execution notifications, which mark the
+** invocation unsuccessful. The fingerprint hashes the rule id and the
+** trace's file name, so a finding keeps its identity across runs.
+*/
+#include "report_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One driver rule, from the rule set or from a result. */
+typedef struct sarif_rule {
+    const char *id, *title, *advice, *explain;
+    tg_severity severity;
+    const char *const *tags;
+    size_t n_tags;
+} sarif_rule;
+
+typedef struct sarif_ctx {
+    sarif_rule *rules;
+    size_t n_rules, cap;
+    bool ok;
+    char cwd[4096];
+} sarif_ctx;
+
+static void put(sarif_ctx *c, json_t *obj, const char *key, json_t *val)
+{
+    if (!obj) json_decref(val);
+    if (!obj || !val || json_object_set_new(obj, key, val) != 0) c->ok = false;
+}
+
+static void append(sarif_ctx *c, json_t *arr, json_t *val)
+{
+    if (!arr) json_decref(val);
+    if (!arr || !val || json_array_append_new(arr, val) != 0) c->ok = false;
+}
+
+static json_t *text_obj(sarif_ctx *c, const char *s)
+{
+    json_t *o = json_object();
+    put(c, o, "text", tg_report_json_str(s ? s : ""));
+    return o;
+}
+
+static long find_rule(const sarif_ctx *c, const char *id)
+{
+    for (size_t i = 0; i < c->n_rules; i++)
+        if (id && c->rules[i].id && strcmp(c->rules[i].id, id) == 0) return (long)i;
+    return -1;
+}
+
+static void add_rule(sarif_ctx *c, sarif_rule r)
+{
+    if (!TG_PUSH(c->rules, c->n_rules, c->cap, r)) c->ok = false;
+}
+
+/* The rule set's rules first (in its order), then any rule a result names
+** that the set lacks. */
+static void collect_rules(sarif_ctx *c, const tg_run_result *run, const tg_ruleset *rs)
+{
+    size_t n = rs ? tg_rules_count(rs) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const tg_rule_info *ri = tg_rules_info(rs, i);
+        if (!ri || find_rule(c, ri->id) >= 0) continue;
+        add_rule(c, (sarif_rule){ri->id, ri->title, ri->advice, ri->explain, ri->severity,
+                                 ri->tags, ri->n_tags});
+    }
+    for (size_t t = 0; t < run->n_traces; t++)
+        for (size_t i = 0; i < run->traces[t].n_results; i++) {
+            const tg_rule_result *r = &run->traces[t].results[i];
+            if (r->rule && find_rule(c, r->rule) < 0)
+                add_rule(c, (sarif_rule){r->rule, r->title, r->advice, NULL, r->severity, NULL, 0});
+        }
+}
+
+/* "sync-memcpy" -> "SyncMemcpy": SARIF wants an identifier-like name. */
+static json_t *pascal_name(const char *id)
+{
+    size_t len = strlen(id);
+    char *s = malloc(len + 1);
+    if (!s) return NULL;
+    size_t o = 0;
+    bool up = true;
+    for (const char *p = id; *p; p++) {
+        if (*p == '-' || *p == '_' || *p == '.' || *p == ' ') {
+            up = true;
+            continue;
+        }
+        s[o++] = up && *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+        up = false;
+    }
+    s[o] = 0;
+    json_t *j = tg_report_json_str(s);
+    free(s);
+    return j;
+}
+
+static json_t *rule_json(sarif_ctx *c, const sarif_rule *r)
+{
+    json_t *o = json_object();
+    put(c, o, "id", tg_report_json_str(r->id));
+    put(c, o, "name", pascal_name(r->id));
+    put(c, o, "shortDescription", text_obj(c, r->title ? r->title : r->id));
+    if (r->explain) put(c, o, "fullDescription", text_obj(c, r->explain));
+    put(c, o, "help", text_obj(c, r->advice ? r->advice : r->title ? r->title : r->id));
+    json_t *conf = json_object();
+    put(c, conf, "level", json_string(tg_report_level(r->severity)));
+    put(c, o, "defaultConfiguration", conf);
+    json_t *props = json_object(), *tags = json_array();
+    for (size_t i = 0; i < r->n_tags; i++) append(c, tags, tg_report_json_str(r->tags[i]));
+    put(c, props, "tags", tags);
+    put(c, o, "properties", props);
+    return o;
+}
+
+/* A URI reference for a path: relative to the working directory when it
+** lies below it, else a file:// URI; reserved bytes percent-encoded. */
+static json_t *path_uri(const sarif_ctx *c, const char *path)
+{
+    size_t cwd_len = strlen(c->cwd);
+    bool absolute = path[0] == '/';
+    if (absolute && cwd_len > 1 && strncmp(path, c->cwd, cwd_len) == 0 && path[cwd_len] == '/') {
+        path += cwd_len + 1;
+        absolute = false;
+    }
+    while (!absolute && path[0] == '.' && path[1] == '/') path += 2;
+    size_t len = strlen(path);
+    char *s = malloc(3 * len + 8);
+    if (!s) return NULL;
+    size_t o = 0;
+    if (absolute) o += (size_t)sprintf(s, "file://");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~/", *p))
+            s[o++] = (char)*p;
+        else
+            o += (size_t)sprintf(s + o, "%%%02X", *p);
+    }
+    s[o] = 0;
+    json_t *j = json_string(s);
+    free(s);
+    return j;
+}
+
+static json_t *location_json(sarif_ctx *c, const char *path, int line)
+{
+    json_t *loc = json_object(), *phys = json_object(), *art = json_object();
+    put(c, art, "uri", path_uri(c, path));
+    put(c, phys, "artifactLocation", art);
+    if (line > 0) {
+        json_t *region = json_object();
+        put(c, region, "startLine", json_integer(line));
+        put(c, phys, "region", region);
+    }
+    put(c, loc, "physicalLocation", phys);
+    return loc;
+}
+
+static json_t *fingerprint(const char *rule, const char *trace_file)
+{
+    const char *base = tg_report_basename(trace_file);
+    uint64_t h = tg_report_hash(TG_REPORT_HASH_SEED, rule, strlen(rule) + 1);
+    h = tg_report_hash(h, base, strlen(base));
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    return json_string(hex);
+}
+
+static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule_result *r)
+{
+    json_t *o = json_object();
+    long idx = find_rule(c, r->rule);
+    put(c, o, "ruleId", tg_report_json_str(r->rule));
+    put(c, o, "ruleIndex", json_integer(idx));
+    put(c, o, "level", json_string(tg_report_level(r->severity)));
+    char *msg = NULL;
+    size_t msg_len = 0;
+    FILE *m = open_memstream(&msg, &msg_len);
+    if (m) {
+        fprintf(m, "%s: %s", tg_report_basename(t->file), r->message ? r->message : r->title ? r->title : "");
+        if (r->advice) fprintf(m, "\n%s", r->advice);
+        fclose(m);
+    }
+    put(c, o, "message", text_obj(c, msg));
+    free(msg);
+    json_t *locs = json_array();
+    if (r->rule_file) append(c, locs, location_json(c, r->rule_file, r->rule_line));
+    else if (t->file) append(c, locs, location_json(c, t->file, 0));
+    put(c, o, "locations", locs);
+    json_t *fp = json_object();
+    put(c, fp, "tracegate/v1", fingerprint(r->rule, t->file ? t->file : ""));
+    put(c, o, "partialFingerprints", fp);
+    json_t *props = json_object();
+    put(c, props, "trace", tg_report_json_str(t->file));
+    put(c, props, "count", r->count == TG_NULL_I64 ? json_null() : json_integer(r->count));
+    put(c, props, "values", tg_report_json_values(r->values, r->n_values));
+    if (r->reproduce) put(c, props, "reproduce", tg_report_json_str(r->reproduce));
+    if (r->baseline.present) {
+        put(c, props, "baseline", tg_report_json_num(r->baseline.value));
+        put(c, props, "current", tg_report_json_num(r->baseline.current));
+        put(c, props, "change", tg_report_json_num(r->baseline.change));
+        put(c, props, "p_value", tg_report_json_num(r->baseline.p_value));
+    }
+    put(c, o, "properties", props);
+    return o;
+}
+
+/* Unreadable traces and rule errors: the tool could not do its job there. */
+static json_t *invocation_json(sarif_ctx *c, const tg_run_result *run)
+{
+    json_t *inv = json_object(), *notes = json_array();
+    bool success = true;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_trace_result *tr = &run->traces[t];
+        if (tr->status != TG_OK) {
+            success = false;
+            json_t *n = json_object(), *locs = json_array();
+            put(c, n, "level", json_string("error"));
+            char *text = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&text, &len);
+            if (m) {
+                fprintf(m, "%s: %s", tr->file ? tr->file : "?", tr->error ? tr->error : "unreadable");
+                fclose(m);
+            }
+            put(c, n, "message", text_obj(c, text));
+            free(text);
+            if (tr->file) append(c, locs, location_json(c, tr->file, 0));
+            put(c, n, "locations", locs);
+            append(c, notes, n);
+        }
+        for (size_t i = 0; i < tr->n_results; i++) {
+            const tg_rule_result *r = &tr->results[i];
+            if (r->verdict != TG_V_ERROR) continue;
+            success = false;
+            json_t *n = json_object(), *ref = json_object();
+            put(c, n, "level", json_string("error"));
+            char *text = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&text, &len);
+            if (m) {
+                fprintf(m, "%s: rule %s: %s", tg_report_basename(tr->file), r->rule ? r->rule : "?",
+                        r->message ? r->message : "error");
+                fclose(m);
+            }
+            put(c, n, "message", text_obj(c, text));
+            free(text);
+            put(c, ref, "id", tg_report_json_str(r->rule));
+            put(c, ref, "index", json_integer(find_rule(c, r->rule)));
+            put(c, n, "associatedRule", ref);
+            append(c, notes, n);
+        }
+    }
+    put(c, inv, "executionSuccessful", json_boolean(success));
+    put(c, inv, "toolExecutionNotifications", notes);
+    return inv;
+}
+
+tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
+                          const tg_report_opts *opts, FILE *out)
+{
+    sarif_ctx c = {.ok = true};
+    if (!getcwd(c.cwd, sizeof c.cwd)) c.cwd[0] = 0;
+    collect_rules(&c, run, rs);
+
+    json_t *doc = json_object();
+    put(&c, doc, "$schema", json_string("https://json.schemastore.org/sarif-2.1.0.json"));
+    put(&c, doc, "version", json_string("2.1.0"));
+    json_t *runs = json_array(), *sarif_run = json_object();
+    json_t *tool = json_object(), *driver = json_object();
+    put(&c, driver, "name", json_string("tracegate"));
+    put(&c, driver, "version", tg_report_json_str(opts->tool_version ? opts->tool_version : ""));
+    json_t *rules = json_array();
+    for (size_t i = 0; i < c.n_rules; i++) append(&c, rules, rule_json(&c, &c.rules[i]));
+    put(&c, driver, "rules", rules);
+    put(&c, tool, "driver", driver);
+    put(&c, sarif_run, "tool", tool);
+    json_t *invocations = json_array();
+    append(&c, invocations, invocation_json(&c, run));
+    put(&c, sarif_run, "invocations", invocations);
+    json_t *results = json_array();
+    for (size_t t = 0; t < run->n_traces; t++)
+        for (size_t i = 0; i < run->traces[t].n_results; i++) {
+            const tg_rule_result *r = &run->traces[t].results[i];
+            if (r->verdict == TG_V_FAIL && r->rule) append(&c, results, result_json(&c, &run->traces[t], r));
+        }
+    put(&c, sarif_run, "results", results);
+    json_t *props = json_object();
+    put(&c, props, "status", json_string(tg_run_status(run, opts)));
+    put(&c, sarif_run, "properties", props);
+    append(&c, runs, sarif_run);
+    put(&c, doc, "runs", runs);
+    free(c.rules);
+    if (!c.ok) {
+        json_decref(doc);
+        return TG_EINTERNAL;
+    }
+    return tg_report_json_dump(doc, out);
+}

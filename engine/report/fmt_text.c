@@ -1,0 +1,218 @@
+/*
+** The terminal report: per trace a header, per rule one aligned line
+** (verdict, severity, id, message), and under each failure the numbers it
+** rests on: the aggregate values, the evidence rows (table, rowid,
+** start..end, fields), the SQL that reproduces them, the advice and the
+** baseline comparison. It ends with the verdict line. Control characters
+** from the trace (kernel names are arbitrary text) are shown escaped so a
+** hostile name cannot drive the terminal.
+*/
+#include "report_int.h"
+#include "units.h"
+
+#include <math.h>
+#include <string.h>
+
+#define INDENT "        "
+
+typedef struct text_ctx {
+    const tg_report_opts *opts;
+    FILE *out;
+    int id_width;
+} text_ctx;
+
+static const char *paint(const text_ctx *c, const char *code)
+{
+    return c->opts->color ? code : "";
+}
+
+static const char *verdict_color(tg_verdict v)
+{
+    switch (v) {
+    case TG_V_PASS: return "\033[32m";
+    case TG_V_FAIL: return "\033[1;31m";
+    case TG_V_SKIP: return "\033[33m";
+    default: return "\033[1;35m";
+    }
+}
+
+/* Text with control characters escaped (\n, \t, \xNN). */
+static void put_text(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '\n') fputs("\\n", out);
+        else if (*p == '\t') fputs("\\t", out);
+        else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\x%02x", *p);
+        else fputc(*p, out);
+    }
+}
+
+/* A value: strings quoted when they hold blanks or quotes, numbers in
+** their unit. */
+static void put_value(FILE *out, const char *name, const tg_value *v)
+{
+    if (v->type == TG_TY_STRING) {
+        const char *s = v->u.s ? v->u.s : "";
+        if (*s && !strpbrk(s, " \t\n\"'=")) {
+            put_text(out, s);
+            return;
+        }
+        fputc('"', out);
+        for (const char *p = s; *p; p++) {
+            if (*p == '"' || *p == '\\') fputc('\\', out);
+            char one[2] = {*p, 0};
+            put_text(out, one);
+        }
+        fputc('"', out);
+        return;
+    }
+    char buf[TG_UNITS_BUF];
+    fputs(tg_units_value(buf, sizeof buf, name, v), out);
+}
+
+static void put_named(FILE *out, const tg_named_value *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? "  " : "", out);
+        put_text(out, vals[i].name);
+        fputc('=', out);
+        put_value(out, vals[i].name, &vals[i].value);
+    }
+}
+
+static void put_evidence(const text_ctx *c, const tg_evidence *e)
+{
+    FILE *out = c->out;
+    fputs(INDENT "  ", out);
+    put_text(out, e->table ? e->table : "?");
+    fprintf(out, " rowid %lld", (long long)e->rowid);
+    if (e->start != TG_NULL_I64 || e->end != TG_NULL_I64) {
+        fputs("  ", out);
+        if (e->start != TG_NULL_I64) fprintf(out, "%lld", (long long)e->start);
+        fputs("..", out);
+        if (e->end != TG_NULL_I64) fprintf(out, "%lld", (long long)e->end);
+        if (e->start != TG_NULL_I64 && e->end != TG_NULL_I64) {
+            char buf[TG_UNITS_BUF];
+            fprintf(out, " (%s)", tg_units_duration(buf, sizeof buf, (double)(e->end - e->start)));
+        }
+    }
+    if (e->n_fields) {
+        fputs("  ", out);
+        put_named(out, e->fields, e->n_fields);
+    }
+    fputc('\n', out);
+}
+
+static void put_baseline(const text_ctx *c, const tg_rule_result *r)
+{
+    const tg_baseline_cmp *b = &r->baseline;
+    tg_unit unit = tg_report_metric_unit(r);
+    char base[TG_UNITS_BUF], cur[TG_UNITS_BUF], chg[TG_UNITS_BUF];
+    char lo[TG_UNITS_BUF], hi[TG_UNITS_BUF];
+    tg_value bv = tg_float(b->value, unit), cv = tg_float(b->current, unit);
+    tg_units_value(base, sizeof base, NULL, &bv);
+    tg_units_value(cur, sizeof cur, NULL, &cv);
+    tg_units_change(chg, sizeof chg, b->change);
+    fprintf(c->out, INDENT "baseline: %s \xe2\x86\x92 %s (%s)", base, cur, chg);
+    if (isnan(b->p_value)) fputs(", p n/a", c->out);
+    else fprintf(c->out, ", p=%.2g", b->p_value);
+    fprintf(c->out, ", n=%zu/%zu", b->n_baseline, b->n_current);
+    if (!isnan(b->band_lo) && !isnan(b->band_hi)) {
+        tg_value lv = tg_float(b->band_lo, unit), hv = tg_float(b->band_hi, unit);
+        fprintf(c->out, ", band %s..%s%s", tg_units_value(lo, sizeof lo, NULL, &lv),
+                tg_units_value(hi, sizeof hi, NULL, &hv), b->outside_band ? " (outside)" : "");
+    }
+    if (b->regression) fprintf(c->out, "  %sregression%s", paint(c, "\033[1;31m"), paint(c, "\033[0m"));
+    else if (b->improvement) fprintf(c->out, "  %simprovement%s", paint(c, "\033[32m"), paint(c, "\033[0m"));
+    fputc('\n', c->out);
+}
+
+static void put_result(const text_ctx *c, const tg_rule_result *r)
+{
+    FILE *out = c->out;
+    const char *msg = r->message && *r->message ? r->message : r->title;
+    fprintf(out, "  %s%-5s%s %-8s %-*s ", paint(c, verdict_color(r->verdict)),
+            tg_report_verdict_upper(r->verdict), paint(c, "\033[0m"),
+            tg_report_severity_name(r->severity), c->id_width, r->rule ? r->rule : "?");
+    put_text(out, msg);
+    if (r->missing_data) fputs(" (missing data)", out);
+    fputc('\n', out);
+    bool detail = r->verdict == TG_V_FAIL;
+    if (detail && r->n_values) {
+        fputs(INDENT "values: ", out);
+        put_named(out, r->values, r->n_values);
+        fputc('\n', out);
+    }
+    if (r->baseline.present && (detail || !c->opts->quiet)) put_baseline(c, r);
+    if (!detail) return;
+    if (r->n_evidence) {
+        fprintf(out, INDENT "evidence (%zu row%s):\n", r->n_evidence, r->n_evidence == 1 ? "" : "s");
+        for (size_t i = 0; i < r->n_evidence; i++) put_evidence(c, &r->evidence[i]);
+    }
+    if (r->reproduce) {
+        fputs(INDENT "reproduce: ", out);
+        put_text(out, r->reproduce);
+        fputc('\n', out);
+    }
+    if (r->advice) {
+        fputs(INDENT "advice: ", out);
+        put_text(out, r->advice);
+        fputc('\n', out);
+    }
+}
+
+static bool shown(const text_ctx *c, const tg_rule_result *r)
+{
+    return !c->opts->quiet || r->verdict == TG_V_FAIL || r->verdict == TG_V_ERROR;
+}
+
+static void put_trace(const text_ctx *c, const tg_trace_result *t)
+{
+    FILE *out = c->out;
+    size_t n_shown = 0;
+    for (size_t i = 0; i < t->n_results; i++) n_shown += shown(c, &t->results[i]);
+    if (c->opts->quiet && t->status == TG_OK && n_shown == 0) return;
+    fprintf(out, "%s", paint(c, "\033[1m"));
+    put_text(out, t->file ? t->file : "?");
+    fprintf(out, "%s", paint(c, "\033[0m"));
+    if (t->status == TG_OK) {
+        fputs("  (nsys ", out);
+        put_text(out, t->nsys_version ? t->nsys_version : "unknown");
+        fputs(", schema ", out);
+        put_text(out, t->schema_version ? t->schema_version : "unknown");
+        if (t->gpu_names) {
+            fputs(", ", out);
+            put_text(out, t->gpu_names);
+        }
+        fputc(')', out);
+    }
+    fputc('\n', out);
+    if (t->status != TG_OK) {
+        fprintf(out, "  %sERROR%s unreadable: ", paint(c, verdict_color(TG_V_ERROR)), paint(c, "\033[0m"));
+        put_text(out, t->error ? t->error : "the trace could not be read");
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < t->n_results; i++)
+        if (shown(c, &t->results[i])) put_result(c, &t->results[i]);
+}
+
+tg_status tg_report_text(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+{
+    text_ctx c = {opts, out, 0};
+    for (size_t t = 0; t < run->n_traces; t++)
+        for (size_t i = 0; i < run->traces[t].n_results; i++) {
+            const char *id = run->traces[t].results[i].rule;
+            int len = id ? (int)strlen(id) : 1;
+            if (len > c.id_width) c.id_width = len < 40 ? len : 40;
+        }
+    for (size_t t = 0; t < run->n_traces; t++) {
+        put_trace(&c, &run->traces[t]);
+        if (!opts->quiet) fputc('\n', out);
+    }
+    char line[512];
+    tg_report_verdict_line(run, opts, line, sizeof line);
+    const char *status = tg_run_status(run, opts);
+    tg_verdict v = !strcmp(status, "pass") ? TG_V_PASS : !strcmp(status, "fail") ? TG_V_FAIL : TG_V_ERROR;
+    fprintf(out, "tracegate: %s%s%s\n", paint(&c, verdict_color(v)), line, paint(&c, "\033[0m"));
+    return ferror(out) ? TG_EINTERNAL : TG_OK;
+}

@@ -1,0 +1,243 @@
+/*
+** Reporters' front door (report.h): format names, the run's overall status
+** and tally that every format states the same way, the verdict line, and
+** the small helpers the fmt_*.c writers share (names, UTF-8 cleaning,
+** hashing). Each format lives in its own fmt_*.c file.
+*/
+#include "report_int.h"
+#include "units.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const format_names[TG_FMT_COUNT] = {
+    "text", "json", "junit", "sarif", "github", "markdown",
+};
+
+int tg_format_parse(const char *name)
+{
+    if (!name) return -1;
+    for (int i = 0; i < TG_FMT_COUNT; i++)
+        if (strcmp(name, format_names[i]) == 0) return i;
+    if (strcmp(name, "md") == 0) return TG_FMT_MARKDOWN;
+    return -1;
+}
+
+const char *tg_format_name(tg_format f)
+{
+    return (unsigned)f < TG_FMT_COUNT ? format_names[f] : "?";
+}
+
+/* ---------------------------------------------------------------- names */
+
+const char *tg_report_severity_name(tg_severity s)
+{
+    static const char *const names[] = {"info", "warning", "error"};
+    return (unsigned)s < 3 ? names[s] : "error";
+}
+
+const char *tg_report_verdict_name(tg_verdict v)
+{
+    static const char *const names[] = {"pass", "fail", "skip", "error"};
+    return (unsigned)v < 4 ? names[v] : "error";
+}
+
+const char *tg_report_verdict_upper(tg_verdict v)
+{
+    static const char *const names[] = {"PASS", "FAIL", "SKIP", "ERROR"};
+    return (unsigned)v < 4 ? names[v] : "ERROR";
+}
+
+const char *tg_report_level(tg_severity s)
+{
+    static const char *const names[] = {"note", "warning", "error"};
+    return (unsigned)s < 3 ? names[s] : "error";
+}
+
+const char *tg_report_basename(const char *path)
+{
+    if (!path) return "";
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}
+
+tg_unit tg_report_metric_unit(const tg_rule_result *r)
+{
+    for (size_t i = 0; i < r->n_values; i++) {
+        const tg_value *v = &r->values[i].value;
+        double x = v->type == TG_TY_INT ? (double)v->u.i : v->type == TG_TY_FLOAT ? v->u.f : NAN;
+        if (v->unit != TG_UNIT_NONE && x == r->metric_value) return v->unit;
+    }
+    return tg_units_from_name(r->metric);
+}
+
+/* ---------------------------------------------------------------- verdict */
+
+static const tg_report_opts default_opts = {.fail_on = TG_SEV_ERROR};
+
+bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts)
+{
+    if (!opts) opts = &default_opts;
+    if (r->verdict != TG_V_FAIL || opts->fail_never) return false;
+    if (r->regression != 0 || r->baseline.regression) return true;
+    return r->severity >= opts->fail_on;
+}
+
+void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
+                         tg_report_tally *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!run) return;
+    out->traces = run->n_traces;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_trace_result *tr = &run->traces[t];
+        if (tr->status != TG_OK) out->traces_unreadable++;
+        for (size_t i = 0; i < tr->n_results; i++) {
+            const tg_rule_result *r = &tr->results[i];
+            out->results++;
+            switch (r->verdict) {
+            case TG_V_PASS: out->passed++; break;
+            case TG_V_FAIL:
+                out->failed++;
+                out->failed_by_severity[(unsigned)r->severity < 3 ? r->severity : TG_SEV_ERROR]++;
+                if (tg_report_gates(r, opts)) out->gating++;
+                break;
+            case TG_V_SKIP: out->skipped++; break;
+            default: out->errors++; break;
+            }
+            if (r->baseline.present && r->baseline.regression) out->regressions++;
+            if (r->baseline.present && r->baseline.improvement) out->improvements++;
+        }
+    }
+}
+
+const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts)
+{
+    tg_report_tally t;
+    tg_report_tally_run(run, opts, &t);
+    if (t.traces_unreadable || t.errors) return "error";
+    return t.gating ? "fail" : "pass";
+}
+
+/* Append "N thing(s)" to buf when n > 0, separated by ", ". */
+static void add_part(char *buf, size_t size, size_t n, const char *one, const char *many)
+{
+    if (n == 0) return;
+    size_t len = strlen(buf);
+    if (len >= size) return;
+    snprintf(buf + len, size - len, "%s%zu %s", len ? ", " : "", n, n == 1 ? one : many);
+}
+
+char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opts,
+                             char *buf, size_t size)
+{
+    tg_report_tally t;
+    tg_report_tally_run(run, opts, &t);
+    char parts[256] = "";
+    add_part(parts, sizeof parts, t.traces_unreadable, "unreadable trace", "unreadable traces");
+    add_part(parts, sizeof parts, t.errors, "rule error", "rule errors");
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_ERROR], "error", "errors");
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_WARNING], "warning", "warnings");
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_INFO], "note", "notes");
+    add_part(parts, sizeof parts, t.regressions, "regression", "regressions");
+    add_part(parts, sizeof parts, t.skipped, "skipped", "skipped");
+    if (!parts[0])
+        snprintf(parts, sizeof parts, "%zu %s passed", t.passed, t.passed == 1 ? "rule" : "rules");
+    const char *status = tg_run_status(run, opts);
+    snprintf(buf, size, "%s \xe2\x80\x94 %s in %zu %s",
+             !strcmp(status, "pass") ? "PASS" : !strcmp(status, "fail") ? "FAIL" : "ERROR",
+             parts, t.traces, t.traces == 1 ? "trace" : "traces");
+    return buf;
+}
+
+/* ---------------------------------------------------------------- UTF-8 */
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;   /* range of the second byte */
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;    /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (len > n) return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return len;
+}
+
+bool tg_report_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq(p + i, len - i);
+        if (!k) return false;
+        i += k;
+    }
+    return true;
+}
+
+char *tg_report_utf8_clean(const char *s)
+{
+    size_t len = strlen(s);
+    char *out = malloc(3 * len + 1);
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq(p + i, len - i);
+        if (k) {
+            memcpy(out + o, p + i, k);
+            o += k;
+            i += k;
+        } else {
+            memcpy(out + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    out[o] = 0;
+    return out;
+}
+
+uint64_t tg_report_hash(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+tg_status tg_report_write(tg_format fmt, const tg_run_result *run, const tg_ruleset *rs,
+                          const tg_report_opts *opts, FILE *out)
+{
+    if (!run || !out) return TG_EINTERNAL;
+    if (!opts) opts = &default_opts;
+    tg_status st;
+    switch (fmt) {
+    case TG_FMT_TEXT: st = tg_report_text(run, opts, out); break;
+    case TG_FMT_JSON: st = tg_report_json(run, opts, out); break;
+    case TG_FMT_JUNIT: st = tg_report_junit(run, opts, out); break;
+    case TG_FMT_SARIF: st = tg_report_sarif(run, rs, opts, out); break;
+    case TG_FMT_GITHUB: st = tg_report_github(run, rs, opts, out); break;
+    case TG_FMT_MARKDOWN: st = tg_report_markdown(run, opts, out); break;
+    default: return TG_EINTERNAL;
+    }
+    if (st == TG_OK && (fflush(out) != 0 || ferror(out))) st = TG_EINTERNAL;
+    return st;
+}

@@ -1,0 +1,57 @@
+/*
+** Private to engine/report: the helpers every format shares (names of
+** severities and verdicts, the gate decision, UTF-8 cleaning, hashing)
+** and one writer function per format, each in its own fmt_*.c file.
+** report.c dispatches to the writers.
+*/
+#ifndef TG_REPORT_INT_H
+#define TG_REPORT_INT_H
+
+#include <jansson.h>
+#include "report.h"
+
+/* Lower-case names used in every machine-readable output. */
+const char *tg_report_severity_name(tg_severity s);   /* "error" ... */
+const char *tg_report_verdict_name(tg_verdict v);     /* "pass" ... */
+const char *tg_report_verdict_upper(tg_verdict v);    /* "PASS" ... */
+/* SARIF / GitHub level of a severity: "error", "warning", "note". */
+const char *tg_report_level(tg_severity s);
+
+/* True when this result makes the run fail under opts (see tg_run_status). */
+bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts);
+/* The unit of a result's metric (and so of its baseline numbers): that of
+** a value equal to metric_value, else the one its expression implies. */
+tg_unit tg_report_metric_unit(const tg_rule_result *r);
+/* The file name part of a path. */
+const char *tg_report_basename(const char *path);
+
+/* True when s[0..len) is valid UTF-8. */
+bool tg_report_utf8_valid(const char *s, size_t len);
+/* A malloc'd copy of s where each invalid UTF-8 byte became U+FFFD. */
+char *tg_report_utf8_clean(const char *s);
+/* A JSON string of s (cleaned when not valid UTF-8); json null for NULL. */
+json_t *tg_report_json_str(const char *s);
+/* A JSON number for a double; null when NaN or infinite. */
+json_t *tg_report_json_num(double x);
+/* {name: number|string|bool|null} of named values (fmt_json.c). */
+json_t *tg_report_json_values(const tg_named_value *values, size_t n);
+
+/* FNV-1a, for stable fingerprints. */
+uint64_t tg_report_hash(uint64_t h, const void *data, size_t len);
+#define TG_REPORT_HASH_SEED 1469598103934665603ULL
+
+/* Dump a JSON document (2-space indent, keys in insertion order, a final
+** newline); TG_EINTERNAL on a write error. Steals doc. */
+tg_status tg_report_json_dump(json_t *doc, FILE *out);
+
+/* The writers. */
+tg_status tg_report_text(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
+tg_status tg_report_json(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
+tg_status tg_report_junit(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
+tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
+                          const tg_report_opts *opts, FILE *out);
+tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
+                           const tg_report_opts *opts, FILE *out);
+tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
+
+#endif
