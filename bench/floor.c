@@ -1,0 +1,185 @@
+/*
+** floor: the physical floor of `tracegate check` on one export. It opens
+** the file the way the trace layer does (read-only, immutable URI), and
+** reads with the sqlite3 C API exactly the columns engine/trace loads
+** (engine/trace/trace_load.c, trace_nvtx.c: the rowid plus the same column
+** lists, absent columns selected as NULL), one sequential scan per table,
+** and does nothing else with them than fold every value into a checksum so
+** the compiler cannot drop a read. Whatever tracegate spends beyond this
+** time is its own work (interning, sorting, joins, rule evaluation, report).
+**
+**     floor EXPORT.sqlite
+**     -> rows=<rows read> kernels=<kernel rows> checksum=<hex>
+**
+** Keep the column lists in step with the trace layer's when it changes.
+*/
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct table_read {
+    const char *table;
+    const char *const *columns;   /* NULL-terminated */
+} table_read;
+
+/* The column lists of engine/trace, table by table. */
+static const char *const string_cols[] = {"id", "value", NULL};
+static const char *const kernel_cols[] = {
+    "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+    "demangledName", "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+    "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", NULL};
+static const char *const memop_cols[] = {
+    "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid", "bytes",
+    "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId", "value", "memKind", NULL};
+static const char *const api_cols[] = {
+    "start", "end", "globalTid", "correlationId", "nameId", "name", "returnValue", NULL};
+static const char *const sync_cols[] = {
+    "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+    "syncType", "deprecatedSyncType", NULL};
+static const char *const overhead_cols[] = {"start", "end", "globalTid", "nameId", NULL};
+static const char *const nvtx_cols[] = {
+    "start", "end", "eventType", "text", "textId", "globalTid", "domainId", NULL};
+static const char *const gpu_cols[] = {
+    "id", "name", "smCount", "totalMemory", "computeMajor", "computeMinor", NULL};
+static const char *const process_cols[] = {"pid", "name", "globalPid", NULL};
+
+static const table_read reads[] = {
+    {"StringIds", string_cols},
+    {"CUPTI_ACTIVITY_KIND_KERNEL", kernel_cols},
+    {"CUPTI_ACTIVITY_KIND_MEMCPY", memop_cols},
+    {"CUPTI_ACTIVITY_KIND_MEMSET", memop_cols},
+    {"CUPTI_ACTIVITY_KIND_RUNTIME", api_cols},
+    {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", sync_cols},
+    {"NVTX_EVENTS", nvtx_cols},
+    {"PROFILER_OVERHEAD", overhead_cols},
+    {"TARGET_INFO_GPU", gpu_cols},
+    {"PROCESSES", process_cols},
+};
+
+static int fail(sqlite3 *db, const char *what)
+{
+    fprintf(stderr, "floor: %s: %s\n", what, db ? sqlite3_errmsg(db) : "out of memory");
+    return 1;
+}
+
+static int table_has_column(sqlite3 *db, const char *table, const char *column, int *found)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2 COLLATE NOCASE",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(db, "pragma_table_info");
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+    *found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* Scan one table; add its row count and value checksum. A missing table
+** reads as empty, as in the engine. */
+static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum,
+                uint64_t *table_rows)
+{
+    int exists = 0;
+    sqlite3_stmt *probe = NULL;
+    char *sql = sqlite3_mprintf("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = %Q",
+                                tr->table);
+    if (!sql || sqlite3_prepare_v2(db, sql, -1, &probe, NULL) != SQLITE_OK) return fail(db, "schema");
+    sqlite3_free(sql);
+    exists = sqlite3_step(probe) == SQLITE_ROW;
+    sqlite3_finalize(probe);
+    if (!exists) return 0;
+
+    sql = sqlite3_mprintf("SELECT rowid");
+    int n_cols = 1;
+    for (const char *const *c = tr->columns; *c; c++, n_cols++) {
+        int found = 0;
+        if (table_has_column(db, tr->table, *c, &found)) return 1;
+        char *more = found ? sqlite3_mprintf("%s, \"%w\"", sql, *c) : sqlite3_mprintf("%s, NULL", sql);
+        sqlite3_free(sql);
+        sql = more;
+    }
+    char *full = sqlite3_mprintf("%s FROM \"%w\"", sql, tr->table);
+    sqlite3_free(sql);
+    sqlite3_stmt *st = NULL;
+    if (!full || sqlite3_prepare_v2(db, full, -1, &st, NULL) != SQLITE_OK) return fail(db, tr->table);
+    sqlite3_free(full);
+
+    int rc;
+    uint64_t n = 0, s = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        n++;
+        for (int i = 0; i < n_cols; i++) {
+            switch (sqlite3_column_type(st, i)) {
+            case SQLITE_INTEGER:
+                s += (uint64_t)sqlite3_column_int64(st, i);
+                break;
+            case SQLITE_FLOAT:
+                s += (uint64_t)(int64_t)sqlite3_column_double(st, i);
+                break;
+            case SQLITE_TEXT: {
+                const unsigned char *text = sqlite3_column_text(st, i);
+                int len = sqlite3_column_bytes(st, i);
+                s += (uint64_t)len + (len > 0 ? text[0] + text[len - 1] : 0);
+                break;
+            }
+            default:
+                s += 1;
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return fail(db, tr->table);
+    *rows += n;
+    *table_rows = n;
+    *sum = *sum * 31 + s;
+    return 0;
+}
+
+/* The trace layer's URI: every byte outside the unreserved set escaped. */
+static char *file_uri(const char *path)
+{
+    size_t n = strlen(path);
+    char *uri = malloc(3 * n + 64);
+    if (!uri) return NULL;
+    char *p = uri;
+    p += sprintf(p, "file:%s", path[0] == '/' ? "//" : "");
+    for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
+        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+            strchr("/-._~", *s))
+            *p++ = (char)*s;
+        else
+            p += sprintf(p, "%%%02X", *s);
+    }
+    strcpy(p, "?mode=ro&immutable=1");
+    return uri;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: floor EXPORT.sqlite\n");
+        return 2;
+    }
+    char *uri = file_uri(argv[1]);
+    sqlite3 *db = NULL;
+    if (!uri || sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK)
+        return fail(db, argv[1]);
+    free(uri);
+    uint64_t rows = 0, sum = 0, kernels = 0;
+    for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+        uint64_t n = 0;
+        if (scan(db, &reads[i], &rows, &sum, &n)) {
+            sqlite3_close(db);
+            return 1;
+        }
+        if (strcmp(reads[i].table, "CUPTI_ACTIVITY_KIND_KERNEL") == 0) kernels = n;
+    }
+    sqlite3_close(db);
+    printf("rows=%llu kernels=%llu checksum=%016llx\n", (unsigned long long)rows,
+           (unsigned long long)kernels, (unsigned long long)sum);
+    return 0;
+}
