@@ -5,7 +5,8 @@
 ** CLI passes $GITHUB_STEP_SUMMARY as opts->step_summary_path, the markdown
 ** report appended to the job summary. Workflow-command escaping: in the
 ** message % \r \n become %25 %0D %0A; property values also escape : and ,
-** (%3A %2C), since those delimit properties.
+** (%3A %2C), since those delimit properties; other control characters
+** are dropped.
 */
 #include "report_int.h"
 
@@ -20,7 +21,9 @@ static void put_escaped(FILE *out, const char *s, bool property)
         case '\n': fputs("%0A", out); break;
         case ':': fputs(property ? "%3A" : ":", out); break;
         case ',': fputs(property ? "%2C" : ",", out); break;
-        default: fputc(*p, out);
+        default:
+            /* other control characters would only garble the log */
+            if ((unsigned char)*p >= 0x20 && *p != 0x7f) fputc(*p, out);
         }
     }
 }
@@ -45,6 +48,11 @@ static void put_command(FILE *out, const char *level, const char *rule, const ch
     fputc('\n', out);
 }
 
+static const char *command_level(tg_severity s)
+{
+    return s == TG_SEV_ERROR ? "error" : s == TG_SEV_WARNING ? "warning" : "notice";
+}
+
 static tg_status write_summary(const tg_run_result *run, const tg_report_opts *opts)
 {
     FILE *f = fopen(opts->step_summary_path, "a");
@@ -67,7 +75,7 @@ tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
             const tg_rule_result *r = &tr->results[i];
             const char *msg = r->message ? r->message : r->title ? r->title : "";
             if (r->verdict == TG_V_FAIL)
-                put_command(out, tg_report_level(r->severity), r->rule, tg_report_basename(file), msg,
+                put_command(out, command_level(r->severity), r->rule, tg_report_basename(file), msg,
                             r->advice);
             else if (r->verdict == TG_V_ERROR)
                 put_command(out, "error", r->rule, tg_report_basename(file), msg, NULL);

@@ -31,7 +31,7 @@ static void put_md(FILE *out, const char *s)
 }
 
 /* An inline code span (ids, file names): only | and newlines need care;
-** the fence grows past any backtick run inside. */
+** the fence grows past any backtick run inside, padded with spaces then. */
 static void put_code(FILE *out, const char *s)
 {
     s = s ? s : "";
@@ -41,13 +41,13 @@ static void put_code(FILE *out, const char *s)
         if (run > longest) longest = run;
     }
     for (int i = 0; i <= longest; i++) fputc('`', out);
-    fputc(' ', out);
+    if (longest) fputc(' ', out);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '|') fputs("\\|", out);
         else if (*p < 0x20 || *p == 0x7f) fputc(' ', out);
         else fputc(*p, out);
     }
-    fputc(' ', out);
+    if (longest) fputc(' ', out);
     for (int i = 0; i <= longest; i++) fputc('`', out);
 }
 

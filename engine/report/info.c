@@ -1,0 +1,411 @@
+/*
+** `tracegate info`: the document describing one loaded trace. tg_info_json
+** builds it from the trace's arrays (counts, the span, GPUs, the processes
+** that have activity, NVTX range names by frequency, and a sentence per
+** kind of data the capture did not record, with the nsys option that
+** records it); tg_info_text renders that same document for a terminal, so
+** the two formats can never disagree.
+*/
+#include "info.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3
+               : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (len == 0 || len > n) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    uint32_t cp = len == 1 ? s[0] : len == 2 ? (s[0] & 0x1Fu) : len == 3 ? (s[0] & 0x0Fu) : (s[0] & 0x07u);
+    for (size_t i = 1; i < len; i++) cp = (cp << 6) | (s[i] & 0x3Fu);
+    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+/* Names come from the profiled program: invalid UTF-8 bytes (which JSON
+** cannot carry) become '?'. Returns a malloc'd NUL-terminated copy. */
+static char *utf8_clean(const char *s, size_t n)
+{
+    char *out = malloc(n + 1);
+    if (!out) return NULL;
+    size_t i = 0;
+    while (i < n) {
+        size_t len = utf8_seq((const unsigned char *)s + i, n - i);
+        if (len == 0 || s[i] == 0) {
+            out[i++] = '?';
+            continue;
+        }
+        memcpy(out + i, s + i, len);
+        i += len;
+    }
+    out[n] = 0;
+    return out;
+}
+
+static json_t *text_json(const char *s, size_t n)
+{
+    char *clean = utf8_clean(s, n);
+    json_t *j = clean ? json_stringn(clean, n) : NULL;
+    free(clean);
+    return j;
+}
+
+static json_t *str_or_null(const char *s) { return s ? text_json(s, strlen(s)) : json_null(); }
+
+static json_t *pool_str(const tg_trace *t, int32_t id)
+{
+    const char *s = tg_trace_str(t, id);
+    return s ? text_json(s, tg_strpool_len(t->strings, id)) : json_null();
+}
+
+static json_t *i64_or_null(int64_t v) { return v == TG_NULL_I64 ? json_null() : json_integer(v); }
+static json_t *i32_or_null(int32_t v) { return v < 0 ? json_null() : json_integer(v); }
+
+/* ---------------------------------------------------------------- parts */
+
+static json_t *gpus_json(const tg_trace *t)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < t->n_gpus; i++) {
+        const tg_gpu *g = &t->gpus[i];
+        json_t *cc = json_null();
+        if (g->compute_major >= 0 && g->compute_minor >= 0) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "%d.%d", (int)g->compute_major, (int)g->compute_minor);
+            cc = json_string(buf);
+        }
+        json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o}", "id", (json_int_t)g->id,
+                              "name", pool_str(t, g->name), "sm_count", i32_or_null(g->sm_count),
+                              "memory", i64_or_null(g->memory), "compute_capability", cc);
+        if (!o || json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+/* Insert pid into the sorted unique array (few distinct pids per trace). */
+static bool add_pid(int32_t **pids, size_t *n, size_t *cap, int32_t pid)
+{
+    if (pid < 0) return true;
+    size_t lo = 0, hi = *n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((*pids)[mid] == pid) return true;
+        if ((*pids)[mid] < pid) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!tg_grow((void **)pids, cap, *n + 1, sizeof **pids)) return false;
+    memmove(*pids + lo + 1, *pids + lo, (*n - lo) * sizeof **pids);
+    (*pids)[lo] = pid;
+    (*n)++;
+    return true;
+}
+
+#define ADD_PIDS(arr, count)                                               \
+    for (size_t i_ = 0; ok && i_ < (count); i_++) {                        \
+        if ((arr)[i_].pid == last) continue;                               \
+        last = (arr)[i_].pid;                                              \
+        ok = add_pid(&pids, &n, &cap, last);                               \
+    }
+
+/* The processes that own at least one loaded event, with their names. */
+static json_t *processes_json(const tg_trace *t)
+{
+    int32_t *pids = NULL, last = -1;
+    size_t n = 0, cap = 0;
+    bool ok = true;
+    ADD_PIDS(t->kernels, t->n_kernels);
+    ADD_PIDS(t->memcpys, t->n_memcpys);
+    ADD_PIDS(t->memsets, t->n_memsets);
+    ADD_PIDS(t->apis, t->n_apis);
+    ADD_PIDS(t->nvtx, t->n_nvtx);
+    ADD_PIDS(t->syncs, t->n_syncs);
+    json_t *arr = ok ? json_array() : NULL;
+    for (size_t i = 0; arr && i < n; i++) {
+        int32_t name = TG_NO_STR;
+        for (size_t j = 0; j < t->n_processes && name < 0; j++)
+            if (t->processes[j].pid == pids[i]) name = t->processes[j].name;
+        json_t *o = json_pack("{s:i, s:o}", "pid", (json_int_t)pids[i], "name", pool_str(t, name));
+        if (!o || json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    free(pids);
+    return arr;
+}
+
+typedef struct name_count {
+    int32_t name;
+    int64_t count;
+    const char *text;
+} name_count;
+
+static int cmp_name_count(const void *a, const void *b)
+{
+    const name_count *x = a, *y = b;
+    if (x->count != y->count) return x->count < y->count ? 1 : -1;
+    return strcmp(x->text, y->text);
+}
+
+/* nvtx_ranges: range (not mark) names by count, most frequent first. */
+static json_t *nvtx_names_json(const tg_trace *t, size_t *distinct)
+{
+    int32_t n_strings = tg_strpool_count(t->strings);
+    int64_t *counts = calloc((size_t)n_strings + 1, sizeof *counts);  /* last: unnamed */
+    if (!counts) return NULL;
+    for (size_t i = 0; i < t->n_nvtx; i++) {
+        const tg_nvtx *r = &t->nvtx[i];
+        if (r->end == TG_NULL_I64) continue;
+        counts[r->name >= 0 && r->name < n_strings ? r->name : n_strings]++;
+    }
+    size_t n = 0;
+    for (int32_t i = 0; i <= n_strings; i++) n += counts[i] > 0;
+    name_count *list = malloc((n ? n : 1) * sizeof *list);
+    json_t *obj = list ? json_object() : NULL;
+    if (obj) {
+        size_t k = 0;
+        for (int32_t i = 0; i <= n_strings; i++)
+            if (counts[i] > 0)
+                list[k++] = (name_count){.name = i, .count = counts[i],
+                                         .text = i < n_strings ? tg_trace_str(t, i) : "(unnamed)"};
+        qsort(list, n, sizeof *list, cmp_name_count);
+        for (size_t j = 0; obj && j < n && j < TG_INFO_MAX_NVTX_NAMES; j++) {
+            char *key = utf8_clean(list[j].text, strlen(list[j].text));
+            json_int_t prev = key ? json_integer_value(json_object_get(obj, key)) : 0;
+            if (!key || json_object_set_new(obj, key, json_integer(prev + list[j].count)) != 0) {
+                json_decref(obj);
+                obj = NULL;
+            }
+            free(key);
+        }
+    }
+    *distinct = n;
+    free(list);
+    free(counts);
+    return obj;
+}
+
+static size_t table_rows(const tg_trace *t, tg_table_id id)
+{
+    switch (id) {
+    case TG_TABLE_KERNEL: return t->n_kernels;
+    case TG_TABLE_MEMCPY: return t->n_memcpys;
+    case TG_TABLE_MEMSET: return t->n_memsets;
+    case TG_TABLE_RUNTIME: return t->n_apis;
+    case TG_TABLE_SYNC: return t->n_syncs;
+    case TG_TABLE_NVTX: return t->n_nvtx;
+    case TG_TABLE_GPU: return t->n_gpus;
+    case TG_TABLE_OVERHEAD: return t->n_overheads;
+    default: return 0;
+    }
+}
+
+/* One sentence per kind of data a rule may need and the capture lacks. */
+static json_t *missing_json(const tg_trace *t)
+{
+    static const tg_table_id checked[] = {TG_TABLE_KERNEL, TG_TABLE_MEMCPY, TG_TABLE_MEMSET,
+                                          TG_TABLE_RUNTIME, TG_TABLE_NVTX, TG_TABLE_GPU};
+    bool cuda_traced = t->has_table[TG_TABLE_KERNEL] || t->has_table[TG_TABLE_MEMCPY] ||
+                       t->has_table[TG_TABLE_MEMSET] || t->has_table[TG_TABLE_RUNTIME];
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < sizeof checked / sizeof *checked; i++) {
+        tg_table_id id = checked[i];
+        char buf[512];
+        if (id == TG_TABLE_GPU) {
+            if (t->has_table[id]) continue;
+            snprintf(buf, sizeof buf,
+                     "no GPU descriptions (%s absent): GPU names, SM counts and memory sizes are unknown",
+                     tg_table_names[id]);
+        } else if (table_rows(t, id) > 0) {
+            continue;
+        } else if (t->has_table[id]) {
+            snprintf(buf, sizeof buf, "no %s (%s is empty)", tg_table_what[id], t->table_name[id]);
+        } else if (cuda_traced && id != TG_TABLE_NVTX) {
+            snprintf(buf, sizeof buf,
+                     "no %s (%s absent): CUDA was traced, so the program made none during the capture",
+                     tg_table_what[id], tg_table_names[id]);
+        } else {
+            snprintf(buf, sizeof buf, "no %s (%s absent): record them with `%s`%s", tg_table_what[id],
+                     tg_table_names[id], tg_table_option[id],
+                     id == TG_TABLE_NVTX ? " and NVTX annotations in the program" : "");
+        }
+        if (json_array_append_new(arr, json_string(buf)) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+static json_t *tables_json(const tg_trace *t)
+{
+    json_t *o = json_object();
+    for (int i = 0; o && i < TG_TABLE_COUNT; i++)
+        if (json_object_set_new(o, tg_table_names[i], str_or_null(t->table_name[i])) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+/* ---------------------------------------------------------------- document */
+
+json_t *tg_info_json(const tg_trace *t)
+{
+    size_t ranges = 0, marks = 0, distinct = 0;
+    for (size_t i = 0; i < t->n_nvtx; i++) {
+        if (t->nvtx[i].end == TG_NULL_I64) marks++;
+        else ranges++;
+    }
+    json_t *counts = json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+        "kernel", (json_int_t)t->n_kernels, "memcpy", (json_int_t)t->n_memcpys,
+        "memset", (json_int_t)t->n_memsets, "api", (json_int_t)t->n_apis,
+        "nvtx", (json_int_t)t->n_nvtx, "nvtx_ranges", (json_int_t)ranges,
+        "nvtx_marks", (json_int_t)marks, "sync", (json_int_t)t->n_syncs,
+        "overhead", (json_int_t)t->n_overheads, "gpu", (json_int_t)t->n_gpus);
+    json_t *processes = processes_json(t);
+    if (counts && processes)
+        json_object_set_new(counts, "process", json_integer((json_int_t)json_array_size(processes)));
+    json_t *nvtx_names = nvtx_names_json(t, &distinct);
+    int64_t span = t->first_ns == TG_NULL_I64 ? TG_NULL_I64 : t->last_ns - t->first_ns;
+    /* json_pack's "o" steals references and fails on NULL, freeing the rest. */
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:o}",
+                     "file", str_or_null(t->path ? t->path : ""),
+                     "product", str_or_null(t->product_name),
+                     "nsys_version", str_or_null(t->nsys_version),
+                     "schema_version", str_or_null(t->schema_version),
+                     "start_ns", i64_or_null(t->first_ns),
+                     "end_ns", i64_or_null(t->last_ns),
+                     "span_ns", i64_or_null(span),
+                     "session_start_ns", i64_or_null(t->session_start_ns),
+                     "gpus", gpus_json(t),
+                     "processes", processes,
+                     "tables", tables_json(t),
+                     "counts", counts,
+                     "nvtx_ranges", nvtx_names,
+                     "nvtx_range_names", (json_int_t)distinct,
+                     "duplicate_api_calls", (int)t->mixed_duplicate_api,
+                     "missing", missing_json(t));
+}
+
+/* ---------------------------------------------------------------- text */
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static json_int_t jint(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+static void print_gpus(FILE *f, const json_t *gpus)
+{
+    size_t i;
+    json_t *g;
+    if (json_array_size(gpus) == 0) {
+        fprintf(f, "  gpus:       none recorded\n");
+        return;
+    }
+    json_array_foreach(gpus, i, g) {
+        char mem[TG_UNITS_BUF];
+        const char *name = jstr(g, "name");
+        fprintf(f, "  %-11s %lld: %s", i == 0 ? "gpus:" : "", (long long)jint(g, "id"),
+                name ? name : "(not described)");
+        if (json_is_integer(json_object_get(g, "sm_count")))
+            fprintf(f, ", %lld SMs", (long long)jint(g, "sm_count"));
+        if (json_is_integer(json_object_get(g, "memory")))
+            fprintf(f, ", %s", tg_units_bytes(mem, sizeof mem, (double)jint(g, "memory")));
+        if (jstr(g, "compute_capability"))
+            fprintf(f, ", compute %s", jstr(g, "compute_capability"));
+        fputc('\n', f);
+    }
+}
+
+static void print_nvtx(FILE *f, const json_t *doc)
+{
+    const json_t *names = json_object_get(doc, "nvtx_ranges");
+    json_int_t distinct = jint(doc, "nvtx_range_names");
+    if (json_object_size(names) == 0) return;
+    const char *key;
+    json_t *v;
+    size_t k = 0;
+    json_object_foreach((json_t *)names, key, v) {
+        if (k == 10) break;
+        size_t len = strlen(key);
+        fprintf(f, "  %-11s %.*s%s  %lld\n", k == 0 ? "nvtx names:" : "", len > 60 ? 57 : (int)len,
+                key, len > 60 ? "..." : "", (long long)json_integer_value(v));
+        k++;
+    }
+    if (distinct > (json_int_t)k)
+        fprintf(f, "  %-11s ... and %lld more names\n", "", (long long)(distinct - (json_int_t)k));
+}
+
+char *tg_info_text(const tg_trace *t)
+{
+    json_t *doc = tg_info_json(t);
+    if (!doc) return NULL;
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&out, &size);
+    if (!f) {
+        json_decref(doc);
+        return NULL;
+    }
+    const char *product = jstr(doc, "product"), *nsys = jstr(doc, "nsys_version");
+    const char *schema = jstr(doc, "schema_version");
+    fprintf(f, "%s\n", jstr(doc, "file"));
+    fprintf(f, "  %-11s %s%s%s, schema %s\n", "export:",
+            product ? product : "unknown exporter", nsys ? " " : "", nsys ? nsys : "",
+            schema ? schema : "not recorded");
+    char a[TG_UNITS_BUF];
+    if (json_is_integer(json_object_get(doc, "span_ns")))
+        fprintf(f, "  %-11s %s (%lld .. %lld ns)\n", "span:",
+                tg_units_duration(a, sizeof a, (double)jint(doc, "span_ns")),
+                (long long)jint(doc, "start_ns"), (long long)jint(doc, "end_ns"));
+    else
+        fprintf(f, "  %-11s no events\n", "span:");
+    print_gpus(f, json_object_get(doc, "gpus"));
+
+    size_t i;
+    json_t *p, *procs = json_object_get(doc, "processes");
+    json_array_foreach(procs, i, p) {
+        if (i == 8) {
+            fprintf(f, "  %-11s ... and %zu more\n", "", json_array_size(procs) - i);
+            break;
+        }
+        fprintf(f, "  %-11s %lld %s\n", i == 0 ? "processes:" : "", (long long)jint(p, "pid"),
+                jstr(p, "name") ? jstr(p, "name") : "(unnamed)");
+    }
+
+    const json_t *c = json_object_get(doc, "counts");
+    fprintf(f, "  %-11s %lld kernels, %lld copies, %lld memsets, %lld API calls, "
+               "%lld NVTX ranges, %lld NVTX marks, %lld sync events, %lld profiler overhead\n",
+            "counts:", (long long)jint(c, "kernel"), (long long)jint(c, "memcpy"),
+            (long long)jint(c, "memset"), (long long)jint(c, "api"), (long long)jint(c, "nvtx_ranges"),
+            (long long)jint(c, "nvtx_marks"), (long long)jint(c, "sync"), (long long)jint(c, "overhead"));
+    print_nvtx(f, doc);
+    if (json_is_true(json_object_get(doc, "duplicate_api_calls")))
+        fprintf(f, "  %-11s API calls are recorded twice (versioned and plain names), as old exports do\n",
+                "note:");
+    json_t *m, *missing = json_object_get(doc, "missing");
+    json_array_foreach(missing, i, m)
+        fprintf(f, "  %-11s %s\n", i == 0 ? "missing:" : "", json_string_value(m));
+    fclose(f);
+    json_decref(doc);
+    return out;
+}

@@ -1,0 +1,29 @@
+/*
+** The `info` document of one loaded trace (DESIGN §5): what the export
+** holds, which nsys wrote it, its GPUs and processes, how many rows each
+** activity table gave, the NVTX range names and what was not recorded.
+** Built as JSON (the documented contract) and rendered as text from it.
+*/
+#ifndef TG_INFO_H
+#define TG_INFO_H
+
+#include <jansson.h>
+#include "../trace/trace.h"
+
+/* At most this many names in `nvtx_ranges` (the most frequent first);
+** `nvtx_range_names` always gives the number of distinct names. */
+#define TG_INFO_MAX_NVTX_NAMES 1000
+
+/* Keys: file, product, nsys_version, schema_version, start_ns, end_ns,
+** span_ns, session_start_ns, gpus [{id, name, sm_count, memory,
+** compute_capability}], processes [{pid, name}] (those with activity),
+** tables {canonical name: name in this file or null}, counts {kernel,
+** memcpy, memset, api, nvtx, nvtx_ranges, nvtx_marks, sync, overhead, gpu,
+** process}, nvtx_ranges {name: count}, nvtx_range_names,
+** duplicate_api_calls, missing [sentence]. NULL when out of memory. */
+json_t *tg_info_json(const tg_trace *t);
+
+/* The same as readable text, one block; malloc'd, NULL when out of memory. */
+char *tg_info_text(const tg_trace *t);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+** The reporter tests' hand-built run (run_fixture.h) and small helpers to
+** render a format into memory and count what came out.
+*/
+#include "run_fixture.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+static tg_named_value *values(tg_arena *a, size_t n, ...)
+{
+    tg_named_value *v = tg_arena_alloc(a, n * sizeof *v);
+    va_list ap;
+    va_start(ap, n);
+    for (size_t i = 0; i < n; i++) {
+        v[i].name = va_arg(ap, const char *);
+        v[i].value = va_arg(ap, tg_value);
+    }
+    va_end(ap);
+    return v;
+}
+
+static tg_rule_result base_result(const char *rule, const char *title, tg_severity sev,
+                                  tg_verdict verdict)
+{
+    tg_rule_result r = {.rule = rule, .title = title, .severity = sev, .verdict = verdict};
+    r.metric_value = NAN;
+    r.baseline.p_value = NAN;
+    r.baseline.band_lo = r.baseline.band_hi = NAN;
+    return r;
+}
+
+static void rank0(tg_arena *a, tg_trace_result *t)
+{
+    t->file = "runs/rank0.sqlite";
+    t->nsys_version = "2024.5.1.113";
+    t->schema_version = "3.11.1";
+    t->gpu_names = "NVIDIA H100 80GB HBM3, NVIDIA A100-SXM4-80GB";
+    t->n_results = 5;
+    t->results = tg_arena_alloc(a, t->n_results * sizeof *t->results);
+    tg_rule_result *r = t->results;
+
+    r[0] = base_result("sync-memcpy", "Synchronous memcpy blocks the host", TG_SEV_ERROR, TG_V_FAIL);
+    r[0].count = 400;
+    r[0].message = "400 synchronous copies blocked the host for 1.20 s";
+    r[0].advice = "Use pinned host memory and cudaMemcpyAsync on a stream.";
+    r[0].rule_file = "rules.d/memcpy.yaml";
+    r[0].rule_line = 12;
+    r[0].n_values = 2;
+    r[0].values = values(a, 2, "count", tg_int(400, TG_UNIT_NONE), "sum_duration_ns",
+                         tg_int(1200000000, TG_UNIT_NS));
+    r[0].n_evidence = 2;
+    r[0].evidence = tg_arena_alloc(a, 2 * sizeof *r[0].evidence);
+    r[0].evidence[0] = (tg_evidence){"CUPTI_ACTIVITY_KIND_MEMCPY", 12, 1000, 5000,
+        values(a, 3, "bytes", tg_int(16777216, TG_UNIT_BYTES), "api", tg_str(NASTY),
+               "pinned", tg_bool(false)), 3};
+    r[0].evidence[1] = (tg_evidence){"CUPTI_ACTIVITY_KIND_MEMCPY", 40, TG_NULL_I64, TG_NULL_I64,
+        values(a, 1, "api", tg_str("cuMemcpyDtoH_v2")), 1};
+    r[0].reproduce = "SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (12, 40)";
+
+    r[1] = base_result("pageable-async-memcpy", "Async copy from pageable memory", TG_SEV_WARNING, TG_V_PASS);
+    r[1].message = "0 async copies touch pageable memory";
+    r[1].values = values(a, 1, "count", tg_int(0, TG_UNIT_NONE));
+    r[1].n_values = 1;
+
+    r[2] = base_result("gpu-idle-gap", "GPU idle gap", TG_SEV_ERROR, TG_V_SKIP);
+    r[2].count = TG_NULL_I64;
+    r[2].message = "the capture has no GPU activity";
+    r[2].missing_data = true;
+
+    r[3] = base_result("low-gpu-utilization", "Low GPU utilization", TG_SEV_WARNING, TG_V_FAIL);
+    r[3].count = 1;
+    r[3].message = "device 0: busy 31% of steady time, below 50% | see " NASTY;
+    r[3].advice = "Feed the GPU: larger batches, fewer host syncs.";
+    r[3].values = values(a, 2, "busy_frac_steady", tg_float(0.31, TG_UNIT_RATIO), "weird",
+                         tg_float(NAN, TG_UNIT_NONE));
+    r[3].n_values = 2;
+    r[3].rule_file = "/nonexistent/team rules/util.yaml";
+    r[3].rule_line = 3;
+
+    r[4] = base_result("iteration-variance", "Iteration time varies", TG_SEV_ERROR, TG_V_ERROR);
+    r[4].message = "regular expression \"[\" failed to compile";
+}
+
+static void rank1(tg_arena *a, tg_trace_result *t)
+{
+    t->file = "runs/rank1.sqlite";
+    t->nsys_version = "2025.1.1";
+    t->schema_version = "3.15";
+    t->n_results = 4;
+    t->results = tg_arena_alloc(a, t->n_results * sizeof *t->results);
+    tg_rule_result *r = t->results;
+
+    r[0] = base_result("sync-memcpy", "Synchronous memcpy blocks the host", TG_SEV_ERROR, TG_V_PASS);
+    r[0].message = "0 synchronous copies blocked the host for 0 ns";
+    r[0].rule_file = "rules.d/memcpy.yaml";
+    r[0].rule_line = 12;
+
+    /* A warning-severity regression: it gates even with --fail-on error. */
+    r[1] = base_result("gpu-time-regression", "GPU time per iteration regressed", TG_SEV_WARNING, TG_V_FAIL);
+    r[1].count = 48;
+    r[1].message = "p50 GPU time 13.1 ms vs baseline 12.3 ms (+6.5%, p=0.0012)";
+    r[1].metric = "p50(gpu_time)";
+    r[1].metric_value = 13.1e6;
+    r[1].values = values(a, 1, "p50_gpu_time_ns", tg_float(13.1e6, TG_UNIT_NS));
+    r[1].n_values = 1;
+    r[1].regression = 1;
+    r[1].baseline = (tg_baseline_cmp){true, 12.3e6, 13.1e6, 0.065, 0.0012, 50, 48, true, false,
+                                      true, 12.0e6, 12.6e6};
+
+    r[2] = base_result("iteration-time-regression", "Iteration period regressed", TG_SEV_ERROR, TG_V_PASS);
+    r[2].count = 48;
+    r[2].message = "p50 period 20.0 ms vs baseline 22.0 ms";
+    r[2].metric = "p50(period)";
+    r[2].metric_value = 20e6;
+    r[2].regression = 1;
+    r[2].baseline = (tg_baseline_cmp){true, 22e6, 20e6, -0.0909, NAN, 50, 48, false, true,
+                                      false, NAN, NAN};
+
+    r[3] = base_result("team:note,rule", "A note", TG_SEV_INFO, TG_V_FAIL);
+    r[3].count = 2;
+    r[3].message = "2 kernels named `__global__` ran";
+}
+
+void fixture_run(tg_run_result *run)
+{
+    memset(run, 0, sizeof *run);
+    run->arena = tg_arena_new();
+    assert_non_null(run->arena);
+    run->n_traces = 3;
+    run->traces = tg_arena_alloc(run->arena, 3 * sizeof *run->traces);
+    rank0(run->arena, &run->traces[0]);
+    rank1(run->arena, &run->traces[1]);
+    tg_trace_result *bad = &run->traces[2];
+    bad->file = "runs/broken.sqlite";
+    bad->status = TG_ETRACE;
+    bad->error = "runs/broken.sqlite is not an SQLite database (file is not a database)";
+}
+
+char *fixture_render(tg_format fmt, const tg_run_result *run, const tg_ruleset *rs,
+                     const tg_report_opts *opts)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(tg_report_write(fmt, run, rs, opts, f), TG_OK);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(strlen(buf), len);
+    return buf;
+}
+
+size_t fixture_count(const char *hay, const char *needle)
+{
+    size_t n = 0, len = strlen(needle);
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + len, needle)) n++;
+    return n;
+}
+
+size_t fixture_count_lines(const char *text, const char *prefix)
+{
+    size_t n = 0, len = strlen(prefix);
+    for (const char *p = text; p && *p;) {
+        if (strncmp(p, prefix, len) == 0) n++;
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    return n;
+}

@@ -1,0 +1,487 @@
+/*
+** The human and CI formats (text, junit, sarif, github, markdown) on the
+** fixture run: each is produced, parsed or scanned, its escaping checked
+** with strings that break naive writers, and all of them must state the
+** same counts of passes, failures, skips and errors as the tally.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "run_fixture.h"
+
+static const tg_report_opts plain = {.fail_on = TG_SEV_ERROR, .tool_version = "9.9.9"};
+
+/* ---------------------------------------------------------------- junit */
+
+static char *write_temp(const char *text)
+{
+    char *path = strdup("/tmp/tg-report-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    return path;
+}
+
+/* Output of a shell command, or NULL when it failed. */
+static char *run_command(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    char *buf = NULL;
+    size_t cap = 0, len = 0;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0) {
+        buf = realloc(buf, cap = len + n + 1);
+        memcpy(buf + len, chunk, n);
+        len += n;
+        buf[len] = 0;
+    }
+    int rc = pclose(p);
+    if (rc != 0) {
+        free(buf);
+        return NULL;
+    }
+    if (buf && len && buf[len - 1] == '\n') buf[len - 1] = 0;   /* as $(...) would */
+    return buf ? buf : strdup("");
+}
+
+static char *xpath(const char *file, const char *expr)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "xmllint --xpath '%s' '%s' 2>&1", expr, file);
+    return run_command(cmd);
+}
+
+static void test_junit(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    char *xml = fixture_render(TG_FMT_JUNIT, &run, NULL, &plain);
+    assert_true(strncmp(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 50) == 0);
+    assert_non_null(strstr(xml, "tests=\"10\" failures=\"4\" errors=\"2\" skipped=\"1\""));
+    assert_int_equal(fixture_count(xml, "<testsuite "), EXPECT_TRACES);
+    assert_int_equal(fixture_count(xml, "</testsuite>"), EXPECT_TRACES);
+    assert_int_equal(fixture_count(xml, "<testcase "), EXPECT_RESULTS + EXPECT_UNREADABLE);
+    assert_int_equal(fixture_count(xml, "</testcase>") + fixture_count(xml, "time=\"0\"/>"),
+                     EXPECT_RESULTS + EXPECT_UNREADABLE);
+    assert_int_equal(fixture_count(xml, "<failure "), EXPECT_FAILED);
+    assert_int_equal(fixture_count(xml, "<skipped "), EXPECT_SKIPPED);
+    assert_int_equal(fixture_count(xml, "<error "), EXPECT_ERRORS + EXPECT_UNREADABLE);
+    /* escaping: no raw specials from the trace, control characters gone */
+    assert_null(strstr(xml, "<y>"));
+    assert_null(strchr(xml, '\x01'));
+    assert_non_null(strstr(xml, "cuMemcpy \"x\" 'q' &lt;y&gt; &amp; z\n100% a:b,c|d"));   /* body */
+    assert_non_null(strstr(xml, "&quot;x&quot; &apos;q&apos; &lt;y&gt; &amp; z&#10;100%"));  /* attr */
+    assert_non_null(strstr(xml, "reproduce: SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
+    assert_non_null(strstr(xml, "<failure message=\"400 synchronous copies blocked the host for 1.20 s\" type=\"error\">"));
+    assert_non_null(strstr(xml, "baseline: 12.3 ms -> 13.1 ms (+6.50%), p=0.0012, n=50/48, regression"));
+
+    if (access("/usr/bin/xmllint", X_OK) != 0) {
+        fprintf(stderr, "note: /usr/bin/xmllint absent; well-formedness checked by counts only\n");
+    } else {
+        char *path = write_temp(xml);
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>&1", path);
+        char *out = run_command(cmd);
+        if (!out) fail_msg("xmllint rejects the JUnit document");
+        free(out);
+        char *n = xpath(path, "count(//testsuite/testcase)");
+        assert_string_equal(n, "10");
+        free(n);
+        n = xpath(path, "count(//testcase/failure[@type=\"warning\"])");
+        assert_string_equal(n, "2");
+        free(n);
+        n = xpath(path, "string(//testcase[@name=\"low-gpu-utilization\"]/failure/@message)");
+        assert_non_null(n);
+        /* the attribute round-trips, minus the control character */
+        assert_string_equal(n, "device 0: busy 31% of steady time, below 50% | see cuMemcpy \"x\" 'q' <y> & z\n100% a:b,c|d ");
+        free(n);
+        n = xpath(path, "string(//testsuite[@name=\"runs/broken.sqlite\"]/testcase[@name=\"load\"]/error/@type)");
+        assert_string_equal(n, "trace-unreadable");
+        free(n);
+        unlink(path);
+        free(path);
+    }
+    free(xml);
+    tg_arena_free(run.arena);
+}
+
+/* ---------------------------------------------------------------- sarif */
+
+static json_t *parse(const char *text)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(text, 0, &jerr);
+    if (!doc) fail_msg("does not parse: %s at line %d", jerr.text, jerr.line);
+    return doc;
+}
+
+static const char *str_at(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    if (!s) fail_msg("missing string member %s", key);
+    return s;
+}
+
+static void test_sarif(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char *under_cwd = tg_arena_printf(run.arena, "%s/rules.d/memcpy.yaml", cwd);
+    run.traces[1].results[0].rule_file = under_cwd;   /* a pass: not a result, no effect */
+    char *text = fixture_render(TG_FMT_SARIF, &run, NULL, &plain);
+    json_t *doc = parse(text);
+    assert_string_equal(str_at(doc, "version"), "2.1.0");
+    assert_string_equal(str_at(doc, "$schema"), "https://json.schemastore.org/sarif-2.1.0.json");
+    json_t *runs = json_object_get(doc, "runs");
+    assert_int_equal(json_array_size(runs), 1);
+    json_t *r0 = json_array_get(runs, 0);
+    json_t *driver = json_object_get(json_object_get(r0, "tool"), "driver");
+    assert_string_equal(str_at(driver, "name"), "tracegate");
+    assert_string_equal(str_at(driver, "version"), "9.9.9");
+
+    /* rules: every distinct id once, in order of first appearance */
+    json_t *rules = json_object_get(driver, "rules");
+    static const char *const ids[] = {"sync-memcpy", "pageable-async-memcpy", "gpu-idle-gap",
+                                      "low-gpu-utilization", "iteration-variance", "gpu-time-regression",
+                                      "iteration-time-regression", "team:note,rule"};
+    assert_int_equal(json_array_size(rules), 8);
+    for (size_t i = 0; i < 8; i++) {
+        json_t *rule = json_array_get(rules, i);
+        assert_string_equal(str_at(rule, "id"), ids[i]);
+        assert_non_null(json_object_get(json_object_get(rule, "shortDescription"), "text"));
+        assert_non_null(json_object_get(json_object_get(rule, "help"), "text"));
+        assert_true(json_is_array(json_object_get(json_object_get(rule, "properties"), "tags")));
+    }
+    assert_string_equal(str_at(json_array_get(rules, 0), "name"), "SyncMemcpy");
+    assert_string_equal(str_at(json_object_get(json_array_get(rules, 3), "defaultConfiguration"), "level"),
+                        "warning");
+    assert_string_equal(str_at(json_object_get(json_array_get(rules, 7), "defaultConfiguration"), "level"),
+                        "note");
+
+    /* results: failures only, ruleIndex consistent, level from severity */
+    json_t *results = json_object_get(r0, "results");
+    assert_int_equal(json_array_size(results), EXPECT_FAILED);
+    static const char *const levels[] = {"error", "warning", "warning", "note"};
+    const char *fps[4];
+    for (size_t i = 0; i < json_array_size(results); i++) {
+        json_t *res = json_array_get(results, i);
+        json_int_t idx = json_integer_value(json_object_get(res, "ruleIndex"));
+        assert_true(idx >= 0 && (size_t)idx < json_array_size(rules));
+        assert_string_equal(str_at(json_array_get(rules, (size_t)idx), "id"), str_at(res, "ruleId"));
+        assert_string_equal(str_at(res, "level"), levels[i]);
+        assert_non_null(json_object_get(json_object_get(res, "message"), "text"));
+        assert_int_equal(json_array_size(json_object_get(res, "locations")), 1);
+        fps[i] = str_at(json_object_get(res, "partialFingerprints"), "tracegate/v1");
+        assert_int_equal(strlen(fps[i]), 16);
+        for (size_t j = 0; j < i; j++) assert_string_not_equal(fps[i], fps[j]);
+    }
+    json_t *first = json_array_get(results, 0);
+    json_t *phys = json_object_get(json_array_get(json_object_get(first, "locations"), 0), "physicalLocation");
+    assert_string_equal(str_at(json_object_get(phys, "artifactLocation"), "uri"), "rules.d/memcpy.yaml");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(phys, "region"), "startLine")), 12);
+    assert_string_equal(str_at(json_object_get(first, "properties"), "trace"), "runs/rank0.sqlite");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(first, "properties"), "count")), 400);
+    assert_non_null(strstr(str_at(json_object_get(first, "message"), "text"), "rank0.sqlite: 400 synchronous"));
+    json_t *util = json_array_get(results, 1);
+    phys = json_object_get(json_array_get(json_object_get(util, "locations"), 0), "physicalLocation");
+    assert_string_equal(str_at(json_object_get(phys, "artifactLocation"), "uri"),
+                        "file:///nonexistent/team%20rules/util.yaml");
+    /* no rule file: the trace is the location, without a region */
+    json_t *note = json_array_get(results, 3);
+    phys = json_object_get(json_array_get(json_object_get(note, "locations"), 0), "physicalLocation");
+    assert_string_equal(str_at(json_object_get(phys, "artifactLocation"), "uri"), "runs/rank1.sqlite");
+    assert_null(json_object_get(phys, "region"));
+
+    /* unreadable trace and rule error: notifications, unsuccessful run */
+    json_t *inv = json_array_get(json_object_get(r0, "invocations"), 0);
+    assert_true(json_is_false(json_object_get(inv, "executionSuccessful")));
+    json_t *notes = json_object_get(inv, "toolExecutionNotifications");
+    assert_int_equal(json_array_size(notes), EXPECT_ERRORS + EXPECT_UNREADABLE);
+    json_t *assoc = json_object_get(json_array_get(notes, 0), "associatedRule");
+    assert_string_equal(str_at(assoc, "id"), "iteration-variance");
+    assert_int_equal(json_integer_value(json_object_get(assoc, "index")), 4);
+
+    /* fingerprints depend on rule id and trace basename only: stable */
+    char *fp0 = strdup(fps[0]);
+    json_decref(doc);
+    free(text);
+    run.traces[0].file = "/elsewhere/rank0.sqlite";
+    run.traces[0].results[0].message = "401 synchronous copies";
+    text = fixture_render(TG_FMT_SARIF, &run, NULL, &plain);
+    doc = parse(text);
+    json_t *again = json_array_get(json_object_get(json_array_get(json_object_get(doc, "runs"), 0), "results"), 0);
+    assert_string_equal(str_at(json_object_get(again, "partialFingerprints"), "tracegate/v1"), fp0);
+    free(fp0);
+    json_decref(doc);
+    free(text);
+    tg_arena_free(run.arena);
+}
+
+/* ---------------------------------------------------------------- github */
+
+static void test_github(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    char *out = fixture_render(TG_FMT_GITHUB, &run, NULL, &plain);
+    assert_int_equal(fixture_count_lines(out, "::"), EXPECT_FAILED + EXPECT_ERRORS + EXPECT_UNREADABLE);
+    assert_int_equal(fixture_count(out, "\n"), EXPECT_FAILED + EXPECT_ERRORS + EXPECT_UNREADABLE);
+    assert_int_equal(fixture_count_lines(out, "::error "), 3);
+    assert_int_equal(fixture_count_lines(out, "::warning "), 2);
+    assert_int_equal(fixture_count_lines(out, "::notice "), 1);
+    assert_non_null(strstr(out,
+        "::warning title=tracegate low-gpu-utilization::rank0.sqlite: device 0: busy 31%25 of steady time, "
+        "below 50%25 | see cuMemcpy \"x\" 'q' <y> & z%0A100%25 a:b,c|d %0A"
+        "Feed the GPU: larger batches, fewer host syncs.\n"));
+    assert_non_null(strstr(out, "::notice title=tracegate team%3Anote%2Crule::rank1.sqlite: 2 kernels named "
+                                "`__global__` ran\n"));
+    assert_non_null(strstr(out, "::error title=tracegate::runs/broken.sqlite: runs/broken.sqlite is not an "
+                                "SQLite database (file is not a database)\n"));
+    assert_non_null(strstr(out, "::error title=tracegate iteration-variance::rank0.sqlite: regular expression"));
+    assert_null(strchr(out, '\x01'));
+    free(out);
+
+    /* the step summary is appended, and it is the markdown report */
+    char *path = write_temp("previous step\n");
+    tg_report_opts o = plain;
+    o.step_summary_path = path;
+    out = fixture_render(TG_FMT_GITHUB, &run, NULL, &o);
+    char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *summary = calloc(1, 1 << 20);
+    size_t n = fread(summary, 1, (1 << 20) - 1, f);
+    fclose(f);
+    assert_int_equal(n, strlen("previous step\n") + strlen(md));
+    assert_true(strncmp(summary, "previous step\n", 14) == 0);
+    assert_string_equal(summary + 14, md);
+    free(summary);
+    free(md);
+    free(out);
+    unlink(path);
+    o.step_summary_path = "/nonexistent-dir/summary.md";
+    FILE *sink = fopen("/dev/null", "w");
+    assert_int_equal(tg_report_write(TG_FMT_GITHUB, &run, NULL, &o, sink), TG_EINTERNAL);
+    fclose(sink);
+    free(path);
+    tg_arena_free(run.arena);
+}
+
+/* ---------------------------------------------------------------- markdown */
+
+/* Rows of the markdown table whose header line starts with header. */
+static size_t table_rows(const char *md, const char *header, const char **first_row)
+{
+    const char *p = strstr(md, header);
+    if (!p) return 0;
+    p = strchr(p, '\n') + 1;              /* separator */
+    assert_true(strncmp(p, "| ---", 5) == 0);
+    p = strchr(p, '\n') + 1;
+    *first_row = p;
+    size_t n = 0;
+    while (strncmp(p, "| ", 2) == 0) {
+        n++;
+        p = strchr(p, '\n') + 1;
+    }
+    return n;
+}
+
+/* Unescaped | in one line. */
+static size_t cell_bars(const char *line)
+{
+    size_t n = 0;
+    for (const char *p = line; *p && *p != '\n'; p++)
+        if (*p == '|' && (p == line || p[-1] != '\\')) n++;
+    return n;
+}
+
+static void test_markdown(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    assert_true(strncmp(md, "## tracegate: ERROR \xe2\x80\x94 1 unreadable trace", 40) == 0);
+    const char *row;
+    assert_int_equal(table_rows(md, "| trace | rule | severity | status | count | message |", &row), EXPECT_RESULTS);
+    for (size_t i = 0; i < EXPECT_RESULTS; i++) {
+        assert_int_equal(cell_bars(row), 7);
+        row = strchr(row, '\n') + 1;
+    }
+    assert_non_null(strstr(md, "| `rank0.sqlite` | `sync-memcpy` | error | **FAIL** | 400 | "
+                               "400 synchronous copies blocked the host for 1.20 s |\n"));
+    /* the trace text: | escaped, newline a <br>, markdown specials inert */
+    assert_non_null(strstr(md, "below 50% \\| see cuMemcpy \"x\" 'q' \\<y\\> \\& z<br>100% a:b,c\\|d  |"));
+    assert_non_null(strstr(md, "2 kernels named \\`\\_\\_global\\_\\_\\` ran"));
+    assert_int_equal(fixture_count_lines(md, "### FAIL "), EXPECT_FAILED);
+    assert_non_null(strstr(md, "```sql\nSELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+                               "WHERE rowid IN (12, 40)\n```\n"));
+    assert_int_equal(table_rows(md, "| table | rowid | start | end | fields |", &row), 2);
+    assert_non_null(strstr(row, "| CUPTI\\_ACTIVITY\\_KIND\\_MEMCPY | 12 | 1000 | 5000 | bytes = 16.8 MB, api = `"));
+    assert_int_equal(table_rows(md, "| trace | rule | metric | baseline |", &row), 2);
+    assert_non_null(strstr(row, "| `rank1.sqlite` | `gpu-time-regression` | `p50(gpu_time)` | 12.3 ms | "
+                                "13.1 ms | +6.50% | 0.0012 | 50/48 | **regression** |"));
+    assert_non_null(strstr(md, "| -9.09% | n/a | 50/48 | improvement |"));
+    assert_non_null(strstr(md, "- `runs/broken.sqlite`: runs/broken.sqlite is not an SQLite database"));
+    free(md);
+    tg_arena_free(run.arena);
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void test_text(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    char *txt = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
+    assert_null(strchr(txt, '\033'));
+    assert_null(strchr(txt, '\x01'));
+    assert_int_equal(fixture_count_lines(txt, "  FAIL "), EXPECT_FAILED);
+    assert_int_equal(fixture_count_lines(txt, "  PASS "), EXPECT_PASSED);
+    assert_int_equal(fixture_count_lines(txt, "  SKIP "), EXPECT_SKIPPED);
+    assert_int_equal(fixture_count_lines(txt, "  ERROR "), EXPECT_ERRORS + EXPECT_UNREADABLE);
+    assert_int_equal(fixture_count_lines(txt, "runs/rank0.sqlite  (nsys 2024.5.1.113, schema 3.11.1, NVIDIA H100"), 1);
+    /* aligned: every rule line's message starts in the same column */
+    size_t col = 2 + 6 + 9 + strlen("iteration-time-regression") + 1;
+    for (const char *p = txt; *p; p = strchr(p, '\n') + 1) {
+        bool result_line = !strncmp(p, "  FAIL ", 7) || !strncmp(p, "  PASS ", 7) || !strncmp(p, "  SKIP ", 7) ||
+                           (!strncmp(p, "  ERROR ", 8) && strncmp(p, "  ERROR unreadable", 18));
+        if (!result_line) continue;
+        assert_true((size_t)(strchr(p, '\n') - p) > col);
+        assert_int_equal(p[col - 1], ' ');
+        assert_int_not_equal(p[col], ' ');
+    }
+    assert_non_null(strstr(txt, "  FAIL  error    sync-memcpy               400 synchronous copies blocked the host for 1.20 s\n"));
+    assert_non_null(strstr(txt, "values: count=400  sum_duration_ns=1.20 s\n"));
+    assert_non_null(strstr(txt, "CUPTI_ACTIVITY_KIND_MEMCPY rowid 12  1000..5000 (4.00 us)  bytes=16.8 MB  "
+                                "api=\"cuMemcpy \\\"x\\\" 'q' <y> & z\\n100% a:b,c|d \\x01\"  pinned=false\n"));
+    assert_non_null(strstr(txt, "reproduce: SELECT rowid"));
+    assert_non_null(strstr(txt, "advice: Use pinned host memory"));
+    assert_non_null(strstr(txt, "busy_frac_steady=31.0%"));
+    assert_non_null(strstr(txt, "baseline: 12.3 ms \xe2\x86\x92 13.1 ms (+6.50%), p=0.0012, n=50/48, "
+                                "band 12.0 ms..12.6 ms (outside)  regression\n"));
+    assert_non_null(strstr(txt, "baseline: 22.0 ms \xe2\x86\x92 20.0 ms (-9.09%), p n/a, n=50/48  improvement\n"));
+    assert_non_null(strstr(txt, "  ERROR unreadable: runs/broken.sqlite is not an SQLite database"));
+    const char *last = txt + strlen(txt) - 2;
+    while (last > txt && *last != '\n') last--;
+    assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 unreadable trace, 1 rule error, 1 error, "
+                                  "2 warnings, 1 note, 1 regression, 1 skipped in 3 traces\n");
+    free(txt);
+
+    tg_report_opts o = plain;
+    o.quiet = true;
+    txt = fixture_render(TG_FMT_TEXT, &run, NULL, &o);
+    assert_int_equal(fixture_count_lines(txt, "  PASS "), 0);
+    assert_int_equal(fixture_count_lines(txt, "  SKIP "), 0);
+    assert_int_equal(fixture_count_lines(txt, "  FAIL "), EXPECT_FAILED);
+    assert_int_equal(fixture_count_lines(txt, "tracegate: ERROR"), 1);
+    assert_null(strstr(txt, "improvement"));
+    free(txt);
+
+    o = plain;
+    o.color = true;
+    txt = fixture_render(TG_FMT_TEXT, &run, NULL, &o);
+    assert_non_null(strstr(txt, "\033[1;31mFAIL \033[0m"));
+    assert_non_null(strstr(txt, "\033[32mPASS \033[0m"));
+    free(txt);
+    tg_arena_free(run.arena);
+}
+
+/* ---------------------------------------------------------------- all */
+
+static void test_same_counts(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    tg_report_tally t;
+    tg_report_tally_run(&run, &plain, &t);
+
+    char *s = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
+    json_t *doc = parse(s);
+    size_t counts[4] = {0}, unreadable = 0;
+    size_t ti;
+    json_t *tr;
+    json_array_foreach(json_object_get(doc, "traces"), ti, tr) {
+        unreadable += json_object_get(tr, "error") != NULL;
+        size_t ri;
+        json_t *r;
+        json_array_foreach(json_object_get(tr, "results"), ri, r) {
+            const char *st = str_at(r, "status");
+            counts[!strcmp(st, "pass") ? 0 : !strcmp(st, "fail") ? 1 : !strcmp(st, "skip") ? 2 : 3]++;
+        }
+    }
+    assert_int_equal(counts[0], t.passed);
+    assert_int_equal(counts[1], t.failed);
+    assert_int_equal(counts[2], t.skipped);
+    assert_int_equal(counts[3], t.errors);
+    assert_int_equal(unreadable, t.traces_unreadable);
+    json_decref(doc);
+    free(s);
+
+    s = fixture_render(TG_FMT_JUNIT, &run, NULL, &plain);
+    assert_int_equal(fixture_count(s, "<failure "), t.failed);
+    assert_int_equal(fixture_count(s, "<skipped "), t.skipped);
+    assert_int_equal(fixture_count(s, "<error "), t.errors + t.traces_unreadable);
+    assert_int_equal(fixture_count(s, "<testcase "), t.results + t.traces_unreadable);
+    free(s);
+
+    s = fixture_render(TG_FMT_SARIF, &run, NULL, &plain);
+    doc = parse(s);
+    json_t *r0 = json_array_get(json_object_get(doc, "runs"), 0);
+    assert_int_equal(json_array_size(json_object_get(r0, "results")), t.failed);
+    assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(r0, "invocations"), 0),
+                                                     "toolExecutionNotifications")),
+                     t.errors + t.traces_unreadable);
+    json_decref(doc);
+    free(s);
+
+    s = fixture_render(TG_FMT_GITHUB, &run, NULL, &plain);
+    assert_int_equal(fixture_count_lines(s, "::"), t.failed + t.errors + t.traces_unreadable);
+    free(s);
+
+    s = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    assert_int_equal(fixture_count(s, "| **FAIL** |"), t.failed);
+    assert_int_equal(fixture_count(s, "| PASS |"), t.passed);
+    assert_int_equal(fixture_count(s, "| SKIP |"), t.skipped);
+    assert_int_equal(fixture_count(s, "| ERROR |"), t.errors);
+    free(s);
+
+    s = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
+    assert_int_equal(fixture_count_lines(s, "  FAIL "), t.failed);
+    assert_int_equal(fixture_count_lines(s, "  PASS "), t.passed);
+    assert_int_equal(fixture_count_lines(s, "  SKIP "), t.skipped);
+    assert_int_equal(fixture_count_lines(s, "  ERROR "), t.errors + t.traces_unreadable);
+    free(s);
+    tg_arena_free(run.arena);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_junit),
+        cmocka_unit_test(test_sarif),
+        cmocka_unit_test(test_github),
+        cmocka_unit_test(test_markdown),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_same_counts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
