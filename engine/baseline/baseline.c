@@ -1,0 +1,330 @@
+/*
+** Recording a baseline from an evaluated run, and the small helpers shared
+** by the baseline files: provenance checks (one GPU model, one schema major
+** version), lookups, units and human-readable values.
+**
+** Recording is deterministic by construction: metrics are sorted by rule
+** id, per-run values keep the order of the traces, and the pooled per-row
+** samples are sorted and thinned by picking the middle element of each of
+** TG_BASELINE_MAX_SAMPLES equal strata of the sorted values (index
+** floor((2k + 1) N / 2K), k = 0 .. K-1). That keeps the shape of the
+** distribution (every quantile within 1/K of the full sample) and does not
+** depend on the order the rows were read in.
+*/
+#include "baseline.h"
+#include "stats.h"
+#include "baseline_int.h"
+#include "../model/source.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tg_baseline_free(tg_baseline *b)
+{
+    if (!b) return;
+    tg_arena_free(b->arena);
+    free(b);
+}
+
+const tg_baseline_metric *tg_baseline_find(const tg_baseline *b, const char *rule)
+{
+    size_t lo = 0, hi = b ? b->n_metrics : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(b->metrics[mid].rule, rule);
+        if (c == 0) return &b->metrics[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+const char *tg_baseline_direction_name(int direction)
+{
+    return direction > 0 ? "higher_is_worse" : direction < 0 ? "lower_is_worse" : "none";
+}
+
+void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size)
+{
+    if (isnan(v)) {
+        snprintf(buf, size, "n/a");
+        return;
+    }
+    double a = fabs(v);
+    switch (unit) {
+    case TG_UNIT_NS:
+        if (a >= 1e9) snprintf(buf, size, "%.3g s", v / 1e9);
+        else if (a >= 1e6) snprintf(buf, size, "%.3g ms", v / 1e6);
+        else if (a >= 1e3) snprintf(buf, size, "%.3g us", v / 1e3);
+        else snprintf(buf, size, "%.3g ns", v);
+        return;
+    case TG_UNIT_BYTES:
+        if (a >= 1e9) snprintf(buf, size, "%.3g GB", v / 1e9);
+        else if (a >= 1e6) snprintf(buf, size, "%.3g MB", v / 1e6);
+        else if (a >= 1e3) snprintf(buf, size, "%.3g KB", v / 1e3);
+        else snprintf(buf, size, "%.0f B", v);
+        return;
+    case TG_UNIT_RATIO:
+        snprintf(buf, size, "%.3g%%", v * 100);
+        return;
+    default:
+        snprintf(buf, size, "%.4g", v);
+        return;
+    }
+}
+
+tg_unit tg_baseline_metric_unit(const char *source, const char *metric)
+{
+    if (!metric) return TG_UNIT_NONE;
+    const char *open = strchr(metric, '(');
+    const char *close = open ? strchr(open, ')') : NULL;
+    if (!open || !close || close[1] != 0) return TG_UNIT_NONE;
+    size_t agg_len = (size_t)(open - metric);
+    while (agg_len && isspace((unsigned char)metric[agg_len - 1])) agg_len--;
+    if (agg_len == 5 && !strncmp(metric, "ratio", 5)) return TG_UNIT_RATIO;
+    static const char *const keep[] = {"p50", "p90", "p95", "p99", "mean", "min",
+                                       "max", "sum", "stddev"};
+    bool keeps = false;
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+        if (strlen(keep[i]) == agg_len && !strncmp(metric, keep[i], agg_len)) keeps = true;
+    if (!keeps || !source) return TG_UNIT_NONE;
+    const tg_source_def *src = tg_source_find(source);
+    if (!src) return TG_UNIT_NONE;
+    const char *f = open + 1, *e = close;
+    while (f < e && isspace((unsigned char)*f)) f++;
+    while (e > f && isspace((unsigned char)e[-1])) e--;
+    char field[64];
+    if ((size_t)(e - f) >= sizeof field) return TG_UNIT_NONE;
+    memcpy(field, f, (size_t)(e - f));
+    field[e - f] = 0;
+    const tg_field_def *fd = tg_field_find(src->id, field);
+    return fd ? fd->unit : TG_UNIT_NONE;
+}
+
+/* ------------------------------------------------------------- record */
+
+static const char *base_name(const char *path)
+{
+    const char *s = path ? strrchr(path, '/') : NULL;
+    return s ? s + 1 : path;
+}
+
+static const tg_rule_result *find_result(const tg_trace_result *t, const char *rule)
+{
+    for (size_t i = 0; i < t->n_results; i++)
+        if (t->results[i].rule && !strcmp(t->results[i].rule, rule)) return &t->results[i];
+    return NULL;
+}
+
+static int cmp_metric(const void *a, const void *b)
+{
+    return strcmp(((const tg_baseline_metric *)a)->rule, ((const tg_baseline_metric *)b)->rule);
+}
+
+static char *dup_or_null(tg_arena *a, const char *s)
+{
+    return s ? tg_arena_strdup(a, s) : NULL;
+}
+
+/* Pool the finite samples of every trace, sort, thin to K strata. */
+static bool record_samples(tg_baseline *b, tg_baseline_metric *m, const tg_run_result *run)
+{
+    size_t total = 0;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_rule_result *r = find_result(&run->traces[t], m->rule);
+        if (r && r->samples)
+            for (size_t i = 0; i < r->n_samples; i++) total += isfinite(r->samples[i]);
+    }
+    m->n_samples_total = total;
+    if (total == 0) return true;
+    double *pool = malloc(total * sizeof *pool);
+    if (!pool) return false;
+    size_t n = 0;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_rule_result *r = find_result(&run->traces[t], m->rule);
+        if (r && r->samples)
+            for (size_t i = 0; i < r->n_samples; i++)
+                if (isfinite(r->samples[i])) pool[n++] = r->samples[i];
+    }
+    tg_stats_sort(pool, n);
+    size_t k_max = n < TG_BASELINE_MAX_SAMPLES ? n : TG_BASELINE_MAX_SAMPLES;
+    m->samples = tg_arena_alloc(b->arena, k_max * sizeof *m->samples);
+    if (!m->samples) {
+        free(pool);
+        return false;
+    }
+    for (size_t k = 0; k < k_max; k++)
+        m->samples[k] = pool[((2 * k + 1) * n) / (2 * k_max)];
+    m->n_samples = k_max;
+    free(pool);
+    return true;
+}
+
+static bool record_metric(tg_baseline *b, tg_baseline_metric *m, const tg_rule_result *first,
+                          const tg_run_result *run, const tg_baseline_rules *rules)
+{
+    m->metric = tg_arena_strdup(b->arena, first->metric);
+    m->direction = first->regression > 0 ? 1 : first->regression < 0 ? -1 : 0;
+    const char *source = NULL, *samples = NULL;
+    if (rules && rules->describe) rules->describe(rules->ctx, m->rule, &source, &samples);
+    m->samples_field = dup_or_null(b->arena, samples);
+    m->unit = tg_baseline_metric_unit(source, first->metric);
+    m->runs = tg_arena_alloc(b->arena, run->n_traces * sizeof *m->runs);
+    double *finite = tg_arena_alloc(b->arena, run->n_traces * sizeof *finite);
+    if (!m->metric || !m->runs || !finite) return false;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_rule_result *r = find_result(&run->traces[t], m->rule);
+        double v = r && r->metric && !r->missing_data ? r->metric_value : NAN;
+        m->runs[t] = isfinite(v) ? v : NAN;
+        if (isfinite(v)) finite[m->n_runs++] = v;
+    }
+    m->median = tg_stats_median(finite, m->n_runs);
+    m->mad = tg_stats_mad(finite, m->n_runs);
+    return record_samples(b, m, run);
+}
+
+tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline_rules *rules,
+                                     const char *tool_version, const char *date, tg_diag *diag)
+{
+    if (!run || run->n_traces == 0) {
+        tg_diag_error(diag, TG_EUSAGE, "a baseline needs at least one trace");
+        return NULL;
+    }
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_trace_result *tr = &run->traces[t];
+        if (tr->status != TG_OK) {
+            tg_diag_error(diag, TG_ETRACE, "cannot record a baseline from %s: %s",
+                          tr->file ? tr->file : "(unnamed trace)",
+                          tr->error ? tr->error : "the trace could not be read");
+            return NULL;
+        }
+    }
+    tg_baseline *b = calloc(1, sizeof *b);
+    if (!b || !(b->arena = tg_arena_new())) goto oom;
+    b->format_version = TG_BASELINE_FORMAT;
+    b->tool_version = dup_or_null(b->arena, tool_version);
+    b->date = dup_or_null(b->arena, date);
+    b->n_runs = run->n_traces;
+    b->runs = tg_arena_alloc(b->arena, b->n_runs * sizeof *b->runs);
+    if (!b->runs) goto oom;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_trace_result *tr = &run->traces[t];
+        b->runs[t] = (tg_baseline_run){
+            .trace = dup_or_null(b->arena, base_name(tr->file)),
+            .nsys_version = dup_or_null(b->arena, tr->nsys_version),
+            .schema_version = dup_or_null(b->arena, tr->schema_version),
+            .gpu_names = dup_or_null(b->arena, tr->gpu_names),
+        };
+    }
+
+    /* every rule id that has a metric on some trace, first occurrence wins */
+    size_t cap = 0;
+    for (size_t t = 0; t < run->n_traces; t++) cap += run->traces[t].n_results;
+    b->metrics = tg_arena_alloc(b->arena, (cap ? cap : 1) * sizeof *b->metrics);
+    if (!b->metrics) goto oom;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_trace_result *tr = &run->traces[t];
+        for (size_t i = 0; i < tr->n_results; i++) {
+            const tg_rule_result *r = &tr->results[i];
+            if (!r->metric || !r->rule) continue;
+            bool seen = false;
+            for (size_t k = 0; k < b->n_metrics && !seen; k++)
+                seen = !strcmp(b->metrics[k].rule, r->rule);
+            if (seen) continue;
+            tg_baseline_metric *m = &b->metrics[b->n_metrics];
+            *m = (tg_baseline_metric){.rule = tg_arena_strdup(b->arena, r->rule)};
+            if (!m->rule || !record_metric(b, m, r, run, rules)) goto oom;
+            if (m->n_runs == 0) {
+                tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                            "rule %s: metric %s has no value on any trace; not recorded",
+                            m->rule, m->metric);
+                continue;
+            }
+            b->n_metrics++;
+        }
+    }
+    qsort(b->metrics, b->n_metrics, sizeof *b->metrics, cmp_metric);
+    return b;
+oom:
+    tg_diag_error(diag, TG_EINTERNAL, "out of memory while recording the baseline");
+    tg_baseline_free(b);
+    return NULL;
+}
+
+/* ----------------------------------------------------- provenance checks */
+
+/* Is the name p[0..len) one of the comma-separated names of list? */
+static bool list_has(const char *list, const char *p, size_t len)
+{
+    while (*list) {
+        while (*list == ',' || *list == ' ') list++;
+        const char *e = strchr(list, ',');
+        if (!e) e = list + strlen(list);
+        const char *te = e;
+        while (te > list && te[-1] == ' ') te--;
+        if ((size_t)(te - list) == len && !strncmp(list, p, len)) return true;
+        list = e;
+    }
+    return false;
+}
+
+/* Every name of a is in b. */
+static bool names_within(const char *a, const char *b)
+{
+    while (*a) {
+        while (*a == ',' || *a == ' ') a++;
+        if (!*a) break;
+        const char *e = strchr(a, ',');
+        if (!e) e = a + strlen(a);
+        const char *te = e;
+        while (te > a && te[-1] == ' ') te--;
+        if (!list_has(b, a, (size_t)(te - a))) return false;
+        a = e;
+    }
+    return true;
+}
+
+bool tg_baseline_same_names(const char *a, const char *b)
+{
+    return names_within(a, b) && names_within(b, a);
+}
+
+int tg_baseline_schema_major(const char *v)
+{
+    if (!v || !isdigit((unsigned char)*v)) return -1;
+    return atoi(v);
+}
+
+tg_status tg_baseline_check_runs(const tg_baseline *b, bool allow_mismatch, tg_diag *diag)
+{
+    tg_status st = TG_OK;
+    for (size_t i = 1; i < b->n_runs; i++) {
+        const tg_baseline_run *r0 = &b->runs[0], *ri = &b->runs[i];
+        const char *what = NULL, *v0 = NULL, *vi = NULL;
+        if (r0->gpu_names && ri->gpu_names && !tg_baseline_same_names(r0->gpu_names, ri->gpu_names)) {
+            what = "GPU";
+            v0 = r0->gpu_names;
+            vi = ri->gpu_names;
+        } else if (tg_baseline_schema_major(r0->schema_version) >= 0 && tg_baseline_schema_major(ri->schema_version) >= 0 &&
+                   tg_baseline_schema_major(r0->schema_version) != tg_baseline_schema_major(ri->schema_version)) {
+            what = "export schema";
+            v0 = r0->schema_version;
+            vi = ri->schema_version;
+        }
+        if (!what) continue;
+        if (allow_mismatch) {
+            tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                        "recording runs with different %s (%s: %s, %s: %s) because of --allow-mismatch",
+                        what, r0->trace, v0, ri->trace, vi);
+        } else {
+            tg_diag_error(diag, TG_EUSAGE,
+                          "the runs of a baseline must share one %s, but %s has %s and %s has %s "
+                          "(use --allow-mismatch to record them anyway)",
+                          what, r0->trace, v0, ri->trace, vi);
+            st = TG_EUSAGE;
+        }
+    }
+    return st;
+}

@@ -1,0 +1,153 @@
+/*
+** Baselines (DESIGN §6): what `tracegate baseline record` stores about one
+** or more runs of a workload, and how `check --baseline` compares a new run
+** with it. A baseline holds, per rule that has a `metric` (keyed by rule
+** id): the metric's value on every recorded run, their median and MAD, and a
+** bounded, deterministic sample of the per-row values behind the metric
+** (iteration periods, GPU times, ...), plus the provenance of the runs
+** (trace names, nsys and schema versions, GPU names, tool version, date).
+**
+** The file is YAML with sorted keys and byte-stable number formatting, meant
+** to be committed and reviewed; baselines/README.md documents it field by
+** field. Statistics live in stats.h; this header is what the CLI uses.
+**
+** Coupling to the rule set is through tg_baseline_rules, a small lookup
+** (params min_change / alpha, a rule's source and samples field): the
+** *_with functions take it directly (tests fill it by hand, or pass NULL for
+** the defaults), and tg_baseline_record / tg_baseline_apply build it from a
+** compiled tg_ruleset (baseline_rules.c).
+*/
+#ifndef TG_BASELINE_H
+#define TG_BASELINE_H
+
+#include <stdio.h>
+#include "../common/common.h"
+#include "../common/value.h"
+#include "../eval/result.h"
+#include "../rules/rules.h"
+
+#define TG_BASELINE_FORMAT 1             /* format_version written and understood */
+#define TG_BASELINE_MAX_SAMPLES 1000     /* per-row values kept per metric */
+#define TG_BASELINE_MIN_BAND_RUNS 3      /* runs needed for the run-to-run band */
+#define TG_BASELINE_BAND_K 3.0           /* band = median +- K * 1.4826 * MAD */
+#define TG_BASELINE_DEFAULT_MIN_CHANGE 0.05
+#define TG_BASELINE_DEFAULT_ALPHA 0.01
+
+/* Provenance of one recorded run (one trace). NULL: not recorded. */
+typedef struct tg_baseline_run {
+    const char *trace;          /* file name of the export, without directories */
+    const char *nsys_version;
+    const char *schema_version;
+    const char *gpu_names;      /* comma-separated distinct GPU names */
+} tg_baseline_run;
+
+typedef struct tg_baseline_metric {
+    const char *rule;           /* rule id: the key */
+    const char *metric;         /* metric expression, e.g. "p50(gpu_time)" */
+    const char *samples_field;  /* the rule's `samples` field, or NULL */
+    tg_unit unit;               /* of the metric value and samples (display only) */
+    int direction;              /* +1 higher_is_worse, -1 lower_is_worse, 0 trend */
+    double *runs;               /* one per baseline run, in order; NaN = no value */
+    size_t n_runs;              /* finite entries of runs: what median/MAD summarise */
+    double median, mad;         /* of the finite per-run values; MAD raw (unscaled) */
+    double *samples;            /* sorted ascending, at most TG_BASELINE_MAX_SAMPLES */
+    size_t n_samples;           /* kept in samples */
+    size_t n_samples_total;     /* finite per-row values pooled over all runs */
+    tg_pos pos;                 /* where the entry was loaded from (line 0: recorded) */
+} tg_baseline_metric;
+
+typedef struct tg_baseline {
+    tg_arena *arena;            /* owns everything below */
+    int format_version;
+    const char *path;           /* file it was loaded from, or NULL */
+    const char *tool_version;   /* tracegate version that recorded it */
+    const char *date;           /* YYYY-MM-DD, from the caller */
+    tg_baseline_run *runs;
+    size_t n_runs;
+    tg_baseline_metric *metrics;   /* sorted by rule id (strcmp) */
+    size_t n_metrics;
+} tg_baseline;
+
+/* What baselines need to know about rules. Any member may be NULL. */
+typedef struct tg_baseline_rules {
+    const void *ctx;
+    /* A numeric param of a rule (min_change, alpha as fractions), or dflt. */
+    double (*param)(const void *ctx, const char *rule, const char *param, double dflt);
+    /* The rule's source ("iteration") and samples field ("gpu_time"), each
+    ** NULL when unknown; used for the unit of the metric. */
+    void (*describe)(const void *ctx, const char *rule, const char **source,
+                     const char **samples);
+} tg_baseline_rules;
+
+/* --------------------------------------------------------------- record */
+
+/* Build a baseline from an evaluated run (one trace per recorded run; every
+** trace must have status TG_OK): per rule result with a metric, its value on
+** each trace, median and MAD over the finite ones, and the pooled per-row
+** samples thinned to TG_BASELINE_MAX_SAMPLES (see baselines/README.md).
+** A metric without a value on any trace is left out with a warning.
+** `date` and `tool_version` come from the caller so that output is
+** reproducible. NULL with a diag on error. */
+tg_baseline *tg_baseline_record(const tg_run_result *run, const tg_ruleset *rs,
+                                const char *tool_version, const char *date, tg_diag *diag);
+tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline_rules *rules,
+                                     const char *tool_version, const char *date,
+                                     tg_diag *diag);
+
+/* The recorded runs must come from one GPU model and one export schema
+** major version: otherwise an error (TG_EUSAGE) naming both, or only a
+** warning when allow_mismatch. Returns TG_OK or TG_EUSAGE. */
+tg_status tg_baseline_check_runs(const tg_baseline *b, bool allow_mismatch, tg_diag *diag);
+
+/* ------------------------------------------------------------- file I/O */
+
+/* Write as YAML (sorted keys, shortest round-trip numbers, no timestamps of
+** its own): the same baseline gives the same bytes. TG_OK or TG_EINTERNAL. */
+tg_status tg_baseline_write(const tg_baseline *b, FILE *out);
+
+/* Read a baseline file. Every problem is one sentence with file:line:col
+** (status TG_EUSAGE); the path must outlive diag (positions point at it).
+** NULL on error. */
+tg_baseline *tg_baseline_load(const char *path, tg_diag *diag);
+/* The same from memory; `name` is used in positions. */
+tg_baseline *tg_baseline_load_string(const char *text, size_t len, const char *name,
+                                     tg_diag *diag);
+
+void tg_baseline_free(tg_baseline *b);
+
+/* Metric entry of a rule, or NULL. */
+const tg_baseline_metric *tg_baseline_find(const tg_baseline *b, const char *rule);
+
+/* ----------------------------------------------------------- comparison */
+
+/* Compare a run with the baseline, rule by rule (DESIGN §6):
+** - first, every readable trace must match the baseline's GPU model(s) and
+**   export schema major version; otherwise TG_EUSAGE (nothing is changed),
+**   or a warning when allow_mismatch;
+** - each regression rule (result.regression != 0) with a baseline entry
+**   gets result.baseline filled and its verdict decided: FAIL only when the
+**   change in the worse direction exceeds param min_change (default 5%),
+**   the Mann-Whitney p-value of baseline vs current samples is below param
+**   alpha (default 0.01), and, with 3+ recorded runs, the current value lies
+**   outside median +- 3 * 1.4826 * MAD of the per-run values; the same in
+**   the better direction is an improvement (reported, PASS). The message
+**   is rewritten with the numbers. Without an entry: SKIP "not in the
+**   baseline". Results already ERROR (missing data) are left alone;
+** - other rules with a metric get result.baseline filled (trend only).
+** Strings go to run->arena. Returns TG_OK, TG_EUSAGE or TG_EINTERNAL. */
+tg_status tg_baseline_apply(const tg_baseline *b, const tg_ruleset *rs, tg_run_result *run,
+                            bool allow_mismatch, tg_diag *diag);
+tg_status tg_baseline_apply_with(const tg_baseline *b, const tg_baseline_rules *rules,
+                                 tg_run_result *run, bool allow_mismatch, tg_diag *diag);
+
+/* ------------------------------------------------------------- helpers */
+
+const char *tg_baseline_direction_name(int direction);  /* higher_is_worse, ... */
+/* A value for people: "48.1 ms", "1.5 MB", "12.5%", "0.873". */
+void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size);
+/* Unit of a metric like "p50(period)" over a source: the field's unit for
+** aggregates that keep it (p*, mean, min, max, sum, stddev), ratio for
+** ratio(...), none otherwise (count, cv, arithmetic). */
+tg_unit tg_baseline_metric_unit(const char *source, const char *metric);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+** Robust statistics for regression gating (see stats.h): order statistics,
+** MAD, the run-to-run band and the Mann-Whitney U test.
+**
+** The U test follows the textbook (and scipy.stats.mannwhitneyu) definition:
+** ranks of the pooled sample with midranks for ties, U_x = R_x - n_x(n_x+1)/2.
+** Small samples without ties get the exact null distribution, counted by
+** dynamic programming: the largest of i x's and j y's is either an x, which
+** beats all j y's (f[i-1][j][u-j]), or a y (f[i][j-1][u]). Otherwise the
+** normal approximation: mean n_x n_y / 2, variance
+** n_x n_y / 12 * ((N + 1) - sum(t^3 - t) / (N (N - 1))) over tie groups of
+** size t, and a continuity correction of 0.5 towards the mean. Both report
+** the two-sided p-value 2 P(U >= max(U_x, U_y)), capped at 1.
+*/
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    bool nx = isnan(x), ny = isnan(y);
+    if (nx || ny) return (int)nx - (int)ny;   /* NaN last */
+    return (x > y) - (x < y);
+}
+
+void tg_stats_sort(double *x, size_t n)
+{
+    if (n > 1) qsort(x, n, sizeof *x, cmp_double);
+}
+
+double tg_stats_percentile_sorted(const double *sorted, size_t n, double q)
+{
+    if (n == 0 || isnan(q)) return NAN;
+    if (q <= 0) return sorted[0];
+    if (q >= 1) return sorted[n - 1];
+    double h = (double)(n - 1) * q;
+    size_t lo = (size_t)floor(h);
+    if (lo + 1 >= n) return sorted[n - 1];
+    double frac = h - (double)lo;
+    if (frac == 0) return sorted[lo];
+    return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+static double *sorted_copy(const double *x, size_t n)
+{
+    double *c = malloc(n * sizeof *c);
+    if (!c) return NULL;
+    memcpy(c, x, n * sizeof *c);
+    tg_stats_sort(c, n);
+    return c;
+}
+
+double tg_stats_percentile(const double *x, size_t n, double q)
+{
+    if (n == 0) return NAN;
+    double *c = sorted_copy(x, n);
+    if (!c) return NAN;
+    double r = tg_stats_percentile_sorted(c, n, q);
+    free(c);
+    return r;
+}
+
+double tg_stats_median(const double *x, size_t n)
+{
+    return tg_stats_percentile(x, n, 0.5);
+}
+
+double tg_stats_mad(const double *x, size_t n)
+{
+    if (n == 0) return NAN;
+    double med = tg_stats_median(x, n);
+    if (isnan(med)) return NAN;
+    double *dev = malloc(n * sizeof *dev);
+    if (!dev) return NAN;
+    for (size_t i = 0; i < n; i++) dev[i] = fabs(x[i] - med);
+    double r = tg_stats_median(dev, n);
+    free(dev);
+    return r;
+}
+
+bool tg_stats_band(const double *x, size_t n, size_t min_n, double k,
+                   double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (n == 0 || n < min_n) return false;
+    double med = tg_stats_median(x, n), mad = tg_stats_mad(x, n);
+    if (isnan(med) || isnan(mad)) return false;
+    double half = k * TG_MAD_SCALE * mad;
+    *lo = med - half;
+    *hi = med + half;
+    return true;
+}
+
+double tg_stats_mwu_exact_cdf(size_t m, size_t n, double u)
+{
+    if (m > TG_MWU_EXACT_MAX || n > TG_MWU_EXACT_MAX || isnan(u)) return NAN;
+    if (u < 0) return 0;
+    size_t umax = m * n;
+    if (u >= (double)umax) return 1;
+    /* prev[j][v] = f(i-1, j, v), cur[j][v] = f(i, j, v); counts are exact
+    ** in doubles (at most C(40, 20) < 2^53). */
+    size_t w = umax + 1;
+    double *prev = calloc((n + 1) * w, sizeof *prev);
+    double *cur = calloc((n + 1) * w, sizeof *cur);
+    if (!prev || !cur) {
+        free(prev);
+        free(cur);
+        return NAN;
+    }
+    for (size_t j = 0; j <= n; j++) prev[j * w] = 1;   /* i = 0: one arrangement, U = 0 */
+    for (size_t i = 1; i <= m; i++) {
+        memset(cur, 0, (n + 1) * w * sizeof *cur);
+        cur[0] = 1;                                    /* j = 0: U = 0 */
+        for (size_t j = 1; j <= n; j++) {
+            double *c = cur + j * w;
+            const double *left = cur + (j - 1) * w, *up = prev + j * w;
+            size_t top = i * j;
+            for (size_t v = 0; v <= top; v++) {
+                double ways = left[v];
+                if (v >= j) ways += up[v - j];
+                c[v] = ways;
+            }
+        }
+        double *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    const double *f = prev + n * w;
+    double below = 0, total = 0;
+    for (size_t v = 0; v <= umax; v++) {
+        total += f[v];
+        if ((double)v <= u) below += f[v];
+    }
+    free(prev);
+    free(cur);
+    return below / total;
+}
+
+typedef struct ranked {
+    double v;
+    bool is_x;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    return cmp_double(&((const ranked *)a)->v, &((const ranked *)b)->v);
+}
+
+bool tg_stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+                           tg_mwu *out)
+{
+    *out = (tg_mwu){.u_x = NAN, .u_y = NAN, .z = NAN, .p_value = NAN};
+    if (nx == 0 || ny == 0) return false;
+    size_t n = nx + ny;
+    ranked *r = malloc(n * sizeof *r);
+    if (!r) return false;
+    for (size_t i = 0; i < nx; i++) r[i] = (ranked){x[i], true};
+    for (size_t i = 0; i < ny; i++) r[nx + i] = (ranked){y[i], false};
+    qsort(r, n, sizeof *r, cmp_ranked);
+
+    double rank_sum_x = 0, tie_term = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && r[j].v == r[i].v) j++;
+        double t = (double)(j - i);
+        double midrank = ((double)(i + 1) + (double)j) / 2.0;   /* ranks i+1 .. j */
+        for (size_t k = i; k < j; k++)
+            if (r[k].is_x) rank_sum_x += midrank;
+        if (t > 1) tie_term += t * t * t - t;
+        i = j;
+    }
+    free(r);
+
+    double dnx = (double)nx, dny = (double)ny, dn = (double)n;
+    out->u_x = rank_sum_x - dnx * (dnx + 1) / 2;
+    out->u_y = dnx * dny - out->u_x;
+    out->ties = tie_term > 0;
+    double u_big = fmax(out->u_x, out->u_y), u_small = fmin(out->u_x, out->u_y);
+
+    if (!out->ties && nx <= TG_MWU_EXACT_MAX && ny <= TG_MWU_EXACT_MAX) {
+        double cdf = tg_stats_mwu_exact_cdf(nx, ny, u_small);
+        if (!isnan(cdf)) {
+            out->exact = true;
+            out->p_value = fmin(1.0, 2 * cdf);
+            return true;
+        }
+    }
+    double mean = dnx * dny / 2;
+    double var = dnx * dny / 12 * ((dn + 1) - tie_term / (dn * (dn - 1)));
+    if (!(var > 0)) {
+        /* every value equal: no evidence of a shift at all */
+        out->z = 0;
+        out->p_value = 1;
+        return true;
+    }
+    out->z = (u_big - mean - 0.5) / sqrt(var);
+    out->p_value = fmin(1.0, fmax(0.0, erfc(out->z / sqrt(2.0))));
+    return true;
+}

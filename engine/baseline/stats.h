@@ -1,0 +1,65 @@
+/*
+** Robust statistics for baselines and regression gating: order statistics
+** (median, percentiles), the median absolute deviation, the run-to-run band
+** and a two-sided Mann-Whitney U test. The baseline code (baseline.c) is the
+** only user inside the engine; the functions are plain and side-effect free
+** so the unit tests can check them against hand-computed values.
+**
+** NaN is the "no value" answer: empty inputs, and allocation failure (these
+** helpers never abort and have no diag to report into).
+*/
+#ifndef TG_STATS_H
+#define TG_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Scale that makes the MAD a consistent estimator of the standard deviation
+** of a normal distribution (1 / Phi^-1(3/4)). */
+#define TG_MAD_SCALE 1.4826
+
+/* Sort ascending in place (NaNs last). */
+void tg_stats_sort(double *x, size_t n);
+
+/* Percentile q in [0, 1] of sorted values, linear interpolation between
+** order statistics (Hyndman-Fan type 7, numpy's default): position
+** h = (n - 1) q, value x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]). */
+double tg_stats_percentile_sorted(const double *sorted, size_t n, double q);
+
+/* The same on unsorted values (copied, not modified). */
+double tg_stats_percentile(const double *x, size_t n, double q);
+double tg_stats_median(const double *x, size_t n);
+
+/* Median absolute deviation, raw (not scaled): median(|x_i - median(x)|). */
+double tg_stats_mad(const double *x, size_t n);
+
+/* Run-to-run band: median +- k * TG_MAD_SCALE * MAD. Returns false (and NaN
+** bounds) when n is below min_n. */
+bool tg_stats_band(const double *x, size_t n, size_t min_n, double k,
+                   double *lo, double *hi);
+
+/* Two-sided Mann-Whitney U test of x against y. */
+typedef struct tg_mwu {
+    double u_x;        /* U of x: R_x - n_x (n_x + 1) / 2, ties at midranks */
+    double u_y;        /* n_x n_y - u_x */
+    double z;          /* normal approximation's z; NaN when exact */
+    double p_value;    /* two-sided, in [0, 1]; NaN when a side is empty */
+    bool exact;        /* exact distribution (small samples, no ties) */
+    bool ties;         /* some value occurs in both or twice */
+} tg_mwu;
+
+/* Largest sample size per side for which the exact distribution is used
+** (when there are no ties); beyond it, or with ties, the normal
+** approximation with tie-corrected variance and continuity correction. */
+#define TG_MWU_EXACT_MAX 20
+
+/* Returns false (p_value NaN) when either side is empty or memory is out. */
+bool tg_stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+                           tg_mwu *out);
+
+/* P(U <= u) under the null hypothesis for sample sizes m, n without ties,
+** by dynamic programming over the count of arrangements. NaN when m or n
+** exceeds TG_MWU_EXACT_MAX or memory is out. Exposed for the tests. */
+double tg_stats_mwu_exact_cdf(size_t m, size_t n, double u);
+
+#endif

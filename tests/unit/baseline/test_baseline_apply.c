@@ -1,0 +1,413 @@
+/*
+** Unit tests of tg_baseline_apply_with: verdicts of regression rules against
+** a baseline recorded from hand-built runs (regression, improvement, below
+** min_change, not significant, the run-to-run band with 3 runs, lower is
+** worse, nothing to test), trend info for other metrics, "not in the
+** baseline", and the GPU / schema mismatch guard with and without
+** allow_mismatch. Params come through a tg_baseline_rules lookup filled by
+** the test (min_change / alpha per rule), the way baseline_rules.c feeds
+** them from a compiled rule set.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "baseline/baseline.h"
+#include "run_builder.h"
+
+#define MS 1e6
+#define RULE "iteration-time-regression"
+
+typedef struct test_params {
+    double min_change, alpha;
+} test_params;
+
+static double param_of(const void *ctx, const char *rule, const char *param, double dflt)
+{
+    const test_params *p = ctx;
+    if (strcmp(rule, RULE) && strcmp(rule, "throughput")) return dflt;
+    if (!strcmp(param, "min_change") && !isnan(p->min_change)) return p->min_change;
+    if (!strcmp(param, "alpha") && !isnan(p->alpha)) return p->alpha;
+    return dflt;
+}
+
+static void describe(const void *ctx, const char *rule, const char **source, const char **samples)
+{
+    (void)ctx;
+    (void)rule;
+    *source = "iteration";
+    *samples = "period";
+}
+
+/* A baseline of n_runs runs with per-run p50 values `centres`, each with
+** 100 period samples centre +- 0.5 ms, recorded through the real path. */
+static tg_baseline *make_baseline(const double *centres, size_t n_runs, const char *gpus,
+                                  const char *schema)
+{
+    tg_run_result *run = tb_run_new();
+    for (size_t i = 0; i < n_runs; i++) {
+        tg_trace_result *t = tb_trace(run, "base.sqlite", gpus, schema);
+        double *s = tb_values(run, 100, centres[i], 0.5 * MS, (unsigned)i + 1);
+        tb_rule(run, t, RULE, "p50(period)", 1, centres[i], s, 100);
+        tb_rule(run, t, "trend", "p50(period)", 0, centres[i], s, 100);
+    }
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_baseline_rules rules = {.describe = describe};
+    tg_baseline *b = tg_baseline_record_with(run, &rules, "0.1.0", "2025-03-01", &d);
+    assert_non_null(b);
+    tg_diag_clear(&d);
+    tb_run_free(run);
+    return b;
+}
+
+/* A current run: one trace, the regression rule at `value` with 95 samples
+** around it (spread +- 0.5 ms), a trend-only rule and an unrecorded rule. */
+static tg_run_result *make_current(double value, const char *gpus, const char *schema)
+{
+    tg_run_result *run = tb_run_new();
+    tg_trace_result *t = tb_trace(run, "/ci/current.sqlite", gpus, schema);
+    double *s = tb_values(run, 95, value, 0.5 * MS, 77);
+    tb_rule(run, t, RULE, "p50(period)", 1, value, s, 95);
+    tb_rule(run, t, "trend", "p50(period)", 0, value, s, 95);
+    tb_rule(run, t, "new-rule", "p50(gpu_time)", 1, 5 * MS, s, 95);
+    tb_rule(run, t, "sync-memcpy", NULL, 0, NAN, NULL, 0)->verdict = TG_V_FAIL;
+    return run;
+}
+
+static tg_rule_result *result_of(tg_run_result *run, const char *id)
+{
+    for (size_t i = 0; i < run->traces[0].n_results; i++)
+        if (!strcmp(run->traces[0].results[i].rule, id)) return &run->traces[0].results[i];
+    fail_msg("no result %s", id);
+    return NULL;
+}
+
+static tg_status apply(const tg_baseline *b, tg_run_result *run, double min_change, double alpha,
+                       bool allow, tg_diag *d)
+{
+    test_params p = {min_change, alpha};
+    tg_baseline_rules rules = {.ctx = &p, .param = param_of, .describe = describe};
+    return tg_baseline_apply_with(b, &rules, run, allow, d);
+}
+
+static void expect_message(const tg_rule_result *r, const char *needle)
+{
+    if (!r->message || !strstr(r->message, needle))
+        fail_msg("message '%s' lacks '%s'", r->message ? r->message : "(null)", needle);
+}
+
+static void test_regression_fails(void **state)
+{
+    (void)state;
+    static const double runs[] = {29.5 * MS, 30.5 * MS};
+    tg_baseline *b = make_baseline(runs, 2, "NVIDIA H200", "3.11.0");
+    tg_run_result *run = make_current(48 * MS, "NVIDIA H200", "3.11.0");
+    tg_diag d;
+    tg_diag_init(&d);
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(d.n, 0);
+    tg_rule_result *r = result_of(run, RULE);
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    const tg_baseline_cmp *c = &r->baseline;
+    assert_true(c->present && c->regression && !c->improvement);
+    /* baseline value: median of the per-run values (29.5 + 30.5) / 2 */
+    assert_true(c->value == 30 * MS);
+    assert_true(c->current == 48 * MS);
+    assert_true(fabs(c->change - 0.6) < 1e-12);
+    assert_int_equal(c->n_baseline, 200);
+    assert_int_equal(c->n_current, 95);
+    assert_true(c->p_value < 1e-20);             /* no overlap at all */
+    assert_true(isnan(c->band_lo) && isnan(c->band_hi));   /* 2 runs: no band */
+    expect_message(r, "p50(period) 48 ms vs baseline 30 ms (+60.0%, p=");
+    expect_message(r, "n=95/200): regression beyond the 5% threshold, significant at alpha 0.01");
+
+    /* the trend-only rule gets numbers, not a verdict */
+    tg_rule_result *t = result_of(run, "trend");
+    assert_int_equal(t->verdict, TG_V_PASS);
+    assert_string_equal(t->message, "ok");
+    assert_true(t->baseline.present);
+    assert_false(t->baseline.regression);
+    assert_true(fabs(t->baseline.change - 0.6) < 1e-12);
+    /* a regression rule the baseline does not know */
+    tg_rule_result *n = result_of(run, "new-rule");
+    assert_int_equal(n->verdict, TG_V_SKIP);
+    expect_message(n, "not in the baseline");
+    assert_false(n->baseline.present);
+    /* a rule without metric is untouched */
+    assert_int_equal(result_of(run, "sync-memcpy")->verdict, TG_V_FAIL);
+    assert_false(result_of(run, "sync-memcpy")->baseline.present);
+
+    tb_run_free(run);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
+static void test_improvement_passes(void **state)
+{
+    (void)state;
+    static const double runs[] = {29.5 * MS, 30.5 * MS};
+    tg_baseline *b = make_baseline(runs, 2, "NVIDIA H200", "3.11.0");
+    tg_run_result *run = make_current(20 * MS, "NVIDIA H200", "3.11.0");
+    tg_diag d;
+    tg_diag_init(&d);
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    tg_rule_result *r = result_of(run, RULE);
+    assert_int_equal(r->verdict, TG_V_PASS);
+    assert_true(r->baseline.improvement);
+    assert_false(r->baseline.regression);
+    expect_message(r, "(-33.3%");
+    expect_message(r, "improvement beyond the 5% threshold");
+    tb_run_free(run);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
+/* +3%: clearly significant with 95 vs 200 tight samples, but below the
+** default 5%; the same run fails once min_change is tightened to 1%. */
+static void test_min_change(void **state)
+{
+    (void)state;
+    static const double runs[] = {30 * MS, 30 * MS};
+    tg_baseline *b = make_baseline(runs, 2, "NVIDIA H200", "3.11.0");
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_run_result *run = make_current(30.9 * MS, "NVIDIA H200", "3.11.0");
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    tg_rule_result *r = result_of(run, RULE);
+    assert_int_equal(r->verdict, TG_V_PASS);
+    assert_false(r->baseline.regression || r->baseline.improvement);
+    assert_true(r->baseline.p_value < 0.01);
+    expect_message(r, "within the 5% threshold");
+    tb_run_free(run);
+
+    run = make_current(30.9 * MS, "NVIDIA H200", "3.11.0");
+    assert_int_equal(apply(b, run, 0.01, NAN, false, &d), TG_OK);
+    r = result_of(run, RULE);
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    expect_message(r, "beyond the 1% threshold");
+    tb_run_free(run);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
+/* +10% in the metric but the per-row samples are the baseline's own: the
+** U test sees no shift (p ~ 1), so no regression. */
+static void test_not_significant(void **state)
+{
+    (void)state;
+    static const double runs[] = {30 * MS, 30 * MS};
+    tg_baseline *b = make_baseline(runs, 2, "NVIDIA H200", "3.11.0");
+    tg_run_result *run = tb_run_new();
+    tg_trace_result *t = tb_trace(run, "cur.sqlite", "NVIDIA H200", "3.11.0");
+    double *s = tb_values(run, 100, 30 * MS, 0.5 * MS, 1);     /* = baseline run 1 */
+    tb_rule(run, t, RULE, "p50(period)", 1, 33 * MS, s, 100);
+    tg_diag d;
+    tg_diag_init(&d);
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    tg_rule_result *r = result_of(run, RULE);
+    assert_int_equal(r->verdict, TG_V_PASS);
+    assert_true(r->baseline.p_value > 0.1);
+    expect_message(r, "not significant at alpha 0.01");
+    tb_run_free(run);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
+/* Three runs 27, 30, 33 ms: median 30, MAD 3, band 30 +- 3 * 1.4826 * 3 =
+** 30 +- 13.3434 -> [16.6566, 43.3434] ms. 40 ms (+33%, significant) is
+** inside: pass. 45 ms is outside: fail. */
+static void test_band_three_runs(void **state)
+{
+    (void)state;
+    static const double runs[] = {27 * MS, 30 * MS, 33 * MS};
+    tg_baseline *b = make_baseline(runs, 3, "NVIDIA H200", "3.11.0");
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_run_result *run = make_current(40 * MS, "NVIDIA H200", "3.11.0");
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    tg_rule_result *r = result_of(run, RULE);
+    assert_true(fabs(r->baseline.band_lo - 16.6566 * MS) < 1);
+    assert_true(fabs(r->baseline.band_hi - 43.3434 * MS) < 1);
+    assert_false(r->baseline.outside_band);
+    assert_true(r->baseline.p_value < 0.01);
+    assert_int_equal(r->verdict, TG_V_PASS);
+    expect_message(r, "inside the run-to-run band 16.7 ms..43.3 ms");
+    tb_run_free(run);
+
+    run = make_current(45 * MS, "NVIDIA H200", "3.11.0");
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    r = result_of(run, RULE);
+    assert_true(r->baseline.outside_band);
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    expect_message(r, "outside the run-to-run band 16.7 ms..43.3 ms");
+    tb_run_free(run);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
+/* lower_is_worse: a drop is the regression, a rise the improvement. */
+static void test_lower_is_worse(void **state)
+{
+    (void)state;
+    tg_run_result *base = tb_run_new();
+    tg_trace_result *t = tb_trace(base, "b.sqlite", NULL, NULL);
+    tb_rule(base, t, "throughput", "mean(kernels)", -1, 100, tb_values(base, 50, 100, 2, 3), 50);
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_baseline *b = tg_baseline_record_with(base, NULL, "0.1.0", "2025-03-01", &d);
+    tb_run_free(base);
+
+    tg_run_result *run = tb_run_new();
+    t = tb_trace(run, "c.sqlite", NULL, NULL);
+    tb_rule(run, t, "throughput", "mean(kernels)", -1, 80, tb_values(run, 50, 80, 2, 4), 50);
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(run->traces[0].results[0].verdict, TG_V_FAIL);
+    assert_true(run->traces[0].results[0].baseline.regression);
+    expect_message(&run->traces[0].results[0], "mean(kernels) 80 vs baseline 100 (-20.0%");
+    tb_run_free(run);
+
+    run = tb_run_new();
+    t = tb_trace(run, "c.sqlite", NULL, NULL);
+    tb_rule(run, t, "throughput", "mean(kernels)", -1, 120, tb_values(run, 50, 120, 2, 4), 50);
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(run->traces[0].results[0].verdict, TG_V_PASS);
+    assert_true(run->traces[0].results[0].baseline.improvement);
+    tb_run_free(run);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
+/* Without per-row samples and with fewer than 3 runs there is nothing to
+** test significance with: pass, saying so. With 3 runs the band decides. */
+static void test_without_samples(void **state)
+{
+    (void)state;
+    tg_diag d;
+    tg_diag_init(&d);
+    for (int n_runs = 1; n_runs <= 3; n_runs += 2) {
+        tg_run_result *base = tb_run_new();
+        for (int i = 0; i < n_runs; i++) {
+            tg_trace_result *t = tb_trace(base, "b.sqlite", NULL, NULL);
+            tb_rule(base, t, RULE, "p50(period)", 1, (30 + i) * MS, NULL, 0);
+        }
+        tg_baseline *b = tg_baseline_record_with(base, NULL, "0.1.0", "2025-03-01", &d);
+        tb_run_free(base);
+        tg_run_result *run = tb_run_new();
+        tg_trace_result *t = tb_trace(run, "c.sqlite", NULL, NULL);
+        tb_rule(run, t, RULE, "p50(period)", 1, 60 * MS, NULL, 0);
+        assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+        tg_rule_result *r = &run->traces[0].results[0];
+        assert_true(isnan(r->baseline.p_value));
+        if (n_runs == 1) {
+            assert_int_equal(r->verdict, TG_V_PASS);
+            expect_message(r, "not testable");
+            expect_message(r, "p=n/a, n=0/0");
+        } else {
+            assert_int_equal(r->verdict, TG_V_FAIL);    /* 60 ms is far outside 31 +- 4.4 ms */
+            assert_true(r->baseline.outside_band);
+        }
+        tb_run_free(run);
+        tg_baseline_free(b);
+    }
+    tg_diag_clear(&d);
+}
+
+/* A result without a metric value in this trace, or already an error for
+** missing data, is not judged. */
+static void test_missing_values(void **state)
+{
+    (void)state;
+    static const double runs[] = {30 * MS};
+    tg_baseline *b = make_baseline(runs, 1, "G", "3.0.0");
+    tg_run_result *run = tb_run_new();
+    tg_trace_result *t = tb_trace(run, "c.sqlite", "G", "3.0.0");
+    tb_rule(run, t, RULE, "p50(period)", 1, NAN, NULL, 0);
+    tg_rule_result *e = tb_rule(run, t, "trend", "p50(period)", 1, NAN, NULL, 0);
+    e->verdict = TG_V_ERROR;
+    e->missing_data = true;
+    e->message = "needs NVTX";
+    tg_diag d;
+    tg_diag_init(&d);
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(t->results[0].verdict, TG_V_SKIP);
+    expect_message(&t->results[0], "has no value in this trace");
+    assert_int_equal(t->results[1].verdict, TG_V_ERROR);
+    assert_string_equal(t->results[1].message, "needs NVTX");
+    tb_run_free(run);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
+static void test_mismatch(void **state)
+{
+    (void)state;
+    static const double runs[] = {30 * MS, 30 * MS};
+    tg_baseline *b = make_baseline(runs, 2, "NVIDIA H200", "3.11.0");
+    b->path = "baselines/train.yaml";
+    tg_diag d;
+    tg_diag_init(&d);
+
+    /* another GPU model: error naming both, results untouched */
+    tg_run_result *run = make_current(48 * MS, "NVIDIA A100-SXM4-80GB", "3.11.0");
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_EUSAGE);
+    assert_int_equal(d.status, TG_EUSAGE);
+    assert_non_null(strstr(d.msgs[0].text, "NVIDIA A100-SXM4-80GB"));
+    assert_non_null(strstr(d.msgs[0].text, "NVIDIA H200"));
+    assert_non_null(strstr(d.msgs[0].text, "baselines/train.yaml"));
+    assert_non_null(strstr(d.msgs[0].text, "--allow-mismatch"));
+    assert_int_equal(result_of(run, RULE)->verdict, TG_V_SKIP);
+    assert_false(result_of(run, RULE)->baseline.present);
+    tg_diag_clear(&d);
+
+    /* allowed: a warning, and the comparison runs */
+    tg_diag_init(&d);
+    assert_int_equal(apply(b, run, NAN, NAN, true, &d), TG_OK);
+    assert_int_equal(d.n_errors, 0);
+    assert_int_equal(d.n, 1);
+    assert_int_equal(d.msgs[0].level, TG_DIAG_WARNING);
+    assert_int_equal(result_of(run, RULE)->verdict, TG_V_FAIL);
+    tb_run_free(run);
+    tg_diag_clear(&d);
+
+    /* schema major 2 vs 3 */
+    tg_diag_init(&d);
+    run = make_current(30 * MS, "NVIDIA H200", "2.9.1");
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_EUSAGE);
+    assert_non_null(strstr(d.msgs[0].text, "2.9.1"));
+    assert_non_null(strstr(d.msgs[0].text, "3.11.0"));
+    tb_run_free(run);
+    tg_diag_clear(&d);
+
+    /* same major, other minor, other nsys: fine; unknown GPU names: not compared */
+    tg_diag_init(&d);
+    run = make_current(30 * MS, NULL, "3.25.0");
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(d.n, 0);
+    assert_int_equal(result_of(run, RULE)->verdict, TG_V_PASS);
+    tb_run_free(run);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_regression_fails),
+        cmocka_unit_test(test_improvement_passes),
+        cmocka_unit_test(test_min_change),
+        cmocka_unit_test(test_not_significant),
+        cmocka_unit_test(test_band_three_runs),
+        cmocka_unit_test(test_lower_is_worse),
+        cmocka_unit_test(test_without_samples),
+        cmocka_unit_test(test_missing_values),
+        cmocka_unit_test(test_mismatch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
