@@ -313,6 +313,19 @@ static json_int_t jint(const json_t *o, const char *key)
     return json_integer_value(json_object_get(o, key));
 }
 
+/* A program-supplied name on one line: control characters become spaces,
+** long names are cut to `max` bytes (at a UTF-8 boundary) with "...". */
+static void print_name(FILE *f, const char *s, size_t max)
+{
+    size_t len = strlen(s), cut = len;
+    if (len > max) {
+        cut = max - 3;
+        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+    }
+    for (size_t i = 0; i < cut; i++) fputc((unsigned char)s[i] < 0x20 ? ' ' : s[i], f);
+    if (cut < len) fputs("...", f);
+}
+
 static void print_gpus(FILE *f, const json_t *gpus)
 {
     size_t i;
@@ -324,8 +337,8 @@ static void print_gpus(FILE *f, const json_t *gpus)
     json_array_foreach(gpus, i, g) {
         char mem[TG_UNITS_BUF];
         const char *name = jstr(g, "name");
-        fprintf(f, "  %-11s %lld: %s", i == 0 ? "gpus:" : "", (long long)jint(g, "id"),
-                name ? name : "(not described)");
+        fprintf(f, "  %-11s %lld: ", i == 0 ? "gpus:" : "", (long long)jint(g, "id"));
+        print_name(f, name ? name : "(not described)", 80);
         if (json_is_integer(json_object_get(g, "sm_count")))
             fprintf(f, ", %lld SMs", (long long)jint(g, "sm_count"));
         if (json_is_integer(json_object_get(g, "memory")))
@@ -346,13 +359,13 @@ static void print_nvtx(FILE *f, const json_t *doc)
     size_t k = 0;
     json_object_foreach((json_t *)names, key, v) {
         if (k == 10) break;
-        size_t len = strlen(key);
-        fprintf(f, "  %-11s %.*s%s  %lld\n", k == 0 ? "nvtx names:" : "", len > 60 ? 57 : (int)len,
-                key, len > 60 ? "..." : "", (long long)json_integer_value(v));
+        fprintf(f, "  %-11s %8lld  ", k == 0 ? "nvtx names:" : "", (long long)json_integer_value(v));
+        print_name(f, key, 80);
+        fputc('\n', f);
         k++;
     }
     if (distinct > (json_int_t)k)
-        fprintf(f, "  %-11s ... and %lld more names\n", "", (long long)(distinct - (json_int_t)k));
+        fprintf(f, "  %-11s %8s  ... and %lld more names\n", "", "", (long long)(distinct - (json_int_t)k));
 }
 
 char *tg_info_text(const tg_trace *t)
@@ -368,7 +381,8 @@ char *tg_info_text(const tg_trace *t)
     }
     const char *product = jstr(doc, "product"), *nsys = jstr(doc, "nsys_version");
     const char *schema = jstr(doc, "schema_version");
-    fprintf(f, "%s\n", jstr(doc, "file"));
+    print_name(f, jstr(doc, "file"), 4096);
+    fputc('\n', f);
     fprintf(f, "  %-11s %s%s%s, schema %s\n", "export:",
             product ? product : "unknown exporter", nsys ? " " : "", nsys ? nsys : "",
             schema ? schema : "not recorded");
@@ -388,8 +402,9 @@ char *tg_info_text(const tg_trace *t)
             fprintf(f, "  %-11s ... and %zu more\n", "", json_array_size(procs) - i);
             break;
         }
-        fprintf(f, "  %-11s %lld %s\n", i == 0 ? "processes:" : "", (long long)jint(p, "pid"),
-                jstr(p, "name") ? jstr(p, "name") : "(unnamed)");
+        fprintf(f, "  %-11s %lld ", i == 0 ? "processes:" : "", (long long)jint(p, "pid"));
+        print_name(f, jstr(p, "name") ? jstr(p, "name") : "(unnamed)", 80);
+        fputc('\n', f);
     }
 
     const json_t *c = json_object_get(doc, "counts");

@@ -105,12 +105,15 @@ typedef struct tg_api {
                                   correlation id): index of the first, else -1 */
 } tg_api;
 
+/* Domain, category and thread-naming definition rows of NVTX_EVENTS are
+** not loaded (trace_nvtx.c); every range and mark is. */
 typedef struct tg_nvtx {
     int64_t rowid, start, end; /* end null for marks */
     int32_t event_type;        /* 59 push/pop, 60 start/end, 34 mark */
     int32_t pid, tid;
     int32_t name;              /* coalesce(StringIds via textId, text) */
-    int32_t domain;            /* domain name id, -1 = default domain */
+    int32_t domain;            /* domain name id, -1 = default domain
+                                  ("domain N" when the capture lacks its definition) */
     /* DERIVED (engine/model) */
     int64_t duration;
     int32_t depth;             /* push/pop nesting depth on its thread, 0 = outermost */
@@ -132,6 +135,9 @@ typedef struct tg_overhead {
     int32_t name;
 } tg_overhead;
 
+/* GPUs of TARGET_INFO_GPU (else TARGET_INFO_CUDA_DEVICE), plus a bare entry
+** (name -1, sm_count -1, memory null) for every device id activity rows
+** use that no table describes; sorted by id. */
 typedef struct tg_gpu {
     int32_t id;
     int32_t name;              /* "NVIDIA H200" */
@@ -149,7 +155,8 @@ typedef struct tg_trace {
     char *path;
     char *nsys_version;        /* "2022.4.2.1", or NULL if not recorded */
     char *schema_version;      /* "3.0.0", or NULL */
-    int schema_major, schema_minor;
+    char *product_name;        /* "NVIDIA Nsight Systems", "kineto2nsys", or NULL */
+    int schema_major, schema_minor;  /* -1 when not recorded */
     bool has_table[TG_TABLE_COUNT];
     const char *table_name[TG_TABLE_COUNT]; /* actual name in this file ("..._V2"), or NULL */
     bool mixed_duplicate_api;  /* API calls recorded twice (old exports) */

@@ -1,0 +1,406 @@
+/*
+** Opening an export: tg_trace_open checks the file itself (exists, regular,
+** readable, an SQLite header, no writer holding it, no journal beside it),
+** opens it strictly read-only with an immutable URI so SQLite never
+** creates a -journal, -wal or -shm file nor takes a lock, detects the nsys
+** and schema versions, resolves the tables present, and runs the loaders
+** of trace_load.c / trace_nvtx.c. Rows end up sorted by start, with the
+** trace's first and last timestamps.
+**
+** Every failure is one sentence in the diag that starts with the file
+** name, with status TG_ETRACE (TG_EINTERNAL when memory runs out); a file
+** that loads but had rows skipped or clamped earns one warning per table.
+*/
+#include "trace_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const tg_table_names[TG_TABLE_COUNT] = {
+#define X(id, name, what, option) name,
+    TG_TABLE_LIST(X)
+#undef X
+};
+const char *const tg_table_what[TG_TABLE_COUNT] = {
+#define X(id, name, what, option) what,
+    TG_TABLE_LIST(X)
+#undef X
+};
+const char *const tg_table_option[TG_TABLE_COUNT] = {
+#define X(id, name, what, option) option,
+    TG_TABLE_LIST(X)
+#undef X
+};
+
+/* ---------------------------------------------------------------- errors */
+
+static void vfail(tg_diag *diag, const char *path, tg_status st, const char *fmt, va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    tg_diag_error(diag, st, "%s: %s", path, msg);
+}
+
+static void fail(tg_diag *diag, const char *path, tg_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void fail(tg_diag *diag, const char *path, tg_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(diag, path, st, fmt, ap);
+    va_end(ap);
+}
+
+void tg_load_fail(tg_loader *ld, tg_status st, const char *fmt, ...)
+{
+    if (ld->failed) return;     /* one sentence per file */
+    ld->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(ld->diag, ld->path, st, fmt, ap);
+    va_end(ap);
+}
+
+void tg_load_sqlite_fail(tg_loader *ld, int rc, const char *what)
+{
+    switch (rc & 0xFF) {
+    case SQLITE_CORRUPT:
+        tg_load_fail(ld, TG_ETRACE,
+                     "database disk image is malformed (%s): the export is truncated or corrupt", what);
+        break;
+    case SQLITE_NOTADB:
+        tg_load_fail(ld, TG_ETRACE, "not an SQLite database (%s)", what);
+        break;
+    case SQLITE_NOMEM:
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory (%s)", what);
+        break;
+    case SQLITE_IOERR:
+        tg_load_fail(ld, TG_ETRACE, "read error (%s): %s; the export may be truncated", what,
+                     ld->db ? sqlite3_errmsg(ld->db) : sqlite3_errstr(rc));
+        break;
+    default:
+        tg_load_fail(ld, TG_ETRACE, "cannot read the export (%s): %s", what,
+                     ld->db ? sqlite3_errmsg(ld->db) : sqlite3_errstr(rc));
+        break;
+    }
+}
+
+/* ---------------------------------------------------------------- file checks */
+
+/* SQLite's lock bytes (os_unix.c): a writer holds a write lock on the
+** RESERVED byte from its first write until commit. */
+#define SQLITE_PENDING_BYTE 0x40000000
+#define SQLITE_RESERVED_BYTE (SQLITE_PENDING_BYTE + 1)
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static bool sibling_exists(const char *path, const char *suffix)
+{
+    char buf[4096];
+    if ((size_t)snprintf(buf, sizeof buf, "%s%s", path, suffix) >= sizeof buf) return false;
+    struct stat st;
+    return stat(buf, &st) == 0 && st.st_size > 0;
+}
+
+/* Everything that can be said about the file before SQLite sees it. */
+static bool check_file(const char *path, tg_diag *diag)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fail(diag, path, TG_ETRACE, "cannot open the trace: %s", strerror(errno));
+        return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fail(diag, path, TG_ETRACE, "is a directory, not an nsys SQLite export");
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fail(diag, path, TG_ETRACE, "is not a regular file, so it cannot be an nsys SQLite export");
+        return false;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fail(diag, path, TG_ETRACE, "cannot open the trace: %s", strerror(errno));
+        return false;
+    }
+    char header[16] = {0};
+    ssize_t got = read(fd, header, sizeof header);
+    if (st.st_size == 0) {
+        close(fd);
+        fail(diag, path, TG_ETRACE, "is empty (0 bytes), not an nsys SQLite export");
+        return false;
+    }
+    if (got != (ssize_t)sizeof header || memcmp(header, "SQLite format 3", 16) != 0) {
+        close(fd);
+        if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"))
+            fail(diag, path, TG_ETRACE,
+                 "is an Nsight Systems report, not its SQLite export; run `nsys export --type sqlite %s`",
+                 path);
+        else
+            fail(diag, path, TG_ETRACE, "is not an SQLite database (no SQLite header)");
+        return false;
+    }
+    if (st.st_size < 512) {
+        close(fd);
+        fail(diag, path, TG_ETRACE,
+             "database disk image is malformed (%lld bytes, shorter than one page): the export is truncated",
+             (long long)st.st_size);
+        return false;
+    }
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+                       .l_start = SQLITE_RESERVED_BYTE, .l_len = 1};
+    bool locked = fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
+    close(fd);
+    if (locked) {
+        fail(diag, path, TG_ETRACE,
+             "is locked by a process writing to it (pid %ld); wait until the export is complete",
+             (long)lk.l_pid);
+        return false;
+    }
+    if (sibling_exists(path, "-journal") || sibling_exists(path, "-wal")) {
+        fail(diag, path, TG_ETRACE,
+             "has a %s file beside it, so it is being written or its writer crashed; "
+             "wait until the export is complete (or re-export it)",
+             sibling_exists(path, "-wal") ? "-wal" : "-journal");
+        return false;
+    }
+    return true;
+}
+
+/* "file:" URI with every byte outside the unreserved set percent-encoded;
+** an absolute path gets an empty authority ("file:///..."). */
+static char *file_uri(const char *path)
+{
+    size_t n = strlen(path);
+    char *uri = malloc(3 * n + 64);
+    if (!uri) return NULL;
+    char *p = uri;
+    p += sprintf(p, "file:%s", path[0] == '/' ? "//" : "");
+    for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
+        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+            strchr("/-._~", *s))
+            *p++ = (char)*s;
+        else
+            p += sprintf(p, "%%%02X", *s);
+    }
+    strcpy(p, "?mode=ro&immutable=1");
+    return uri;
+}
+
+/* ---------------------------------------------------------------- metadata */
+
+static char *xstrdup(tg_loader *ld, const char *s)
+{
+    char *c = strdup(s);
+    if (!c) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+    return c;
+}
+
+/* EXPORT_META_DATA (<= 2024.x) or META_DATA_EXPORT (newer); neither in some
+** old exports, whose versions stay NULL. */
+static bool load_metadata(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    const char *table = tg_load_find_table(ld, "EXPORT_META_DATA");
+    if (!table) table = tg_load_find_table(ld, "META_DATA_EXPORT");
+    if (!table) return true;
+    static const tg_colspec cols[] = {{"name", NULL, true}, {"value", NULL, true}};
+    sqlite3_stmt *st = tg_load_select(ld, table, cols, 2, NULL);
+    if (!st) return false;
+    while (tg_load_step(ld, st, table)) {
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        const char *value = (const char *)sqlite3_column_text(st, 2);
+        if (!name || !value) continue;
+        char **slot = !strcmp(name, "EXPORT_PRODUCT_VERSION") ? &t->nsys_version
+                    : !strcmp(name, "EXPORT_SCHEMA_VERSION") ? &t->schema_version
+                    : !strcmp(name, "EXPORT_PRODUCT_NAME") ? &t->product_name : NULL;
+        if (slot && !*slot && !(*slot = xstrdup(ld, value))) break;
+    }
+    sqlite3_finalize(st);
+    if (t->schema_version &&
+        sscanf(t->schema_version, "%d.%d", &t->schema_major, &t->schema_minor) != 2)
+        t->schema_major = t->schema_minor = -1;
+    return !ld->failed;
+}
+
+static bool load_session_start(tg_loader *ld)
+{
+    const char *table = tg_load_find_table(ld, "TARGET_INFO_SESSION_START_TIME");
+    if (!table) return true;
+    static const tg_colspec cols[] = {{"utcEpochNs", NULL, false}};
+    sqlite3_stmt *st = tg_load_select(ld, table, cols, 1, NULL);
+    if (!st) return false;
+    if (tg_load_step(ld, st, table)) ld->t->session_start_ns = tg_cell_i64(st, 1);
+    sqlite3_finalize(st);
+    return !ld->failed;
+}
+
+/* ---------------------------------------------------------------- finishing */
+
+static void span_of(tg_trace *t, const void *rows, size_t n, size_t esz, size_t start_off,
+                    size_t end_off)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t s, e;
+        memcpy(&s, (const char *)rows + i * esz + start_off, sizeof s);
+        memcpy(&e, (const char *)rows + i * esz + end_off, sizeof e);
+        if (e == TG_NULL_I64) e = s;
+        if (t->first_ns == TG_NULL_I64 || s < t->first_ns) t->first_ns = s;
+        if (t->last_ns == TG_NULL_I64 || e > t->last_ns) t->last_ns = e;
+    }
+}
+
+#define SORT(arr, n, type) tg_sort_rows_by_i64((arr), (n), sizeof(type), offsetof(type, start))
+#define SPAN(arr, n, type) span_of(t, (arr), (n), sizeof(type), offsetof(type, start), offsetof(type, end))
+
+/* Old exports record each runtime call twice (cudaMemcpy and
+** cudaMemcpy_v3020, one correlation id, nested on one thread): in start
+** order the twin is among the few calls just before. */
+static bool has_duplicate_apis(const tg_trace *t)
+{
+    for (size_t i = 1; i < t->n_apis; i++) {
+        const tg_api *a = &t->apis[i];
+        if (a->correlation == TG_NULL_I64 || a->correlation == 0) continue;
+        for (size_t j = i; j-- > 0 && i - j <= 8;) {
+            const tg_api *b = &t->apis[j];
+            if (b->correlation == a->correlation && b->pid == a->pid && b->tid == a->tid) return true;
+        }
+    }
+    return false;
+}
+
+static bool finish(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    if (!SORT(t->kernels, t->n_kernels, tg_kernel) || !SORT(t->memcpys, t->n_memcpys, tg_memop) ||
+        !SORT(t->memsets, t->n_memsets, tg_memop) || !SORT(t->apis, t->n_apis, tg_api) ||
+        !SORT(t->nvtx, t->n_nvtx, tg_nvtx) || !SORT(t->syncs, t->n_syncs, tg_sync) ||
+        !SORT(t->overheads, t->n_overheads, tg_overhead)) {
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        return false;
+    }
+    t->first_ns = t->last_ns = TG_NULL_I64;
+    SPAN(t->kernels, t->n_kernels, tg_kernel);
+    SPAN(t->memcpys, t->n_memcpys, tg_memop);
+    SPAN(t->memsets, t->n_memsets, tg_memop);
+    SPAN(t->apis, t->n_apis, tg_api);
+    SPAN(t->nvtx, t->n_nvtx, tg_nvtx);
+    SPAN(t->syncs, t->n_syncs, tg_sync);
+    SPAN(t->overheads, t->n_overheads, tg_overhead);
+    t->mixed_duplicate_api = has_duplicate_apis(t);
+    for (int i = 0; i < TG_TABLE_COUNT; i++) {
+        const tg_rowstats *rs = &ld->stats[i];
+        if (!rs->skipped && !rs->clamped) continue;
+        tg_diag_add(ld->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                    "%s: %s: skipped %zu rows whose start or end is missing or not a number, "
+                    "clamped %zu rows whose end precedes their start",
+                    ld->path, t->table_name[i], rs->skipped, rs->clamped);
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- open/close */
+
+static bool resolve_tables(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    bool any = false;
+    for (int i = 0; i < TG_TABLE_COUNT; i++) {
+        const char *name = tg_load_find_table(ld, tg_table_names[i]);
+        if (!name) continue;
+        if (strcmp(name, tg_table_names[i]) == 0) {
+            t->table_name[i] = tg_table_names[i];
+        } else {
+            int32_t id = tg_strpool_intern(t->strings, name, strlen(name));
+            if (id < 0) {
+                tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+                return false;
+            }
+            t->table_name[i] = tg_strpool_get(t->strings, id);
+        }
+        t->has_table[i] = true;
+        any = true;
+    }
+    if (!any) {
+        tg_load_fail(ld, TG_ETRACE,
+                     "is an SQLite database but not an nsys export (no StringIds table and none "
+                     "of the CUDA, NVTX or GPU tables)");
+        return false;
+    }
+    return true;
+}
+
+static bool load_all(tg_loader *ld)
+{
+    return tg_load_list_tables(ld) && resolve_tables(ld) && load_metadata(ld) &&
+           load_session_start(ld) && tg_load_strings(ld) && tg_load_kernels(ld) &&
+           tg_load_memcpys(ld) && tg_load_memsets(ld) && tg_load_apis(ld) && tg_load_syncs(ld) &&
+           tg_load_overheads(ld) && tg_load_nvtx(ld) && tg_load_gpus(ld) &&
+           tg_load_processes(ld) && finish(ld);
+}
+
+tg_trace *tg_trace_open(const char *path, tg_diag *diag)
+{
+    if (!path || !*path) {
+        tg_diag_error(diag, TG_ETRACE, "no trace file given");
+        return NULL;
+    }
+    if (!check_file(path, diag)) return NULL;
+
+    tg_trace *t = calloc(1, sizeof *t);
+    tg_loader ld = {.t = t, .path = path, .diag = diag};
+    if (!t || !(t->path = strdup(path)) || !(t->strings = tg_strpool_new())) {
+        tg_diag_error(diag, TG_EINTERNAL, "%s: out of memory", path);
+        tg_trace_close(t);
+        return NULL;
+    }
+    t->schema_major = t->schema_minor = -1;
+    t->first_ns = t->last_ns = t->session_start_ns = TG_NULL_I64;
+
+    char *uri = file_uri(path);
+    int rc = uri ? sqlite3_open_v2(uri, &ld.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL)
+                 : SQLITE_NOMEM;
+    free(uri);
+    if (rc != SQLITE_OK) tg_load_sqlite_fail(&ld, rc, "opening it read-only");
+    else load_all(&ld);
+
+    sqlite3_close(ld.db);   /* NULL-safe; nothing was written */
+    tg_idmap_free(&ld.strings);
+    for (size_t i = 0; i < ld.n_tables; i++) free(ld.table_list[i]);
+    free(ld.table_list);
+    if (ld.failed) {
+        tg_trace_close(t);
+        return NULL;
+    }
+    return t;
+}
+
+void tg_trace_close(tg_trace *t)
+{
+    if (!t) return;
+    free(t->path);
+    free(t->nsys_version);
+    free(t->schema_version);
+    free(t->product_name);
+    tg_strpool_free(t->strings);
+    free(t->kernels);
+    free(t->memcpys);
+    free(t->memsets);
+    free(t->apis);
+    free(t->nvtx);
+    free(t->syncs);
+    free(t->overheads);
+    free(t->gpus);
+    free(t->processes);
+    free(t);
+}

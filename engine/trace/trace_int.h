@@ -1,0 +1,164 @@
+/*
+** Internals of the trace layer, shared by its files and by nothing else:
+** the loader context that lives while an export is being read, the map
+** from nsys string ids to string-pool ids, column resolution by name and
+** the typed readers that turn one SQLite cell into a row field.
+**
+** trace.c opens the file and drives the load, trace_cols.c resolves
+** tables and columns (the drift of SCHEMA.md), trace_load.c holds one
+** loader per activity table and trace_sort.c orders the rows by start.
+*/
+#ifndef TG_TRACE_INT_H
+#define TG_TRACE_INT_H
+
+#include <sqlite3.h>
+
+#include "trace.h"
+
+/* nsys string id -> pool id. Dense array when the ids are compact (they
+** are in every export seen), an open-addressing hash otherwise. */
+typedef struct tg_idmap {
+    int32_t *dense;            /* dense[id] = pool id or -1 */
+    int64_t dense_n, dense_count;
+    int64_t *keys;             /* hash mode */
+    int32_t *vals;
+    size_t slots, used;
+} tg_idmap;
+
+/* Per-table counters for the one warning a table may earn. */
+typedef struct tg_rowstats {
+    size_t skipped;            /* missing / non-numeric start or end */
+    size_t clamped;            /* end < start, end set to start */
+} tg_rowstats;
+
+typedef struct tg_loader {
+    sqlite3 *db;
+    tg_trace *t;
+    const char *path;
+    tg_diag *diag;
+    bool failed;               /* an error is in diag; stop */
+    tg_idmap strings;
+    char **table_list;         /* every table name in the file */
+    size_t n_tables;
+    tg_rowstats stats[TG_TABLE_COUNT];
+} tg_loader;
+
+/* One column a loader wants. `alt` is a second name tried when `name` is
+** absent. A required column that is absent makes the export unreadable;
+** an absent optional column reads as NULL. */
+typedef struct tg_colspec {
+    const char *name;
+    const char *alt;
+    bool required;
+} tg_colspec;
+
+/* ---- trace.c: errors */
+void tg_load_fail(tg_loader *ld, tg_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Record an SQLite failure while doing `what` (e.g. "reading NVTX_EVENTS"). */
+void tg_load_sqlite_fail(tg_loader *ld, int rc, const char *what);
+
+/* ---- trace_cols.c: tables, columns, statements */
+bool tg_load_list_tables(tg_loader *ld);
+/* Actual name of a table: exact match, else the highest `NAME_V<n>`. */
+const char *tg_load_find_table(const tg_loader *ld, const char *canonical);
+/* Prepare "SELECT rowid, c1, ..., cn FROM table" (column i at index i+1).
+** Returns NULL when failed (diag set). */
+sqlite3_stmt *tg_load_select(tg_loader *ld, const char *table, const tg_colspec *cols, int n,
+                             const char *where);
+/* Step; returns true on a row, false at the end or on error (ld->failed). */
+bool tg_load_step(tg_loader *ld, sqlite3_stmt *st, const char *table);
+
+bool tg_idmap_put(tg_idmap *m, int64_t key, int32_t val);
+int32_t tg_idmap_get(const tg_idmap *m, int64_t key);
+void tg_idmap_free(tg_idmap *m);
+
+/* Intern the text of a cell (any non-NULL type), TG_NO_STR for NULL. */
+int32_t tg_load_text(tg_loader *ld, sqlite3_stmt *st, int col);
+/* A string-id cell: integer -> StringIds lookup; text -> interned as is. */
+int32_t tg_load_strid(tg_loader *ld, sqlite3_stmt *st, int col);
+
+/* Integer value of a cell; false for NULL, text, blob or a non-finite real. */
+static inline bool tg_cell_int(sqlite3_stmt *st, int col, int64_t *out)
+{
+    switch (sqlite3_column_type(st, col)) {
+    case SQLITE_INTEGER:
+        *out = sqlite3_column_int64(st, col);
+        return true;
+    case SQLITE_FLOAT: {
+        double d = sqlite3_column_double(st, col);
+        if (!(d > -9.2e18 && d < 9.2e18)) return false;
+        *out = (int64_t)d;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static inline int64_t tg_cell_i64(sqlite3_stmt *st, int col)
+{
+    int64_t v;
+    return tg_cell_int(st, col, &v) ? v : TG_NULL_I64;
+}
+
+/* int32 fields: null and out-of-range values read as -1. */
+static inline int32_t tg_cell_i32(sqlite3_stmt *st, int col)
+{
+    int64_t v;
+    if (!tg_cell_int(st, col, &v) || v < INT32_MIN || v > INT32_MAX) return -1;
+    return (int32_t)v;
+}
+
+/* Columns 1 and 2 of every activity SELECT are start and end. Returns
+** false when the row must be skipped. */
+static inline bool tg_load_times(tg_rowstats *rs, sqlite3_stmt *st, int64_t *start, int64_t *end,
+                       bool end_optional)
+{
+    if (!tg_cell_int(st, 1, start) || *start == TG_NULL_I64) {
+        rs->skipped++;
+        return false;
+    }
+    if (!tg_cell_int(st, 2, end) || *end == TG_NULL_I64) {
+        if (!end_optional || sqlite3_column_type(st, 2) != SQLITE_NULL) {
+            rs->skipped++;
+            return false;
+        }
+        *end = TG_NULL_I64;
+        return true;
+    }
+    if (*end < *start) {
+        *end = *start;
+        rs->clamped++;
+    }
+    return true;
+}
+
+/* Decoded process / thread ids of a serialized GlobalId (SCHEMA.md). */
+static inline int32_t tg_global_pid(int64_t global)
+{
+    return global == TG_NULL_I64 ? -1 : (int32_t)(((uint64_t)global >> 24) & 0xFFFFFF);
+}
+static inline int32_t tg_global_tid(int64_t global)
+{
+    return global == TG_NULL_I64 ? -1 : (int32_t)((uint64_t)global & 0xFFFFFF);
+}
+
+/* ---- trace_load.c: one loader per table; each returns false on failure */
+bool tg_load_strings(tg_loader *ld);
+bool tg_load_kernels(tg_loader *ld);
+bool tg_load_memcpys(tg_loader *ld);
+bool tg_load_memsets(tg_loader *ld);
+bool tg_load_apis(tg_loader *ld);
+bool tg_load_syncs(tg_loader *ld);
+bool tg_load_overheads(tg_loader *ld);
+bool tg_load_nvtx(tg_loader *ld);
+bool tg_load_gpus(tg_loader *ld);
+bool tg_load_processes(tg_loader *ld);
+
+/* ---- trace_sort.c */
+/* Stable sort of n rows of size esz by the int64 at offset key_off.
+** Returns false when out of memory (rows unchanged). */
+bool tg_sort_rows_by_i64(void *rows, size_t n, size_t esz, size_t key_off);
+
+#endif

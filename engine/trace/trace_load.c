@@ -1,0 +1,482 @@
+/*
+** One loader per table of the export: each prepares a single SELECT of the
+** columns it needs (trace_cols.c resolves their names), steps through the
+** table once and appends typed rows to the trace's arrays, which grow
+** geometrically (no allocation per row). NVTX lives in trace_nvtx.c.
+**
+** Robustness: a cell of the wrong type never crashes a loader. A row whose
+** start or end is missing or not a number is skipped; an end before its
+** start is clamped to the start; other fields read as null. The counts go
+** into one warning per table (trace.c). DERIVED fields are set to their
+** null values here and filled later by engine/model.
+*/
+#include "trace_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define COL(i) ((i) + 1)   /* spec index -> result column (0 is rowid) */
+
+/* ---------------------------------------------------------------- strings */
+
+bool tg_load_strings(tg_loader *ld)
+{
+    const char *table = ld->t->table_name[TG_TABLE_STRINGS];
+    if (!table) return true;
+    static const tg_colspec cols[] = {{"id", NULL, true}, {"value", NULL, true}};
+    sqlite3_stmt *st = tg_load_select(ld, table, cols, 2, NULL);
+    if (!st) return false;
+    while (tg_load_step(ld, st, table)) {
+        int64_t id;
+        if (!tg_cell_int(st, COL(0), &id)) continue;
+        int32_t s = tg_load_text(ld, st, COL(1));
+        if (ld->failed) break;
+        if (s >= 0 && !tg_idmap_put(&ld->strings, id, s)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return !ld->failed;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+enum {
+    KC_START, KC_END, KC_DEVICE, KC_CONTEXT, KC_STREAM, KC_CORR, KC_GPID,
+    KC_DEMANGLED, KC_SHORT, KC_GRID_X, KC_GRID_Y, KC_GRID_Z, KC_BLOCK_X, KC_BLOCK_Y,
+    KC_BLOCK_Z, KC_REGS, KC_SSMEM, KC_DSMEM, KC_N
+};
+
+static const tg_colspec kernel_cols[KC_N] = {
+    [KC_START] = {"start", NULL, true},
+    [KC_END] = {"end", NULL, true},
+    [KC_DEVICE] = {"deviceId", NULL, false},
+    [KC_CONTEXT] = {"contextId", NULL, false},
+    [KC_STREAM] = {"streamId", NULL, false},
+    [KC_CORR] = {"correlationId", NULL, false},
+    [KC_GPID] = {"globalPid", NULL, false},
+    [KC_DEMANGLED] = {"demangledName", NULL, false},
+    [KC_SHORT] = {"shortName", NULL, false},
+    [KC_GRID_X] = {"gridX", NULL, false},
+    [KC_GRID_Y] = {"gridY", NULL, false},
+    [KC_GRID_Z] = {"gridZ", NULL, false},
+    [KC_BLOCK_X] = {"blockX", NULL, false},
+    [KC_BLOCK_Y] = {"blockY", NULL, false},
+    [KC_BLOCK_Z] = {"blockZ", NULL, false},
+    [KC_REGS] = {"registersPerThread", NULL, false},
+    [KC_SSMEM] = {"staticSharedMemory", NULL, false},
+    [KC_DSMEM] = {"dynamicSharedMemory", NULL, false},
+};
+
+bool tg_load_kernels(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    const char *table = t->table_name[TG_TABLE_KERNEL];
+    if (!table) return true;
+    sqlite3_stmt *st = tg_load_select(ld, table, kernel_cols, KC_N, NULL);
+    if (!st) return false;
+    tg_rowstats *rs = &ld->stats[TG_TABLE_KERNEL];
+    size_t cap = 0;
+    while (tg_load_step(ld, st, table)) {
+        tg_kernel k;
+        if (!tg_load_times(rs, st, &k.start, &k.end, false)) continue;
+        k.rowid = sqlite3_column_int64(st, 0);
+        k.correlation = tg_cell_i64(st, COL(KC_CORR));
+        k.pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID)));
+        k.device = tg_cell_i32(st, COL(KC_DEVICE));
+        k.context = tg_cell_i32(st, COL(KC_CONTEXT));
+        k.stream = tg_cell_i32(st, COL(KC_STREAM));
+        k.short_name = tg_load_strid(ld, st, COL(KC_SHORT));
+        k.name = tg_load_strid(ld, st, COL(KC_DEMANGLED));
+        if (k.name < 0) k.name = k.short_name;
+        k.grid_x = tg_cell_i32(st, COL(KC_GRID_X));
+        k.grid_y = tg_cell_i32(st, COL(KC_GRID_Y));
+        k.grid_z = tg_cell_i32(st, COL(KC_GRID_Z));
+        k.block_x = tg_cell_i32(st, COL(KC_BLOCK_X));
+        k.block_y = tg_cell_i32(st, COL(KC_BLOCK_Y));
+        k.block_z = tg_cell_i32(st, COL(KC_BLOCK_Z));
+        k.registers = tg_cell_i32(st, COL(KC_REGS));
+        k.static_smem = tg_cell_i32(st, COL(KC_SSMEM));
+        k.dynamic_smem = tg_cell_i32(st, COL(KC_DSMEM));
+        k.duration = TG_NULL_I64;
+        k.api = -1;
+        k.api_name = TG_NO_STR;
+        k.tid = -1;
+        k.launch_end = TG_NULL_I64;
+        k.queue = TG_NULL_I64;
+        k.nccl = 0;
+        k.steady = 0;
+        k.nvtx = TG_NO_STR;
+        k.iteration = -1;
+        if (ld->failed) break;
+        if (!TG_PUSH(t->kernels, t->n_kernels, cap, k)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return !ld->failed;
+}
+
+/* ---------------------------------------------------------------- memops */
+
+enum {
+    MC_START, MC_END, MC_DEVICE, MC_CONTEXT, MC_STREAM, MC_CORR, MC_GPID, MC_BYTES,
+    MC_COPY_KIND, MC_SRC_KIND, MC_DST_KIND, MC_SRC_DEV, MC_DST_DEV, MC_VALUE, MC_MEM_KIND, MC_N
+};
+
+/* Copies and memsets share one column list; the columns one table lacks
+** read as NULL (memKind on MEMCPY, copyKind on MEMSET, ...). */
+static const tg_colspec memop_cols[MC_N] = {
+    [MC_START] = {"start", NULL, true},
+    [MC_END] = {"end", NULL, true},
+    [MC_DEVICE] = {"deviceId", NULL, false},
+    [MC_CONTEXT] = {"contextId", NULL, false},
+    [MC_STREAM] = {"streamId", NULL, false},
+    [MC_CORR] = {"correlationId", NULL, false},
+    [MC_GPID] = {"globalPid", NULL, false},
+    [MC_BYTES] = {"bytes", NULL, false},
+    [MC_COPY_KIND] = {"copyKind", NULL, false},
+    [MC_SRC_KIND] = {"srcKind", NULL, false},
+    [MC_DST_KIND] = {"dstKind", NULL, false},
+    [MC_SRC_DEV] = {"srcDeviceId", NULL, false},
+    [MC_DST_DEV] = {"dstDeviceId", NULL, false},
+    [MC_VALUE] = {"value", NULL, false},
+    [MC_MEM_KIND] = {"memKind", NULL, false},
+};
+
+static bool load_memops(tg_loader *ld, tg_table_id id, tg_memop **rows, size_t *n)
+{
+    const char *table = ld->t->table_name[id];
+    if (!table) return true;
+    bool memset_table = id == TG_TABLE_MEMSET;
+    sqlite3_stmt *st = tg_load_select(ld, table, memop_cols, MC_N, NULL);
+    if (!st) return false;
+    tg_rowstats *rs = &ld->stats[id];
+    size_t cap = 0;
+    while (tg_load_step(ld, st, table)) {
+        tg_memop m;
+        if (!tg_load_times(rs, st, &m.start, &m.end, false)) continue;
+        m.rowid = sqlite3_column_int64(st, 0);
+        m.correlation = tg_cell_i64(st, COL(MC_CORR));
+        m.bytes = tg_cell_i64(st, COL(MC_BYTES));
+        m.pid = tg_global_pid(tg_cell_i64(st, COL(MC_GPID)));
+        m.device = tg_cell_i32(st, COL(MC_DEVICE));
+        m.context = tg_cell_i32(st, COL(MC_CONTEXT));
+        m.stream = tg_cell_i32(st, COL(MC_STREAM));
+        if (memset_table) {
+            m.copy_kind = -1;
+            m.src_kind = tg_cell_i32(st, COL(MC_MEM_KIND));
+            m.dst_kind = -1;
+            m.src_device = m.dst_device = -1;
+            m.value = tg_cell_i64(st, COL(MC_VALUE));
+        } else {
+            m.copy_kind = tg_cell_i32(st, COL(MC_COPY_KIND));
+            m.src_kind = tg_cell_i32(st, COL(MC_SRC_KIND));
+            m.dst_kind = tg_cell_i32(st, COL(MC_DST_KIND));
+            m.src_device = tg_cell_i32(st, COL(MC_SRC_DEV));
+            m.dst_device = tg_cell_i32(st, COL(MC_DST_DEV));
+            m.value = TG_NULL_I64;
+        }
+        m.duration = TG_NULL_I64;
+        m.kind_name = m.src_kind_name = m.dst_kind_name = TG_NO_STR;
+        m.api = -1;
+        m.api_name = TG_NO_STR;
+        m.tid = -1;
+        m.api_sync = 0;
+        m.api_async = 0;
+        m.steady = 0;
+        m.iteration = -1;
+        if (!TG_PUSH(*rows, *n, cap, m)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return !ld->failed;
+}
+
+bool tg_load_memcpys(tg_loader *ld)
+{
+    return load_memops(ld, TG_TABLE_MEMCPY, &ld->t->memcpys, &ld->t->n_memcpys);
+}
+
+bool tg_load_memsets(tg_loader *ld)
+{
+    return load_memops(ld, TG_TABLE_MEMSET, &ld->t->memsets, &ld->t->n_memsets);
+}
+
+/* ---------------------------------------------------------------- API calls */
+
+enum { AC_START, AC_END, AC_GTID, AC_CORR, AC_NAME_ID, AC_NAME_TEXT, AC_RET, AC_N };
+
+static const tg_colspec api_cols[AC_N] = {
+    [AC_START] = {"start", NULL, true},
+    [AC_END] = {"end", NULL, true},
+    [AC_GTID] = {"globalTid", NULL, false},
+    [AC_CORR] = {"correlationId", NULL, false},
+    [AC_NAME_ID] = {"nameId", NULL, false},
+    [AC_NAME_TEXT] = {"name", NULL, false},   /* inline text in some old exports */
+    [AC_RET] = {"returnValue", NULL, false},
+};
+
+bool tg_load_apis(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    const char *table = t->table_name[TG_TABLE_RUNTIME];
+    if (!table) return true;
+    sqlite3_stmt *st = tg_load_select(ld, table, api_cols, AC_N, NULL);
+    if (!st) return false;
+    tg_rowstats *rs = &ld->stats[TG_TABLE_RUNTIME];
+    size_t cap = 0;
+    while (tg_load_step(ld, st, table)) {
+        tg_api a;
+        if (!tg_load_times(rs, st, &a.start, &a.end, false)) continue;
+        a.rowid = sqlite3_column_int64(st, 0);
+        a.correlation = tg_cell_i64(st, COL(AC_CORR));
+        int64_t gtid = tg_cell_i64(st, COL(AC_GTID));
+        a.pid = tg_global_pid(gtid);
+        a.tid = tg_global_tid(gtid);
+        a.name = tg_load_strid(ld, st, COL(AC_NAME_ID));
+        if (a.name < 0) a.name = tg_load_text(ld, st, COL(AC_NAME_TEXT));
+        a.return_value = tg_cell_i32(st, COL(AC_RET));
+        a.duration = TG_NULL_I64;
+        a.base_name = TG_NO_STR;
+        a.driver = 0;
+        a.blocking = 0;
+        a.steady = 0;
+        a.iteration = -1;
+        a.dup_of = -1;
+        if (ld->failed) break;
+        if (!TG_PUSH(t->apis, t->n_apis, cap, a)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return !ld->failed;
+}
+
+/* ---------------------------------------------------------------- sync */
+
+enum {
+    SC_START, SC_END, SC_DEVICE, SC_CONTEXT, SC_STREAM, SC_CORR, SC_GPID, SC_TYPE,
+    SC_OLD_TYPE, SC_N
+};
+
+static const tg_colspec sync_cols[SC_N] = {
+    [SC_START] = {"start", NULL, true},
+    [SC_END] = {"end", NULL, true},
+    [SC_DEVICE] = {"deviceId", NULL, false},
+    [SC_CONTEXT] = {"contextId", NULL, false},
+    [SC_STREAM] = {"streamId", NULL, false},
+    [SC_CORR] = {"correlationId", NULL, false},
+    [SC_GPID] = {"globalPid", NULL, false},
+    [SC_TYPE] = {"syncType", NULL, false},
+    [SC_OLD_TYPE] = {"deprecatedSyncType", NULL, false},
+};
+
+bool tg_load_syncs(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    const char *table = t->table_name[TG_TABLE_SYNC];
+    if (!table) return true;
+    sqlite3_stmt *st = tg_load_select(ld, table, sync_cols, SC_N, NULL);
+    if (!st) return false;
+    tg_rowstats *rs = &ld->stats[TG_TABLE_SYNC];
+    size_t cap = 0;
+    while (tg_load_step(ld, st, table)) {
+        tg_sync s;
+        if (!tg_load_times(rs, st, &s.start, &s.end, false)) continue;
+        s.rowid = sqlite3_column_int64(st, 0);
+        s.correlation = tg_cell_i64(st, COL(SC_CORR));
+        s.pid = tg_global_pid(tg_cell_i64(st, COL(SC_GPID)));
+        s.device = tg_cell_i32(st, COL(SC_DEVICE));
+        s.context = tg_cell_i32(st, COL(SC_CONTEXT));
+        s.stream = tg_cell_i32(st, COL(SC_STREAM));
+        s.sync_type = tg_cell_i32(st, COL(SC_TYPE));
+        if (s.sync_type < 0) s.sync_type = tg_cell_i32(st, COL(SC_OLD_TYPE));
+        if (!TG_PUSH(t->syncs, t->n_syncs, cap, s)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return !ld->failed;
+}
+
+/* ---------------------------------------------------------------- overhead */
+
+enum { OC_START, OC_END, OC_GTID, OC_NAME, OC_N };
+
+static const tg_colspec overhead_cols[OC_N] = {
+    [OC_START] = {"start", NULL, true},
+    [OC_END] = {"end", NULL, true},
+    [OC_GTID] = {"globalTid", NULL, false},
+    [OC_NAME] = {"nameId", NULL, false},
+};
+
+bool tg_load_overheads(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    const char *table = t->table_name[TG_TABLE_OVERHEAD];
+    if (!table) return true;
+    sqlite3_stmt *st = tg_load_select(ld, table, overhead_cols, OC_N, NULL);
+    if (!st) return false;
+    tg_rowstats *rs = &ld->stats[TG_TABLE_OVERHEAD];
+    size_t cap = 0;
+    while (tg_load_step(ld, st, table)) {
+        tg_overhead o;
+        if (!tg_load_times(rs, st, &o.start, &o.end, false)) continue;
+        o.rowid = sqlite3_column_int64(st, 0);
+        int64_t gtid = tg_cell_i64(st, COL(OC_GTID));
+        o.pid = tg_global_pid(gtid);
+        o.tid = tg_global_tid(gtid);
+        o.name = tg_load_strid(ld, st, COL(OC_NAME));
+        if (ld->failed) break;
+        if (!TG_PUSH(t->overheads, t->n_overheads, cap, o)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return !ld->failed;
+}
+
+/* ---------------------------------------------------------------- GPUs */
+
+static tg_gpu *find_gpu(tg_trace *t, int32_t id)
+{
+    for (size_t i = 0; i < t->n_gpus; i++)
+        if (t->gpus[i].id == id) return &t->gpus[i];
+    return NULL;
+}
+
+static bool add_gpu(tg_loader *ld, size_t *cap, tg_gpu g)
+{
+    if (g.id < 0 || find_gpu(ld->t, g.id)) return true;
+    if (!TG_PUSH(ld->t->gpus, ld->t->n_gpus, *cap, g)) {
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        return false;
+    }
+    return true;
+}
+
+enum { GC_ID, GC_NAME, GC_SMS, GC_MEM, GC_MAJOR, GC_MINOR, GC_N };
+
+static const tg_colspec gpu_cols[GC_N] = {
+    [GC_ID] = {"id", NULL, true},
+    [GC_NAME] = {"name", NULL, false},
+    [GC_SMS] = {"smCount", NULL, false},
+    [GC_MEM] = {"totalMemory", NULL, false},
+    [GC_MAJOR] = {"computeMajor", NULL, false},
+    [GC_MINOR] = {"computeMinor", NULL, false},
+};
+
+/* TARGET_INFO_CUDA_DEVICE (newer exports): ids and SM counts, no names. */
+static const tg_colspec cuda_device_cols[] = {
+    {"gpuId", "cudaId", true},
+    {"numMultiprocessors", NULL, false},
+};
+
+static int cmp_gpu(const void *a, const void *b)
+{
+    const tg_gpu *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Add a bare description for every device id an activity row names but
+** no GPU table describes (e.g. windowed exports that dropped the table). */
+static bool add_activity_devices(tg_loader *ld, size_t *cap)
+{
+    tg_trace *t = ld->t;
+    int32_t last = -1;
+    const struct { const void *rows; size_t n, esz, off; } sets[] = {
+        {t->kernels, t->n_kernels, sizeof(tg_kernel), offsetof(tg_kernel, device)},
+        {t->memcpys, t->n_memcpys, sizeof(tg_memop), offsetof(tg_memop, device)},
+        {t->memsets, t->n_memsets, sizeof(tg_memop), offsetof(tg_memop, device)},
+    };
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+        for (size_t i = 0; i < sets[s].n; i++) {
+            int32_t dev;
+            memcpy(&dev, (const char *)sets[s].rows + i * sets[s].esz + sets[s].off, sizeof dev);
+            if (dev == last) continue;
+            last = dev;
+            tg_gpu g = {.id = dev, .name = TG_NO_STR, .sm_count = -1, .memory = TG_NULL_I64,
+                        .compute_major = -1, .compute_minor = -1};
+            if (!add_gpu(ld, cap, g)) return false;
+        }
+    }
+    return true;
+}
+
+bool tg_load_gpus(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    size_t cap = 0;
+    const char *table = t->table_name[TG_TABLE_GPU];
+    if (table) {
+        sqlite3_stmt *st = tg_load_select(ld, table, gpu_cols, GC_N, NULL);
+        if (!st) return false;
+        while (tg_load_step(ld, st, table)) {
+            tg_gpu g = {
+                .id = tg_cell_i32(st, COL(GC_ID)),
+                .name = tg_load_text(ld, st, COL(GC_NAME)),
+                .sm_count = tg_cell_i32(st, COL(GC_SMS)),
+                .memory = tg_cell_i64(st, COL(GC_MEM)),
+                .compute_major = tg_cell_i32(st, COL(GC_MAJOR)),
+                .compute_minor = tg_cell_i32(st, COL(GC_MINOR)),
+            };
+            if (ld->failed || !add_gpu(ld, &cap, g)) break;
+        }
+        sqlite3_finalize(st);
+        if (ld->failed) return false;
+    }
+    const char *cuda_dev = tg_load_find_table(ld, "TARGET_INFO_CUDA_DEVICE");
+    if (!table && cuda_dev) {
+        sqlite3_stmt *st = tg_load_select(ld, cuda_dev, cuda_device_cols, 2, NULL);
+        if (!st) return false;
+        while (tg_load_step(ld, st, cuda_dev)) {
+            tg_gpu g = {.id = tg_cell_i32(st, COL(0)), .name = TG_NO_STR,
+                        .sm_count = tg_cell_i32(st, COL(1)), .memory = TG_NULL_I64,
+                        .compute_major = -1, .compute_minor = -1};
+            if (!add_gpu(ld, &cap, g)) break;
+        }
+        sqlite3_finalize(st);
+        if (ld->failed) return false;
+    }
+    if (!add_activity_devices(ld, &cap)) return false;
+    if (t->n_gpus > 1) qsort(t->gpus, t->n_gpus, sizeof *t->gpus, cmp_gpu);
+    return true;
+}
+
+/* ---------------------------------------------------------------- processes */
+
+static const tg_colspec process_cols[] = {
+    {"pid", NULL, false},
+    {"name", NULL, false},
+    {"globalPid", NULL, false},
+};
+
+bool tg_load_processes(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    const char *table = tg_load_find_table(ld, "PROCESSES");
+    if (!table) return true;
+    sqlite3_stmt *st = tg_load_select(ld, table, process_cols, 3, NULL);
+    if (!st) return false;
+    size_t cap = 0;
+    while (tg_load_step(ld, st, table)) {
+        tg_process p = {.pid = tg_cell_i32(st, COL(0)), .name = tg_load_text(ld, st, COL(1))};
+        if (p.pid < 0) p.pid = tg_global_pid(tg_cell_i64(st, COL(2)));
+        if (ld->failed) break;
+        if (p.pid < 0) continue;
+        if (!TG_PUSH(t->processes, t->n_processes, cap, p)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return !ld->failed;
+}

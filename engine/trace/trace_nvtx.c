@@ -1,0 +1,163 @@
+/*
+** NVTX_EVENTS: ranges and marks, their names and their domains.
+**
+** A name is coalesce(StringIds via textId, text): registered strings land in
+** textId, plain ones in text. Domains are not a table of their own: a row
+** of eventType 75 (NvtxDomainCreate) defines one, its domainId naming the
+** domain and its text holding the name; ranges refer to it by domainId
+** (0 = default domain). Definition rows (domain, category, thread and
+** CUDA-resource naming events) describe other rows and are not loaded;
+** every other row is, with its eventType (59 push/pop, 60 start/end,
+** 34 mark, ...) and a NULL end for marks.
+**
+** Domains are resolved after the single scan, per process first (domain
+** ids are handed out per process), then by id alone. A domain whose
+** definition the capture lacks (windowed exports) is named "domain N".
+*/
+#include "trace_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ENUM_NSYS_EVENT_TYPE ids of NVTX definition events. */
+#define NVTX_DOMAIN_CREATE 75
+
+static bool is_definition(int32_t event_type)
+{
+    switch (event_type) {
+    case 33:  /* NvtxCategory */
+    case 39:  /* NvtxThread (thread name) */
+    case 64:  /* NvtxtCategory */
+    case 72: case 73: case 74:  /* NvtxtMeta* */
+    case 75: case 76:           /* NvtxDomainCreate / Destroy */
+    case 97: case 98: case 99:  /* NvtxNameCuda{Device,Context,Stream} */
+        return true;
+    default:
+        return false;
+    }
+}
+
+typedef struct domain_def {
+    int32_t pid;
+    int32_t id;
+    int32_t name;
+} domain_def;
+
+static int cmp_def(const void *a, const void *b)
+{
+    const domain_def *x = a, *y = b;
+    if (x->pid != y->pid) return (x->pid > y->pid) - (x->pid < y->pid);
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int32_t find_def(const domain_def *defs, size_t n, int32_t pid, int32_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        domain_def key = {.pid = pid, .id = id};
+        int c = cmp_def(&defs[mid], &key);
+        if (c == 0) return defs[mid].name;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = 0; i < n; i++)      /* another process's definition */
+        if (defs[i].id == id) return defs[i].name;
+    return TG_NO_STR;
+}
+
+/* Replace the raw domain ids parked in row.domain by domain names. */
+static bool resolve_domains(tg_loader *ld, domain_def *defs, size_t n_defs)
+{
+    tg_trace *t = ld->t;
+    if (n_defs > 1) qsort(defs, n_defs, sizeof *defs, cmp_def);
+    int32_t last_pid = -1, last_id = -1, last_name = TG_NO_STR;
+    for (size_t i = 0; i < t->n_nvtx; i++) {
+        tg_nvtx *r = &t->nvtx[i];
+        if (r->domain <= 0) {
+            r->domain = TG_NO_STR;      /* default domain */
+            continue;
+        }
+        if (r->domain != last_id || r->pid != last_pid) {
+            last_pid = r->pid;
+            last_id = r->domain;
+            last_name = find_def(defs, n_defs, r->pid, r->domain);
+            if (last_name < 0) {
+                char buf[32];
+                int len = snprintf(buf, sizeof buf, "domain %d", (int)r->domain);
+                last_name = tg_strpool_intern(t->strings, buf, (size_t)len);
+                if (last_name < 0) {
+                    tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+                    return false;
+                }
+            }
+        }
+        r->domain = last_name;
+    }
+    return true;
+}
+
+enum { NC_START, NC_END, NC_TYPE, NC_TEXT, NC_TEXT_ID, NC_GTID, NC_DOMAIN, NC_N };
+
+static const tg_colspec nvtx_cols[NC_N] = {
+    [NC_START] = {"start", NULL, true},
+    [NC_END] = {"end", NULL, true},
+    [NC_TYPE] = {"eventType", NULL, true},
+    [NC_TEXT] = {"text", NULL, false},
+    [NC_TEXT_ID] = {"textId", NULL, false},
+    [NC_GTID] = {"globalTid", NULL, false},
+    [NC_DOMAIN] = {"domainId", NULL, false},
+};
+
+#define COL(i) ((i) + 1)
+
+bool tg_load_nvtx(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    const char *table = t->table_name[TG_TABLE_NVTX];
+    if (!table) return true;
+    sqlite3_stmt *st = tg_load_select(ld, table, nvtx_cols, NC_N, NULL);
+    if (!st) return false;
+    tg_rowstats *rs = &ld->stats[TG_TABLE_NVTX];
+    domain_def *defs = NULL;
+    size_t n_defs = 0, defs_cap = 0, cap = 0;
+    while (tg_load_step(ld, st, table)) {
+        tg_nvtx r;
+        r.event_type = tg_cell_i32(st, COL(NC_TYPE));
+        int64_t gtid = tg_cell_i64(st, COL(NC_GTID));
+        r.pid = tg_global_pid(gtid);
+        r.tid = tg_global_tid(gtid);
+        r.domain = tg_cell_i32(st, COL(NC_DOMAIN));  /* raw id until resolved */
+        if (is_definition(r.event_type)) {
+            if (r.event_type != NVTX_DOMAIN_CREATE || r.domain <= 0) continue;
+            domain_def d = {.pid = r.pid, .id = r.domain};
+            d.name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
+            if (d.name < 0) d.name = tg_load_text(ld, st, COL(NC_TEXT));
+            if (ld->failed) break;
+            if (d.name >= 0 && !TG_PUSH(defs, n_defs, defs_cap, d)) {
+                tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+                break;
+            }
+            continue;
+        }
+        if (!tg_load_times(rs, st, &r.start, &r.end, true)) continue;
+        r.rowid = sqlite3_column_int64(st, 0);
+        r.name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
+        if (r.name < 0) r.name = tg_load_text(ld, st, COL(NC_TEXT));
+        r.duration = TG_NULL_I64;
+        r.depth = -1;
+        r.gpu_time = TG_NULL_I64;
+        r.gpu_span = TG_NULL_I64;
+        r.iteration = -1;
+        if (ld->failed) break;
+        if (!TG_PUSH(t->nvtx, t->n_nvtx, cap, r)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    if (!ld->failed) resolve_domains(ld, defs, n_defs);
+    free(defs);
+    return !ld->failed;
+}
