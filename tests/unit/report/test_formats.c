@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -142,7 +143,7 @@ static void test_sarif(void **state)
     char cwd[4096];
     assert_non_null(getcwd(cwd, sizeof cwd));
     char *under_cwd = tg_arena_printf(run.arena, "%s/rules.d/memcpy.yaml", cwd);
-    run.traces[1].results[0].rule_file = under_cwd;   /* a pass: not a result, no effect */
+    run.traces[0].results[0].rule_file = under_cwd;   /* absolute below cwd: made relative */
     char *text = fixture_render(TG_FMT_SARIF, &run, NULL, &plain);
     json_t *doc = parse(text);
     assert_string_equal(str_at(doc, "version"), "2.1.0");
@@ -343,6 +344,38 @@ static void test_markdown(void **state)
     tg_arena_free(run.arena);
 }
 
+/* Thousands of ranks: the table and the details are capped, the fence of
+** the SQL block outgrows backticks inside it. */
+static void test_markdown_limits(void **state)
+{
+    (void)state;
+    tg_arena *a = tg_arena_new();
+    tg_run_result run = {.arena = a, .n_traces = 1};
+    run.traces = tg_arena_alloc(a, sizeof *run.traces);
+    tg_trace_result *t = run.traces;
+    t->file = "big.sqlite";
+    t->n_results = 1200;
+    t->results = tg_arena_alloc(a, t->n_results * sizeof *t->results);
+    for (size_t i = 0; i < t->n_results; i++) {
+        tg_rule_result *r = &t->results[i];
+        r->rule = tg_arena_printf(a, "rule-%zu", i);
+        r->verdict = i % 2 ? TG_V_FAIL : TG_V_PASS;
+        r->severity = TG_SEV_WARNING;
+        r->message = "m";
+        r->metric_value = r->baseline.p_value = NAN;
+        r->reproduce = "SELECT '```' AS fence";
+    }
+    char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    const char *row;
+    assert_int_equal(table_rows(md, "| trace | rule | severity | status | count | message |", &row), 1000);
+    assert_non_null(strstr(md, "_200 more results not shown; see the JSON report._"));
+    assert_int_equal(fixture_count_lines(md, "### FAIL "), 50);
+    assert_non_null(strstr(md, "_550 more failures not detailed; see the JSON report._"));
+    assert_non_null(strstr(md, "\n````sql\nSELECT '```' AS fence\n````\n"));
+    free(md);
+    tg_arena_free(a);
+}
+
 /* ---------------------------------------------------------------- text */
 
 static void test_text(void **state)
@@ -480,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_sarif),
         cmocka_unit_test(test_github),
         cmocka_unit_test(test_markdown),
+        cmocka_unit_test(test_markdown_limits),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_same_counts),
     };
