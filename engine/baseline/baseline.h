@@ -134,7 +134,8 @@ const tg_baseline_metric *tg_baseline_find(const tg_baseline *b, const char *rul
 **   is rewritten with the numbers. Without an entry: SKIP "not in the
 **   baseline". Results already ERROR (missing data) are left alone;
 ** - other rules with a metric get result.baseline filled (trend only).
-** Strings go to run->arena. Returns TG_OK, TG_EUSAGE or TG_EINTERNAL. */
+** Strings go to the trace's arena (run->arena when it has none).
+** Returns TG_OK, TG_EUSAGE or TG_EINTERNAL. */
 tg_status tg_baseline_apply(const tg_baseline *b, const tg_ruleset *rs, tg_run_result *run,
                             bool allow_mismatch, tg_diag *diag);
 tg_status tg_baseline_apply_with(const tg_baseline *b, const tg_baseline_rules *rules,

@@ -247,7 +247,7 @@ tg_status tg_baseline_apply_with(const tg_baseline *b, const tg_baseline_rules *
     for (size_t t = 0; t < run->n_traces; t++) {
         tg_trace_result *tr = &run->traces[t];
         if (tr->status != TG_OK) continue;
-        if (!apply_trace(b, rules, tr, run->arena)) {
+        if (!apply_trace(b, rules, tr, tr->arena ? tr->arena : run->arena)) {
             tg_diag_error(diag, TG_EINTERNAL, "out of memory while comparing with the baseline");
             return TG_EINTERNAL;
         }
