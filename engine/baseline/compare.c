@@ -154,7 +154,7 @@ static void format_p(double p, char *buf, size_t size)
 
 /* Decide a regression rule's verdict and rewrite its message. */
 static bool judge(const tg_baseline_metric *m, tg_rule_result *r, double min_change,
-                  double alpha, tg_arena *arena)
+                  double alpha, const char *evaluated, tg_arena *arena)
 {
     tg_baseline_cmp *c = &r->baseline;
     int dir = r->regression > 0 ? 1 : -1;
@@ -200,9 +200,16 @@ static bool judge(const tg_baseline_metric *m, tg_rule_result *r, double min_cha
         else
             snprintf(why, sizeof why, "inside the run-to-run band %s..%s", lo, hi);
     }
-    r->message = tg_arena_printf(arena, "%s %s vs baseline %s (%s, %s, n=%zu/%zu): %s",
-                                 m->metric, cur, base, pct, p, c->n_current, c->n_baseline,
-                                 why);
+    /* Lead with the rule's own rendered message when the evaluator produced
+    ** one ("p50 iteration period 48.1 ms over 95 steady iterations"), else
+    ** with the metric and its value. */
+    if (evaluated && evaluated[0])
+        r->message = tg_arena_printf(arena, "%s vs baseline %s (%s, %s, n=%zu/%zu): %s",
+                                     evaluated, base, pct, p, c->n_current, c->n_baseline, why);
+    else
+        r->message = tg_arena_printf(arena, "%s %s vs baseline %s (%s, %s, n=%zu/%zu): %s",
+                                     m->metric, cur, base, pct, p, c->n_current,
+                                     c->n_baseline, why);
     return r->message != NULL;
 }
 
@@ -218,6 +225,8 @@ static bool apply_trace(const tg_baseline *b, const tg_baseline_rules *rules,
             if (m && !isnan(r->metric_value) && !fill_cmp(b, m, r)) return false;
             continue;
         }
+        const char *evaluated =
+            r->verdict == TG_V_PASS || r->verdict == TG_V_FAIL ? r->message : NULL;
         r->baseline = (tg_baseline_cmp){.p_value = NAN, .band_lo = NAN, .band_hi = NAN};
         r->verdict = TG_V_SKIP;
         if (!r->metric) {
@@ -232,7 +241,7 @@ static bool apply_trace(const tg_baseline *b, const tg_baseline_rules *rules,
             double min_change = rule_param(rules, r->rule, "min_change",
                                            TG_BASELINE_DEFAULT_MIN_CHANGE);
             double alpha = rule_param(rules, r->rule, "alpha", TG_BASELINE_DEFAULT_ALPHA);
-            if (!judge(m, r, min_change, alpha, arena)) return false;
+            if (!judge(m, r, min_change, alpha, evaluated, arena)) return false;
         }
         if (!r->message) return false;
     }

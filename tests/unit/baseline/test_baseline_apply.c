@@ -145,6 +145,17 @@ static void test_regression_fails(void **state)
     assert_false(result_of(run, "sync-memcpy")->baseline.present);
 
     tb_run_free(run);
+
+    /* when the evaluator rendered the rule's message, it leads */
+    run = make_current(48 * MS, "NVIDIA H200", "3.11.0");
+    r = result_of(run, RULE);
+    r->verdict = TG_V_PASS;
+    r->message = "p50 iteration period 48 ms over 95 steady iterations";
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    expect_message(r, "p50 iteration period 48 ms over 95 steady iterations vs baseline 30 ms "
+                      "(+60.0%, p=");
+    tb_run_free(run);
     tg_baseline_free(b);
     tg_diag_clear(&d);
 }
