@@ -1,0 +1,409 @@
+/*
+** tg_model_build: derives the rule sources of DESIGN §2 from a loaded trace.
+**
+** This file runs the passes in order and owns the row-level derivations:
+** durations, API names without their version suffix (`cudaMemcpy_v3020` is
+** `cudaMemcpy`), the duplicate API rows of old exports, the join of every
+** kernel, copy and memset to its launching call (same process, same
+** correlation id: one hash table, never a nested scan), queue time, copy and
+** memory kind names, and the trace facts. Iterations, NVTX attribution and
+** the device/gap sweeps live in model_iter.c, model_nvtx.c, model_device.c.
+**
+** Every DERIVED field is written on every build, so building twice on one
+** trace (other params) gives the same rows as building once.
+*/
+#include "model_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per raw API name: what its base name says. */
+enum {
+    NAME_DRIVER = 1,           /* cu* but not cuda*: driver API */
+    NAME_BLOCKING = 2,         /* host-blocking synchronize call */
+    NAME_SYNC_MEMOP = 4,       /* cudaMemcpy* / cuMemcpy* / cudaMemset* / cuMemset* without Async */
+    NAME_ASYNC = 8,            /* contains "Async" */
+    NAME_KNOWN = 16            /* cache slot filled */
+};
+
+static const char *const blocking_names[] = {
+    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+    "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+};
+
+/* ENUM_CUDA_MEMCPY_OPER ids 0..13 and ENUM_CUDA_MEM_KIND ids 0..7. */
+static const char *const copy_kind_names[] = {
+    "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH",
+    "PtoP", "UVM_HtoD", "UVM_DtoH", "UVM_DtoD",
+};
+static const char *const mem_kind_names[] = {
+    "pageable", "pinned", "device", "array", "managed", "device_static", "managed_static", "unknown",
+};
+#define N_COPY_KINDS (sizeof copy_kind_names / sizeof copy_kind_names[0])
+#define N_MEM_KINDS (sizeof mem_kind_names / sizeof mem_kind_names[0])
+
+typedef struct name_cache {
+    int32_t n;                 /* strings interned before the build */
+    int32_t *base;             /* raw name id -> base name id */
+    uint8_t *flags;            /* raw name id -> NAME_* */
+    int8_t *nccl;              /* kernel name id -> contains "nccl" (-1 unknown) */
+    int32_t copy_kind[N_COPY_KINDS], mem_kind[N_MEM_KINDS];
+} name_cache;
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Length of name without its version suffixes: _v<digits>, _ptsz, _ptds
+** (possibly stacked: cudaMemcpyAsync_ptsz_v7000). */
+static size_t base_name_len(const char *name, size_t len)
+{
+    for (;;) {
+        if (len > 5 && (memcmp(name + len - 5, "_ptsz", 5) == 0 ||
+                        memcmp(name + len - 5, "_ptds", 5) == 0)) {
+            len -= 5;
+            continue;
+        }
+        size_t d = len;
+        while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9') d--;
+        if (d < len && d >= 3 && name[d - 1] == 'v' && name[d - 2] == '_') {
+            len = d - 2;
+            continue;
+        }
+        return len;
+    }
+}
+
+static uint8_t name_flags(const char *base)
+{
+    uint8_t f = NAME_KNOWN;
+    if (starts_with(base, "cu") && !starts_with(base, "cuda")) f |= NAME_DRIVER;
+    for (size_t i = 0; i < sizeof blocking_names / sizeof blocking_names[0]; i++)
+        if (strcmp(base, blocking_names[i]) == 0) f |= NAME_BLOCKING;
+    bool copy_or_set = starts_with(base, "cudaMemcpy") || starts_with(base, "cuMemcpy") ||
+                       starts_with(base, "cudaMemset") || starts_with(base, "cuMemset");
+    bool async = strstr(base, "Async") != NULL;
+    if (copy_or_set && !async) f |= NAME_SYNC_MEMOP;
+    if (async) f |= NAME_ASYNC;
+    return f;
+}
+
+/* Base name id and flags of raw name id; false on OOM. */
+static bool resolve_name(tg_strpool *pool, name_cache *c, int32_t id)
+{
+    if (id < 0 || id >= c->n || c->flags[id]) return true;
+    const char *s = tg_strpool_get(pool, id);
+    size_t len = base_name_len(s, tg_strpool_len(pool, id));
+    int32_t base = tg_strpool_intern(pool, s, len);
+    if (base < 0) return false;
+    c->base[id] = base;
+    c->flags[id] = name_flags(tg_strpool_get(pool, base));
+    return true;
+}
+
+static bool contains_nccl(const char *s)
+{
+    for (; s && *s; s++)
+        if ((s[0] | 32) == 'n' && (s[1] | 32) == 'c' && (s[2] | 32) == 'c' && (s[3] | 32) == 'l')
+            return true;
+    return false;
+}
+
+static int8_t kernel_is_nccl(const tg_trace *t, name_cache *c, int32_t id)
+{
+    if (id < 0 || id >= c->n) return 0;
+    if (c->nccl[id] < 0) c->nccl[id] = contains_nccl(tg_trace_str(t, id));
+    return c->nccl[id];
+}
+
+static bool cache_init(name_cache *c, tg_strpool *pool)
+{
+    memset(c, 0, sizeof *c);
+    c->n = tg_strpool_count(pool);
+    size_t n = c->n > 0 ? (size_t)c->n : 1;
+    c->base = malloc(n * sizeof *c->base);
+    c->flags = calloc(n, 1);
+    c->nccl = malloc(n);
+    if (!c->base || !c->flags || !c->nccl) return false;
+    memset(c->nccl, -1, n);
+    for (size_t i = 0; i < N_COPY_KINDS; i++)
+        if ((c->copy_kind[i] = tg_strpool_intern(pool, copy_kind_names[i], strlen(copy_kind_names[i]))) < 0)
+            return false;
+    for (size_t i = 0; i < N_MEM_KINDS; i++)
+        if ((c->mem_kind[i] = tg_strpool_intern(pool, mem_kind_names[i], strlen(mem_kind_names[i]))) < 0)
+            return false;
+    return true;
+}
+
+static void cache_free(name_cache *c)
+{
+    free(c->base);
+    free(c->flags);
+    free(c->nccl);
+}
+
+static int64_t span_of(int64_t start, int64_t end)
+{
+    return start == TG_NULL_I64 || end == TG_NULL_I64 ? TG_NULL_I64 : end - start;
+}
+
+/* Name id of an enum code; codes this build does not know read "unknown". */
+static int32_t kind_name(const int32_t *ids, size_t n, size_t unknown, int32_t code)
+{
+    if (code < 0) return -1;
+    return ids[(size_t)code < n ? (size_t)code : unknown];
+}
+
+static void reset_memop(tg_memop *r, const name_cache *c, bool is_copy)
+{
+    r->duration = span_of(r->start, r->end);
+    r->kind_name = is_copy ? kind_name(c->copy_kind, N_COPY_KINDS, 0, r->copy_kind) : -1;
+    r->src_kind_name = kind_name(c->mem_kind, N_MEM_KINDS, N_MEM_KINDS - 1, r->src_kind);
+    r->dst_kind_name = is_copy ? kind_name(c->mem_kind, N_MEM_KINDS, N_MEM_KINDS - 1, r->dst_kind) : -1;
+    r->api = -1;
+    r->api_name = -1;
+    r->tid = -1;
+    r->api_sync = 0;
+    r->api_async = 0;
+    r->steady = 1;
+    r->iteration = -1;
+}
+
+/* Durations, names and null defaults of every DERIVED field. */
+static bool derive_rows(tg_trace *t, name_cache *c)
+{
+    for (size_t i = 0; i < t->n_apis; i++) {
+        tg_api *a = &t->apis[i];
+        if (!resolve_name(t->strings, c, a->name)) return false;
+        bool known = a->name >= 0 && a->name < c->n;
+        uint8_t f = known ? c->flags[a->name] : 0;
+        a->duration = span_of(a->start, a->end);
+        a->base_name = known ? c->base[a->name] : a->name;
+        a->driver = (f & NAME_DRIVER) != 0;
+        a->blocking = (f & NAME_BLOCKING) != 0;
+        a->steady = 1;
+        a->iteration = -1;
+        a->dup_of = -1;
+    }
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        tg_kernel *k = &t->kernels[i];
+        k->duration = span_of(k->start, k->end);
+        k->api = -1;
+        k->api_name = -1;
+        k->tid = -1;
+        k->launch_end = TG_NULL_I64;
+        k->queue = TG_NULL_I64;
+        k->nccl = kernel_is_nccl(t, c, k->name >= 0 ? k->name : k->short_name);
+        k->steady = 1;
+        k->nvtx = -1;
+        k->iteration = -1;
+    }
+    for (size_t i = 0; i < t->n_memcpys; i++) reset_memop(&t->memcpys[i], c, true);
+    for (size_t i = 0; i < t->n_memsets; i++) reset_memop(&t->memsets[i], c, false);
+    for (size_t i = 0; i < t->n_nvtx; i++) {
+        tg_nvtx *r = &t->nvtx[i];
+        r->duration = span_of(r->start, r->end);
+        r->depth = 0;
+        r->gpu_time = 0;
+        r->gpu_span = TG_NULL_I64;
+        r->iteration = -1;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- join */
+
+/* Hash table of API calls keyed by (pid, correlation id); slots hold
+** index + 1 (0 = empty) and keys are read back from the rows. */
+typedef struct api_table {
+    uint32_t *slots;
+    size_t mask;
+} api_table;
+
+static size_t api_hash(int32_t pid, int64_t corr)
+{
+    uint64_t x = (uint64_t)corr * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4fULL;
+    x ^= x >> 31;
+    return (size_t)x;
+}
+
+static bool joinable(int64_t corr) { return corr != TG_NULL_I64 && corr != 0; }
+
+/* Slot of (pid, corr): the one holding it, or the empty one to fill. */
+static size_t api_slot(const api_table *h, const tg_api *apis, int32_t pid, int64_t corr)
+{
+    size_t i = api_hash(pid, corr) & h->mask;
+    while (h->slots[i]) {
+        const tg_api *a = &apis[h->slots[i] - 1];
+        if (a->pid == pid && a->correlation == corr) break;
+        i = (i + 1) & h->mask;
+    }
+    return i;
+}
+
+/* Old exports record a runtime call twice under one correlation id: an
+** outer `cudaMemcpy` row and, nested inside it, `cudaMemcpy_v3020`. The
+** inner (later-starting) row is the call itself; NVIDIA's tools and the
+** reference metrics time queue and blocking from it. The outer row becomes
+** a duplicate (dup_of = the inner row) and stops counting as blocking. */
+static void mark_duplicate(tg_trace *t, api_table *h, size_t slot, size_t i)
+{
+    size_t j = h->slots[slot] - 1;
+    tg_api *a = &t->apis[i], *b = &t->apis[j];
+    if (a->base_name != b->base_name) return;   /* distinct calls: keep the first for the join */
+    bool a_inner = a->start > b->start || (a->start == b->start && i > j);
+    size_t inner = a_inner ? i : j, outer = a_inner ? j : i;
+    t->apis[outer].dup_of = (int32_t)inner;
+    h->slots[slot] = (uint32_t)inner + 1;
+    t->mixed_duplicate_api = true;
+}
+
+static void fill_launch(tg_trace *t, const api_table *h, const name_cache *c)
+{
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        tg_kernel *k = &t->kernels[i];
+        if (!joinable(k->correlation)) continue;
+        uint32_t s = h->slots[api_slot(h, t->apis, k->pid, k->correlation)];
+        if (!s) continue;
+        const tg_api *a = &t->apis[s - 1];
+        k->api = s - 1;
+        k->api_name = a->base_name;
+        k->tid = a->tid;
+        k->launch_end = a->end;
+        if (a->end != TG_NULL_I64 && k->start != TG_NULL_I64 && k->start >= a->end)
+            k->queue = k->start - a->end;
+    }
+    for (int table = 0; table < 2; table++) {
+        tg_memop *rows = table ? t->memsets : t->memcpys;
+        size_t n = table ? t->n_memsets : t->n_memcpys;
+        for (size_t i = 0; i < n; i++) {
+            tg_memop *r = &rows[i];
+            if (!joinable(r->correlation)) continue;
+            uint32_t s = h->slots[api_slot(h, t->apis, r->pid, r->correlation)];
+            if (!s) continue;
+            const tg_api *a = &t->apis[s - 1];
+            uint8_t f = a->name >= 0 && a->name < c->n ? c->flags[a->name] : 0;
+            r->api = s - 1;
+            r->api_name = a->base_name;
+            r->tid = a->tid;
+            r->api_sync = (f & NAME_SYNC_MEMOP) != 0;
+            r->api_async = (f & NAME_ASYNC) != 0;
+        }
+    }
+}
+
+static bool join_launches(tg_trace *t, const name_cache *c)
+{
+    if (t->n_apis >= UINT32_MAX / 2) return false;
+    api_table h = {0};
+    size_t cap = 16;
+    while (cap < t->n_apis * 2) cap *= 2;
+    h.slots = calloc(cap, sizeof *h.slots);
+    if (!h.slots) return false;
+    h.mask = cap - 1;
+    for (size_t i = 0; i < t->n_apis; i++) {
+        tg_api *a = &t->apis[i];
+        if (!joinable(a->correlation)) continue;
+        size_t slot = api_slot(&h, t->apis, a->pid, a->correlation);
+        if (h.slots[slot]) mark_duplicate(t, &h, slot, i);
+        else h.slots[slot] = (uint32_t)i + 1;
+    }
+    /* a call recorded three times leaves chains: point every row at the last */
+    for (size_t i = 0; i < t->n_apis; i++) {
+        tg_api *a = &t->apis[i];
+        while (a->dup_of >= 0 && t->apis[a->dup_of].dup_of >= 0) a->dup_of = t->apis[a->dup_of].dup_of;
+        if (a->dup_of >= 0) a->blocking = 0;
+    }
+    fill_launch(t, &h, c);
+    free(h.slots);
+    return true;
+}
+
+/* ---------------------------------------------------------------- facts */
+
+static int32_t intern_or_null(tg_strpool *pool, const char *s)
+{
+    return s ? tg_strpool_intern(pool, s, strlen(s)) : -1;
+}
+
+static void compute_facts(tg_model *m)
+{
+    tg_trace *t = m->trace;
+    tg_trace_facts *f = &m->facts;
+    memset(f, 0, sizeof *f);
+    f->rowid = -1;
+    f->duration = span_of(t->first_ns, t->last_ns);
+    if (f->duration == TG_NULL_I64) f->duration = 0;
+    f->schema_version = intern_or_null(t->strings, t->schema_version);
+    f->nsys_version = intern_or_null(t->strings, t->nsys_version);
+    f->kernels = (int64_t)t->n_kernels;
+    f->memcpys = (int64_t)t->n_memcpys;
+    f->memsets = (int64_t)t->n_memsets;
+    for (size_t i = 0; i < t->n_apis; i++) {
+        const tg_api *a = &t->apis[i];
+        if (a->dup_of >= 0) continue;
+        f->api_calls++;
+        if (a->blocking) {
+            f->blocking_calls++;
+            if (a->duration != TG_NULL_I64) f->blocked_time += a->duration;
+        }
+    }
+    for (size_t i = 0; i < t->n_nvtx; i++)
+        if (t->nvtx[i].end != TG_NULL_I64) f->nvtx_ranges++;
+    f->devices = (int64_t)m->n_devices;
+    f->iterations = (int64_t)m->n_iterations;
+    for (size_t i = 0; i < m->n_iterations; i++)
+        if (!m->iterations[i].warmup) f->steady_iterations++;
+    f->steady_duration = m->steady_end > m->steady_start ? m->steady_end - m->steady_start : 0;
+}
+
+/* ---------------------------------------------------------------- build */
+
+tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag)
+{
+    tg_model_params p = {.iteration_pattern = NULL, .gap_min_ns = 500000000};
+    if (params) {
+        p.iteration_pattern = params->iteration_pattern;
+        if (params->gap_min_ns > 0) p.gap_min_ns = params->gap_min_ns;
+    }
+    if (!p.iteration_pattern) p.iteration_pattern = TG_DEFAULT_ITERATION_PATTERN;
+
+    tg_model_priv *priv = calloc(1, sizeof *priv);
+    if (!priv) {
+        tg_diag_error(diag, TG_EINTERNAL, "out of memory while building the trace model");
+        return NULL;
+    }
+    tg_model *m = &priv->pub;
+    m->trace = trace;
+    name_cache cache;
+    bool ok = cache_init(&cache, trace->strings) && derive_rows(trace, &cache) &&
+              join_launches(trace, &cache);
+    cache_free(&cache);
+    if (!ok) {
+        tg_diag_error(diag, TG_EINTERNAL, "out of memory while building the trace model");
+        tg_model_free(m);
+        return NULL;
+    }
+    if (!tg_model_build_iterations(m, &p, diag)) {   /* reports its own error */
+        tg_model_free(m);
+        return NULL;
+    }
+    if (!tg_model_build_nvtx(m) || !tg_model_build_devices(m, &p)) {
+        tg_diag_error(diag, TG_EINTERNAL, "out of memory while building the trace model");
+        tg_model_free(m);
+        return NULL;
+    }
+    compute_facts(m);
+    return m;
+}
+
+void tg_model_free(tg_model *m)
+{
+    if (!m) return;
+    tg_model_free_iterations(m);
+    free(m->gaps);
+    free(m->devices);
+    free(tg_model_priv_of(m));
+}

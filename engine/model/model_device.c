@@ -1,0 +1,336 @@
+/*
+** The gap and device sources: one sweep over every GPU op in start order.
+**
+** Ops are kernels, copies and memsets, plus the PROFILER_OVERHEAD rows
+** NVIDIA's gap rule counts as busy (CUDA profiling overhead, data flush
+** overhead, stop overhead). Overhead rows carry a process but no device, so
+** each one is applied to every (process, device) pair of its process,
+** clipped to that pair's first-to-last-op range: it can fill a gap but
+** never stretch a device's span.
+**
+** Gaps are per (process, device), as nsys analyze reports them; busy time
+** is per device, the union over all its processes. The sweep keeps one open
+** union segment per device, per (process, device) and, for the NCCL
+** overlap, three per device (NCCL kernels, other kernels, all kernels):
+** overlap = |N| + |C| - |N u C| by inclusion-exclusion, so no interval
+** list is ever stored.
+*/
+#include "model_int.h"
+#include "model_stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const busy_overhead_names[] = {
+    "CUDA profiling overhead", "CUDA profiling data flush overhead", "CUDA profiling stop overhead",
+};
+
+bool tg_model_is_busy_overhead(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof busy_overhead_names / sizeof busy_overhead_names[0]; i++)
+        if (strcmp(name, busy_overhead_names[i]) == 0) return true;
+    return false;
+}
+
+/* One growing union of intervals visited in start order. */
+typedef struct seg {
+    bool open;
+    int64_t s, e, total;
+} seg;
+
+/* Add [s, e); returns true (and the closed segment) when one closed. */
+static bool seg_add(seg *g, int64_t s, int64_t e, int64_t *cs, int64_t *ce)
+{
+    bool closed = false;
+    if (g->open && s > g->e) {
+        *cs = g->s; *ce = g->e;
+        g->total += g->e - g->s;
+        g->open = false;
+        closed = true;
+    }
+    if (!g->open) { g->open = true; g->s = s; g->e = e; }
+    else if (e > g->e) g->e = e;
+    return closed;
+}
+
+static bool seg_close(seg *g, int64_t *cs, int64_t *ce)
+{
+    if (!g->open) return false;
+    *cs = g->s; *ce = g->e;
+    g->total += g->e - g->s;
+    g->open = false;
+    return true;
+}
+
+typedef struct dev_state {
+    int32_t device;
+    int64_t first, last;
+    int32_t kernels;
+    int64_t kernel_time;
+    size_t queue_off, queue_n;
+    seg busy, nccl, compute, all;
+    int64_t busy_steady;
+    int32_t gaps;
+} dev_state;
+
+typedef struct group_state {
+    int32_t dev, pid;               /* dev: index into the dev_state array */
+    int64_t first, last;
+    int64_t steady_from;            /* gaps starting at or after it are steady; null = all */
+    bool open;
+    int64_t end, end_rowid;         /* union end so far and the op that reached it */
+    int32_t end_table;
+} group_state;
+
+typedef struct item {               /* an op or a clipped overhead row */
+    int64_t start, end, rowid;
+    int32_t table, group;
+    int8_t kernel, nccl;
+} item;
+
+typedef struct sweep {
+    tg_model *m;
+    const tg_model_params *p;
+    tg_model_idmap dev_map, group_map;
+    dev_state *devs; size_t n_devs;
+    group_state *groups; size_t n_groups;
+    item *extra; size_t n_extra;    /* overhead rows, by start */
+    int64_t *queues;
+    size_t n_gaps, cap_gaps;
+} sweep;
+
+static bool usable(const tg_op *op)
+{
+    return op->start != TG_NULL_I64 && op->end != TG_NULL_I64 && op->end >= op->start;
+}
+
+/* Pass 1: number devices and (process, device) pairs, their spans. */
+static bool census(sweep *w)
+{
+    const tg_trace *t = w->m->trace;
+    size_t dev_cap = 0, group_cap = 0;
+    tg_op_stream s;
+    if (!tg_model_ops_open(&s, t)) return false;
+    tg_op op;
+    bool ok = true;
+    while (ok && tg_model_ops_next(&s, &op)) {
+        if (!usable(&op)) continue;
+        int32_t d = tg_model_idmap_put(&w->dev_map, op.device);
+        int32_t g = tg_model_idmap_put(&w->group_map, tg_key2(op.device, op.pid));
+        if (d < 0 || g < 0) { ok = false; break; }
+        if ((size_t)d == w->n_devs)
+            ok = TG_PUSH(w->devs, w->n_devs, dev_cap, ((dev_state){.device = op.device, .first = op.start, .last = op.end}));
+        if (ok && (size_t)g == w->n_groups)
+            ok = TG_PUSH(w->groups, w->n_groups, group_cap,
+                         ((group_state){.dev = d, .pid = op.pid, .first = op.start, .last = op.end}));
+        if (!ok) break;
+        dev_state *ds = &w->devs[d];
+        group_state *gs = &w->groups[g];
+        if (op.end > ds->last) ds->last = op.end;
+        if (op.end > gs->last) gs->last = op.end;
+        if (op.kind == TG_OPK_KERNEL) {
+            ds->kernels++;
+            ds->kernel_time += op.end - op.start;
+            if (t->kernels[op.index].queue != TG_NULL_I64) ds->queue_n++;
+        }
+    }
+    tg_model_ops_close(&s);
+    return ok;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->group > y->group) - (x->group < y->group);
+}
+
+/* Overhead rows, clipped to the span of each pair of their process. */
+static bool overhead_items(sweep *w)
+{
+    const tg_trace *t = w->m->trace;
+    size_t cap = 0;
+    for (size_t i = 0; i < t->n_overheads; i++) {
+        const tg_overhead *o = &t->overheads[i];
+        if (o->start == TG_NULL_I64 || o->end == TG_NULL_I64) continue;
+        if (!tg_model_is_busy_overhead(tg_trace_str(t, o->name))) continue;
+        for (size_t g = 0; g < w->n_groups; g++) {
+            const group_state *gs = &w->groups[g];
+            if (gs->pid != o->pid) continue;
+            int64_t s = o->start > gs->first ? o->start : gs->first;
+            int64_t e = o->end < gs->last ? o->end : gs->last;
+            if (e <= s) continue;
+            item it = {s, e, o->rowid, TG_TABLE_OVERHEAD, (int32_t)g, 0, 0};
+            if (!TG_PUSH(w->extra, w->n_extra, cap, it)) return false;
+        }
+    }
+    if (w->n_extra > 1) qsort(w->extra, w->n_extra, sizeof *w->extra, cmp_item);
+    return true;
+}
+
+static void emit_gap(sweep *w, group_state *g, const item *it, bool *ok)
+{
+    tg_model *m = w->m;
+    tg_gap gap = {
+        .rowid = g->end_rowid, .table = g->end_table,
+        .next_rowid = it->rowid, .next_table = it->table,
+        .start = g->end, .end = it->start, .duration = it->start - g->end,
+        .device = w->devs[g->dev].device, .pid = g->pid,
+        .in_steady_state = g->steady_from == TG_NULL_I64 || g->end >= g->steady_from,
+    };
+    if (!TG_PUSH(m->gaps, w->n_gaps, w->cap_gaps, gap)) *ok = false;
+    if (gap.duration >= w->p->gap_min_ns) w->devs[g->dev].gaps++;
+}
+
+static void visit(sweep *w, const item *it, bool *ok)
+{
+    group_state *g = &w->groups[it->group];
+    dev_state *d = &w->devs[g->dev];
+    int64_t cs, ce;
+    if (seg_add(&d->busy, it->start, it->end, &cs, &ce)) {
+        int64_t s = cs > w->m->steady_start ? cs : w->m->steady_start;
+        int64_t e = ce < w->m->steady_end ? ce : w->m->steady_end;
+        if (e > s) d->busy_steady += e - s;
+    }
+    if (g->open && it->start > g->end) emit_gap(w, g, it, ok);
+    if (!g->open || it->start > g->end || it->end > g->end) {
+        g->open = true;
+        g->end = it->end;
+        g->end_rowid = it->rowid;
+        g->end_table = it->table;
+    }
+    if (it->kernel) {
+        seg_add(&d->all, it->start, it->end, &cs, &ce);
+        seg_add(it->nccl ? &d->nccl : &d->compute, it->start, it->end, &cs, &ce);
+    }
+}
+
+/* Pass 2: the sweep proper, ops merged with the overhead items. */
+static bool run_sweep(sweep *w)
+{
+    const tg_trace *t = w->m->trace;
+    tg_op_stream s;
+    if (!tg_model_ops_open(&s, t)) return false;
+    size_t *fill = malloc((w->n_devs ? w->n_devs : 1) * sizeof *fill);
+    if (!fill) { tg_model_ops_close(&s); return false; }
+    for (size_t d = 0; d < w->n_devs; d++) fill[d] = w->devs[d].queue_off;
+    bool ok = true, have = false;
+    size_t next_extra = 0;
+    tg_op op;
+    item cur;
+    for (;;) {
+        if (!have) {
+            while ((have = tg_model_ops_next(&s, &op)) && !usable(&op)) {}
+            if (have) {
+                int32_t g = tg_model_idmap_get(&w->group_map, tg_key2(op.device, op.pid));
+                int8_t nccl = op.kind == TG_OPK_KERNEL ? t->kernels[op.index].nccl : 0;
+                cur = (item){op.start, op.end, op.rowid, tg_model_op_table(op.kind), g,
+                             op.kind == TG_OPK_KERNEL, nccl};
+                if (op.kind == TG_OPK_KERNEL && t->kernels[op.index].queue != TG_NULL_I64)
+                    w->queues[fill[w->groups[g].dev]++] = t->kernels[op.index].queue;
+            }
+        }
+        bool take_extra = next_extra < w->n_extra && (!have || w->extra[next_extra].start < cur.start);
+        if (take_extra) visit(w, &w->extra[next_extra++], &ok);
+        else if (have) { visit(w, &cur, &ok); have = false; }
+        else break;
+    }
+    free(fill);
+    tg_model_ops_close(&s);
+    return ok;
+}
+
+static int cmp_gap(const void *a, const void *b)
+{
+    const tg_gap *x = a, *y = b;
+    if (x->device != y->device) return x->device < y->device ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int cmp_device(const void *a, const void *b)
+{
+    const tg_device *x = a, *y = b;
+    return (x->device > y->device) - (x->device < y->device);
+}
+
+static int32_t gpu_name(const tg_trace *t, int32_t device)
+{
+    for (size_t i = 0; i < t->n_gpus; i++)
+        if (t->gpus[i].id == device) return t->gpus[i].name;
+    return -1;
+}
+
+static void finish_device(sweep *w, dev_state *d, tg_device *out)
+{
+    const tg_model *m = w->m;
+    int64_t cs, ce;
+    if (seg_close(&d->busy, &cs, &ce)) {
+        int64_t s = cs > m->steady_start ? cs : m->steady_start;
+        int64_t e = ce < m->steady_end ? ce : m->steady_end;
+        if (e > s) d->busy_steady += e - s;
+    }
+    seg_close(&d->nccl, &cs, &ce);
+    seg_close(&d->compute, &cs, &ce);
+    seg_close(&d->all, &cs, &ce);
+    *out = (tg_device){
+        .rowid = -1, .device = d->device, .name = gpu_name(m->trace, d->device),
+        .start = d->first, .end = d->last, .span = d->last - d->first,
+        .kernels = d->kernels, .kernel_time = d->kernel_time,
+        .nccl_time = d->nccl.total, .gaps = d->gaps,
+        .busy_frac = NAN, .busy_frac_steady = NAN, .nccl_overlap = NAN,
+        .queue_p50 = TG_NULL_I64,
+    };
+    if (out->span > 0) out->busy_frac = (double)d->busy.total / (double)out->span;
+    if (!m->has_iterations) out->busy_frac_steady = out->busy_frac;
+    else if (m->steady_end > m->steady_start)
+        out->busy_frac_steady = (double)d->busy_steady / (double)(m->steady_end - m->steady_start);
+    if (d->nccl.total > 0) {
+        int64_t overlapped = d->nccl.total + d->compute.total - d->all.total;
+        out->nccl_overlap = (double)overlapped / (double)d->nccl.total;
+        out->exposed_nccl_time = d->nccl.total - overlapped;
+    }
+    if (d->queue_n)
+        out->queue_p50 = llround(tg_model_median(w->queues + d->queue_off, d->queue_n));
+}
+
+static void sweep_free(sweep *w)
+{
+    tg_model_idmap_free(&w->dev_map);
+    tg_model_idmap_free(&w->group_map);
+    free(w->devs);
+    free(w->groups);
+    free(w->extra);
+    free(w->queues);
+}
+
+bool tg_model_build_devices(tg_model *m, const tg_model_params *p)
+{
+    sweep w = {.m = m, .p = p};
+    free(m->gaps);
+    free(m->devices);
+    m->gaps = NULL; m->devices = NULL; m->n_gaps = 0; m->n_devices = 0;
+    bool ok = tg_model_idmap_init(&w.dev_map, 8) && tg_model_idmap_init(&w.group_map, 8) && census(&w) &&
+              overhead_items(&w);
+    size_t n_queue = 0;
+    for (size_t d = 0; ok && d < w.n_devs; d++) {
+        w.devs[d].queue_off = n_queue;
+        n_queue += w.devs[d].queue_n;
+    }
+    for (size_t g = 0; ok && g < w.n_groups; g++)
+        w.groups[g].steady_from = m->has_iterations ? tg_model_first_steady_start(m, w.groups[g].pid)
+                                                    : TG_NULL_I64;
+    if (ok) ok = (w.queues = malloc((n_queue ? n_queue : 1) * sizeof *w.queues)) != NULL;
+    if (ok) ok = run_sweep(&w);
+    if (ok) ok = (m->devices = calloc(w.n_devs ? w.n_devs : 1, sizeof *m->devices)) != NULL;
+    if (ok) {
+        for (size_t d = 0; d < w.n_devs; d++) finish_device(&w, &w.devs[d], &m->devices[d]);
+        m->n_devices = w.n_devs;
+        qsort(m->devices, m->n_devices, sizeof *m->devices, cmp_device);
+        m->n_gaps = w.n_gaps;
+        if (m->n_gaps > 1) qsort(m->gaps, m->n_gaps, sizeof *m->gaps, cmp_gap);
+    }
+    sweep_free(&w);
+    return ok;
+}

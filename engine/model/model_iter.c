@@ -1,0 +1,257 @@
+/*
+** The iteration source (DESIGN §2) and the steady state built on it.
+**
+** Iterations are NVTX ranges (push/pop or start/end, not marks) whose name
+** matches the iteration pattern (POSIX ERE), numbered per process in start
+** order. With more than 10 in a process, its first 5 are warmup; "steady"
+** means inside a non-warmup iteration. GPU work belongs to the iteration
+** whose host range contains the start of its launching call (same process),
+** and API calls to the one containing their own start.
+**
+** period: completion of an iteration (end of the last GPU op launched in
+** it, or the host range end when it launched none) minus the completion of
+** the previous iteration of the same phase. It is null for the first
+** iteration of a process and for its first steady iteration: a period that
+** spans the warmup/steady boundary would mix the two phases (the reference
+** metrics, too, count periods between consecutive steady iterations only).
+*/
+#include "model_int.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WARMUP_COUNT 5
+#define WARMUP_MIN_ITERATIONS 11   /* warmup only "when more than 10 exist" */
+
+static int cmp_iteration(const void *a, const void *b)
+{
+    const tg_iteration *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->rowid > y->rowid) - (x->rowid < y->rowid);
+}
+
+static bool is_range(const tg_nvtx *r)
+{
+    return (r->event_type == 59 || r->event_type == 60) && r->name >= 0 &&
+           r->start != TG_NULL_I64 && r->end != TG_NULL_I64 && r->end >= r->start;
+}
+
+/* Collect the matching ranges into m->iterations (unsorted). */
+static bool collect(tg_model *m, regex_t *re)
+{
+    tg_trace *t = m->trace;
+    int32_t n_strings = tg_strpool_count(t->strings);
+    int8_t *match = malloc(n_strings > 0 ? (size_t)n_strings : 1);
+    if (!match) return false;
+    memset(match, -1, n_strings > 0 ? (size_t)n_strings : 1);
+    size_t n = 0, cap = 0;
+    bool ok = true;
+    for (size_t i = 0; i < t->n_nvtx && ok; i++) {
+        const tg_nvtx *r = &t->nvtx[i];
+        if (!is_range(r) || r->name >= n_strings) continue;
+        if (match[r->name] < 0)
+            match[r->name] = regexec(re, tg_trace_str(t, r->name), 0, NULL, 0) == 0;
+        if (!match[r->name]) continue;
+        tg_iteration it = {
+            .rowid = r->rowid, .name = r->name, .pid = r->pid, .tid = r->tid,
+            .start = r->start, .end = r->end, .duration = r->end - r->start,
+            .period = TG_NULL_I64, .gpu_end = TG_NULL_I64, .gpu_span = TG_NULL_I64,
+        };
+        ok = TG_PUSH(m->iterations, n, cap, it);
+    }
+    m->n_iterations = n;
+    free(match);
+    return ok;
+}
+
+/* Number the iterations per process, mark warmup, build the pid slices. */
+static bool slice(tg_model *m)
+{
+    tg_model_priv *p = tg_model_priv_of(m);
+    size_t n = m->n_iterations, cap = 0;
+    p->max_end = malloc((n ? n : 1) * sizeof *p->max_end);
+    if (!p->max_end) return false;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && m->iterations[j].pid == m->iterations[i].pid) j++;
+        tg_pid_slice s = {.pid = m->iterations[i].pid, .first = i, .count = j - i,
+                          .first_steady_start = TG_NULL_I64};
+        for (size_t k = i; k < j; k++) {
+            tg_iteration *it = &m->iterations[k];
+            it->index = (int32_t)(k - i);
+            it->warmup = s.count >= WARMUP_MIN_ITERATIONS && it->index < WARMUP_COUNT;
+            if (!it->warmup && s.first_steady_start == TG_NULL_I64) s.first_steady_start = it->start;
+            p->max_end[k] = k > i && p->max_end[k - 1] > it->end ? p->max_end[k - 1] : it->end;
+        }
+        if (!TG_PUSH(p->slices, p->n_slices, cap, s)) return false;
+        i = j;
+    }
+    return true;
+}
+
+int64_t tg_model_find_iteration(const tg_model *m, int32_t pid, int64_t t)
+{
+    const tg_model_priv *p = tg_model_cpriv_of(m);
+    if (t == TG_NULL_I64 || p->n_slices == 0) return -1;
+    size_t lo = 0, hi = p->n_slices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->slices[mid].pid < pid) lo = mid + 1; else hi = mid;
+    }
+    if (lo == p->n_slices || p->slices[lo].pid != pid) return -1;
+    const tg_pid_slice *s = &p->slices[lo];
+    /* last iteration of the slice starting at or before t */
+    size_t a = 0, b = s->count;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (m->iterations[s->first + mid].start <= t) a = mid + 1; else b = mid;
+    }
+    /* walk back only while an earlier range can still contain t (nesting) */
+    for (size_t k = a; k-- > 0;) {
+        size_t i = s->first + k;
+        if (p->max_end[i] < t) break;
+        if (m->iterations[i].end >= t) return (int64_t)i;
+    }
+    return -1;
+}
+
+/* Attribute one GPU op (duration, end) to the iteration of its launch. */
+static int64_t attribute_op(tg_model *m, int64_t *gpu_first, int32_t pid, int64_t api,
+                            int64_t start, int64_t end, bool kernel)
+{
+    if (api < 0) return -1;
+    int64_t i = tg_model_find_iteration(m, pid, m->trace->apis[api].start);
+    if (i < 0) return -1;
+    tg_iteration *it = &m->iterations[i];
+    if (start != TG_NULL_I64 && end != TG_NULL_I64) {
+        it->gpu_time += end - start;
+        if (it->gpu_end == TG_NULL_I64 || end > it->gpu_end) it->gpu_end = end;
+        if (gpu_first[i] == TG_NULL_I64 || start < gpu_first[i]) gpu_first[i] = start;
+    }
+    if (kernel) it->kernels++;
+    return i;
+}
+
+static void mark_row(const tg_model *m, int64_t i, int32_t *iteration, int8_t *steady)
+{
+    *iteration = i >= 0 ? m->iterations[i].index : -1;
+    *steady = m->has_iterations ? (i >= 0 && !m->iterations[i].warmup) : 1;
+}
+
+static bool attribute(tg_model *m)
+{
+    tg_trace *t = m->trace;
+    int64_t *gpu_first = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *gpu_first);
+    if (!gpu_first) return false;
+    for (size_t i = 0; i < m->n_iterations; i++) gpu_first[i] = TG_NULL_I64;
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        tg_kernel *k = &t->kernels[i];
+        int64_t it = attribute_op(m, gpu_first, k->pid, k->api, k->start, k->end, true);
+        mark_row(m, it, &k->iteration, &k->steady);
+    }
+    for (int table = 0; table < 2; table++) {
+        tg_memop *rows = table ? t->memsets : t->memcpys;
+        size_t n = table ? t->n_memsets : t->n_memcpys;
+        for (size_t i = 0; i < n; i++) {
+            int64_t it = attribute_op(m, gpu_first, rows[i].pid, rows[i].api, rows[i].start,
+                                      rows[i].end, false);
+            mark_row(m, it, &rows[i].iteration, &rows[i].steady);
+        }
+    }
+    for (size_t i = 0; i < t->n_apis; i++) {
+        tg_api *a = &t->apis[i];
+        int64_t it = tg_model_find_iteration(m, a->pid, a->start);
+        mark_row(m, it, &a->iteration, &a->steady);
+        if (it >= 0 && a->blocking) m->iterations[it].blocking_calls++;
+    }
+    for (size_t i = 0; i < t->n_nvtx; i++) {
+        tg_nvtx *r = &t->nvtx[i];
+        int64_t it = tg_model_find_iteration(m, r->pid, r->start);
+        r->iteration = it >= 0 ? m->iterations[it].index : -1;
+    }
+    for (size_t i = 0; i < m->n_iterations; i++)
+        if (gpu_first[i] != TG_NULL_I64) m->iterations[i].gpu_span = m->iterations[i].gpu_end - gpu_first[i];
+    free(gpu_first);
+    return true;
+}
+
+static void periods_and_window(tg_model *m)
+{
+    const tg_model_priv *p = tg_model_cpriv_of(m);
+    for (size_t s = 0; s < p->n_slices; s++) {
+        const tg_iteration *prev = NULL;
+        for (size_t k = 0; k < p->slices[s].count; k++) {
+            tg_iteration *it = &m->iterations[p->slices[s].first + k];
+            if (prev && prev->warmup == it->warmup) {
+                int64_t done = it->gpu_end != TG_NULL_I64 ? it->gpu_end : it->end;
+                int64_t prev_done = prev->gpu_end != TG_NULL_I64 ? prev->gpu_end : prev->end;
+                it->period = done - prev_done;
+            }
+            prev = it;
+        }
+    }
+    const tg_trace *t = m->trace;
+    m->steady_start = t->first_ns != TG_NULL_I64 ? t->first_ns : 0;
+    m->steady_end = t->last_ns != TG_NULL_I64 ? t->last_ns : m->steady_start;
+    bool any = false;
+    for (size_t i = 0; i < m->n_iterations; i++) {
+        const tg_iteration *it = &m->iterations[i];
+        if (it->warmup) continue;
+        if (!any || it->start < m->steady_start) m->steady_start = it->start;
+        if (!any || it->end > m->steady_end) m->steady_end = it->end;
+        any = true;
+    }
+}
+
+bool tg_model_build_iterations(tg_model *m, const tg_model_params *params, tg_diag *diag)
+{
+    regex_t re;
+    int rc = regcomp(&re, params->iteration_pattern, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char why[256];
+        regerror(rc, &re, why, sizeof why);
+        tg_diag_error(diag, TG_EUSAGE, "invalid iteration pattern \"%s\": %s",
+                      params->iteration_pattern, why);
+        return false;
+    }
+    bool ok = collect(m, &re);
+    regfree(&re);
+    if (ok) {
+        if (m->n_iterations > 1)
+            qsort(m->iterations, m->n_iterations, sizeof *m->iterations, cmp_iteration);
+        m->has_iterations = m->n_iterations > 0;
+        ok = slice(m) && attribute(m);
+    }
+    if (!ok) {
+        tg_diag_error(diag, TG_EINTERNAL, "out of memory while building the trace model");
+        return false;
+    }
+    periods_and_window(m);
+    return true;
+}
+
+void tg_model_free_iterations(tg_model *m)
+{
+    tg_model_priv *p = tg_model_priv_of(m);
+    free(m->iterations);
+    free(p->slices);
+    free(p->max_end);
+    m->iterations = NULL;
+    p->slices = NULL;
+    p->max_end = NULL;
+}
+
+int64_t tg_model_first_steady_start(const tg_model *m, int32_t pid)
+{
+    const tg_model_priv *p = tg_model_cpriv_of(m);
+    size_t lo = 0, hi = p->n_slices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->slices[mid].pid < pid) lo = mid + 1; else hi = mid;
+    }
+    if (lo < p->n_slices && p->slices[lo].pid == pid && p->slices[lo].first_steady_start != TG_NULL_I64)
+        return p->slices[lo].first_steady_start;
+    return m->has_iterations ? m->steady_start : TG_NULL_I64;
+}

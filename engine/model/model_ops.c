@@ -1,0 +1,193 @@
+/*
+** The op stream and the id map of model_int.h. The stream merges the
+** kernel, memcpy and memset tables by start time; the trace layer loads
+** them sorted by start, which the stream checks once per table and, for a
+** table that is not, replaces with a sorted index array rather than trust
+** an order that is not there.
+*/
+#include "model_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tg_model_op_table(int kind)
+{
+    static const int tables[TG_OPK_COUNT] = {TG_TABLE_KERNEL, TG_TABLE_MEMCPY, TG_TABLE_MEMSET};
+    return tables[kind];
+}
+
+size_t tg_model_op_count(const tg_trace *t, int kind)
+{
+    switch (kind) {
+    case TG_OPK_KERNEL: return t->n_kernels;
+    case TG_OPK_MEMCPY: return t->n_memcpys;
+    default: return t->n_memsets;
+    }
+}
+
+void tg_model_op_get(const tg_trace *t, int kind, size_t index, tg_op *op)
+{
+    op->kind = kind;
+    op->index = index;
+    if (kind == TG_OPK_KERNEL) {
+        const tg_kernel *k = &t->kernels[index];
+        op->rowid = k->rowid; op->start = k->start; op->end = k->end;
+        op->device = k->device; op->pid = k->pid; op->api = k->api;
+    } else {
+        const tg_memop *r = kind == TG_OPK_MEMCPY ? &t->memcpys[index] : &t->memsets[index];
+        op->rowid = r->rowid; op->start = r->start; op->end = r->end;
+        op->device = r->device; op->pid = r->pid; op->api = r->api;
+    }
+}
+
+static int64_t op_start(const tg_trace *t, int kind, size_t i)
+{
+    switch (kind) {
+    case TG_OPK_KERNEL: return t->kernels[i].start;
+    case TG_OPK_MEMCPY: return t->memcpys[i].start;
+    default: return t->memsets[i].start;
+    }
+}
+
+/* qsort has no context argument; the sort key is copied next to the index. */
+typedef struct keyed_index { int64_t key; size_t index; } keyed_index;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed_index *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static bool sort_table(tg_op_stream *s, int kind, size_t n)
+{
+    keyed_index *tmp = malloc(n * sizeof *tmp);
+    s->order[kind] = malloc(n * sizeof *s->order[kind]);
+    if (!tmp || !s->order[kind]) { free(tmp); return false; }
+    for (size_t i = 0; i < n; i++) tmp[i] = (keyed_index){op_start(s->t, kind, i), i};
+    qsort(tmp, n, sizeof *tmp, cmp_keyed);
+    for (size_t i = 0; i < n; i++) s->order[kind][i] = tmp[i].index;
+    free(tmp);
+    return true;
+}
+
+static void load_head(tg_op_stream *s, int kind)
+{
+    size_t n = tg_model_op_count(s->t, kind);
+    s->has_head[kind] = s->pos[kind] < n;
+    if (!s->has_head[kind]) return;
+    size_t i = s->order[kind] ? s->order[kind][s->pos[kind]] : s->pos[kind];
+    tg_model_op_get(s->t, kind, i, &s->head[kind]);
+}
+
+bool tg_model_ops_open(tg_op_stream *s, const tg_trace *t)
+{
+    memset(s, 0, sizeof *s);
+    s->t = t;
+    for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
+        size_t n = tg_model_op_count(t, kind);
+        bool sorted = true;
+        for (size_t i = 1; i < n && sorted; i++)
+            sorted = op_start(t, kind, i - 1) <= op_start(t, kind, i);
+        if (!sorted && !sort_table(s, kind, n)) { tg_model_ops_close(s); return false; }
+        load_head(s, kind);
+    }
+    return true;
+}
+
+bool tg_model_ops_next(tg_op_stream *s, tg_op *op)
+{
+    int best = -1;
+    for (int kind = 0; kind < TG_OPK_COUNT; kind++)
+        if (s->has_head[kind] && (best < 0 || s->head[kind].start < s->head[best].start))
+            best = kind;
+    if (best < 0) return false;
+    *op = s->head[best];
+    s->pos[best]++;
+    load_head(s, best);
+    return true;
+}
+
+void tg_model_ops_close(tg_op_stream *s)
+{
+    for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
+        free(s->order[kind]);
+        s->order[kind] = NULL;
+    }
+}
+
+/* ---------------------------------------------------------------- id map */
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static bool idmap_alloc(tg_model_idmap *m, size_t cap)
+{
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->ids = malloc(cap * sizeof *m->ids);
+    if (!m->keys || !m->ids) { free(m->keys); free(m->ids); m->keys = NULL; m->ids = NULL; return false; }
+    for (size_t i = 0; i < cap; i++) m->ids[i] = -1;
+    m->cap = cap;
+    return true;
+}
+
+bool tg_model_idmap_init(tg_model_idmap *m, size_t expected)
+{
+    size_t cap = 16;
+    while (cap < expected * 2) cap *= 2;
+    m->n = 0;
+    return idmap_alloc(m, cap);
+}
+
+void tg_model_idmap_free(tg_model_idmap *m)
+{
+    free(m->keys);
+    free(m->ids);
+    memset(m, 0, sizeof *m);
+}
+
+static size_t idmap_slot(const tg_model_idmap *m, int64_t key)
+{
+    size_t mask = m->cap - 1, i = (size_t)mix64((uint64_t)key) & mask;
+    while (m->ids[i] >= 0 && m->keys[i] != key) i = (i + 1) & mask;
+    return i;
+}
+
+static bool idmap_grow(tg_model_idmap *m)
+{
+    tg_model_idmap old = *m;
+    if (!idmap_alloc(m, old.cap * 2)) { *m = old; return false; }
+    for (size_t i = 0; i < old.cap; i++) {
+        if (old.ids[i] < 0) continue;
+        size_t j = idmap_slot(m, old.keys[i]);
+        m->keys[j] = old.keys[i];
+        m->ids[j] = old.ids[i];
+    }
+    free(old.keys);
+    free(old.ids);
+    return true;
+}
+
+int32_t tg_model_idmap_put(tg_model_idmap *m, int64_t key)
+{
+    size_t i = idmap_slot(m, key);
+    if (m->ids[i] >= 0) return m->ids[i];
+    if ((m->n + 1) * 2 > m->cap) {
+        if (!idmap_grow(m)) return -1;
+        i = idmap_slot(m, key);
+    }
+    m->keys[i] = key;
+    m->ids[i] = (int32_t)m->n++;
+    return m->ids[i];
+}
+
+int32_t tg_model_idmap_get(const tg_model_idmap *m, int64_t key)
+{
+    if (!m->cap) return -1;
+    return m->ids[idmap_slot(m, key)];
+}

@@ -1,0 +1,235 @@
+/*
+** Row derivations of engine/model/model.c on hand-built traces: the join of
+** GPU ops to their launching calls (same process and correlation id), queue
+** time, API base names and flags, copy/memory kind names, and the duplicate
+** API rows of old exports.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "mtrace.h"
+
+static void test_join_and_queue(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    mt_api(t, 1, 11, 5, "cuLaunchKernel", 100, 110);
+    mt_api(t, 2, 21, 5, "cudaLaunchKernel_v7000", 300, 320);
+    size_t k1 = mt_kernel(t, 1, 0, 5, "saxpy", 150, 200);
+    size_t k2 = mt_kernel(t, 2, 0, 5, "ncclKernel_AllReduce_RING_LL_Sum_float", 310, 400);
+    size_t k3 = mt_kernel(t, 1, 0, 99, "NCCLdevKernel_Generic", 500, 600);
+    tg_model *m = mt_build(t);
+
+    const tg_kernel *a = &t->kernels[k1], *b = &t->kernels[k2], *c = &t->kernels[k3];
+    assert_int_equal(a->api, 0);                 /* same correlation, same process */
+    assert_string_equal(mt_s(t, a->api_name), "cuLaunchKernel");
+    assert_int_equal(a->tid, 11);
+    assert_int_equal(a->launch_end, 110);
+    assert_int_equal(a->queue, 40);              /* 150 - 110 */
+    assert_int_equal(a->duration, 50);
+    assert_int_equal(a->nccl, 0);
+
+    assert_int_equal(b->api, 1);                 /* pid 2's call, not pid 1's */
+    assert_string_equal(mt_s(t, b->api_name), "cudaLaunchKernel");
+    assert_int_equal(b->launch_end, 320);
+    assert_true(b->queue == TG_NULL_I64);        /* started before the call returned */
+    assert_int_equal(b->nccl, 1);
+
+    assert_int_equal(c->api, -1);                /* no call with that correlation id */
+    assert_int_equal(c->tid, -1);
+    assert_true(c->queue == TG_NULL_I64 && c->launch_end == TG_NULL_I64);
+    assert_int_equal(c->nccl, 1);                /* case-insensitive */
+    tg_model_free(m);
+    mt_free(t);
+}
+
+static void check_api(tg_trace *t, size_t i, const char *base, int driver, int blocking)
+{
+    assert_string_equal(mt_s(t, t->apis[i].base_name), base);
+    assert_int_equal(t->apis[i].driver, driver);
+    assert_int_equal(t->apis[i].blocking, blocking);
+}
+
+static void test_api_names(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    const char *names[] = {"cudaMemcpy_v3020", "cudaMemcpyAsync_ptsz_v7000", "cudaLaunchKernel_ptds",
+                           "cuMemcpyHtoD_v2", "cudaStreamSynchronize", "cuCtxSynchronize",
+                           "cudaStreamWaitEvent", "cuStreamSynchronize_v2", "my_v", "cuda_v12",
+                           "cudaEventSynchronize", "cuEventSynchronize", "cudaDeviceSynchronize_v3020"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        mt_api(t, 1, 1, (int64_t)i + 1, names[i], 10 * (int64_t)i, 10 * (int64_t)i + 5);
+    tg_model *m = mt_build(t);
+    check_api(t, 0, "cudaMemcpy", 0, 0);
+    check_api(t, 1, "cudaMemcpyAsync", 0, 0);
+    check_api(t, 2, "cudaLaunchKernel", 0, 0);
+    check_api(t, 3, "cuMemcpyHtoD", 1, 0);
+    check_api(t, 4, "cudaStreamSynchronize", 0, 1);
+    check_api(t, 5, "cuCtxSynchronize", 1, 1);
+    check_api(t, 6, "cudaStreamWaitEvent", 0, 0);   /* does not block the host */
+    check_api(t, 7, "cuStreamSynchronize", 1, 1);
+    check_api(t, 8, "my_v", 0, 0);                  /* no digits: not a version suffix */
+    check_api(t, 9, "cuda", 0, 0);
+    check_api(t, 10, "cudaEventSynchronize", 0, 1);
+    check_api(t, 11, "cuEventSynchronize", 1, 1);
+    check_api(t, 12, "cudaDeviceSynchronize", 0, 1);
+    assert_int_equal(t->apis[3].duration, 5);
+    assert_int_equal(m->facts.api_calls, 13);
+    assert_int_equal(m->facts.blocking_calls, 6);
+    assert_int_equal(m->facts.blocked_time, 30);
+    tg_model_free(m);
+    mt_free(t);
+}
+
+static void test_memop_kinds(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    mt_api(t, 1, 1, 1, "cuMemcpyHtoD_v2", 0, 100);
+    mt_api(t, 1, 1, 2, "cudaMemcpyAsync", 200, 210);
+    mt_api(t, 1, 1, 3, "cuMemsetD32_v2", 300, 310);
+    mt_api(t, 1, 1, 4, "cudaMemsetAsync", 400, 410);
+    mt_api(t, 1, 1, 5, "cudaMemcpy2DAsync_v3020", 500, 510);
+    size_t c1 = mt_memcpy(t, 1, 0, 1, 1, 0, 2, 16 << 20, 10, 90);
+    size_t c2 = mt_memcpy(t, 1, 0, 2, 2, 2, 1, 16, 220, 230);
+    size_t c3 = mt_memcpy(t, 1, 0, 5, 11, 4, 4, 4096, 520, 530);
+    size_t c4 = mt_memcpy(t, 1, 0, 77, 42, 9, 7, 1, 600, 610);
+    size_t s1 = mt_memset(t, 1, 0, 3, 1, 64, 305, 306);
+    size_t s2 = mt_memset(t, 1, 0, 4, 2, 64, 420, 430);
+    tg_model *m = mt_build(t);
+
+    const tg_memop *r = &t->memcpys[c1];
+    assert_string_equal(mt_s(t, r->kind_name), "HtoD");
+    assert_string_equal(mt_s(t, r->src_kind_name), "pageable");
+    assert_string_equal(mt_s(t, r->dst_kind_name), "device");
+    assert_string_equal(mt_s(t, r->api_name), "cuMemcpyHtoD");
+    assert_int_equal(r->api_sync, 1);
+    assert_int_equal(r->api_async, 0);
+    assert_int_equal(r->tid, 1);
+
+    r = &t->memcpys[c2];
+    assert_string_equal(mt_s(t, r->kind_name), "DtoH");
+    assert_string_equal(mt_s(t, r->dst_kind_name), "pinned");
+    assert_int_equal(r->api_sync, 0);
+    assert_int_equal(r->api_async, 1);
+
+    r = &t->memcpys[c3];
+    assert_string_equal(mt_s(t, r->kind_name), "UVM_HtoD");
+    assert_string_equal(mt_s(t, r->src_kind_name), "managed");
+    assert_string_equal(mt_s(t, r->api_name), "cudaMemcpy2DAsync");
+    assert_int_equal(r->api_async, 1);
+
+    r = &t->memcpys[c4];                          /* unmatched, codes out of range */
+    assert_string_equal(mt_s(t, r->kind_name), "unknown");
+    assert_string_equal(mt_s(t, r->src_kind_name), "unknown");
+    assert_string_equal(mt_s(t, r->dst_kind_name), "unknown");
+    assert_int_equal(r->api, -1);
+    assert_int_equal(r->api_sync, 0);
+    assert_int_equal(r->api_async, 0);
+
+    r = &t->memsets[s1];
+    assert_int_equal(r->kind_name, -1);
+    assert_string_equal(mt_s(t, r->src_kind_name), "pinned");
+    assert_int_equal(r->api_sync, 1);
+    r = &t->memsets[s2];
+    assert_string_equal(mt_s(t, r->src_kind_name), "device");
+    assert_int_equal(r->api_sync, 0);
+    assert_int_equal(r->api_async, 1);
+    tg_model_free(m);
+    mt_free(t);
+}
+
+/* An nsys 2021 export records each runtime call twice with one correlation
+** id: `cudaMemcpy` around a nested `cudaMemcpy_v3020`. */
+static void test_duplicate_api_rows(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    mt_api(t, 1, 1, 7, "cudaMemcpy", 100, 1000);
+    mt_api(t, 1, 1, 7, "cudaMemcpy_v3020", 110, 990);
+    mt_api(t, 1, 1, 8, "cudaLaunchKernel", 1100, 1200);
+    mt_api(t, 1, 1, 8, "cudaLaunchKernel_v7000", 1110, 1190);
+    mt_api(t, 1, 1, 9, "cudaDeviceSynchronize", 2000, 3000);
+    mt_api(t, 1, 1, 9, "cudaDeviceSynchronize_v3020", 2010, 2990);
+    mt_api(t, 1, 1, 10, "cudaFree", 3100, 3200);
+    mt_api(t, 1, 1, 10, "cudaMalloc", 3110, 3190);   /* same id, other call: not a duplicate */
+    size_t c = mt_memcpy(t, 1, 0, 7, 1, 0, 2, 1 << 20, 200, 900);
+    size_t k = mt_kernel(t, 1, 0, 8, "saxpy", 1250, 1900);
+    tg_model *m = mt_build(t);
+
+    assert_int_equal(t->apis[0].dup_of, 1);        /* the outer row points at the inner */
+    assert_int_equal(t->apis[1].dup_of, -1);
+    assert_int_equal(t->apis[2].dup_of, 3);
+    assert_int_equal(t->apis[4].dup_of, 5);
+    assert_int_equal(t->apis[6].dup_of, -1);
+    assert_int_equal(t->apis[7].dup_of, -1);
+    assert_true(t->mixed_duplicate_api);
+    assert_int_equal(t->memcpys[c].api, 1);
+    assert_int_equal(t->memcpys[c].api_sync, 1);
+    assert_int_equal(t->kernels[k].api, 3);
+    assert_int_equal(t->kernels[k].launch_end, 1190);
+    assert_int_equal(t->kernels[k].queue, 60);      /* from the inner call's end */
+    /* one blocking call, counted once */
+    assert_int_equal(t->apis[4].blocking, 0);
+    assert_int_equal(t->apis[5].blocking, 1);
+    assert_int_equal(m->facts.blocking_calls, 1);
+    assert_int_equal(m->facts.blocked_time, 980);
+    assert_int_equal(m->facts.api_calls, 5);
+    tg_model_free(m);
+    mt_free(t);
+}
+
+static void test_rebuild_is_stable(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    mt_api(t, 1, 1, 1, "cudaMemcpy", 0, 100);
+    mt_api(t, 1, 1, 1, "cudaMemcpy_v3020", 5, 95);
+    mt_memcpy(t, 1, 0, 1, 1, 0, 2, 100, 10, 90);
+    mt_launch(t, 1, 1, 0, 2, "k", 200, 210, 250, 300);
+    tg_model *a = mt_build(t);
+    tg_kernel k1 = t->kernels[0];
+    tg_memop c1 = t->memcpys[0];
+    tg_api x1 = t->apis[0];
+    int64_t calls = a->facts.api_calls;
+    tg_model_free(a);
+    tg_model *b = mt_build(t);
+    assert_memory_equal(&k1, &t->kernels[0], sizeof k1);
+    assert_memory_equal(&c1, &t->memcpys[0], sizeof c1);
+    assert_memory_equal(&x1, &t->apis[0], sizeof x1);
+    assert_int_equal(b->facts.api_calls, calls);
+    tg_model_free(b);
+    mt_free(t);
+}
+
+static void test_empty_trace(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    tg_model *m = mt_build(t);
+    assert_int_equal(m->n_devices, 0);
+    assert_int_equal(m->n_gaps, 0);
+    assert_int_equal(m->n_iterations, 0);
+    assert_false(m->has_iterations);
+    assert_int_equal(m->facts.kernels, 0);
+    assert_int_equal(m->facts.duration, 0);
+    tg_model_free(m);
+    mt_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_join_and_queue),
+        cmocka_unit_test(test_api_names),
+        cmocka_unit_test(test_memop_kinds),
+        cmocka_unit_test(test_duplicate_api_rows),
+        cmocka_unit_test(test_rebuild_is_stable),
+        cmocka_unit_test(test_empty_trace),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
