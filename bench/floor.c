@@ -1,7 +1,8 @@
 /*
 ** floor: the physical floor of `tracegate check` on one export. It opens
 ** the file the way the trace layer does (read-only, immutable URI; plus
-** SQLITE_OPEN_NOMUTEX, the cheapest way to use one connection), and reads with the sqlite3 C API exactly the columns engine/trace loads
+** SQLITE_OPEN_NOMUTEX, the cheapest way to use one connection), reads with
+** the sqlite3 C API exactly the columns engine/trace loads
 ** (engine/trace/trace_load.c, trace_nvtx.c: the rowid plus the same column
 ** lists, absent columns selected as NULL), one sequential scan per table,
 ** and does nothing else with them than fold every value into a checksum so
