@@ -1,9 +1,177 @@
-/* placeholder until the metrics command lands */
+/*
+** `tracegate metrics [--format text|json] [--iteration-pattern RE] TRACE...`:
+** every fact the engine derives from each export (DESIGN §2), the numbers
+** behind the built-in rules' verdicts. engine/report/metrics.c builds the
+** document. Text prints one block per trace; JSON prints one object
+** {"tool", "version", "schema", "traces"} whose entries are metrics
+** documents, or {"file", "error"} for a trace that could not be read.
+** Exit status: 0, 2 for usage errors (a bad pattern), 3 when a trace could
+** not be read (after every trace has been reported).
+*/
 #include "cli.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg_config.h"
+#include "../report/metrics.h"
+
+static void metrics_usage(FILE *f)
+{
+    fprintf(f, "usage: tracegate metrics [--format text|json] [--iteration-pattern RE] TRACE...\n"
+               "  every fact derived from each nsys SQLite export: devices (busy fraction,\n"
+               "  NCCL overlap, queue time, idle gaps), iterations (host duration, period,\n"
+               "  GPU time over steady iterations), blocking calls and copies\n"
+               "  --iteration-pattern RE  NVTX range names that mark iterations (POSIX ERE;\n"
+               "                          default %s)\n", TG_DEFAULT_ITERATION_PATTERN);
+}
+
+static const char *first_error(const tg_diag *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->msgs[i].level == TG_DIAG_ERROR) return d->msgs[i].text;
+    return "unreadable trace";
+}
+
+typedef struct metrics_opts {
+    bool json;
+    const char *pattern;
+    int first;                 /* index of the first trace argument */
+} metrics_opts;
+
+/* Value of an option given as "--opt VALUE" or "--opt=VALUE"; NULL if a is
+** not that option. *i moves past a separate value. */
+static const char *option_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0) return NULL;
+    if (a[n] == '=') return a + n + 1;
+    if (a[n] != 0) return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_args(int argc, char **argv, metrics_opts *o)
+{
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) { i++; break; }
+        if (a[0] != '-' || !a[1]) break;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            metrics_usage(stdout);
+            return -1;
+        }
+        bool missing = false;
+        const char *fmt = option_value(argc, argv, &i, "--format", &missing);
+        if (!fmt && !missing) fmt = option_value(argc, argv, &i, "-f", &missing);
+        const char *pattern = fmt || missing ? NULL : option_value(argc, argv, &i, "--iteration-pattern", &missing);
+        if (missing) {
+            fprintf(stderr, "tracegate: metrics: %s needs a value\n", a);
+            return TG_EUSAGE;
+        }
+        if (fmt) {
+            if (!strcmp(fmt, "json")) o->json = true;
+            else if (!strcmp(fmt, "text")) o->json = false;
+            else {
+                fprintf(stderr, "tracegate: metrics: unknown format '%s' (text or json)\n", fmt);
+                return TG_EUSAGE;
+            }
+        } else if (pattern) {
+            o->pattern = pattern;
+        } else {
+            fprintf(stderr, "tracegate: metrics: unknown option '%s'\n", a);
+            metrics_usage(stderr);
+            return TG_EUSAGE;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "tracegate: metrics: no trace given\n");
+        metrics_usage(stderr);
+        return TG_EUSAGE;
+    }
+    o->first = i;
+    return TG_OK;
+}
+
+/* Metrics of one trace: appended to traces (JSON) or printed (text). */
+static int one_trace(const char *path, const metrics_opts *o, json_t *traces, bool separator)
+{
+    tg_diag diag;
+    tg_diag_init(&diag);
+    tg_trace *t = tg_trace_open(path, &diag);
+    int rc = tg_cli_report_diag(&diag, TG_OK);
+    if (!t) {
+        if (traces)
+            json_array_append_new(traces, json_pack("{s:s?, s:s?}", "file", path, "error", first_error(&diag)));
+        tg_diag_clear(&diag);
+        return rc ? rc : TG_ETRACE;
+    }
+    tg_diag_clear(&diag);
+    tg_model_params params = {.iteration_pattern = o->pattern};
+    tg_model *m = tg_model_build(t, &params, &diag);
+    int status = TG_OK;
+    if (!m) {
+        status = tg_cli_report_diag(&diag, TG_EINTERNAL);
+        tg_diag_clear(&diag);
+        tg_trace_close(t);
+        return status;
+    }
+    json_t *doc = tg_metrics_json(m);
+    if (!doc) {
+        status = TG_EINTERNAL;
+    } else if (traces) {
+        if (json_array_append_new(traces, doc) != 0) status = TG_EINTERNAL;
+        doc = NULL;
+    } else {
+        char *text = tg_metrics_text(doc);
+        if (text) {
+            if (separator) fputc('\n', stdout);
+            fputs(text, stdout);
+            free(text);
+        } else {
+            status = TG_EINTERNAL;
+        }
+    }
+    json_decref(doc);
+    tg_model_free(m);
+    tg_trace_close(t);
+    return status;
+}
+
 int tg_cmd_metrics(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "tracegate: 'metrics' is not available in this build\n");
-    return TG_EINTERNAL;
+    metrics_opts o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc < 0) return TG_OK;
+    if (rc != TG_OK) return rc;
+
+    int status = TG_OK;
+    json_t *traces = o.json ? json_array() : NULL;
+    if (o.json && !traces) return TG_EINTERNAL;
+    for (int i = o.first; i < argc; i++) {
+        rc = one_trace(argv[i], &o, traces, i > o.first);
+        if (rc == TG_EUSAGE) {          /* a bad pattern fails every trace alike */
+            json_decref(traces);
+            return rc;
+        }
+        if (rc != TG_OK && (status == TG_OK || rc == TG_EINTERNAL)) status = rc;
+    }
+    if (traces) {
+        json_t *out = json_pack("{s:s, s:s, s:i, s:o}", "tool", "tracegate", "version", TG_VERSION,
+                                "schema", 1, "traces", traces);
+        if (!out || json_dumpf(out, stdout, JSON_INDENT(2)) != 0) status = TG_EINTERNAL;
+        else fputc('\n', stdout);
+        json_decref(out);
+    }
+    if (fflush(stdout) != 0 && status == TG_OK) {
+        fprintf(stderr, "tracegate: metrics: cannot write the output\n");
+        status = TG_EINTERNAL;
+    }
+    return status;
 }

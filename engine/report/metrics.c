@@ -1,0 +1,357 @@
+/*
+** `tracegate metrics`: tg_metrics_json gathers the facts of a built model
+** into one document, tg_metrics_text renders that document for a terminal.
+**
+** The counts here restate the built-in rules' defaults on the model's rows
+** (a blocking copy is api_sync; HtoD <= 64000 bytes is exempt; a pageable
+** async copy has an "Async" launching call and a pageable side; a blocking
+** memset hits pinned or managed memory) so that a reader can check a
+** verdict against the numbers behind it. Iteration series are summarized
+** over steady iterations with the statistics of model_stats.h.
+*/
+#include "metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+#include "../model/model_stats.h"
+
+#define SMALL_HTOD_BYTES 64000
+#define COPY_HTOD 1                     /* ENUM_CUDA_MEMCPY_OPER */
+#define MEM_PAGEABLE 0                  /* ENUM_CUDA_MEM_KIND */
+#define MEM_PINNED 1
+#define MEM_MANAGED 4
+
+/* ---------------------------------------------------------------- builders */
+
+typedef struct doc {
+    json_t *root;
+    bool ok;
+} doc;
+
+static void put(doc *d, json_t *obj, const char *key, json_t *value)
+{
+    if (!value || !obj || json_object_set_new(obj, key, value) != 0) d->ok = false;
+}
+
+static json_t *real_or_null(double x) { return isnan(x) || isinf(x) ? json_null() : json_real(x); }
+static json_t *int_or_null(int64_t x) { return x == TG_NULL_I64 ? json_null() : json_integer(x); }
+
+/* Names come from the profiled program; JSON needs UTF-8. */
+static json_t *str_or_null(const char *s)
+{
+    if (!s) return json_null();
+    json_t *j = json_string(s);
+    if (j) return j;
+    size_t n = strlen(s);
+    char *copy = malloc(n + 1);
+    if (!copy) return NULL;
+    for (size_t i = 0; i < n; i++) copy[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+    copy[n] = 0;
+    j = json_string(copy);
+    free(copy);
+    return j;
+}
+
+static json_t *summary_json(int64_t *v, size_t n)
+{
+    tg_summary s = tg_model_summarize(v, n);
+    json_t *o = json_object();
+    if (!o) return NULL;
+    doc d = {o, true};
+    put(&d, o, "n", json_integer((json_int_t)s.n));
+    put(&d, o, "p50", real_or_null(s.p50));
+    put(&d, o, "mean", real_or_null(s.mean));
+    put(&d, o, "cv", real_or_null(s.cv));
+    put(&d, o, "max_over_p50", real_or_null(s.max_over_p50));
+    put(&d, o, "min", real_or_null(s.min));
+    put(&d, o, "max", real_or_null(s.max));
+    if (!d.ok) { json_decref(o); return NULL; }
+    return o;
+}
+
+/* ---------------------------------------------------------------- facts */
+
+typedef struct counts {
+    int64_t sync_memcpy, sync_memcpy_steady;
+    int64_t pageable_async, pageable_async_steady;
+    int64_t sync_memset, sync_memset_steady;
+    int64_t blocking, blocking_steady, duplicate_api_rows;
+    int64_t gaps_long, gaps_long_steady, longest_gap;
+} counts;
+
+static counts count_rows(const tg_model *m)
+{
+    const tg_trace *t = m->trace;
+    counts c = {.longest_gap = TG_NULL_I64};
+    for (size_t i = 0; i < t->n_memcpys; i++) {
+        const tg_memop *r = &t->memcpys[i];
+        if (r->api_sync && !(r->copy_kind == COPY_HTOD && r->bytes <= SMALL_HTOD_BYTES)) {
+            c.sync_memcpy++;
+            c.sync_memcpy_steady += r->steady == 1;
+        }
+        if (r->api_async && (r->src_kind == MEM_PAGEABLE || r->dst_kind == MEM_PAGEABLE)) {
+            c.pageable_async++;
+            c.pageable_async_steady += r->steady == 1;
+        }
+    }
+    for (size_t i = 0; i < t->n_memsets; i++) {
+        const tg_memop *r = &t->memsets[i];
+        if (r->api_sync && (r->src_kind == MEM_PINNED || r->src_kind == MEM_MANAGED)) {
+            c.sync_memset++;
+            c.sync_memset_steady += r->steady == 1;
+        }
+    }
+    for (size_t i = 0; i < t->n_apis; i++) {
+        const tg_api *a = &t->apis[i];
+        if (a->dup_of >= 0) c.duplicate_api_rows++;
+        if (!a->blocking) continue;      /* duplicates are never blocking */
+        c.blocking++;
+        c.blocking_steady += a->steady == 1;
+    }
+    for (size_t i = 0; i < m->n_gaps; i++) {
+        const tg_gap *g = &m->gaps[i];
+        if (c.longest_gap == TG_NULL_I64 || g->duration > c.longest_gap) c.longest_gap = g->duration;
+        if (g->duration < TG_METRICS_LONG_GAP_NS) continue;
+        c.gaps_long++;
+        c.gaps_long_steady += g->in_steady_state == 1;
+    }
+    return c;
+}
+
+static double queue_median(const tg_trace *t, bool *ok)
+{
+    int64_t *v = malloc((t->n_kernels ? t->n_kernels : 1) * sizeof *v);
+    if (!v) { *ok = false; return NAN; }
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_kernels; i++)
+        if (t->kernels[i].queue != TG_NULL_I64) v[n++] = t->kernels[i].queue;
+    double p50 = tg_model_median(v, n);
+    free(v);
+    return p50;
+}
+
+static void put_trace(doc *d, const tg_model *m, const counts *c)
+{
+    const tg_trace_facts *f = &m->facts;
+    json_t *o = json_object();
+    put(d, d->root, "trace", o);
+    if (!o) return;
+    put(d, o, "duration_ns", json_integer(f->duration));
+    put(d, o, "kernels", json_integer(f->kernels));
+    put(d, o, "memcpys", json_integer(f->memcpys));
+    put(d, o, "memsets", json_integer(f->memsets));
+    put(d, o, "api_calls", json_integer(f->api_calls));
+    put(d, o, "nvtx_ranges", json_integer(f->nvtx_ranges));
+    put(d, o, "devices", json_integer(f->devices));
+    put(d, o, "iterations", json_integer(f->iterations));
+    put(d, o, "steady_iterations", json_integer(f->steady_iterations));
+    put(d, o, "steady_start_ns", json_integer(m->steady_start));
+    put(d, o, "steady_end_ns", json_integer(m->steady_end));
+    put(d, o, "steady_duration_ns", json_integer(f->steady_duration));
+    put(d, o, "blocking_calls", json_integer(f->blocking_calls));
+    put(d, o, "blocked_time_ns", json_integer(f->blocked_time));
+    put(d, o, "duplicate_api_rows", json_integer(c->duplicate_api_rows));
+}
+
+static void put_devices(doc *d, const tg_model *m)
+{
+    const tg_trace *t = m->trace;
+    json_t *busy = json_object(), *steady = json_object(), *nccl = json_object(), *list = json_array();
+    put(d, d->root, "busy_frac", busy);
+    put(d, d->root, "busy_frac_steady", steady);
+    put(d, d->root, "nccl_overlap", nccl);
+    put(d, d->root, "devices", list);
+    if (!busy || !steady || !nccl || !list) return;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const tg_device *dv = &m->devices[i];
+        char key[16];
+        snprintf(key, sizeof key, "%d", (int)dv->device);
+        put(d, busy, key, real_or_null(dv->busy_frac));
+        put(d, steady, key, real_or_null(dv->busy_frac_steady));
+        if (!isnan(dv->nccl_overlap)) put(d, nccl, key, json_real(dv->nccl_overlap));
+        json_t *o = json_object();
+        if (!o || json_array_append_new(list, o) != 0) { d->ok = false; return; }
+        put(d, o, "device", json_integer(dv->device));
+        put(d, o, "name", str_or_null(tg_trace_str(t, dv->name)));
+        put(d, o, "start_ns", json_integer(dv->start));
+        put(d, o, "end_ns", json_integer(dv->end));
+        put(d, o, "span_ns", json_integer(dv->span));
+        put(d, o, "busy_frac", real_or_null(dv->busy_frac));
+        put(d, o, "busy_frac_steady", real_or_null(dv->busy_frac_steady));
+        put(d, o, "kernels", json_integer(dv->kernels));
+        put(d, o, "kernel_time_ns", json_integer(dv->kernel_time));
+        put(d, o, "nccl_time_ns", json_integer(dv->nccl_time));
+        put(d, o, "nccl_overlap", real_or_null(dv->nccl_overlap));
+        put(d, o, "exposed_nccl_time_ns", json_integer(dv->exposed_nccl_time));
+        put(d, o, "queue_p50_ns", int_or_null(dv->queue_p50));
+        put(d, o, "gaps_ge_min", json_integer(dv->gaps));
+    }
+}
+
+/* Summaries of the steady iterations' duration, period and gpu_time. */
+static void put_iterations(doc *d, const tg_model *m, const counts *c)
+{
+    int64_t steady = m->facts.steady_iterations;
+    put(d, d->root, "steady_iterations", json_integer(steady));
+    put(d, d->root, "blocking_per_iteration",
+        m->has_iterations && steady > 0 ? json_real((double)c->blocking_steady / (double)steady) : json_null());
+    if (!m->has_iterations) {
+        put(d, d->root, "iteration_duration_ns", json_null());
+        put(d, d->root, "iteration_period_ns", json_null());
+        put(d, d->root, "iteration_gpu_time_ns", json_null());
+        return;
+    }
+    int64_t *v = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *v);
+    if (!v) { d->ok = false; return; }
+    static const char *const keys[] = {"iteration_duration_ns", "iteration_period_ns", "iteration_gpu_time_ns"};
+    for (int which = 0; which < 3; which++) {
+        size_t n = 0;
+        for (size_t i = 0; i < m->n_iterations; i++) {
+            const tg_iteration *it = &m->iterations[i];
+            if (it->warmup) continue;
+            int64_t x = which == 0 ? it->duration : which == 1 ? it->period : it->gpu_time;
+            if (x != TG_NULL_I64) v[n++] = x;
+        }
+        put(d, d->root, keys[which], summary_json(v, n));
+    }
+    free(v);
+}
+
+json_t *tg_metrics_json(const tg_model *m)
+{
+    const tg_trace *t = m->trace;
+    doc d = {json_object(), true};
+    if (!d.root) return NULL;
+    counts c = count_rows(m);
+    double queue_p50 = queue_median(t, &d.ok);
+    put(&d, d.root, "file", str_or_null(t->path));
+    put(&d, d.root, "nsys_version", str_or_null(t->nsys_version));
+    put(&d, d.root, "schema_version", str_or_null(t->schema_version));
+    put_trace(&d, m, &c);
+    put(&d, d.root, "kernels", json_integer((json_int_t)t->n_kernels));
+    put(&d, d.root, "gaps", json_integer((json_int_t)m->n_gaps));
+    put(&d, d.root, "gaps_ge_500ms", json_integer(c.gaps_long));
+    put(&d, d.root, "gaps_ge_500ms_steady", json_integer(c.gaps_long_steady));
+    put(&d, d.root, "longest_gap_ns", int_or_null(c.longest_gap));
+    put_devices(&d, m);
+    put(&d, d.root, "queue_ns_p50", real_or_null(queue_p50));
+    put(&d, d.root, "blocking_calls", json_integer(c.blocking));
+    put(&d, d.root, "blocking_calls_steady", json_integer(c.blocking_steady));
+    put(&d, d.root, "sync_memcpy", json_integer(c.sync_memcpy));
+    put(&d, d.root, "sync_memcpy_steady", json_integer(c.sync_memcpy_steady));
+    put(&d, d.root, "pageable_async_memcpy", json_integer(c.pageable_async));
+    put(&d, d.root, "pageable_async_memcpy_steady", json_integer(c.pageable_async_steady));
+    put(&d, d.root, "sync_memset", json_integer(c.sync_memset));
+    put(&d, d.root, "sync_memset_steady", json_integer(c.sync_memset_steady));
+    put_iterations(&d, m, &c);
+    if (!d.ok) {
+        json_decref(d.root);
+        return NULL;
+    }
+    return d.root;
+}
+
+/* ---------------------------------------------------------------- text */
+
+static double num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *dur(char *buf, double ns)
+{
+    return isnan(ns) ? "-" : tg_units_duration(buf, TG_UNITS_BUF, ns);
+}
+
+static const char *pct(char *buf, double r)
+{
+    return isnan(r) ? "-" : tg_units_ratio(buf, TG_UNITS_BUF, r);
+}
+
+static void text_devices(FILE *f, const json_t *doc)
+{
+    const json_t *list = json_object_get(doc, "devices");
+    fprintf(f, "devices\n");
+    if (json_array_size(list) == 0) {
+        fprintf(f, "  (no GPU work)\n");
+        return;
+    }
+    fprintf(f, "  %-6s %-24s %10s %8s %8s %8s %10s %8s %8s\n", "device", "name", "span", "busy",
+            "steady", "kernels", "queue p50", "nccl ov", "gaps");
+    size_t i;
+    const json_t *d;
+    json_array_foreach(list, i, d) {
+        char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF], e[TG_UNITS_BUF], g[TG_UNITS_BUF];
+        const char *name = json_string_value(json_object_get(d, "name"));
+        fprintf(f, "  %-6d %-24.24s %10s %8s %8s %8.0f %10s %8s %8.0f\n",
+                (int)num(d, "device"), name ? name : "-", dur(a, num(d, "span_ns")),
+                pct(b, num(d, "busy_frac")), pct(c, num(d, "busy_frac_steady")), num(d, "kernels"),
+                dur(e, num(d, "queue_p50_ns")), pct(g, num(d, "nccl_overlap")), num(d, "gaps_ge_min"));
+    }
+}
+
+static void text_series(FILE *f, const char *label, const json_t *s)
+{
+    char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF];
+    fprintf(f, "  %-10s %6.0f %12s %12s %10.4g %10.4g %12s\n", label, num(s, "n"),
+            dur(a, num(s, "p50")), dur(b, num(s, "mean")), num(s, "cv"), num(s, "max_over_p50"),
+            dur(c, num(s, "max")));
+}
+
+static void text_iterations(FILE *f, const json_t *doc)
+{
+    const json_t *tr = json_object_get(doc, "trace");
+    fprintf(f, "iterations: %.0f (%.0f steady)\n", num(tr, "iterations"), num(tr, "steady_iterations"));
+    if (!json_is_object(json_object_get(doc, "iteration_duration_ns"))) return;
+    fprintf(f, "  %-10s %6s %12s %12s %10s %10s %12s\n", "steady", "n", "p50", "mean", "cv",
+            "max/p50", "max");
+    text_series(f, "duration", json_object_get(doc, "iteration_duration_ns"));
+    text_series(f, "period", json_object_get(doc, "iteration_period_ns"));
+    text_series(f, "gpu_time", json_object_get(doc, "iteration_gpu_time_ns"));
+}
+
+char *tg_metrics_text(const json_t *doc)
+{
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&out, &size);
+    if (!f) return NULL;
+    const json_t *tr = json_object_get(doc, "trace");
+    const char *file = json_string_value(json_object_get(doc, "file"));
+    const char *nsys = json_string_value(json_object_get(doc, "nsys_version"));
+    const char *schema = json_string_value(json_object_get(doc, "schema_version"));
+    char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF];
+    fprintf(f, "%s (nsys %s, schema %s)\n", file ? file : "-", nsys ? nsys : "unknown",
+            schema ? schema : "unknown");
+    fprintf(f, "  duration %s, %.0f kernels, %.0f copies, %.0f memsets, %.0f API calls, %.0f NVTX ranges\n",
+            dur(a, num(tr, "duration_ns")), num(tr, "kernels"), num(tr, "memcpys"), num(tr, "memsets"),
+            num(tr, "api_calls"), num(tr, "nvtx_ranges"));
+    if (num(tr, "duplicate_api_rows") > 0)
+        fprintf(f, "  %.0f API rows are duplicates of another (old export) and are not counted\n",
+                num(tr, "duplicate_api_rows"));
+    text_devices(f, doc);
+    fprintf(f, "  gaps: %.0f, >= 500 ms: %.0f (%.0f in steady state), longest %s; queue p50 %s\n",
+            num(doc, "gaps"), num(doc, "gaps_ge_500ms"), num(doc, "gaps_ge_500ms_steady"),
+            dur(a, num(doc, "longest_gap_ns")), dur(b, num(doc, "queue_ns_p50")));
+    text_iterations(f, doc);
+    double per_it = num(doc, "blocking_per_iteration");
+    fprintf(f, "host sync\n");
+    fprintf(f, "  blocking synchronize calls %.0f (%.0f in steady state", num(doc, "blocking_calls"),
+            num(doc, "blocking_calls_steady"));
+    if (!isnan(per_it)) fprintf(f, ", %.3g per steady iteration", per_it);
+    fprintf(f, "), blocked %s\n", dur(c, num(tr, "blocked_time_ns")));
+    fprintf(f, "  synchronous copies %.0f (%.0f steady), pageable async copies %.0f (%.0f steady), "
+               "blocking memsets on host memory %.0f (%.0f steady)\n",
+            num(doc, "sync_memcpy"), num(doc, "sync_memcpy_steady"), num(doc, "pageable_async_memcpy"),
+            num(doc, "pageable_async_memcpy_steady"), num(doc, "sync_memset"), num(doc, "sync_memset_steady"));
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}

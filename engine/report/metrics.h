@@ -1,0 +1,44 @@
+/*
+** The `metrics` document of one built model: every fact the engine derives
+** from a trace (DESIGN §2), as JSON (the contract; its keys mirror the
+** reference metrics of the shared traces so the two can be compared
+** directly) and as text rendered from that same document.
+*/
+#ifndef TG_METRICS_H
+#define TG_METRICS_H
+
+#include <jansson.h>
+#include "../model/model.h"
+
+/* Threshold of the gaps_ge_500ms counts (the gpu-idle-gap default). */
+#define TG_METRICS_LONG_GAP_NS 500000000LL
+
+/* Keys:
+**   file, nsys_version, schema_version
+**   trace {duration_ns, kernels, memcpys, memsets, api_calls, nvtx_ranges,
+**          devices, iterations, steady_iterations, steady_start_ns,
+**          steady_end_ns, steady_duration_ns, blocking_calls, blocked_time_ns,
+**          duplicate_api_rows}
+**   kernels, gaps, gaps_ge_500ms, gaps_ge_500ms_steady, longest_gap_ns
+**   busy_frac {device: f}, busy_frac_steady {device: f},
+**   nccl_overlap {device: f} (devices with NCCL kernels only)
+**   queue_ns_p50 (all kernels with a matched launch; null if none)
+**   blocking_calls, blocking_calls_steady, blocking_per_iteration (steady
+**     blocking calls per steady iteration; null without iterations)
+**   sync_memcpy, sync_memcpy_steady (copies by blocking calls, except HtoD
+**     <= 64000 bytes), pageable_async_memcpy, pageable_async_memcpy_steady,
+**   sync_memset, sync_memset_steady (blocking memsets on pinned or managed)
+**   steady_iterations, iteration_duration_ns, iteration_period_ns,
+**     iteration_gpu_time_ns {n, p50, mean, cv, max_over_p50, min, max}
+**     over steady iterations (null without iterations)
+**   devices [{device, name, start_ns, end_ns, span_ns, busy_frac,
+**     busy_frac_steady, kernels, kernel_time_ns, nccl_time_ns, nccl_overlap,
+**     exposed_nccl_time_ns, queue_p50_ns, gaps_ge_min}]
+** "Steady" follows the model: inside a non-warmup iteration, or the whole
+** trace when it has none. NULL when out of memory. */
+json_t *tg_metrics_json(const tg_model *m);
+
+/* The document as readable text; malloc'd, NULL when out of memory. */
+char *tg_metrics_text(const json_t *doc);
+
+#endif
