@@ -17,6 +17,10 @@ typedef struct tg_eval_opts {
     tg_missing_mode missing;   /* rule needs a table the capture lacks */
     bool has_baseline;         /* false: regression rules are skipped ("no baseline") */
     size_t evidence_limit;     /* cap on evidence rows per rule when the rule gives none; 0 = 10 */
+    /* Stored-baseline comparisons, one per rule of the set (index as in
+    ** tg_rules_info), read by baseline.STAT and copied into each result;
+    ** NULL when there is no baseline. */
+    const tg_baseline_cmp *baselines;
 } tg_eval_opts;
 
 /* Evaluate every enabled rule. Allocations go to `arena` (the run's).

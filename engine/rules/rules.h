@@ -45,6 +45,16 @@ tg_ruleset *tg_rules_load(const char *const *paths, size_t n_paths,
                           const tg_param_set *sets, size_t n_sets, tg_diag *diag);
 void tg_rules_free(tg_ruleset *rs);
 
+/* The same for in-memory texts (tests, inline rules): each text is loaded
+** as a file called `name`, in order. */
+typedef struct tg_rules_text {
+    const char *name;
+    const char *text;
+} tg_rules_text;
+tg_ruleset *tg_rules_load_texts(const tg_rules_text *texts, size_t n_texts,
+                                const tg_param_set *sets, size_t n_sets, tg_diag *diag);
+tg_status tg_rules_lint_texts(const tg_rules_text *texts, size_t n_texts, tg_diag *diag);
+
 size_t tg_rules_count(const tg_ruleset *rs);
 const tg_rule_info *tg_rules_info(const tg_ruleset *rs, size_t i);
 /* Index of a rule by id, or -1. */

@@ -1,0 +1,107 @@
+/*
+** Internals of the evaluator: the per-rule state of one evaluation (row
+** count, aggregate accumulators, kept values for percentiles, samples, the
+** evidence heap, the scratch that makes string tests cheap) and the
+** functions the files of engine/eval share.
+**
+** Row context runs once per row and must not allocate: values are small
+** tagged structs (tg_rv) on the stack, strings stay pool ids, a string
+** literal is resolved to its pool id once per evaluation, and the result
+** of a regex / startswith / contains / `in` test is memoised per string id.
+*/
+#ifndef TG_EVAL_INT_H
+#define TG_EVAL_INT_H
+
+#include "eval.h"
+#include "../rules/expr.h"
+
+typedef enum tg_rv_type { TG_RV_NULL, TG_RV_BOOL, TG_RV_INT, TG_RV_FLOAT, TG_RV_SID, TG_RV_STR } tg_rv_type;
+
+/* A value in row context. */
+typedef struct tg_rv {
+    tg_rv_type t;
+    union {
+        bool b;
+        int64_t i;
+        double f;
+        int32_t sid;           /* a string of the trace's pool */
+        const char *s;         /* a string constant of the rule */
+    } u;
+} tg_rv;
+
+/* Scratch of one string-predicate node (expr->slot). */
+typedef struct tg_slot {
+    int32_t sid;               /* ==, != against a constant: its pool id (-1: absent) */
+    int8_t *memo;              /* per pool id: 0 unknown, 1 false, 2 true */
+} tg_slot;
+
+/* Streaming state of one aggregate. */
+typedef struct tg_acc {
+    int64_t n;                 /* rows with a non-null argument */
+    int64_t hits;              /* count(pred), ratio(pred) */
+    int64_t isum;
+    bool int_ok;               /* isum exact (integer argument, no overflow) */
+    double fsum, mean, m2;     /* Welford for mean / stddev / cv */
+    double min, max;
+    int64_t imin, imax;
+} tg_acc;
+
+/* Values kept for percentiles (one array per distinct argument). */
+typedef struct tg_kept {
+    double *v;
+    size_t n, cap;
+    const tg_expr *arg;
+    bool sorted;
+} tg_kept;
+
+typedef struct tg_heap_item {
+    tg_rv key;
+    size_t row;
+} tg_heap_item;
+
+typedef struct tg_rule_state {
+    const tg_rule *rule;
+    tg_rule_result *out;
+    const tg_model *m;
+    const tg_baseline_cmp *baseline;   /* NULL when none */
+    tg_slot *slots;
+    tg_acc *accs;
+    tg_kept *kept;
+    int64_t count;
+    double *samples;
+    size_t n_samples, cap_samples;
+    /* evidence: the best `limit` rows by the order key */
+    const tg_field_def *order_field;   /* NULL: source order */
+    tg_expr order_expr;                /* reads order_field */
+    bool order_desc;
+    size_t limit;
+    tg_heap_item *heap;
+    size_t n_heap;
+    bool oom;
+} tg_rule_state;
+
+/* eval_expr.c */
+tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e);
+bool tg_eval_row_test(tg_rule_state *st, const char *row, const tg_expr *e);
+tg_value tg_eval_agg(tg_rule_state *st, const tg_value *agg_values, const tg_expr *e);
+double tg_rv_num(tg_rv v);
+bool tg_eval_slots_init(tg_rule_state *st);
+void tg_eval_slots_free(tg_rule_state *st);
+
+/* eval_agg.c */
+void tg_acc_init(tg_rule_state *st);
+void tg_acc_row(tg_rule_state *st, const char *row);
+/* Final values of the rule's aggregates (arena array, one per agg). */
+tg_value *tg_acc_finish(tg_rule_state *st, tg_arena *arena);
+void tg_acc_free(tg_rule_state *st);
+
+/* eval_evidence.c */
+void tg_evidence_setup(tg_rule_state *st, size_t default_limit);
+void tg_evidence_offer(tg_rule_state *st, const char *row, size_t i);
+void tg_evidence_build(tg_rule_state *st, tg_arena *arena);
+
+/* eval_render.c: a value in its unit ("1.23 ms", "16 MiB", "23.4%"). */
+char *tg_eval_format(char *buf, size_t size, tg_value v);
+const char *tg_eval_render_message(tg_rule_state *st, const tg_value *agg_values, tg_arena *arena);
+
+#endif

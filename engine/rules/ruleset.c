@@ -1,0 +1,169 @@
+/*
+** The public face of engine/rules (rules.h): load files, directories or
+** in-memory texts into a loader (load.c), compile every rule definition
+** (compile_rule.c), check that each --set named a rule that exists, and
+** hand back a read-only rule set -- or NULL when any file had an error,
+** after every error of every file has been recorded. Lint is the same load
+** plus warnings about what is defined but never used.
+*/
+#include "load.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void lint_warnings(tg_loader *ld, const tg_ruleset *rs)
+{
+    tg_rules_ctx *ctx = &ld->ctx;
+    for (size_t i = 0; i < ld->n_macros; i++) {
+        const tg_macro *m = &ld->macros[i];
+        if (!m->used) tg_rules_warning(ctx, m->pos, "macro '%s' is never used", m->name);
+        char srcs[256] = "";
+        size_t len = 0;
+        for (int s = 0; s < TG_SRC_COUNT && len < sizeof srcs - 32; s++)
+            if (tg_field_find((tg_source_id)s, m->name))
+                len += (size_t)snprintf(srcs + len, sizeof srcs - len, "%s%s", len ? ", " : "", tg_source_defs[s].name);
+        if (len)
+            tg_rules_warning(ctx, m->pos, "macro '%s' hides the field '%s' of %s in every rule that uses the name",
+                             m->name, m->name, srcs);
+    }
+    for (size_t i = 0; i < ld->n_lists; i++)
+        if (!ld->lists[i].used) tg_rules_warning(ctx, ld->lists[i].pos, "list '%s' is never used", ld->lists[i].name);
+    for (size_t i = 0; i < rs->n; i++) {
+        const tg_rule *r = &rs->rules[i];
+        for (size_t p = 0; p < r->n_params; p++)
+            if (!r->params[p].used && strcmp(r->params[p].name, "min_change") && strcmp(r->params[p].name, "alpha"))
+                tg_rules_warning(ctx, r->params[p].pos, "param '%s' of rule '%s' is never used", r->params[p].name,
+                                 r->info.id);
+        tg_pos at = {.file = r->info.file, .line = r->info.line, .col = 1};
+        if (!r->info.advice)
+            tg_rules_warning(ctx, at, "rule '%s' has no 'advice' (what to do when it fires)", r->info.id);
+    }
+}
+
+static void check_sets(tg_loader *ld, const tg_ruleset *rs, const tg_param_set *sets, size_t n_sets,
+                       const bool *used)
+{
+    for (size_t i = 0; i < n_sets; i++) {
+        if (used[i]) continue;
+        const char *names[512];
+        size_t n = 0;
+        for (size_t k = 0; k < rs->n && n < 512; k++) names[n++] = rs->rules[k].info.id;
+        const char *hint = tg_suggest(sets[i].rule, names, n);
+        tg_diag_add(ld->ctx.diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = "--set"}, NULL,
+                    "%s.%s=%s: there is no rule '%s'%s%s%s", sets[i].rule, sets[i].param, sets[i].value,
+                    sets[i].rule, hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+    }
+}
+
+static void loader_free(tg_loader *ld)
+{
+    for (size_t i = 0; i < ld->n_defs; i++) {
+        free(ld->defs[i].where_more);
+        free(ld->defs[i].tags_more);
+    }
+    free(ld->defs);
+    free(ld->macros);
+    free(ld->lists);
+    free(ld->regexes);
+    tg_src_release_all(&ld->ctx);
+}
+
+static tg_ruleset *load_all(const char *const *paths, const tg_rules_text *texts, size_t n,
+                            const tg_param_set *sets, size_t n_sets, bool lint, tg_diag *diag)
+{
+    int errors = diag->n_errors;
+    tg_ruleset *rs = calloc(1, sizeof *rs);
+    if (rs) rs->arena = tg_arena_new();
+    bool *set_used = calloc(n_sets + 1, sizeof *set_used);
+    if (!rs || !rs->arena || !set_used) {
+        free(set_used);
+        if (rs) tg_arena_free(rs->arena);
+        free(rs);
+        tg_diag_error(diag, TG_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    tg_loader ld = {.ctx = {.arena = rs->arena, .diag = diag}, .lint = lint};
+    for (size_t i = 0; i < n; i++) {
+        if (paths) tg_rfile_path(&ld, paths[i]);
+        else tg_rfile_text(&ld, texts[i].name, texts[i].text, strlen(texts[i].text));
+    }
+    rs->rules = tg_arena_alloc(rs->arena, (ld.n_defs ? ld.n_defs : 1) * sizeof *rs->rules);
+    for (size_t i = 0; rs->rules && i < ld.n_defs; i++)
+        tg_compile_rule(&ld, &ld.defs[i], sets, n_sets, set_used, &rs->rules[rs->n++]);
+    check_sets(&ld, rs, sets, n_sets, set_used);
+    if (lint) lint_warnings(&ld, rs);
+    rs->regexes = ld.regexes;
+    rs->n_regexes = ld.n_regexes;
+    ld.regexes = NULL;
+    loader_free(&ld);
+    free(set_used);
+    if (diag->n_errors > errors || !rs->rules) {
+        tg_rules_free(rs);
+        return NULL;
+    }
+    return rs;
+}
+
+tg_ruleset *tg_rules_load(const char *const *paths, size_t n_paths, const tg_param_set *sets, size_t n_sets,
+                          tg_diag *diag)
+{
+    return load_all(paths, NULL, n_paths, sets, n_sets, false, diag);
+}
+
+tg_ruleset *tg_rules_load_texts(const tg_rules_text *texts, size_t n_texts, const tg_param_set *sets,
+                                size_t n_sets, tg_diag *diag)
+{
+    return load_all(NULL, texts, n_texts, sets, n_sets, false, diag);
+}
+
+tg_status tg_rules_lint(const char *const *paths, size_t n_paths, tg_diag *diag)
+{
+    int errors = diag->n_errors;
+    tg_rules_free(load_all(paths, NULL, n_paths, NULL, 0, true, diag));
+    return diag->n_errors > errors ? TG_EUSAGE : TG_OK;
+}
+
+tg_status tg_rules_lint_texts(const tg_rules_text *texts, size_t n_texts, tg_diag *diag)
+{
+    int errors = diag->n_errors;
+    tg_rules_free(load_all(NULL, texts, n_texts, NULL, 0, true, diag));
+    return diag->n_errors > errors ? TG_EUSAGE : TG_OK;
+}
+
+void tg_rules_free(tg_ruleset *rs)
+{
+    if (!rs) return;
+    for (size_t i = 0; i < rs->n_regexes; i++) regfree(rs->regexes[i]);
+    free(rs->regexes);
+    tg_arena_free(rs->arena);
+    free(rs);
+}
+
+size_t tg_rules_count(const tg_ruleset *rs) { return rs ? rs->n : 0; }
+
+const tg_rule_info *tg_rules_info(const tg_ruleset *rs, size_t i)
+{
+    return rs && i < rs->n ? &rs->rules[i].info : NULL;
+}
+
+long tg_rules_find(const tg_ruleset *rs, const char *id)
+{
+    for (size_t i = 0; rs && i < rs->n; i++)
+        if (strcmp(rs->rules[i].info.id, id) == 0) return (long)i;
+    return -1;
+}
+
+double tg_rules_param(const tg_ruleset *rs, const char *rule, const char *param, double dflt)
+{
+    long i = tg_rules_find(rs, rule);
+    if (i < 0) return dflt;
+    const tg_rule *r = &rs->rules[i];
+    for (size_t p = 0; p < r->n_params; p++)
+        if (strcmp(r->params[p].name, param) == 0) {
+            double v = tg_value_num(r->params[p].value);
+            return isnan(v) ? dflt : v;
+        }
+    return dflt;
+}
