@@ -60,14 +60,14 @@ static void add_rule(sarif_ctx *c, sarif_rule r)
     if (!TG_PUSH(c->rules, c->n_rules, c->cap, r)) c->ok = false;
 }
 
-/* The rule set's rules first (in its order), then any rule a result names
-** that the set lacks. */
+/* The rule set's enabled rules first (in its order), then any rule a
+** result names that is not among them. */
 static void collect_rules(sarif_ctx *c, const tg_run_result *run, const tg_ruleset *rs)
 {
     size_t n = rs ? tg_rules_count(rs) : 0;
     for (size_t i = 0; i < n; i++) {
         const tg_rule_info *ri = tg_rules_info(rs, i);
-        if (!ri || find_rule(c, ri->id) >= 0) continue;
+        if (!ri || !ri->enabled || find_rule(c, ri->id) >= 0) continue;
         add_rule(c, (sarif_rule){ri->id, ri->title, ri->advice, ri->explain, ri->severity,
                                  ri->tags, ri->n_tags});
     }
