@@ -185,7 +185,10 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
 tg_status tg_report_json_dump(json_t *doc, FILE *out)
 {
     if (!doc) return TG_EINTERNAL;
-    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    /* 15 significant digits: exact for every integer-valued double below
+    ** 1e15 (11 days in ns) and free of binary noise (0.065, not
+    ** 0.065000000000000002) for the fractions. */
+    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
     json_decref(doc);
     if (rc != 0 || fputc('\n', out) == EOF) return TG_EINTERNAL;
     return TG_OK;

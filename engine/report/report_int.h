@@ -40,8 +40,9 @@ json_t *tg_report_json_values(const tg_named_value *values, size_t n);
 uint64_t tg_report_hash(uint64_t h, const void *data, size_t len);
 #define TG_REPORT_HASH_SEED 1469598103934665603ULL
 
-/* Dump a JSON document (2-space indent, keys in insertion order, a final
-** newline); TG_EINTERNAL on a write error. Steals doc. */
+/* Dump a JSON document (2-space indent, keys in insertion order, reals
+** with 15 significant digits, a final newline); TG_EINTERNAL on a write
+** error. Steals doc. */
 tg_status tg_report_json_dump(json_t *doc, FILE *out);
 
 /* The writers. */

@@ -213,6 +213,22 @@ static void test_invalid_utf8(void **state)
     tg_arena_free(run.arena);
 }
 
+/* Reals without binary noise; keys in document order, two-space indent. */
+static void test_number_text(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    char *text = fixture_render(TG_FMT_JSON, &run, NULL, &default_opts);
+    assert_true(strncmp(text, "{\n  \"tool\": \"tracegate\",\n  \"version\": \"9.9.9\",\n", 45) == 0);
+    assert_non_null(strstr(text, "\"change\": 0.065,"));
+    assert_non_null(strstr(text, "\"p_value\": 0.0012,"));
+    assert_non_null(strstr(text, "\"busy_frac_steady\": 0.31,"));
+    assert_int_equal(text[strlen(text) - 1], '\n');
+    free(text);
+    tg_arena_free(run.arena);
+}
+
 static void test_run_status(void **state)
 {
     (void)state;
@@ -309,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_contract),
         cmocka_unit_test(test_baseline),
         cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_number_text),
         cmocka_unit_test(test_run_status),
         cmocka_unit_test(test_tally_and_verdict_line),
         cmocka_unit_test(test_format_names),
