@@ -116,6 +116,7 @@ void tg_diag_clear(tg_diag *d)
     for (size_t i = 0; i < d->n; i++) {
         free(d->msgs[i].text);
         free(d->msgs[i].line_text);
+        free((char *)d->msgs[i].pos.file);
     }
     free(d->msgs);
     tg_diag_init(d);
@@ -139,6 +140,9 @@ void tg_diag_vadd(tg_diag *d, tg_diag_level level, tg_status status, tg_pos pos,
     tg_diag_msg m = {.level = level, .pos = pos};
     m.text = vformat(fmt, ap);
     m.line_text = line_text ? strdup(line_text) : NULL;
+    /* The file name is copied too: a message outlives the rule set or
+    ** trace whose memory the name came from. */
+    m.pos.file = pos.file ? strdup(pos.file) : NULL;
     if (level == TG_DIAG_ERROR) {
         if (d->n_errors++ == 0) d->status = status;
     }
@@ -147,6 +151,7 @@ void tg_diag_vadd(tg_diag *d, tg_diag_level level, tg_status status, tg_pos pos,
     if (d->n >= 1000 || !TG_PUSH(d->msgs, d->n, d->cap, m)) {
         free(m.text);
         free(m.line_text);
+        free((char *)m.pos.file);
     }
 }
 

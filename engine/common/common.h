@@ -55,7 +55,7 @@ typedef struct tg_pos {
 
 typedef struct tg_diag_msg {
     tg_diag_level level;
-    tg_pos pos;
+    tg_pos pos;        /* pos.file is the message's own copy */
     char *text;        /* one sentence, no trailing newline */
     char *line_text;   /* the offending source line, or NULL */
 } tg_diag_msg;

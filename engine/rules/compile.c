@@ -1,8 +1,9 @@
 /*
 ** The expression compiler: turns an AST (parse.c) into a typed, resolved
 ** tree (expr.h) for one rule. Names bind to the fields of the rule's
-** source (fields.def), to params.NAME, trace.FIELD, baseline.STAT, macros
-** (expanded in place, cycles reported) and, after `in`, to named lists.
+** source (fields.def), then to macros (expanded in place, cycles
+** reported), params.NAME, trace.FIELD, baseline.STAT and, after `in`, to
+** named lists.
 ** Types and units are checked -- a duration compared with a byte count is
 ** an error, and so is a plain number compared with a duration unless it
 ** is 0 -- constants are folded, and `matches` patterns are compiled once.
@@ -239,9 +240,12 @@ static tg_expr *compile_name(tg_cstate *cs, const tg_ast *ast)
 {
     if (ast->member) return compile_dotted(cs, ast);
     tg_rule *r = cs->rule;
-    tg_macro *m = tg_rfile_macro(cs->ld, ast->name);
-    if (m) return expand_macro(cs, ast, m);
+    /* A source's own field wins over a macro of the same name: a macro
+    ** fills in names a source lacks and never changes what a column means
+    ** (lint warns about the shadowed macro). */
     const tg_field_def *f = tg_field_find(r->source, ast->name);
+    tg_macro *m = f ? NULL : tg_rfile_macro(cs->ld, ast->name);
+    if (m) return expand_macro(cs, ast, m);
     if (f) {
         if (cs->mode == TG_CM_AGG && !cs->in_agg) {
             cerr(cs, ast->pos,

@@ -183,12 +183,11 @@ char *tg_rules_explain(const tg_ruleset *rs, const char *id)
                 tg_expr_print(&buf, &len, &cap, r, r->message[i].expr, 2);
             }
     }
-    if (r->n_aggs) {
-        put(&buf, &len, &cap, "\nvalues reported:");
-        for (size_t i = 0; i < r->n_aggs; i++) put(&buf, &len, &cap, " %s", r->aggs[i].value_name);
-        for (size_t i = 0; i < r->n_trace_refs; i++) put(&buf, &len, &cap, " trace_%s", r->trace_refs[i]->name);
-        put(&buf, &len, &cap, "\n");
-    }
+    put(&buf, &len, &cap, "\nvalues reported: count");
+    for (size_t i = 0; i < r->n_aggs; i++)
+        if (r->aggs[i].kind != TG_AGG_COUNT || r->aggs[i].arg) put(&buf, &len, &cap, " %s", r->aggs[i].value_name);
+    for (size_t i = 0; i < r->n_trace_refs; i++) put(&buf, &len, &cap, " trace_%s", r->trace_refs[i]->name);
+    put(&buf, &len, &cap, "\n");
     put(&buf, &len, &cap, "\nevidence: ");
     if (r->order_field) put(&buf, &len, &cap, "order by %s %s", r->order_field->name, r->order_desc ? "desc" : "asc");
     else put(&buf, &len, &cap, "default order");

@@ -25,8 +25,8 @@ static void lint_warnings(tg_loader *ld, const tg_ruleset *rs)
             if (tg_field_find((tg_source_id)s, m->name))
                 len += (size_t)snprintf(srcs + len, sizeof srcs - len, "%s%s", len ? ", " : "", tg_source_defs[s].name);
         if (len)
-            tg_rules_warning(ctx, m->pos, "macro '%s' hides the field '%s' of %s in every rule that uses the name",
-                             m->name, m->name, srcs);
+            tg_rules_warning(ctx, m->pos, "macro '%s' has the name of a field of %s; in rules on those sources "
+                             "'%s' means the field, not the macro", m->name, srcs, m->name);
     }
     for (size_t i = 0; i < ld->n_lists; i++)
         if (!ld->lists[i].used) tg_rules_warning(ctx, ld->lists[i].pos, "list '%s' is never used", ld->lists[i].name);
