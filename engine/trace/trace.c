@@ -133,14 +133,14 @@ static bool check_file(const char *path, tg_diag *diag)
         fail(diag, path, TG_ETRACE, "cannot open the trace: %s", strerror(errno));
         return false;
     }
-    char header[16] = {0};
+    unsigned char header[100] = {0};
     ssize_t got = read(fd, header, sizeof header);
     if (st.st_size == 0) {
         close(fd);
         fail(diag, path, TG_ETRACE, "is empty (0 bytes), not an nsys SQLite export");
         return false;
     }
-    if (got != (ssize_t)sizeof header || memcmp(header, "SQLite format 3", 16) != 0) {
+    if (got < 16 || memcmp(header, "SQLite format 3", 16) != 0) {
         close(fd);
         if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"))
             fail(diag, path, TG_ETRACE,
@@ -150,11 +150,20 @@ static bool check_file(const char *path, tg_diag *diag)
             fail(diag, path, TG_ETRACE, "is not an SQLite database (no SQLite header)");
         return false;
     }
-    if (st.st_size < 512) {
+    /* The header's page size and page count (valid when the two change
+    ** counters agree) say how long the file must be; SQLite itself reads a
+    ** cut-short last page as zeros. */
+    int64_t page_size = header[16] << 8 | header[17];
+    if (page_size == 1) page_size = 65536;
+    int64_t pages = (int64_t)header[28] << 24 | header[29] << 16 | header[30] << 8 | header[31];
+    bool counted = got == (ssize_t)sizeof header && memcmp(header + 24, header + 92, 4) == 0;
+    int64_t expected = counted && pages > 0 ? pages * page_size : 512;
+    if (st.st_size < expected) {
         close(fd);
         fail(diag, path, TG_ETRACE,
-             "database disk image is malformed (%lld bytes, shorter than one page): the export is truncated",
-             (long long)st.st_size);
+             "database disk image is malformed (%lld bytes of the %lld its header announces): "
+             "the export is truncated",
+             (long long)st.st_size, (long long)expected);
         return false;
     }
     struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
