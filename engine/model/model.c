@@ -3,11 +3,11 @@
 **
 ** This file runs the passes in order and owns the row-level derivations:
 ** durations, API names without their version suffix (`cudaMemcpy_v3020` is
-** `cudaMemcpy`), the duplicate API rows of old exports, the join of every
-** kernel, copy and memset to its launching call (same process, same
-** correlation id: one hash table, never a nested scan), queue time, copy and
-** memory kind names, and the trace facts. Iterations, NVTX attribution and
-** the device/gap sweeps live in model_iter.c, model_nvtx.c, model_device.c.
+** `cudaMemcpy`) and their flags, copy and memory kind names, and the trace
+** facts. The join of GPU ops to their launching calls (with queue time and
+** the duplicate API rows of old exports) is model_join.c; iterations, NVTX
+** attribution and the device/gap sweeps are model_iter.c, model_nvtx.c and
+** model_device.c.
 **
 ** Every DERIVED field is written on every build, so building twice on one
 ** trace (other params) gives the same rows as building once.
@@ -213,112 +213,19 @@ static bool derive_rows(tg_trace *t, name_cache *c)
     return true;
 }
 
-/* ---------------------------------------------------------------- join */
+/* ---------------------------------------------------------------- launches */
 
-/* Hash table of API calls keyed by (pid, correlation id); slots hold
-** index + 1 (0 = empty) and keys are read back from the rows. */
-typedef struct api_table {
-    uint32_t *slots;
-    size_t mask;
-} api_table;
-
-static size_t api_hash(int32_t pid, int64_t corr)
+/* Flags of a copy or memset that depend on its launching call's name. */
+static void memop_call_flags(tg_trace *t, const name_cache *c, tg_memop *rows, size_t n)
 {
-    uint64_t x = (uint64_t)corr * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4fULL;
-    x ^= x >> 31;
-    return (size_t)x;
-}
-
-static bool joinable(int64_t corr) { return corr != TG_NULL_I64 && corr != 0; }
-
-/* Slot of (pid, corr): the one holding it, or the empty one to fill. */
-static size_t api_slot(const api_table *h, const tg_api *apis, int32_t pid, int64_t corr)
-{
-    size_t i = api_hash(pid, corr) & h->mask;
-    while (h->slots[i]) {
-        const tg_api *a = &apis[h->slots[i] - 1];
-        if (a->pid == pid && a->correlation == corr) break;
-        i = (i + 1) & h->mask;
+    for (size_t i = 0; i < n; i++) {
+        tg_memop *r = &rows[i];
+        if (r->api < 0) continue;
+        int32_t name = t->apis[r->api].name;
+        uint8_t f = name >= 0 && name < c->n ? c->flags[name] : 0;
+        r->api_sync = (f & NAME_SYNC_MEMOP) != 0;
+        r->api_async = (f & NAME_ASYNC) != 0;
     }
-    return i;
-}
-
-/* Old exports record a runtime call twice under one correlation id: an
-** outer `cudaMemcpy` row and, nested inside it, `cudaMemcpy_v3020`. The
-** inner (later-starting) row is the call itself; NVIDIA's tools and the
-** reference metrics time queue and blocking from it. The outer row becomes
-** a duplicate (dup_of = the inner row) and stops counting as blocking. */
-static void mark_duplicate(tg_trace *t, api_table *h, size_t slot, size_t i)
-{
-    size_t j = h->slots[slot] - 1;
-    tg_api *a = &t->apis[i], *b = &t->apis[j];
-    if (a->base_name != b->base_name) return;   /* distinct calls: keep the first for the join */
-    bool a_inner = a->start > b->start || (a->start == b->start && i > j);
-    size_t inner = a_inner ? i : j, outer = a_inner ? j : i;
-    t->apis[outer].dup_of = (int32_t)inner;
-    h->slots[slot] = (uint32_t)inner + 1;
-    t->mixed_duplicate_api = true;
-}
-
-static void fill_launch(tg_trace *t, const api_table *h, const name_cache *c)
-{
-    for (size_t i = 0; i < t->n_kernels; i++) {
-        tg_kernel *k = &t->kernels[i];
-        if (!joinable(k->correlation)) continue;
-        uint32_t s = h->slots[api_slot(h, t->apis, k->pid, k->correlation)];
-        if (!s) continue;
-        const tg_api *a = &t->apis[s - 1];
-        k->api = s - 1;
-        k->api_name = a->base_name;
-        k->tid = a->tid;
-        k->launch_end = a->end;
-        if (a->end != TG_NULL_I64 && k->start != TG_NULL_I64 && k->start >= a->end)
-            k->queue = k->start - a->end;
-    }
-    for (int table = 0; table < 2; table++) {
-        tg_memop *rows = table ? t->memsets : t->memcpys;
-        size_t n = table ? t->n_memsets : t->n_memcpys;
-        for (size_t i = 0; i < n; i++) {
-            tg_memop *r = &rows[i];
-            if (!joinable(r->correlation)) continue;
-            uint32_t s = h->slots[api_slot(h, t->apis, r->pid, r->correlation)];
-            if (!s) continue;
-            const tg_api *a = &t->apis[s - 1];
-            uint8_t f = a->name >= 0 && a->name < c->n ? c->flags[a->name] : 0;
-            r->api = s - 1;
-            r->api_name = a->base_name;
-            r->tid = a->tid;
-            r->api_sync = (f & NAME_SYNC_MEMOP) != 0;
-            r->api_async = (f & NAME_ASYNC) != 0;
-        }
-    }
-}
-
-static bool join_launches(tg_trace *t, const name_cache *c)
-{
-    if (t->n_apis >= UINT32_MAX / 2) return false;
-    api_table h = {0};
-    size_t cap = 16;
-    while (cap < t->n_apis * 2) cap *= 2;
-    h.slots = calloc(cap, sizeof *h.slots);
-    if (!h.slots) return false;
-    h.mask = cap - 1;
-    for (size_t i = 0; i < t->n_apis; i++) {
-        tg_api *a = &t->apis[i];
-        if (!joinable(a->correlation)) continue;
-        size_t slot = api_slot(&h, t->apis, a->pid, a->correlation);
-        if (h.slots[slot]) mark_duplicate(t, &h, slot, i);
-        else h.slots[slot] = (uint32_t)i + 1;
-    }
-    /* a call recorded three times leaves chains: point every row at the last */
-    for (size_t i = 0; i < t->n_apis; i++) {
-        tg_api *a = &t->apis[i];
-        while (a->dup_of >= 0 && t->apis[a->dup_of].dup_of >= 0) a->dup_of = t->apis[a->dup_of].dup_of;
-        if (a->dup_of >= 0) a->blocking = 0;
-    }
-    fill_launch(t, &h, c);
-    free(h.slots);
-    return true;
 }
 
 /* ---------------------------------------------------------------- facts */
@@ -361,6 +268,7 @@ static void compute_facts(tg_model *m)
 
 /* ---------------------------------------------------------------- build */
 
+
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag)
 {
     tg_model_params p = {.iteration_pattern = NULL, .gap_min_ns = 500000000};
@@ -378,8 +286,12 @@ tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag
     tg_model *m = &priv->pub;
     m->trace = trace;
     name_cache cache;
-    bool ok = cache_init(&cache, trace->strings) && derive_rows(trace, &cache) &&
-              join_launches(trace, &cache);
+    bool ok = cache_init(&cache, trace->strings) && derive_rows(trace, &cache);
+    ok = ok && tg_model_join_launches(trace);
+    if (ok) {
+        memop_call_flags(trace, &cache, trace->memcpys, trace->n_memcpys);
+        memop_call_flags(trace, &cache, trace->memsets, trace->n_memsets);
+    }
     cache_free(&cache);
     if (!ok) {
         tg_diag_error(diag, TG_EINTERNAL, "out of memory while building the trace model");

@@ -98,7 +98,20 @@ typedef struct sweep {
     item *extra; size_t n_extra;    /* overhead rows, by start */
     int64_t *queues;
     size_t n_gaps, cap_gaps;
+    size_t n_ops;                   /* usable ops: each opens at most one gap */
+    int32_t last_device, last_pid, last_group;   /* ops come in runs of one pair */
 } sweep;
+
+/* Group of (device, pid); consecutive ops mostly share it. */
+static int32_t group_of(sweep *w, int32_t device, int32_t pid)
+{
+    if (w->last_group >= 0 && device == w->last_device && pid == w->last_pid) return w->last_group;
+    int32_t g = tg_model_idmap_get(&w->group_map, tg_key2(device, pid));
+    w->last_device = device;
+    w->last_pid = pid;
+    w->last_group = g;
+    return g;
+}
 
 static bool usable(const tg_op *op)
 {
@@ -116,15 +129,22 @@ static bool census(sweep *w)
     bool ok = true;
     while (ok && tg_model_ops_next(&s, &op)) {
         if (!usable(&op)) continue;
-        int32_t d = tg_model_idmap_put(&w->dev_map, op.device);
-        int32_t g = tg_model_idmap_put(&w->group_map, tg_key2(op.device, op.pid));
-        if (d < 0 || g < 0) { ok = false; break; }
+        int32_t g = group_of(w, op.device, op.pid), d;
+        if (g >= 0) {
+            d = w->groups[g].dev;
+        } else {
+            d = tg_model_idmap_put(&w->dev_map, op.device);
+            g = tg_model_idmap_put(&w->group_map, tg_key2(op.device, op.pid));
+            w->last_group = -1;
+            if (d < 0 || g < 0) { ok = false; break; }
+        }
         if ((size_t)d == w->n_devs)
             ok = TG_PUSH(w->devs, w->n_devs, dev_cap, ((dev_state){.device = op.device, .first = op.start, .last = op.end}));
         if (ok && (size_t)g == w->n_groups)
             ok = TG_PUSH(w->groups, w->n_groups, group_cap,
                          ((group_state){.dev = d, .pid = op.pid, .first = op.start, .last = op.end}));
         if (!ok) break;
+        w->n_ops++;
         dev_state *ds = &w->devs[d];
         group_state *gs = &w->groups[g];
         if (op.end > ds->last) ds->last = op.end;
@@ -179,7 +199,8 @@ static void emit_gap(sweep *w, group_state *g, const item *it, bool *ok)
         .device = w->devs[g->dev].device, .pid = g->pid,
         .in_steady_state = g->steady_from == TG_NULL_I64 || g->end >= g->steady_from,
     };
-    if (!TG_PUSH(m->gaps, w->n_gaps, w->cap_gaps, gap)) *ok = false;
+    if (w->n_gaps < w->cap_gaps) m->gaps[w->n_gaps++] = gap;
+    else *ok = false;                   /* cannot happen: one gap per item at most */
     if (gap.duration >= w->p->gap_min_ns) w->devs[g->dev].gaps++;
 }
 
@@ -223,7 +244,7 @@ static bool run_sweep(sweep *w)
         if (!have) {
             while ((have = tg_model_ops_next(&s, &op)) && !usable(&op)) {}
             if (have) {
-                int32_t g = tg_model_idmap_get(&w->group_map, tg_key2(op.device, op.pid));
+                int32_t g = group_of(w, op.device, op.pid);
                 int8_t nccl = op.kind == TG_OPK_KERNEL ? t->kernels[op.index].nccl : 0;
                 cur = (item){op.start, op.end, op.rowid, tg_model_op_table(op.kind), g,
                              op.kind == TG_OPK_KERNEL, nccl};
@@ -307,7 +328,7 @@ static void sweep_free(sweep *w)
 
 bool tg_model_build_devices(tg_model *m, const tg_model_params *p)
 {
-    sweep w = {.m = m, .p = p};
+    sweep w = {.m = m, .p = p, .last_group = -1};
     free(m->gaps);
     free(m->devices);
     m->gaps = NULL; m->devices = NULL; m->n_gaps = 0; m->n_devices = 0;
@@ -322,6 +343,9 @@ bool tg_model_build_devices(tg_model *m, const tg_model_params *p)
         w.groups[g].steady_from = m->has_iterations ? tg_model_first_steady_start(m, w.groups[g].pid)
                                                     : TG_NULL_I64;
     if (ok) ok = (w.queues = malloc((n_queue ? n_queue : 1) * sizeof *w.queues)) != NULL;
+    /* Sized for the worst case once; pages never written cost no memory. */
+    w.cap_gaps = w.n_ops + w.n_extra;
+    if (ok) ok = (m->gaps = malloc((w.cap_gaps ? w.cap_gaps : 1) * sizeof *m->gaps)) != NULL;
     if (ok) ok = run_sweep(&w);
     if (ok) ok = (m->devices = calloc(w.n_devs ? w.n_devs : 1, sizeof *m->devices)) != NULL;
     if (ok) {
@@ -329,7 +353,12 @@ bool tg_model_build_devices(tg_model *m, const tg_model_params *p)
         m->n_devices = w.n_devs;
         qsort(m->devices, m->n_devices, sizeof *m->devices, cmp_device);
         m->n_gaps = w.n_gaps;
-        if (m->n_gaps > 1) qsort(m->gaps, m->n_gaps, sizeof *m->gaps, cmp_gap);
+        tg_gap *fit = realloc(m->gaps, (m->n_gaps ? m->n_gaps : 1) * sizeof *m->gaps);
+        if (fit) m->gaps = fit;
+        /* one process per device (the common case) emits them in order */
+        bool sorted = true;
+        for (size_t i = 1; i < m->n_gaps && sorted; i++) sorted = cmp_gap(&m->gaps[i - 1], &m->gaps[i]) <= 0;
+        if (!sorted) qsort(m->gaps, m->n_gaps, sizeof *m->gaps, cmp_gap);
     }
     sweep_free(&w);
     return ok;

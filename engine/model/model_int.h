@@ -100,6 +100,10 @@ int64_t tg_model_find_iteration(const tg_model *m, int32_t pid, int64_t t);
 ** start of any process when pid has none; null without iterations. */
 int64_t tg_model_first_steady_start(const tg_model *m, int32_t pid);
 
+/* model_join.c: api/api_name/tid/launch_end/queue of ops, dup_of of calls
+** (duplicates stop being blocking). False on OOM. */
+bool tg_model_join_launches(tg_trace *t);
+
 /* model_iter.c: build m->iterations from NVTX ranges, attribute ops and API
 ** calls to them, fill .iteration/.steady of rows, periods, the steady window. */
 bool tg_model_build_iterations(tg_model *m, const tg_model_params *p, tg_diag *diag);

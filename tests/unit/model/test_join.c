@@ -183,6 +183,37 @@ static void test_duplicate_api_rows(void **state)
     mt_free(t);
 }
 
+/* Correlation ids far apart (as in PyTorch traces) take the hashed path of
+** the join; ids close together the direct one. Same answers either way. */
+static void test_sparse_correlation_ids(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    const int64_t sparse[] = {10, 5000, 100000, 7000000};
+    for (int i = 0; i < 4; i++) {
+        mt_api(t, 1, 1, sparse[i], "cudaLaunchKernel", 100 * i, 100 * i + 10);
+        mt_api(t, 2, 1, i + 1, "cudaLaunchKernel", 100 * i, 100 * i + 20);
+    }
+    mt_api(t, 1, 1, 5000, "cudaLaunchKernel_v7000", 101, 109);  /* duplicate, hashed path */
+    size_t ks = mt_kernel(t, 1, 0, 100000, "k", 250, 260);
+    size_t kd = mt_kernel(t, 2, 0, 3, "k", 230, 240);
+    size_t kdup = mt_kernel(t, 1, 0, 5000, "k", 150, 160);
+    size_t kmiss = mt_kernel(t, 1, 0, 99999, "k", 300, 310);
+    size_t kout = mt_kernel(t, 2, 0, 100000, "k", 300, 310);     /* outside pid 2's id range */
+    tg_model *m = mt_build(t);
+    assert_int_equal(t->kernels[ks].api, 4);
+    assert_int_equal(t->kernels[ks].queue, 40);
+    assert_int_equal(t->kernels[kd].api, 5);
+    assert_int_equal(t->kernels[kd].queue, 10);
+    assert_int_equal(t->kernels[kdup].api, 8);                    /* the inner row */
+    assert_int_equal(t->apis[2].dup_of, 8);
+    assert_int_equal(t->kernels[kdup].queue, 41);
+    assert_int_equal(t->kernels[kmiss].api, -1);
+    assert_int_equal(t->kernels[kout].api, -1);
+    tg_model_free(m);
+    mt_free(t);
+}
+
 static void test_rebuild_is_stable(void **state)
 {
     (void)state;
@@ -228,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_api_names),
         cmocka_unit_test(test_memop_kinds),
         cmocka_unit_test(test_duplicate_api_rows),
+        cmocka_unit_test(test_sparse_correlation_ids),
         cmocka_unit_test(test_rebuild_is_stable),
         cmocka_unit_test(test_empty_trace),
     };
