@@ -11,6 +11,7 @@
 #include "cli.h"
 
 #include <jansson.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,15 @@ static int parse_args(int argc, char **argv, metrics_opts *o)
                 return TG_EUSAGE;
             }
         } else if (pattern) {
+            regex_t re;   /* checked here, so a bad pattern is a usage error before any trace */
+            int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
+            if (rc != 0) {
+                char why[256];
+                regerror(rc, &re, why, sizeof why);
+                fprintf(stderr, "tracegate: metrics: invalid --iteration-pattern \"%s\": %s\n", pattern, why);
+                return TG_EUSAGE;
+            }
+            regfree(&re);
             o->pattern = pattern;
         } else {
             fprintf(stderr, "tracegate: metrics: unknown option '%s'\n", a);
