@@ -1,0 +1,177 @@
+/*
+** Evidence: order and limit (streaming top-N), default order, the export
+** table as named in the file, derived rows citing the export rows behind
+** them (a gap its bounding ops, a device its first and last op), and the
+** reproduce query that selects exactly the cited rows.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+
+#include "world.h"
+
+static void ten_copies(world *w)
+{
+    /* durations 30, 10, 50, 20, 40, 50, ... rowids 1..10 */
+    static const int64_t dur[] = {30, 10, 50, 20, 40, 50, 5, 45, 15, 25};
+    for (int i = 0; i < 10; i++) add_memcpy(w, i + 1, 100 * i, dur[i], 1000 * (10 - i), "HtoD", "cudaMemcpy", 1);
+}
+
+static void test_order_and_limit(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    ten_copies(w);
+    world_rules(w, "version: 1\nrules:\n"
+                   HEAD("top3", "memcpy") "    fail_when: count > 0\n    evidence: {order_by: duration desc, limit: 3}\n"
+                   HEAD("asc", "memcpy") "    fail_when: count > 0\n    evidence: {order_by: bytes, limit: 2, columns: [bytes]}\n"
+                   HEAD("none", "memcpy") "    fail_when: count > 0\n    evidence: {limit: 0}\n"
+                   HEAD("dflt", "memcpy") "    fail_when: max(bytes) > 0\n"
+                   HEAD("kind", "memcpy") "    fail_when: count > 0\n    evidence: {order_by: kind desc, limit: 2}\n");
+    tg_eval_opts opts = {.evidence_limit = 4};
+    tg_rule_result *r = world_eval(w, &opts, "top3");
+    /* duration desc; the tie 50/50 keeps row order (rowid 3 before 6) */
+    assert_int_equal(r->n_evidence, 3);
+    assert_int_equal(r->evidence[0].rowid, 3);
+    assert_int_equal(r->evidence[1].rowid, 6);
+    assert_int_equal(r->evidence[2].rowid, 8);
+    assert_string_equal(r->reproduce + strlen(r->reproduce) - strlen("WHERE rowid IN (3, 6, 8) ORDER BY start;"),
+                        "WHERE rowid IN (3, 6, 8) ORDER BY start;");
+    r = &w->result.results[1];
+    assert_int_equal(r->n_evidence, 2);
+    assert_int_equal(r->evidence[0].rowid, 10);      /* bytes asc: 1000 */
+    assert_int_equal(r->evidence[1].rowid, 9);
+    assert_int_equal(r->evidence[0].n_fields, 1);
+    assert_string_equal(r->evidence[0].fields[0].name, "bytes");
+    assert_int_equal(r->evidence[0].fields[0].value.unit, TG_UNIT_BYTES);
+    r = &w->result.results[2];
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    assert_int_equal(r->n_evidence, 0);
+    /* no order_by: the first aggregate's field (bytes) desc; limit from opts */
+    r = &w->result.results[3];
+    assert_int_equal(r->n_evidence, 4);
+    assert_int_equal(r->evidence[0].rowid, 1);
+    assert_int_equal(r->evidence[3].rowid, 4);
+    /* string order: all "HtoD", so row order */
+    r = &w->result.results[4];
+    assert_int_equal(r->evidence[0].rowid, 1);
+    assert_int_equal(r->evidence[1].rowid, 2);
+    world_free(w);
+}
+
+static void test_table_name(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    ten_copies(w);
+    w->trace.table_name[TG_TABLE_MEMCPY] = "CUPTI_ACTIVITY_KIND_MEMCPY_V2";
+    world_rules(w, "version: 1\nrules:\n" HEAD("a", "memcpy") "    where: duration >= 50ns\n"
+                   "    fail_when: count > 0\n");
+    tg_rule_result *r = world_eval(w, NULL, "a");
+    assert_string_equal(r->evidence[0].table, "CUPTI_ACTIVITY_KIND_MEMCPY_V2");
+    assert_non_null(strstr(r->reproduce, "FROM CUPTI_ACTIVITY_KIND_MEMCPY_V2 WHERE rowid IN (3, 6)"));
+    world_free(w);
+}
+
+static void test_gap_cites_bounding_ops(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    w->gaps[0] = (tg_gap){.rowid = 7, .table = TG_TABLE_KERNEL, .next_rowid = 3, .next_table = TG_TABLE_MEMCPY,
+                          .start = 1000, .end = 801000, .duration = 800000, .device = 0, .pid = 1,
+                          .in_steady_state = 1};
+    w->gaps[1] = (tg_gap){.rowid = 8, .table = TG_TABLE_KERNEL, .next_rowid = 9, .next_table = TG_TABLE_KERNEL,
+                          .start = 900000, .end = 910000, .duration = 10000, .device = 0, .pid = 1,
+                          .in_steady_state = 1};
+    w->model.n_gaps = 2;
+    world_rules(w, "version: 1\nrules:\n" HEAD("idle", "gap")
+                   "    where: in_steady_state and duration >= params.min_gap\n"
+                   "    params: {min_gap: 500us}\n"
+                   "    fail_when: count > 0\n"
+                   "    message: \"{count} idle gap of {max(duration)}\"\n");
+    tg_rule_result *r = world_eval(w, NULL, "idle");
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    assert_string_equal(r->message, "1 idle gap of 800 us");
+    assert_int_equal(r->n_evidence, 1);
+    assert_string_equal(r->evidence[0].table, "CUPTI_ACTIVITY_KIND_KERNEL");
+    assert_int_equal(r->evidence[0].rowid, 7);
+    assert_int_equal(r->evidence[0].start, 1000);
+    assert_int_equal(r->evidence[0].end, 801000);
+    assert_string_equal(field_of(&r->evidence[0], "next_table")->u.s, "CUPTI_ACTIVITY_KIND_MEMCPY");
+    assert_int_equal(field_of(&r->evidence[0], "next_rowid")->u.i, 3);
+    assert_string_equal(r->reproduce,
+                        "SELECT 'CUPTI_ACTIVITY_KIND_KERNEL' AS source_table, rowid, start, end, end - start AS duration "
+                        "FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN (7) UNION ALL "
+                        "SELECT 'CUPTI_ACTIVITY_KIND_MEMCPY' AS source_table, rowid, start, end, end - start AS duration "
+                        "FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (3) ORDER BY start;");
+    world_free(w);
+}
+
+static void test_device_cites_first_and_last_op(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    add_kernel(w, 21, 100, 50, "k", 1000, 0);
+    add_kernel(w, 22, 500, 50, "k", 1000, 1);       /* other device */
+    add_kernel(w, 23, 900, 50, "k", 1000, 0);
+    add_memcpy(w, 31, 50, 10, 4, "HtoD", "cudaMemcpy", 1);   /* device 0 (zeroed), first op */
+    w->devices[0] = (tg_device){.rowid = -1, .device = 0, .name = wstr(w, "NVIDIA H200"), .start = 50, .end = 950,
+                                .span = 900, .busy_frac = 0.12, .busy_frac_steady = 0.12, .kernels = 2,
+                                .nccl_overlap = NAN, .queue_p50 = 1000};
+    w->devices[1] = (tg_device){.rowid = -1, .device = 1, .name = wstr(w, "NVIDIA H200"), .start = 500, .end = 550,
+                                .span = 50, .busy_frac = 1.0, .busy_frac_steady = 1.0, .kernels = 1,
+                                .nccl_overlap = NAN, .queue_p50 = 1000};
+    w->model.n_devices = 2;
+    world_rules(w, "version: 1\nrules:\n" HEAD("util", "device")
+                   "    where: busy_frac_steady < 50% and nccl_overlap == null\n"
+                   "    fail_when: count > 0\n"
+                   "    message: \"{count} device busy {max(busy_frac_steady)}\"\n");
+    tg_rule_result *r = world_eval(w, NULL, "util");
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    assert_string_equal(r->message, "1 device busy 12%");
+    assert_int_equal(r->n_evidence, 1);
+    assert_string_equal(r->evidence[0].table, "CUPTI_ACTIVITY_KIND_MEMCPY");
+    assert_int_equal(r->evidence[0].rowid, 31);
+    assert_int_equal(r->evidence[0].start, 50);
+    assert_int_equal(r->evidence[0].end, 950);
+    assert_string_equal(field_of(&r->evidence[0], "last_table")->u.s, "CUPTI_ACTIVITY_KIND_KERNEL");
+    assert_int_equal(field_of(&r->evidence[0], "last_rowid")->u.i, 23);
+    assert_string_equal(field_of(&r->evidence[0], "name")->u.s, "NVIDIA H200");
+    assert_float_equal(field_of(&r->evidence[0], "busy_frac")->u.f, 0.12, 0);
+    assert_non_null(strstr(r->reproduce, "FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN (23)"));
+    assert_non_null(strstr(r->reproduce, "FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (31)"));
+    world_free(w);
+}
+
+static void test_trace_rule_has_no_rows(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    w->model.facts.duration = 10000000000;
+    w->model.facts.blocked_time = 2000000000;
+    world_rules(w, "version: 1\nrules:\n" HEAD("blocked", "trace")
+                   "    fail_when: max(blocked_time) / max(duration) > 10%\n"
+                   "    message: \"blocked {max(blocked_time)} of {max(duration)} ({max(blocked_time) / max(duration) * 100}%)\"\n");
+    tg_rule_result *r = world_eval(w, NULL, "blocked");
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    assert_string_equal(r->message, "blocked 2 s of 10 s (20%)");
+    assert_int_equal(r->n_evidence, 0);
+    assert_null(r->reproduce);
+    world_free(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_order_and_limit),
+        cmocka_unit_test(test_table_name),
+        cmocka_unit_test(test_gap_cites_bounding_ops),
+        cmocka_unit_test(test_device_cites_first_and_last_op),
+        cmocka_unit_test(test_trace_rule_has_no_rows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
