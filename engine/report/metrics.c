@@ -306,6 +306,10 @@ static void text_series(FILE *f, const char *label, const json_t *s)
 static void text_iterations(FILE *f, const json_t *doc)
 {
     const json_t *tr = json_object_get(doc, "trace");
+    if (num(tr, "iterations") == 0) {
+        fprintf(f, "iterations: none (no NVTX range matches the pattern: the whole trace is the steady state)\n");
+        return;
+    }
     fprintf(f, "iterations: %.0f (%.0f steady)\n", num(tr, "iterations"), num(tr, "steady_iterations"));
     if (!json_is_object(json_object_get(doc, "iteration_duration_ns"))) return;
     fprintf(f, "  %-10s %6s %12s %12s %10s %10s %12s\n", "steady", "n", "p50", "mean", "cv",
