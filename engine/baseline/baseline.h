@@ -141,6 +141,15 @@ tg_status tg_baseline_apply(const tg_baseline *b, const tg_ruleset *rs, tg_run_r
 tg_status tg_baseline_apply_with(const tg_baseline *b, const tg_baseline_rules *rules,
                                  tg_run_result *run, bool allow_mismatch, tg_diag *diag);
 
+/* What `baseline.STAT` in rule expressions reads while a trace is being
+** evaluated (tg_eval_opts.baselines): one entry per rule of rs, in the
+** order of tg_rules_info; for rules with a baseline entry present, value
+** (median of the runs), n_baseline (samples kept) and the band (3+ runs),
+** the rest NaN until tg_baseline_apply compares. Allocated in arena; NULL
+** when out of memory. */
+tg_baseline_cmp *tg_baseline_rule_stats(const tg_baseline *b, const tg_ruleset *rs,
+                                        tg_arena *arena);
+
 /* ------------------------------------------------------------- helpers */
 
 const char *tg_baseline_direction_name(int direction);  /* higher_is_worse, ... */

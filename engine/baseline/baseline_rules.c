@@ -5,6 +5,9 @@
 ** file format can be used and tested without a rule set at hand.
 */
 #include "baseline.h"
+#include "stats.h"
+
+#include <math.h>
 
 static double ruleset_param(const void *ctx, const char *rule, const char *param, double dflt)
 {
@@ -39,4 +42,31 @@ tg_status tg_baseline_apply(const tg_baseline *b, const tg_ruleset *rs, tg_run_r
 {
     tg_baseline_rules rules = lookup_of(rs);
     return tg_baseline_apply_with(b, &rules, run, allow_mismatch, diag);
+}
+
+tg_baseline_cmp *tg_baseline_rule_stats(const tg_baseline *b, const tg_ruleset *rs,
+                                        tg_arena *arena)
+{
+    size_t n = tg_rules_count(rs);
+    tg_baseline_cmp *out = tg_arena_alloc(arena, (n ? n : 1) * sizeof *out);
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        tg_baseline_cmp *c = &out[i];
+        *c = (tg_baseline_cmp){.value = NAN, .current = NAN, .change = NAN, .p_value = NAN,
+                               .band_lo = NAN, .band_hi = NAN};
+        const tg_rule_info *info = tg_rules_info(rs, i);
+        const tg_baseline_metric *m = info && info->metric ? tg_baseline_find(b, info->id) : NULL;
+        if (!m) continue;
+        c->present = true;
+        c->value = m->median;
+        c->n_baseline = m->n_samples;
+        double *vals = tg_arena_alloc(arena, (b->n_runs ? b->n_runs : 1) * sizeof *vals);
+        if (!vals) return NULL;
+        size_t nv = 0;
+        for (size_t k = 0; k < b->n_runs; k++)
+            if (isfinite(m->runs[k])) vals[nv++] = m->runs[k];
+        tg_stats_band(vals, nv, TG_BASELINE_MIN_BAND_RUNS, TG_BASELINE_BAND_K, &c->band_lo,
+                      &c->band_hi);
+    }
+    return out;
 }

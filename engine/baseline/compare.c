@@ -140,8 +140,10 @@ static bool fill_cmp(const tg_baseline *b, const tg_baseline_metric *m, tg_rule_
 
 static void format_pct(double change, char *buf, size_t size)
 {
+    double pct = change * 100;
     if (isinf(change)) snprintf(buf, size, "%s", change > 0 ? "+inf%" : "-inf%");
-    else snprintf(buf, size, "%+.1f%%", change * 100);
+    else if (pct != 0 && fabs(pct) < 0.1) snprintf(buf, size, "%+.2g%%", pct);  /* +0.026% */
+    else snprintf(buf, size, "%+.1f%%", pct);
 }
 
 static void format_p(double p, char *buf, size_t size)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "baseline/baseline.h"
@@ -407,6 +408,81 @@ static void test_mismatch(void **state)
     tg_diag_clear(&d);
 }
 
+/* Params and rule descriptions from a compiled rule set (tg_baseline_apply
+** and tg_baseline_rule_stats): min_change 20% in the rule file lets +15%
+** pass, --set tightens it to 10% and the same run fails. */
+static const char rules_yaml[] =
+    "version: 1\n"
+    "rules:\n"
+    "  - id: iteration-time-regression\n"
+    "    title: Iteration time regressed\n"
+    "    severity: error\n"
+    "    source: iteration\n"
+    "    params: {min_change: 20%, alpha: 0.01}\n"
+    "    metric: p50(period)\n"
+    "    samples: period\n"
+    "    regression: {direction: higher_is_worse}\n"
+    "    message: \"p50 period {p50(period)}\"\n";
+
+static tg_ruleset *load_rules(const tg_param_set *sets, size_t n_sets)
+{
+    char path[] = "/tmp/tg_baseline_rules_XXXXXX.yaml";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(rules_yaml, f);
+    fclose(f);
+    const char *paths[] = {path};
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_ruleset *rs = tg_rules_load(paths, 1, sets, n_sets, &d);
+    if (!rs) fail_msg("rules: %s", d.n ? d.msgs[0].text : "?");
+    tg_diag_clear(&d);
+    unlink(path);
+    return rs;
+}
+
+static void test_params_from_ruleset(void **state)
+{
+    (void)state;
+    static const double runs[] = {30 * MS, 30 * MS, 30.2 * MS};
+    tg_baseline *b = make_baseline(runs, 3, "NVIDIA H200", "3.11.0");
+    tg_diag d;
+    tg_diag_init(&d);
+
+    tg_ruleset *rs = load_rules(NULL, 0);
+    tg_run_result *run = make_current(34.5 * MS, "NVIDIA H200", "3.11.0");
+    assert_int_equal(tg_baseline_apply(b, rs, run, false, &d), TG_OK);
+    tg_rule_result *r = result_of(run, RULE);
+    assert_int_equal(r->verdict, TG_V_PASS);
+    expect_message(r, "within the 20% threshold");
+
+    /* what baseline.STAT reads during evaluation: value and band, per rule */
+    tg_baseline_cmp *st = tg_baseline_rule_stats(b, rs, run->arena);
+    assert_non_null(st);
+    assert_true(st[0].present);
+    assert_true(st[0].value == 30 * MS);
+    assert_int_equal(st[0].n_baseline, 300);
+    /* runs 30, 30, 30.2: MAD 0 -> a zero-width band at 30 ms */
+    assert_true(st[0].band_lo == 30 * MS && st[0].band_hi == 30 * MS);
+    assert_true(isnan(st[0].p_value) && isnan(st[0].current));
+    tb_run_free(run);
+    tg_rules_free(rs);
+
+    tg_param_set tight = {RULE, "min_change", "10%"};
+    rs = load_rules(&tight, 1);
+    run = make_current(34.5 * MS, "NVIDIA H200", "3.11.0");
+    assert_int_equal(tg_baseline_apply(b, rs, run, false, &d), TG_OK);
+    r = result_of(run, RULE);
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    expect_message(r, "beyond the 10% threshold");
+    expect_message(r, "outside the run-to-run band 30 ms..30 ms");
+    tb_run_free(run);
+    tg_rules_free(rs);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_without_samples),
         cmocka_unit_test(test_missing_values),
         cmocka_unit_test(test_mismatch),
+        cmocka_unit_test(test_params_from_ruleset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
