@@ -46,33 +46,39 @@ const char *tg_baseline_direction_name(int direction)
     return direction > 0 ? "higher_is_worse" : direction < 0 ? "lower_is_worse" : "none";
 }
 
-void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size)
+void tg_baseline_format_value_digits(double v, tg_unit unit, int digits, char *buf, size_t size)
 {
     if (isnan(v)) {
         snprintf(buf, size, "n/a");
         return;
     }
     double a = fabs(v);
+    int d = digits < 1 ? 1 : digits > 17 ? 17 : digits;
     switch (unit) {
     case TG_UNIT_NS:
-        if (a >= 1e9) snprintf(buf, size, "%.3g s", v / 1e9);
-        else if (a >= 1e6) snprintf(buf, size, "%.3g ms", v / 1e6);
-        else if (a >= 1e3) snprintf(buf, size, "%.3g us", v / 1e3);
-        else snprintf(buf, size, "%.3g ns", v);
+        if (a >= 1e9) snprintf(buf, size, "%.*g s", d, v / 1e9);
+        else if (a >= 1e6) snprintf(buf, size, "%.*g ms", d, v / 1e6);
+        else if (a >= 1e3) snprintf(buf, size, "%.*g us", d, v / 1e3);
+        else snprintf(buf, size, "%.*g ns", d, v);
         return;
     case TG_UNIT_BYTES:
-        if (a >= 1e9) snprintf(buf, size, "%.3g GB", v / 1e9);
-        else if (a >= 1e6) snprintf(buf, size, "%.3g MB", v / 1e6);
-        else if (a >= 1e3) snprintf(buf, size, "%.3g KB", v / 1e3);
+        if (a >= 1e9) snprintf(buf, size, "%.*g GB", d, v / 1e9);
+        else if (a >= 1e6) snprintf(buf, size, "%.*g MB", d, v / 1e6);
+        else if (a >= 1e3) snprintf(buf, size, "%.*g KB", d, v / 1e3);
         else snprintf(buf, size, "%.0f B", v);
         return;
     case TG_UNIT_RATIO:
-        snprintf(buf, size, "%.3g%%", v * 100);
+        snprintf(buf, size, "%.*g%%", d, v * 100);
         return;
     default:
-        snprintf(buf, size, "%.4g", v);
+        snprintf(buf, size, "%.*g", d + 1, v);
         return;
     }
+}
+
+void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size)
+{
+    tg_baseline_format_value_digits(v, unit, 3, buf, size);
 }
 
 tg_unit tg_baseline_metric_unit(const char *source, const char *metric)
@@ -297,34 +303,38 @@ int tg_baseline_schema_major(const char *v)
     return atoi(v);
 }
 
+static tg_status runs_differ(const tg_baseline_run *r0, const tg_baseline_run *ri,
+                             const char *what, const char *v0, const char *vi,
+                             bool allow_mismatch, tg_diag *diag)
+{
+    if (allow_mismatch) {
+        tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                    "recording runs with different %s (%s: %s, %s: %s) because of "
+                    "--allow-mismatch", what, r0->trace, v0, ri->trace, vi);
+        return TG_OK;
+    }
+    tg_diag_error(diag, TG_EUSAGE,
+                  "the runs of a baseline must share one %s, but %s has %s and %s has %s "
+                  "(use --allow-mismatch to record them anyway)", what, r0->trace, v0,
+                  ri->trace, vi);
+    return TG_EUSAGE;
+}
+
 tg_status tg_baseline_check_runs(const tg_baseline *b, bool allow_mismatch, tg_diag *diag)
 {
     tg_status st = TG_OK;
+    const tg_baseline_run *r0 = &b->runs[0];
+    int major0 = tg_baseline_schema_major(r0->schema_version);
     for (size_t i = 1; i < b->n_runs; i++) {
-        const tg_baseline_run *r0 = &b->runs[0], *ri = &b->runs[i];
-        const char *what = NULL, *v0 = NULL, *vi = NULL;
-        if (r0->gpu_names && ri->gpu_names && !tg_baseline_same_names(r0->gpu_names, ri->gpu_names)) {
-            what = "GPU";
-            v0 = r0->gpu_names;
-            vi = ri->gpu_names;
-        } else if (tg_baseline_schema_major(r0->schema_version) >= 0 && tg_baseline_schema_major(ri->schema_version) >= 0 &&
-                   tg_baseline_schema_major(r0->schema_version) != tg_baseline_schema_major(ri->schema_version)) {
-            what = "export schema";
-            v0 = r0->schema_version;
-            vi = ri->schema_version;
-        }
-        if (!what) continue;
-        if (allow_mismatch) {
-            tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
-                        "recording runs with different %s (%s: %s, %s: %s) because of --allow-mismatch",
-                        what, r0->trace, v0, ri->trace, vi);
-        } else {
-            tg_diag_error(diag, TG_EUSAGE,
-                          "the runs of a baseline must share one %s, but %s has %s and %s has %s "
-                          "(use --allow-mismatch to record them anyway)",
-                          what, r0->trace, v0, ri->trace, vi);
+        const tg_baseline_run *ri = &b->runs[i];
+        int major = tg_baseline_schema_major(ri->schema_version);
+        if (r0->gpu_names && ri->gpu_names && !tg_baseline_same_names(r0->gpu_names, ri->gpu_names) &&
+            runs_differ(r0, ri, "GPU model", r0->gpu_names, ri->gpu_names, allow_mismatch, diag))
             st = TG_EUSAGE;
-        }
+        if (major0 >= 0 && major >= 0 && major0 != major &&
+            runs_differ(r0, ri, "export schema major version", r0->schema_version,
+                        ri->schema_version, allow_mismatch, diag))
+            st = TG_EUSAGE;
     }
     return st;
 }

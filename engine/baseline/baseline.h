@@ -155,6 +155,8 @@ tg_baseline_cmp *tg_baseline_rule_stats(const tg_baseline *b, const tg_ruleset *
 const char *tg_baseline_direction_name(int direction);  /* higher_is_worse, ... */
 /* A value for people: "48.1 ms", "1.5 MB", "12.5%", "0.873". */
 void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size);
+/* The same with `digits` significant digits (3 above). */
+void tg_baseline_format_value_digits(double v, tg_unit unit, int digits, char *buf, size_t size);
 /* Unit of a metric like "p50(period)" over a source: the field's unit for
 ** aggregates that keep it (p*, mean, min, max, sum, stddev), ratio for
 ** ratio(...), none otherwise (count, cv, arithmetic). */

@@ -62,6 +62,23 @@ static bool schema_matches(const tg_baseline *b, const char *schema, const char 
     return !any_known;
 }
 
+static tg_status mismatch(const char *file, const char *what, const char *cur,
+                          const char *bname, const char *seen, bool allow_mismatch,
+                          tg_diag *diag)
+{
+    if (allow_mismatch) {
+        tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                    "%s has %s %s but %s was recorded with %s; comparing anyway because of "
+                    "--allow-mismatch", file, what, cur, bname, seen);
+        return TG_OK;
+    }
+    tg_diag_error(diag, TG_EUSAGE,
+                  "%s has %s %s but %s was recorded with %s; record a baseline for this "
+                  "setup, or pass --allow-mismatch to compare anyway", file, what, cur, bname,
+                  seen);
+    return TG_EUSAGE;
+}
+
 static tg_status check_mismatch(const tg_baseline *b, const tg_run_result *run,
                                 bool allow_mismatch, tg_diag *diag)
 {
@@ -71,26 +88,14 @@ static tg_status check_mismatch(const tg_baseline *b, const tg_run_result *run,
         const tg_trace_result *tr = &run->traces[t];
         if (tr->status != TG_OK) continue;
         const char *file = tr->file ? tr->file : "the trace";
-        const char *seen = NULL, *what = NULL, *cur = NULL;
-        if (tr->gpu_names && !gpu_matches(b, tr->gpu_names, &seen)) {
-            what = "GPU";
-            cur = tr->gpu_names;
-        } else if (!schema_matches(b, tr->schema_version, &seen)) {
-            what = "export schema";
-            cur = tr->schema_version;
-        }
-        if (!what) continue;
-        if (allow_mismatch) {
-            tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
-                        "%s has %s %s but %s was recorded with %s; comparing anyway "
-                        "because of --allow-mismatch", file, what, cur, bname, seen);
-        } else {
-            tg_diag_error(diag, TG_EUSAGE,
-                          "%s has %s %s but %s was recorded with %s; record a baseline for "
-                          "this setup, or pass --allow-mismatch to compare anyway",
-                          file, what, cur, bname, seen);
+        const char *seen = NULL;
+        if (tr->gpu_names && !gpu_matches(b, tr->gpu_names, &seen) &&
+            mismatch(file, "GPU", tr->gpu_names, bname, seen, allow_mismatch, diag))
             st = TG_EUSAGE;
-        }
+        if (!schema_matches(b, tr->schema_version, &seen) &&
+            mismatch(file, "export schema", tr->schema_version, bname, seen, allow_mismatch,
+                     diag))
+            st = TG_EUSAGE;
     }
     return st;
 }
