@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NODE_BUDGET 50000
-
 static tg_expr *compile_node(tg_cstate *cs, const tg_ast *ast);
 
 static void cerr(tg_cstate *cs, tg_pos pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -41,7 +39,7 @@ static tg_expr *new_expr(tg_cstate *cs, tg_node_kind op, tg_pos pos)
 {
     if (cs->budget == 0) return NULL;
     if (--cs->budget == 0) {
-        cerr(cs, pos, "expression too large (more than %d nodes after macro expansion)", NODE_BUDGET);
+        cerr(cs, pos, "expression too large (more than %d nodes after macro expansion)", TG_COMPILE_NODE_BUDGET);
         return NULL;
     }
     tg_expr *e = tg_arena_alloc(cs->ld->ctx.arena, sizeof *e);

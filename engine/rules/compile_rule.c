@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NODE_BUDGET 50000
-
 static const char *const default_columns[TG_SRC_COUNT][8] = {
     [TG_SRC_KERNEL] = {"name", "duration", "device", "stream", "queue", "api"},
     [TG_SRC_MEMCPY] = {"kind", "bytes", "duration", "src_kind", "dst_kind", "api", "device"},
@@ -487,8 +485,9 @@ bool tg_compile_rule(tg_loader *ld, const tg_rule_def *def, const tg_param_set *
     r->info.id = def->id;
     r->info.file = def->pos.file;
     r->info.line = def->pos.line;
+    r->pos = def->pos;
     rule_cc cc = {.ld = ld, .def = def, .r = r};
-    cc.cs = (tg_cstate){.ld = ld, .rule = r, .budget = NODE_BUDGET};
+    cc.cs = (tg_cstate){.ld = ld, .rule = r, .budget = TG_COMPILE_NODE_BUDGET};
     compile_header(&cc);
     compile_params(&cc, sets, n_sets, set_used);
     compile_regression(&cc);

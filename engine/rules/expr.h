@@ -91,6 +91,7 @@ typedef struct tg_param {
 
 typedef struct tg_rule {
     tg_rule_info info;
+    tg_pos pos;                 /* the rule's mapping in its defining file */
     tg_source_id source;
     tg_expr *where;             /* NULL: every row */
     tg_expr *fail_when;         /* NULL: the rule only measures (regression rules) */

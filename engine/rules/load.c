@@ -326,6 +326,12 @@ static void load_overrides(tg_loader *ld, const tg_ynode *ovs)
     }
 }
 
+/* `rules:` with nothing after it is an empty list, not an error. */
+static bool is_empty(const tg_ynode *n)
+{
+    return n->kind == TG_Y_SCALAR && n->style == TG_YS_PLAIN && n->len == 0;
+}
+
 static bool load_src(tg_loader *ld, const tg_src *src)
 {
     int errors = ld->ctx.diag->n_errors;
@@ -351,10 +357,10 @@ static bool load_src(tg_loader *ld, const tg_src *src)
         tg_rules_error(&ld->ctx, version->pos, "unsupported rule file version '%s' (this tracegate reads version 1)",
                        version->kind == TG_Y_SCALAR ? version->value : "?");
     const tg_ynode *n;
-    if ((n = tg_ymap_get(root, "lists"))) load_lists(ld, n);
-    if ((n = tg_ymap_get(root, "macros"))) load_macros(ld, n);
-    if ((n = tg_ymap_get(root, "rules"))) load_rules(ld, n);
-    if ((n = tg_ymap_get(root, "override"))) load_overrides(ld, n);
+    if ((n = tg_ymap_get(root, "lists")) && !is_empty(n)) load_lists(ld, n);
+    if ((n = tg_ymap_get(root, "macros")) && !is_empty(n)) load_macros(ld, n);
+    if ((n = tg_ymap_get(root, "rules")) && !is_empty(n)) load_rules(ld, n);
+    if ((n = tg_ymap_get(root, "override")) && !is_empty(n)) load_overrides(ld, n);
     return ld->ctx.diag->n_errors == errors;
 }
 

@@ -80,7 +80,10 @@ tg_value tg_rfile_scalar_value(tg_loader *ld, const tg_ynode *n, int *suffix);
 bool tg_compile_rule(tg_loader *ld, const tg_rule_def *def, const tg_param_set *sets,
                      size_t n_sets, bool *set_used, tg_rule *out);
 
-/* compile.c: the state of compiling one rule's expressions. */
+/* compile.c: the state of compiling one rule's expressions. A rule's trees
+** may hold at most this many nodes after macro expansion. */
+#define TG_COMPILE_NODE_BUDGET 50000
+
 typedef enum tg_cmode { TG_CM_ROW, TG_CM_AGG } tg_cmode;
 
 typedef struct tg_cstate {

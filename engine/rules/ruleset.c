@@ -36,9 +36,8 @@ static void lint_warnings(tg_loader *ld, const tg_ruleset *rs)
             if (!r->params[p].used && strcmp(r->params[p].name, "min_change") && strcmp(r->params[p].name, "alpha"))
                 tg_rules_warning(ctx, r->params[p].pos, "param '%s' of rule '%s' is never used", r->params[p].name,
                                  r->info.id);
-        tg_pos at = {.file = r->info.file, .line = r->info.line, .col = 1};
         if (!r->info.advice)
-            tg_rules_warning(ctx, at, "rule '%s' has no 'advice' (what to do when it fires)", r->info.id);
+            tg_rules_warning(ctx, r->pos, "rule '%s' has no 'advice' (what to do when it fires)", r->info.id);
     }
 }
 
