@@ -377,8 +377,10 @@ tg_trace *tg_trace_open(const char *path, tg_diag *diag)
     t->first_ns = t->last_ns = t->session_start_ns = TG_NULL_I64;
 
     char *uri = file_uri(path);
-    int rc = uri ? sqlite3_open_v2(uri, &ld.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL)
-                 : SQLITE_NOMEM;
+    /* NOMUTEX: the connection never leaves this thread, and the per-call
+    ** mutex is a tenth of the load time on big tables. */
+    int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
+    int rc = uri ? sqlite3_open_v2(uri, &ld.db, flags, NULL) : SQLITE_NOMEM;
     free(uri);
     if (rc != SQLITE_OK) tg_load_sqlite_fail(&ld, rc, "opening it read-only");
     else load_all(&ld);

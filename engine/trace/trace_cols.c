@@ -183,8 +183,8 @@ sqlite3_stmt *tg_load_select(tg_loader *ld, const char *table, const tg_colspec 
         if (!found) found = column_find(&cs, cols[i].alt);
         if (!found && cols[i].required) {
             tg_load_fail(ld, TG_ETRACE,
-                         "table %s has no column '%s', so this is not an nsys export layout tracegate can read",
-                         table, cols[i].name);
+                         "table %s has no column '%s', so this is not an nsys export layout "
+                         "tracegate can read", table, cols[i].name);
             column_set_free(&cs);
             free(sql);
             return NULL;
