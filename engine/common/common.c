@@ -183,10 +183,13 @@ char *tg_diag_format(const tg_diag_msg *m, bool color)
     if (m->line_text && n > 0) {
         size_t len = (size_t)n;
         len += (size_t)snprintf(out + len, cap - len, "\n  %s\n  ", m->line_text);
-        /* The caret goes under the column; tabs in the line keep their width. */
+        /* The caret goes under the column (a byte column); tabs in the line
+        ** keep their width and a multi-byte UTF-8 character takes one. */
         for (int c = 1; c < m->pos.col && len + 2 < cap; c++) {
             size_t i = (size_t)(c - 1);
-            out[len++] = (i < strlen(m->line_text) && m->line_text[i] == '\t') ? '\t' : ' ';
+            unsigned char ch = i < strlen(m->line_text) ? (unsigned char)m->line_text[i] : ' ';
+            if ((ch & 0xC0) == 0x80) continue;
+            out[len++] = ch == '\t' ? '\t' : ' ';
         }
         if (len + 2 < cap) out[len++] = '^';
         out[len] = 0;

@@ -281,9 +281,13 @@ tg_srcmap *tg_yaml_scalar_map(tg_arena *a, const tg_ynode *s)
     } else {
         decode_flow(&d, TG_YS_PLAIN);
     }
-    bool match = !d.oom && d.n >= s->len && (s->len == 0 || memcmp(d.out, s->value, s->len) == 0);
+    /* Chomping only changes trailing newlines: a shorter decode whose
+    ** missing tail is newlines (`|+` keeps them all) still matches. */
+    size_t common = d.n < s->len ? d.n : s->len;
+    bool match = !d.oom && (common == 0 || memcmp(d.out, s->value, common) == 0);
+    for (size_t k = common; match && k < s->len; k++) match = s->value[k] == '\n' && d.n > 0;
     if (match) {
-        for (size_t k = 0; k < s->len; k++) m->pos[k] = tg_src_pos(s->src, d.at[k]);
+        for (size_t k = 0; k < s->len; k++) m->pos[k] = tg_src_pos(s->src, d.at[k < d.n ? k : d.n - 1]);
         size_t end_at = s->len < d.n ? d.at[s->len] : (d.n ? d.at[d.n - 1] + 1 : d.b);
         m->pos[s->len] = tg_src_pos(s->src, end_at);
     } else {

@@ -80,11 +80,18 @@ static const bad_case cases[] = {
     {P "    where: |\n      api_sync and\n        bites > 0\n" FW, 9, 9, "unknown field 'bites'"},
     {P "    where: api_sync and\n      bites > 0\n" FW, 8, 7, "unknown field 'bites'"},
     {P "    where: >-\n      api_sync\n\n      and bites > 0\n" FW, 10, 11, "unknown field 'bites'"},
+    {P "    where: |+\n      api_sync and bites\n\n" FW, 8, 20, "unknown field 'bites'"},
+    {P "    where: \"api_sync and\n      bites > 0\"\n" FW, 8, 7, "unknown field 'bites'"},
+    {P "    where: \"api_sync \\\n      and bites > 0\"\n" FW, 8, 11, "unknown field 'bites'"},
+    {P "    where: \"api_sync\\tand bites > 0\"\n" FW, 7, 27, "unknown field 'bites'"},
+    {P "    where: \"kind == \\\"\\u00e9t\\u00e9\\\" or bites > 0\"\n" FW, 7, 42, "unknown field 'bites'"},
+    {P "    where: \"\\u00e9t\\u00e9 == 1\"\n" FW, 7, 13, "non-ASCII character"},
     /* message templates */
     {P FW "    message: \"{} copies\"\n", 8, 16, "empty expression"},
     {P FW "    message: \"{count copies\"\n", 8, 15, "unterminated '{'"},
     {P FW "    message: \"count} copies\"\n", 8, 20, "unmatched '}'"},
     {P FW "    message: \"{sum(durration)} total\"\n", 8, 20, "unknown field 'durration'"},
+    {P FW "    message: \"\xc3\xa9t\xc3\xa9 {sum(bites)}\"\n", 8, 26, "unknown field 'bites'"},   /* byte columns */
     /* rule keys */
     {P "    fail_whn: count > 0\n", 7, 5, "did you mean 'fail_when'"},
     {P FW "    enabled: maybe\n", 8, 14, "true or false"},
