@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
