@@ -111,6 +111,9 @@ static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *a
         res->message = "no baseline given";
     } else {
         res->verdict = fail ? TG_V_FAIL : TG_V_PASS;
+        /* A template over no rows reads as noise ("0 copies took n/a"). */
+        if (!fail && st->count == 0)
+            res->message = tg_arena_printf(arena, "no finding: no %s row matches", r->info.source);
     }
     /* Cite rows for failures, and for regression rules, whose verdict the
     ** baseline comparison decides after this. */

@@ -111,7 +111,13 @@ static tg_value finish_one(tg_rule_state *st, const tg_agg_use *u, const tg_acc 
         if (kp->n == 0) return tg_null();
         return number(percentile(kp, tg_agg_defs[u->kind].quantile), u);
     }
-    if (a->n == 0) return tg_null();
+    if (a->n == 0) {
+        /* The sum over no rows is 0 (not null, unlike SQL): "0 copies
+        ** moved 0 B" rather than "moved n/a". */
+        if (u->kind == TG_AGG_SUM)
+            return u->type == TG_TY_INT ? tg_int(0, u->unit) : tg_float(0, u->unit);
+        return tg_null();
+    }
     double n = (double)a->n;
     switch (u->kind) {
     case TG_AGG_SUM: return a->int_ok ? tg_int(a->isum, u->unit) : number(a->fsum, u);

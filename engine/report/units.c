@@ -126,6 +126,8 @@ static bool has_component(const char *name, const char *word)
 tg_unit tg_units_from_name(const char *name)
 {
     if (!name) return TG_UNIT_NONE;
+    /* Unitless aggregates keep no unit whatever they aggregate (cv_period). */
+    if (!strncmp(name, "cv_", 3) || !strncmp(name, "count", 5)) return TG_UNIT_NONE;
     /* The model's duration fields: duration, gpu_time, period, span, queue. */
     static const char *const ns_words[] = {"ns", "duration", "time", "period", "span", "queue"};
     for (size_t i = 0; i < sizeof ns_words / sizeof *ns_words; i++)
