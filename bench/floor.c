@@ -88,8 +88,9 @@ static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum
     sqlite3_stmt *probe = NULL;
     char *sql = sqlite3_mprintf("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = %Q",
                                 tr->table);
-    if (!sql || sqlite3_prepare_v2(db, sql, -1, &probe, NULL) != SQLITE_OK) return fail(db, "schema");
+    int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &probe, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
+    if (rc != SQLITE_OK) return fail(db, "reading the schema");
     exists = sqlite3_step(probe) == SQLITE_ROW;
     sqlite3_finalize(probe);
     if (!exists) return 0;
@@ -98,7 +99,10 @@ static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum
     int n_cols = 1;
     for (const char *const *c = tr->columns; *c; c++, n_cols++) {
         int found = 0;
-        if (table_has_column(db, tr->table, *c, &found)) return 1;
+        if (table_has_column(db, tr->table, *c, &found)) {
+            sqlite3_free(sql);
+            return 1;
+        }
         char *more = found ? sqlite3_mprintf("%s, \"%w\"", sql, *c) : sqlite3_mprintf("%s, NULL", sql);
         sqlite3_free(sql);
         sql = more;
@@ -106,10 +110,10 @@ static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum
     char *full = sqlite3_mprintf("%s FROM \"%w\"", sql, tr->table);
     sqlite3_free(sql);
     sqlite3_stmt *st = NULL;
-    if (!full || sqlite3_prepare_v2(db, full, -1, &st, NULL) != SQLITE_OK) return fail(db, tr->table);
+    rc = full ? sqlite3_prepare_v2(db, full, -1, &st, NULL) : SQLITE_NOMEM;
     sqlite3_free(full);
+    if (rc != SQLITE_OK) return fail(db, tr->table);
 
-    int rc;
     uint64_t n = 0, s = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         n++;
@@ -169,10 +173,15 @@ int main(int argc, char **argv)
     sqlite3 *db = NULL;
     /* NOMUTEX: one thread uses the connection, so SQLite need not lock it
     ** on every sqlite3_column_* call (about 20% of a scan otherwise). */
-    if (!uri || sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
-                                NULL) != SQLITE_OK)
-        return fail(db, argv[1]);
+    int rc = uri ? sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                                   NULL)
+                 : SQLITE_NOMEM;
     free(uri);
+    if (rc != SQLITE_OK) {
+        fail(db, argv[1]);
+        sqlite3_close(db);
+        return 1;
+    }
     uint64_t rows = 0, sum = 0, kernels = 0;
     for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
         uint64_t n = 0;
