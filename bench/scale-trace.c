@@ -66,8 +66,12 @@ typedef struct plan {
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* The half-written OUT.tmp that die() removes; set once in main. */
+static const char *partial_output;
+
 static void die(const char *fmt, ...)
 {
+    if (partial_output) unlink(partial_output);
     va_list ap;
     va_start(ap, fmt);
     fputs("scale-trace: ", stderr);
@@ -434,6 +438,7 @@ int main(int argc, char **argv)
     char *tmp_path = xprintf("%s.tmp", out_path);
     if (unlink(tmp_path) != 0 && errno != ENOENT) die("cannot remove %s: %s", tmp_path, strerror(errno));
 
+    partial_output = tmp_path;
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(tmp_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
                         NULL) != SQLITE_OK)
@@ -477,6 +482,7 @@ int main(int argc, char **argv)
     exec(db, "DETACH DATABASE src");
     if (sqlite3_close(db) != SQLITE_OK) die("cannot close %s", tmp_path);
     if (rename(tmp_path, out_path) != 0) die("cannot rename %s to %s: %s", tmp_path, out_path, strerror(errno));
+    partial_output = NULL;
 
     int64_t kernels = 0;
     for (size_t i = 0; i < p.n_tables; i++)
