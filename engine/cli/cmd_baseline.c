@@ -1,9 +1,459 @@
-/* placeholder until the baseline command lands */
+/*
+** `tracegate baseline record` and `tracegate baseline show` (DESIGN §6).
+**
+** record evaluates the rules on every trace given (each trace is one run of
+** the workload), keeps the value of every rule's `metric` and its per-row
+** samples, and writes the baseline YAML (engine/baseline). The file is
+** written next to its destination and renamed into place, so an
+** interrupted run never leaves half a baseline. The date in the file is
+** SOURCE_DATE_EPOCH's when set (reproducible builds), else today's, at day
+** resolution in UTC: recording the same traces twice gives the same bytes.
+**
+** show prints a recorded baseline for people: provenance, then per metric
+** the median, MAD, run-to-run band, per-run values and sample counts.
+*/
 #include "cli.h"
+#include "inputs.h"
+#include "baseline/baseline.h"
+#include "tg_config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: tracegate baseline record -o FILE [--rules PATH]... [--set RULE.PARAM=VALUE]...\n"
+        "                                 [--iteration-pattern RE] [--missing-data fail|skip]\n"
+        "                                 [--allow-mismatch] [--jobs N] TRACE...\n"
+        "       tracegate baseline show FILE\n"
+        "\n"
+        "record: evaluate every rule's metric on each trace (one run each) and store the\n"
+        "        per-run values, their median and MAD and a sample of the per-row values\n"
+        "        (-o - writes to stdout). The runs must share a GPU model and an export\n"
+        "        schema unless --allow-mismatch.\n"
+        "show:   print a baseline's provenance and statistics.\n");
+}
+
+/* ------------------------------------------------------------ options */
+
+typedef struct record_opts {
+    const char *out;
+    const char **rules;
+    size_t n_rules;
+    tg_param_set *sets;
+    size_t n_sets;
+    const char *iteration_pattern;
+    tg_missing_mode missing;
+    bool allow_mismatch;
+    int jobs;
+    const char **traces;
+    size_t n_traces;
+} record_opts;
+
+/* "RULE.PARAM=VALUE"; the rule id may itself contain dots, the param not. */
+static bool parse_set(const char *arg, tg_param_set *out)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq) return false;
+    const char *dot = NULL;
+    for (const char *p = arg; p < eq; p++)
+        if (*p == '.') dot = p;
+    if (!dot || dot == arg || dot + 1 == eq || !eq[1]) return false;
+    char *rule = strndup(arg, (size_t)(dot - arg));
+    char *param = strndup(dot + 1, (size_t)(eq - dot - 1));
+    if (!rule || !param) {
+        free(rule);
+        free(param);
+        return false;
+    }
+    *out = (tg_param_set){rule, param, eq + 1};
+    return true;
+}
+
+static void free_opts(record_opts *o)
+{
+    for (size_t i = 0; i < o->n_sets; i++) {
+        free((char *)o->sets[i].rule);
+        free((char *)o->sets[i].param);
+    }
+    free(o->sets);
+    free(o->rules);
+    free(o->traces);
+}
+
+/* Value of an option given as "--opt VALUE" or "--opt=VALUE". */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t len = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, len)) return NULL;
+    if (a[len] == '=') return a + len + 1;
+    if (a[len] != 0) return NULL;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "tracegate: %s needs a value\n", name);
+        return "";
+    }
+    return argv[++*i];
+}
+
+#define PUSH_OR_FAIL(arr, n, val)                                                    \
+    do {                                                                             \
+        void *grown_ = realloc((void *)(arr), ((n) + 1) * sizeof *(arr));            \
+        if (!grown_) {                                                               \
+            fprintf(stderr, "tracegate: out of memory\n");                           \
+            return TG_EINTERNAL;                                                     \
+        }                                                                            \
+        (arr) = grown_;                                                              \
+        (arr)[(n)++] = (val);                                                        \
+    } while (0)
+
+static int parse_record(int argc, char **argv, record_opts *o)
+{
+    *o = (record_opts){.missing = TG_MISSING_FAIL, .jobs = 1};
+    bool only_traces = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (only_traces || a[0] != '-' || !strcmp(a, "-")) {
+            PUSH_OR_FAIL(o->traces, o->n_traces, a);
+        } else if (!strcmp(a, "--")) {
+            only_traces = true;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return -1;
+        } else if ((v = opt_value(argc, argv, &i, "-o")) ||
+                   (v = opt_value(argc, argv, &i, "--output"))) {
+            if (!*v) return TG_EUSAGE;
+            o->out = v;
+        } else if ((v = opt_value(argc, argv, &i, "--rules"))) {
+            if (!*v) return TG_EUSAGE;
+            PUSH_OR_FAIL(o->rules, o->n_rules, v);
+        } else if ((v = opt_value(argc, argv, &i, "--set"))) {
+            tg_param_set s;
+            if (!*v) return TG_EUSAGE;
+            if (!parse_set(v, &s)) {
+                fprintf(stderr, "tracegate: --set expects RULE.PARAM=VALUE, not '%s'\n", v);
+                return TG_EUSAGE;
+            }
+            PUSH_OR_FAIL(o->sets, o->n_sets, s);
+        } else if ((v = opt_value(argc, argv, &i, "--iteration-pattern"))) {
+            if (!*v) return TG_EUSAGE;
+            o->iteration_pattern = v;
+        } else if ((v = opt_value(argc, argv, &i, "--missing-data"))) {
+            if (!strcmp(v, "fail")) o->missing = TG_MISSING_FAIL;
+            else if (!strcmp(v, "skip")) o->missing = TG_MISSING_SKIP;
+            else {
+                fprintf(stderr, "tracegate: --missing-data is fail or skip, not '%s'\n", v);
+                return TG_EUSAGE;
+            }
+        } else if ((v = opt_value(argc, argv, &i, "--jobs")) ||
+                   (v = opt_value(argc, argv, &i, "-j"))) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 1 || n > 1024) {
+                fprintf(stderr, "tracegate: --jobs expects a number from 1 to 1024\n");
+                return TG_EUSAGE;
+            }
+            o->jobs = (int)n;
+        } else if (!strcmp(a, "--allow-mismatch")) {
+            o->allow_mismatch = true;
+        } else {
+            fprintf(stderr, "tracegate: baseline record: unknown option '%s'\n", a);
+            usage(stderr);
+            return TG_EUSAGE;
+        }
+    }
+    if (!o->out) {
+        fprintf(stderr, "tracegate: baseline record needs -o FILE (or -o - for stdout)\n");
+        return TG_EUSAGE;
+    }
+    if (o->n_traces == 0) {
+        fprintf(stderr, "tracegate: baseline record needs at least one TRACE\n");
+        return TG_EUSAGE;
+    }
+    return TG_OK;
+}
+
+/* ------------------------------------------------------------- record */
+
+/* YYYY-MM-DD of SOURCE_DATE_EPOCH, else of now; UTC. False: bad variable. */
+static bool record_date(char *buf, size_t size)
+{
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    time_t when;
+    if (sde && *sde) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(sde, &end, 10);
+        if (errno || *end || v < 0) {
+            fprintf(stderr, "tracegate: SOURCE_DATE_EPOCH must be seconds since 1970, not '%s'\n",
+                    sde);
+            return false;
+        }
+        when = (time_t)v;
+    } else {
+        when = time(NULL);
+    }
+    struct tm tm;
+    if (!gmtime_r(&when, &tm) || !strftime(buf, size, "%Y-%m-%d", &tm)) {
+        fprintf(stderr, "tracegate: cannot format the recording date\n");
+        return false;
+    }
+    return true;
+}
+
+/* Resolve the --rules arguments ("builtin" and the default). */
+static int rule_paths(const record_opts *o, const char ***paths, size_t *n)
+{
+    size_t count = o->n_rules ? o->n_rules : 1;
+    *paths = calloc(count, sizeof **paths);
+    if (!*paths) return TG_EINTERNAL;
+    *n = count;
+    for (size_t i = 0; i < count; i++) {
+        const char *p = o->n_rules ? o->rules[i] : "builtin";
+        if (!strcmp(p, "builtin")) {
+            p = tg_cli_builtin_rules();
+            if (!p) {
+                fprintf(stderr, "tracegate: the built-in rules (rules.d) were not found; "
+                                "set TRACEGATE_RULES_DIR or pass --rules PATH\n");
+                return TG_EUSAGE;
+            }
+        }
+        (*paths)[i] = p;
+    }
+    return TG_OK;
+}
+
+static bool has_metric_rule(const tg_ruleset *rs)
+{
+    for (size_t i = 0; i < tg_rules_count(rs); i++) {
+        const tg_rule_info *r = tg_rules_info(rs, i);
+        if (r->enabled && r->metric) return true;
+    }
+    return false;
+}
+
+/* Rules with a metric that lack data in some trace: exit 3 in fail mode. */
+static int check_missing(const tg_run_result *run, tg_missing_mode mode)
+{
+    int st = TG_OK;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_trace_result *tr = &run->traces[t];
+        for (size_t i = 0; i < tr->n_results; i++) {
+            const tg_rule_result *r = &tr->results[i];
+            if (!r->metric || !r->missing_data) continue;
+            fprintf(stderr, "tracegate: %s: %s: rule %s: %s%s\n", tr->file,
+                    mode == TG_MISSING_FAIL ? "error" : "warning", r->rule,
+                    r->message ? r->message : "the capture lacks the data this metric needs",
+                    mode == TG_MISSING_FAIL ? "" : " (not recorded for this run)");
+            if (mode == TG_MISSING_FAIL) st = TG_ETRACE;
+        }
+    }
+    return st;
+}
+
+/* Write to a temporary file beside `path`, then rename it into place. */
+static int write_baseline(const tg_baseline *b, const char *path)
+{
+    if (!strcmp(path, "-")) {
+        return tg_baseline_write(b, stdout) == TG_OK ? TG_OK : TG_EINTERNAL;
+    }
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (!tmp) return TG_EINTERNAL;
+    snprintf(tmp, len + 16, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fprintf(stderr, "tracegate: cannot write %s: %s\n", path, strerror(errno));
+        free(tmp);
+        return TG_EUSAGE;
+    }
+    FILE *f = fdopen(fd, "w");
+    tg_status st = f ? tg_baseline_write(b, f) : TG_EINTERNAL;
+    if (f ? fclose(f) != 0 : close(fd) != 0) st = TG_EINTERNAL;
+    /* mkstemp makes the file 0600; a committed baseline is an ordinary file */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (st == TG_OK && chmod(tmp, 0666 & ~mask) != 0) st = TG_EINTERNAL;
+    if (st == TG_OK && rename(tmp, path) != 0) st = TG_EINTERNAL;
+    if (st != TG_OK) {
+        fprintf(stderr, "tracegate: cannot write %s: %s\n", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return st == TG_OK ? TG_OK : TG_EUSAGE;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+    record_opts o;
+    int rc = parse_record(argc, argv, &o);
+    if (rc != TG_OK) {
+        free_opts(&o);
+        return rc < 0 ? TG_OK : rc;
+    }
+    char date[16];
+    const char **paths = NULL;
+    size_t n_paths = 0;
+    tg_ruleset *rs = NULL;
+    tg_inputs in = {0};
+    tg_run_result run = {0};
+    tg_baseline *b = NULL;
+    tg_diag diag;
+    tg_diag_init(&diag);
+
+    if (!record_date(date, sizeof date)) {
+        rc = TG_EUSAGE;
+        goto done;
+    }
+    if ((rc = rule_paths(&o, &paths, &n_paths)) != TG_OK) goto done;
+    rs = tg_rules_load(paths, n_paths, o.sets, o.n_sets, &diag);
+    if (!rs) {
+        rc = tg_cli_report_diag(&diag, TG_EUSAGE);
+        goto done;
+    }
+    tg_cli_report_diag(&diag, TG_OK);    /* warnings */
+    tg_diag_clear(&diag);
+    if (!has_metric_rule(rs)) {
+        fprintf(stderr, "tracegate: no enabled rule has a metric: nothing to record\n");
+        rc = TG_EUSAGE;
+        goto done;
+    }
+    if ((rc = tg_inputs_resolve((const char *const *)o.traces, o.n_traces, &in)) != TG_OK)
+        goto done;
+
+    run.arena = tg_arena_new();
+    if (!run.arena) {
+        rc = TG_EINTERNAL;
+        goto done;
+    }
+    /* has_baseline: regression rules compute their metric rather than skip */
+    tg_eval_opts eval_opts = {.missing = o.missing, .has_baseline = true};
+    tg_model_params model_params = {.iteration_pattern = o.iteration_pattern};
+    rc = tg_cli_evaluate(in.paths, in.n, rs, &eval_opts, &model_params, o.jobs, &run);
+    if (rc != TG_OK) {
+        if (rc == TG_ETRACE)
+            fprintf(stderr, "tracegate: no baseline written: every trace must be readable\n");
+        goto done;
+    }
+    if ((rc = check_missing(&run, o.missing)) != TG_OK) {
+        fprintf(stderr, "tracegate: no baseline written (--missing-data=skip records "
+                        "the other runs' values)\n");
+        goto done;
+    }
+    b = tg_baseline_record(&run, rs, TG_VERSION, date, &diag);
+    if (b && tg_baseline_check_runs(b, o.allow_mismatch, &diag) != TG_OK) {
+        tg_baseline_free(b);
+        b = NULL;
+    }
+    rc = tg_cli_report_diag(&diag, TG_OK);
+    if (!b) {
+        if (rc == TG_OK) rc = TG_EINTERNAL;
+        goto done;
+    }
+    if ((rc = write_baseline(b, o.out)) != TG_OK) goto done;
+    if (strcmp(o.out, "-"))
+        fprintf(stderr, "tracegate: recorded %zu metric%s from %zu run%s into %s\n",
+                b->n_metrics, b->n_metrics == 1 ? "" : "s", b->n_runs,
+                b->n_runs == 1 ? "" : "s", o.out);
+
+done:
+    tg_baseline_free(b);
+    if (run.arena) tg_cli_run_free(&run);
+    tg_inputs_free(&in);
+    tg_rules_free(rs);
+    free(paths);
+    tg_diag_clear(&diag);
+    free_opts(&o);
+    return rc;
+}
+
+/* --------------------------------------------------------------- show */
+
+static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE *out)
+{
+    char med[48], mad[48], v[48];
+    tg_baseline_format_value_digits(m->median, m->unit, 6, med, sizeof med);
+    tg_baseline_format_value(m->mad, m->unit, mad, sizeof mad);
+    fprintf(out, "  %s\n    metric   %s (%s)\n", m->rule, m->metric,
+            tg_baseline_direction_name(m->direction));
+    fprintf(out, "    median   %s   MAD %s   runs with a value: %zu of %zu\n", med, mad,
+            m->n_runs, b->n_runs);
+    if (m->n_runs >= TG_BASELINE_MIN_BAND_RUNS) {
+        char lo[48], hi[48];
+        double half = TG_BASELINE_BAND_K * 1.4826 * m->mad;
+        tg_baseline_format_value(m->median - half, m->unit, lo, sizeof lo);
+        tg_baseline_format_value(m->median + half, m->unit, hi, sizeof hi);
+        fprintf(out, "    band     %s .. %s (median +- 3 x 1.4826 x MAD)\n", lo, hi);
+    } else {
+        fprintf(out, "    band     none (needs %d runs)\n", TG_BASELINE_MIN_BAND_RUNS);
+    }
+    fprintf(out, "    per run ");
+    for (size_t i = 0; i < b->n_runs; i++) {
+        tg_baseline_format_value_digits(m->runs[i], m->unit, 6, v, sizeof v);
+        fprintf(out, " %s%s", v, i + 1 < b->n_runs ? "," : "");
+    }
+    fprintf(out, "\n    samples  %zu kept of %zu", m->n_samples, m->n_samples_total);
+    if (m->samples_field) fprintf(out, " (%s)", m->samples_field);
+    if (m->n_samples) {
+        char lo[48], hi[48];
+        tg_baseline_format_value(m->samples[0], m->unit, lo, sizeof lo);
+        tg_baseline_format_value(m->samples[m->n_samples - 1], m->unit, hi, sizeof hi);
+        fprintf(out, ", range %s .. %s", lo, hi);
+    }
+    fprintf(out, "\n");
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    if (argc != 1 || argv[0][0] == '-') {
+        if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+            usage(stdout);
+            return TG_OK;
+        }
+        usage(stderr);
+        return TG_EUSAGE;
+    }
+    tg_diag diag;
+    tg_diag_init(&diag);
+    tg_baseline *b = tg_baseline_load(argv[0], &diag);
+    int rc = tg_cli_report_diag(&diag, TG_OK);
+    tg_diag_clear(&diag);
+    if (!b) return rc ? rc : TG_EUSAGE;
+    printf("baseline %s: format %d, recorded %s by tracegate %s\n", argv[0], b->format_version,
+           b->date ? b->date : "(no date)", b->tool_version ? b->tool_version : "(unknown)");
+    printf("runs (%zu):\n", b->n_runs);
+    for (size_t i = 0; i < b->n_runs; i++) {
+        const tg_baseline_run *r = &b->runs[i];
+        printf("  %zu. %s  GPU %s  nsys %s  schema %s\n", i + 1, r->trace,
+               r->gpu_names ? r->gpu_names : "unknown",
+               r->nsys_version ? r->nsys_version : "unknown",
+               r->schema_version ? r->schema_version : "unknown");
+    }
+    printf("metrics (%zu):\n", b->n_metrics);
+    for (size_t i = 0; i < b->n_metrics; i++) show_metric(b, &b->metrics[i], stdout);
+    tg_baseline_free(b);
+    return fflush(stdout) == 0 ? TG_OK : TG_EINTERNAL;
+}
+
 int tg_cmd_baseline(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "tracegate: 'baseline' is not available in this build\n");
-    return TG_EINTERNAL;
+    if (argc < 2) {
+        usage(stderr);
+        return TG_EUSAGE;
+    }
+    if (!strcmp(argv[1], "record")) return cmd_record(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "show")) return cmd_show(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return TG_OK;
+    }
+    fprintf(stderr, "tracegate: unknown baseline command '%s' (record or show)\n", argv[1]);
+    return TG_EUSAGE;
 }
