@@ -38,6 +38,13 @@ int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset
 /* Free what tg_cli_evaluate allocated, including run->arena. */
 void tg_cli_run_free(tg_run_result *run);
 
+/* Exit status of a run from its verdicts (DESIGN §5): 4 internal or rule
+** evaluation error, 3 a trace unreadable or lacking data a rule needs, 1 a
+** failing finding at or above fail_on (or a failing regression), else 0. */
+int tg_cli_exit_status(const tg_run_result *run, tg_severity fail_on, bool fail_never, int eval_status);
+
+int tg_cmd_merge(int argc, char **argv);     /* cmd_merge.c */
+
 /* True when stderr/stdout is a terminal and NO_COLOR is unset. */
 bool tg_cli_color(FILE *f);
 

@@ -7,39 +7,25 @@
 */
 #include "cli.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../baseline/baseline.h"
 #include "../report/report.h"
 #include "inputs.h"
+#include "outputs.h"
 #include "tg_config.h"
-
-#define MAX_OUTPUTS 16
-
-typedef struct output {
-    tg_format format;
-    const char *path;          /* NULL: stdout */
-} output;
 
 typedef struct check_args {
     const char **rules;   size_t n_rules, cap_rules;
     tg_param_set *sets;   size_t n_sets, cap_sets;
-    output outputs[MAX_OUTPUTS];
-    size_t n_outputs;
-    bool format_given;
-    tg_severity fail_on;
-    bool fail_never;
+    tg_cli_outputs out;
     tg_missing_mode missing;
     const char *baseline;
     bool allow_mismatch;
     const char *iteration_pattern;
     int jobs;
-    int color;                 /* -1 auto, 0 never, 1 always */
-    bool quiet;
 } check_args;
 
 static void check_usage(FILE *f)
@@ -75,17 +61,6 @@ static bool parse_set(char *arg, tg_param_set *out)
     return true;
 }
 
-static bool parse_severity(const char *s, check_args *a)
-{
-    a->fail_never = false;
-    if (!strcmp(s, "error")) a->fail_on = TG_SEV_ERROR;
-    else if (!strcmp(s, "warning")) a->fail_on = TG_SEV_WARNING;
-    else if (!strcmp(s, "info")) a->fail_on = TG_SEV_INFO;
-    else if (!strcmp(s, "never")) a->fail_never = true;
-    else return false;
-    return true;
-}
-
 static int bad_usage(const char *fmt, const char *arg)
 {
     fprintf(stderr, "tracegate: ");
@@ -106,12 +81,9 @@ static int parse_args(int argc, char **argv, check_args *a)
         {"jobs", required_argument, 0, O_JOBS},       {"color", required_argument, 0, O_COLOR},
         {"quiet", no_argument, 0, O_QUIET},           {"help", no_argument, 0, O_HELP},
         {0, 0, 0, 0}};
-    a->fail_on = TG_SEV_ERROR;
+    tg_cli_outputs_init(&a->out);
     a->missing = TG_MISSING_FAIL;
     a->jobs = 1;
-    a->color = -1;
-    a->outputs[0] = (output){TG_FMT_TEXT, NULL};
-    a->n_outputs = 1;
     optind = 1;
     opterr = 0;
     int c;
@@ -120,25 +92,14 @@ static int parse_args(int argc, char **argv, check_args *a)
         case O_RULES:
             if (!TG_PUSH(a->rules, a->n_rules, a->cap_rules, optarg)) return TG_EINTERNAL;
             break;
-        case O_FORMAT: {
-            int f = tg_format_parse(optarg);
-            if (f < 0) return bad_usage("unknown format '%s'", optarg);
-            a->outputs[0].format = (tg_format)f;
-            a->format_given = true;
+        case O_FORMAT:
+            if (tg_cli_outputs_option(&a->out, "format", optarg) < 0) return TG_EUSAGE;
             break;
-        }
-        case 'o': {
-            char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || !eq[1]) return bad_usage("-o wants FORMAT=FILE, not '%s'", optarg);
-            *eq = 0;
-            int f = tg_format_parse(optarg);
-            if (f < 0) return bad_usage("unknown format '%s'", optarg);
-            if (a->n_outputs >= MAX_OUTPUTS) return bad_usage("too many outputs at '%s'", eq + 1);
-            a->outputs[a->n_outputs++] = (output){(tg_format)f, eq + 1};
+        case 'o':
+            if (tg_cli_outputs_option(&a->out, "o", optarg) < 0) return TG_EUSAGE;
             break;
-        }
         case O_FAIL_ON:
-            if (!parse_severity(optarg, a)) return bad_usage("--fail-on wants error, warning, info or never, not '%s'", optarg);
+            if (tg_cli_outputs_option(&a->out, "fail-on", optarg) < 0) return TG_EUSAGE;
             break;
         case O_MISSING:
             if (!strcmp(optarg, "fail")) a->missing = TG_MISSING_FAIL;
@@ -164,13 +125,10 @@ static int parse_args(int argc, char **argv, check_args *a)
             break;
         }
         case O_COLOR:
-            if (!strcmp(optarg, "auto")) a->color = -1;
-            else if (!strcmp(optarg, "always")) a->color = 1;
-            else if (!strcmp(optarg, "never")) a->color = 0;
-            else return bad_usage("--color wants auto, always or never, not '%s'", optarg);
+            if (tg_cli_outputs_option(&a->out, "color", optarg) < 0) return TG_EUSAGE;
             break;
         case 'q':
-        case O_QUIET: a->quiet = true; break;
+        case O_QUIET: a->out.quiet = true; break;
         case O_HELP: check_usage(stdout); return -1;
         default:
             return bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
@@ -210,58 +168,6 @@ static int rule_paths(check_args *a, const char ***paths, size_t *n)
     return TG_OK;
 }
 
-/* Exit status from the verdicts (DESIGN §5). */
-static int verdict_status(const tg_run_result *run, const check_args *a, int eval_status)
-{
-    bool failed = false, missing = false, rule_error = false;
-    for (size_t i = 0; i < run->n_traces; i++) {
-        const tg_trace_result *tr = &run->traces[i];
-        for (size_t j = 0; j < tr->n_results; j++) {
-            const tg_rule_result *r = &tr->results[j];
-            if (r->verdict == TG_V_ERROR) {
-                if (r->missing_data) missing = true;
-                else rule_error = true;
-            }
-            if (r->verdict == TG_V_FAIL && !a->fail_never &&
-                (r->severity >= a->fail_on || r->regression != 0))
-                failed = true;
-        }
-    }
-    if (eval_status == TG_EINTERNAL || rule_error) return TG_EINTERNAL;
-    if (eval_status == TG_ETRACE || missing) return TG_ETRACE;
-    return failed ? TG_FAIL : TG_OK;
-}
-
-static int write_outputs(const check_args *a, const tg_run_result *run, const tg_ruleset *rs)
-{
-    int status = TG_OK;
-    for (size_t i = 0; i < a->n_outputs; i++) {
-        const output *o = &a->outputs[i];
-        FILE *f = o->path ? fopen(o->path, "w") : stdout;
-        if (!f) {
-            fprintf(stderr, "tracegate: cannot write %s: %s\n", o->path, strerror(errno));
-            status = TG_EUSAGE;
-            continue;
-        }
-        tg_report_opts ro = {
-            .color = o->path ? false : (a->color < 0 ? tg_cli_color(stdout) : a->color == 1),
-            .quiet = a->quiet,
-            .fail_on = a->fail_on,
-            .fail_never = a->fail_never,
-            .tool_version = TG_VERSION,
-            .step_summary_path = getenv("GITHUB_STEP_SUMMARY"),
-        };
-        if (tg_report_write(o->format, run, rs, &ro, f) != TG_OK) status = TG_EINTERNAL;
-        if (o->path && fclose(f) != 0) {
-            fprintf(stderr, "tracegate: cannot write %s: %s\n", o->path, strerror(errno));
-            status = TG_EUSAGE;
-        } else if (!o->path) {
-            fflush(stdout);
-        }
-    }
-    return status;
-}
-
 static int run_check(check_args *a, int n_traces, char **traces)
 {
     const char **paths;
@@ -275,6 +181,14 @@ static int run_check(check_args *a, int n_traces, char **traces)
     st = tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
     if (!rs) return st != TG_OK ? st : TG_EUSAGE;
+    if (tg_rules_count(rs) == 0) {
+        /* e.g. --rules pointing at a folder without *.yaml files: a gate
+        ** without rules would pass anything. */
+        fprintf(stderr, "tracegate: no rules were loaded from %s%s; a check without rules would pass "
+                        "anything\n", paths[0], n_paths > 1 ? " and the other --rules paths" : "");
+        tg_rules_free(rs);
+        return TG_EUSAGE;
+    }
 
     tg_baseline *baseline = NULL;
     if (a->baseline) {
@@ -311,8 +225,8 @@ static int run_check(check_args *a, int n_traces, char **traces)
         tg_diag_clear(&diag);
     }
 
-    st = verdict_status(&run, a, eval_status);
-    int wst = write_outputs(a, &run, rs);
+    st = tg_cli_exit_status(&run, a->out.fail_on, a->out.fail_never, eval_status);
+    int wst = tg_cli_outputs_write(&a->out, &run, rs);
     if (wst != TG_OK && st == TG_OK) st = wst;
 done:
     tg_cli_run_free(&run);

@@ -27,6 +27,8 @@ static void usage(FILE *f)
         "  rules list|lint PATH...                list or validate rule files\n"
         "  explain [--rules PATH]... RULE         a rule's text and compiled tree\n"
         "  baseline record -o FILE TRACE... | baseline show FILE\n"
+        "  merge [--format F] [-o F=FILE] RESULT.json...  combine per-rank JSON results,\n"
+        "                        with the cross-rank straggler check\n"
         "  version                                print the version\n"
         "\n"
         "exit status: 0 pass, 1 gate failed, 2 usage/rule/baseline error,\n"
@@ -46,6 +48,28 @@ int tg_cli_report_diag(const tg_diag *diag, int fallback)
     if (diag->n_errors > (int)diag->n)
         fprintf(stderr, "tracegate: ... and %d more errors\n", diag->n_errors - (int)diag->n);
     return diag->n_errors ? (int)diag->status : fallback;
+}
+
+int tg_cli_exit_status(const tg_run_result *run, tg_severity fail_on, bool fail_never, int eval_status)
+{
+    bool failed = false, missing = false, rule_error = false;
+    for (size_t i = 0; i < run->n_traces; i++) {
+        const tg_trace_result *tr = &run->traces[i];
+        if (tr->status == TG_ETRACE) missing = true;
+        if (tr->status == TG_EINTERNAL) rule_error = true;
+        for (size_t j = 0; j < tr->n_results; j++) {
+            const tg_rule_result *r = &tr->results[j];
+            if (r->verdict == TG_V_ERROR) {
+                if (r->missing_data) missing = true;
+                else rule_error = true;
+            }
+            if (r->verdict == TG_V_FAIL && !fail_never && (r->severity >= fail_on || r->regression != 0))
+                failed = true;
+        }
+    }
+    if (eval_status == TG_EINTERNAL || rule_error) return TG_EINTERNAL;
+    if (eval_status == TG_ETRACE || missing) return TG_ETRACE;
+    return failed ? TG_FAIL : TG_OK;
 }
 
 bool tg_cli_color(FILE *f)
@@ -97,6 +121,7 @@ int main(int argc, char **argv)
         {"check", tg_cmd_check},     {"info", tg_cmd_info},
         {"metrics", tg_cmd_metrics}, {"rules", tg_cmd_rules},
         {"explain", tg_cmd_explain}, {"baseline", tg_cmd_baseline},
+        {"merge", tg_cmd_merge},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);

@@ -1,0 +1,100 @@
+/*
+** Report options and writing, shared by `check` and `merge` (outputs.h).
+*/
+#include "outputs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tg_config.h"
+
+void tg_cli_outputs_init(tg_cli_outputs *o)
+{
+    memset(o, 0, sizeof *o);
+    o->out[0].format = TG_FMT_TEXT;
+    o->n = 1;
+    o->fail_on = TG_SEV_ERROR;
+    o->color = -1;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "tracegate: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    return -1;
+}
+
+int tg_cli_outputs_option(tg_cli_outputs *o, const char *name, char *arg)
+{
+    if (!strcmp(name, "format")) {
+        int f = tg_format_parse(arg);
+        if (f < 0) return usage_error("unknown format '%s' (text, json, junit, sarif, github, markdown)", arg);
+        o->out[0].format = (tg_format)f;
+        return 1;
+    }
+    if (!strcmp(name, "o")) {
+        char *eq = strchr(arg, '=');
+        if (!eq || eq == arg || !eq[1]) return usage_error("-o wants FORMAT=FILE, not '%s'", arg);
+        *eq = 0;
+        int f = tg_format_parse(arg);
+        if (f < 0) return usage_error("unknown format '%s' (text, json, junit, sarif, github, markdown)", arg);
+        if (o->n >= TG_CLI_MAX_OUTPUTS) return usage_error("too many outputs at '%s'", eq + 1);
+        o->out[o->n].format = (tg_format)f;
+        o->out[o->n++].path = eq + 1;
+        return 1;
+    }
+    if (!strcmp(name, "fail-on")) {
+        o->fail_never = false;
+        if (!strcmp(arg, "error")) o->fail_on = TG_SEV_ERROR;
+        else if (!strcmp(arg, "warning")) o->fail_on = TG_SEV_WARNING;
+        else if (!strcmp(arg, "info")) o->fail_on = TG_SEV_INFO;
+        else if (!strcmp(arg, "never")) o->fail_never = true;
+        else return usage_error("--fail-on wants error, warning, info or never, not '%s'", arg);
+        return 1;
+    }
+    if (!strcmp(name, "color")) {
+        if (!strcmp(arg, "auto")) o->color = -1;
+        else if (!strcmp(arg, "always")) o->color = 1;
+        else if (!strcmp(arg, "never")) o->color = 0;
+        else return usage_error("--color wants auto, always or never, not '%s'", arg);
+        return 1;
+    }
+    if (!strcmp(name, "quiet")) {
+        o->quiet = true;
+        return 1;
+    }
+    return 0;
+}
+
+int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, const tg_ruleset *rs)
+{
+    int status = TG_OK;
+    for (size_t i = 0; i < o->n; i++) {
+        const char *path = o->out[i].path;
+        FILE *f = path ? fopen(path, "w") : stdout;
+        if (!f) {
+            fprintf(stderr, "tracegate: cannot write %s: %s\n", path, strerror(errno));
+            status = TG_EUSAGE;
+            continue;
+        }
+        tg_report_opts ro = {
+            .color = path ? false : (o->color < 0 ? tg_cli_color(stdout) : o->color == 1),
+            .quiet = o->quiet,
+            .fail_on = o->fail_on,
+            .fail_never = o->fail_never,
+            .tool_version = TG_VERSION,
+            .step_summary_path = getenv("GITHUB_STEP_SUMMARY"),
+        };
+        if (tg_report_write(o->out[i].format, run, rs, &ro, f) != TG_OK) status = TG_EINTERNAL;
+        if (path && fclose(f) != 0) {
+            fprintf(stderr, "tracegate: cannot write %s: %s\n", path, strerror(errno));
+            status = TG_EUSAGE;
+        } else if (!path) {
+            fflush(stdout);
+        }
+    }
+    return status;
+}

@@ -1,0 +1,35 @@
+/*
+** The report options `check` and `merge` share: --format, -o FORMAT=FILE,
+** --fail-on, --color, --quiet; and writing every requested report.
+*/
+#ifndef TG_CLI_OUTPUTS_H
+#define TG_CLI_OUTPUTS_H
+
+#include "../report/report.h"
+
+#define TG_CLI_MAX_OUTPUTS 16
+
+typedef struct tg_cli_outputs {
+    struct {
+        tg_format format;
+        const char *path;      /* NULL: stdout */
+    } out[TG_CLI_MAX_OUTPUTS];
+    size_t n;
+    tg_severity fail_on;
+    bool fail_never;
+    int color;                 /* -1 auto, 0 never, 1 always */
+    bool quiet;
+} tg_cli_outputs;
+
+void tg_cli_outputs_init(tg_cli_outputs *o);
+
+/* Handle one report option (`name` without dashes: "format", "o", "fail-on",
+** "color", "quiet"). Returns 1 when handled, 0 when not a report option,
+** -1 after printing a usage error. */
+int tg_cli_outputs_option(tg_cli_outputs *o, const char *name, char *arg);
+
+/* Write every report. Returns TG_OK, TG_EUSAGE (cannot write a file) or
+** TG_EINTERNAL. */
+int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, const tg_ruleset *rs);
+
+#endif
