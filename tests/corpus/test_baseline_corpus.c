@@ -94,8 +94,13 @@ static void test_realistic_regressed_fails(void **state)
     assert_true(was > 28e6 && was < 32e6);
     cur = baseline_field(doc, "gpu-time-regression", "current");
     was = baseline_field(doc, "gpu-time-regression", "value");
-    assert_true(cur > 12.71e6 * 0.99 && cur < 12.71e6 * 1.01);
-    assert_true(was > 11.545e6 * 0.99 && was < 11.545e6 * 1.01);
+    /* README's "about 12.71 vs 11.545 ms" is approximate; reference/metrics.jsonl
+    ** (kernels + copies + memsets, DESIGN §2) gives 12.908 ms for regressed and
+    ** 11.738 / 11.736 ms for the two baseline runs: hold both within 1%. */
+    assert_true(cur > 12.908e6 * 0.99 && cur < 12.908e6 * 1.01);
+    assert_true(was > 11.737e6 * 0.99 && was < 11.737e6 * 1.01);
+    assert_true(cur > 12.71e6 * 0.97 && cur < 12.71e6 * 1.03);
+    assert_true(was > 11.545e6 * 0.97 && was < 11.545e6 * 1.03);
     assert_true(baseline_field(doc, "gpu-time-regression", "p_value") < 0.01);
     json_decref(doc);
 }
