@@ -116,7 +116,7 @@ static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *f
         return false;
     }
     r->title = str_of(a, o, "title");
-    r->count = int_of(o, "count", 0);
+    r->count = int_of(o, "count", TG_NULL_I64);
     r->message = str_of(a, o, "message");
     r->advice = str_of(a, o, "advice");
     r->reproduce = str_of(a, o, "reproduce");
