@@ -2,15 +2,20 @@
 ** `tracegate rules list|lint|test PATH...` and `tracegate explain RULE`:
 ** thin wrappers over engine/rules. Errors print like a compiler's
 ** (file:line:col, the offending line, a caret) through tg_cli_report_diag
-** and exit with status 2. `rules test` (rule test files, DESIGN §7) is not
-** built yet and says so.
+** and exit with status 2. `rules test` runs rule test files (DESIGN §7,
+** engine/rules/ruletest.h): one line per case, a diff of expected and
+** actual for each failure, a summary line; exit 1 when a case fails, 2 when
+** a test file is malformed.
 */
 #include "cli.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "rules/rules.h"
+#include "rules/ruletest.h"
 
 static const char *resolve_path(const char *p)
 {
@@ -97,11 +102,152 @@ static int rules_lint(int argc, char **argv)
     return status;
 }
 
+/* ------------------------------------------------------------ rules test */
+
+static void rules_usage(FILE *f);
+
+static bool is_test_name(const char *name)
+{
+    static const char *const suffixes[] = {".test.yaml", ".test.yml", "_test.yaml", "_test.yml"};
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (len > sl && strcmp(name + len - sl, suffixes[i]) == 0) return true;
+    }
+    return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The test files of a folder (not recursive), in name order. Returns false
+** after printing when the folder cannot be read or holds none. */
+static bool collect_tests(const char *dir, char ***files, size_t *n, size_t *cap)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        perror(dir);
+        return false;
+    }
+    size_t first = *n;
+    size_t dl = strlen(dir);
+    bool slash = dl && dir[dl - 1] == '/';
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !is_test_name(e->d_name)) continue;
+        size_t need = dl + strlen(e->d_name) + 2;
+        char *p = malloc(need);
+        if (!p) break;
+        snprintf(p, need, "%s%s%s", dir, slash ? "" : "/", e->d_name);
+        struct stat st;
+        if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || !TG_PUSH(*files, *n, *cap, p)) free(p);
+    }
+    closedir(d);
+    if (*n == first) {
+        fprintf(stderr, "tracegate: no rule test files (*.test.yaml, *_test.yaml) in %s\n", dir);
+        return false;
+    }
+    qsort(*files + first, *n - first, sizeof **files, cmp_str);
+    return true;
+}
+
+static void print_result(const tg_ruletest_file *f, const tg_rt_result *r, bool color)
+{
+    const char *red = color ? "\033[31m" : "", *green = color ? "\033[32m" : "", *off = color ? "\033[0m" : "";
+    if (r->passed) {
+        printf("%sok%s   %s:%d %s\n", green, off, f->path, r->c->pos.line, r->c->name);
+    } else {
+        printf("%sFAILED%s %s:%d %s\n", red, off, f->path, r->c->pos.line, r->c->name);
+        if (r->error) {
+            printf("    error: %s\n", r->error);
+        } else {
+            printf("    %s- expected%s\n    %s+ actual%s\n", red, off, green, off);
+            for (size_t i = 0; i < r->n_diffs; i++) {
+                const tg_rt_diff *d = &r->diffs[i];
+                printf("    %s- %s: %s%s\n", red, d->what, d->expected, off);
+                printf("    %s+ %s: %s%s\n", green, d->what, d->actual, off);
+            }
+            printf("    (rule %s gave %s, count %lld: \"%s\")\n", r->c->rule, tg_verdict_name(r->verdict),
+                   (long long)r->count, r->message ? r->message : "");
+        }
+    }
+    if (r->kept) printf("    kept: %s\n", r->kept);
+}
+
+static int rules_test(int argc, char **argv)
+{
+    bool keep = false;
+    char **files = NULL;
+    size_t n_files = 0, cap = 0;
+    int status = TG_OK;
+    for (int i = 0; i < argc; i++) {
+        struct stat st;
+        if (!strcmp(argv[i], "--keep")) {
+            keep = true;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            rules_usage(stdout);
+            goto out;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "tracegate: unknown option '%s' for rules test\n", argv[i]);
+            status = TG_EUSAGE;
+        } else if (stat(argv[i], &st) != 0) {
+            fprintf(stderr, "tracegate: %s: no such file or folder\n", argv[i]);
+            status = TG_EUSAGE;
+        } else if (S_ISDIR(st.st_mode)) {
+            if (!collect_tests(argv[i], &files, &n_files, &cap)) status = TG_EUSAGE;
+        } else {
+            char *p = strdup(argv[i]);
+            if (!p || !TG_PUSH(files, n_files, cap, p)) {
+                free(p);
+                status = TG_EINTERNAL;
+            }
+        }
+    }
+    if (status == TG_OK && n_files == 0) {
+        fprintf(stderr, "usage: tracegate rules test [--keep] PATH...\n");
+        status = TG_EUSAGE;
+    }
+    if (status != TG_OK) goto out;
+
+    tg_rt_opts opts = {.builtin_rules = tg_cli_builtin_rules(), .keep = keep};
+    bool color = tg_cli_color(stdout);
+    size_t passed = 0, failed = 0;
+    bool malformed = false;
+    for (size_t i = 0; i < n_files; i++) {
+        tg_diag diag;
+        tg_diag_init(&diag);
+        tg_ruletest_file *f = tg_ruletest_load(files[i], &diag);
+        tg_rt_report rep = {0};
+        tg_status st = f ? tg_ruletest_run(f, &opts, &rep, &diag) : (diag.status ? diag.status : TG_EUSAGE);
+        fflush(stdout);
+        tg_cli_report_diag(&diag, TG_OK);
+        for (size_t k = 0; k < rep.n_results; k++) print_result(f, &rep.results[k], color);
+        passed += rep.passed;
+        failed += rep.failed;
+        if (st == TG_EINTERNAL) status = TG_EINTERNAL;
+        else if (st != TG_OK) malformed = true;
+        tg_rt_report_free(&rep);
+        tg_ruletest_free(f);
+        tg_diag_clear(&diag);
+    }
+    printf("%zu passed, %zu failed\n", passed, failed);
+    if (status == TG_OK) status = malformed ? TG_EUSAGE : failed ? TG_FAIL : TG_OK;
+out:
+    for (size_t i = 0; i < n_files; i++) free(files[i]);
+    free(files);
+    return status;
+}
+
 static void rules_usage(FILE *f)
 {
     fprintf(f, "usage: tracegate rules list [PATH...]   rules, severities and sources (default: built-in)\n"
                "       tracegate rules lint [PATH...]   validate rule files: errors and warnings\n"
-               "       tracegate rules test PATH...     run rule test files (not available yet)\n"
+               "       tracegate rules test [--keep] PATH...\n"
+               "                                        run rule test files: PATH is a test file or a folder\n"
+               "                                        of *.test.yaml / *_test.yaml files (not recursive);\n"
+               "                                        --keep keeps each generated SQLite trace\n"
                "PATH is a rule file, a folder of *.yaml / *.yml files, or 'builtin'.\n");
 }
 
@@ -118,11 +264,7 @@ int tg_cmd_rules(int argc, char **argv)
     }
     if (!strcmp(sub, "list")) return rules_list(argc - 2, argv + 2);
     if (!strcmp(sub, "lint")) return rules_lint(argc - 2, argv + 2);
-    if (!strcmp(sub, "test")) {
-        fprintf(stderr, "tracegate: 'rules test' is not implemented yet; "
-                        "use 'tracegate rules lint' to validate rule files\n");
-        return TG_EUSAGE;
-    }
+    if (!strcmp(sub, "test")) return rules_test(argc - 2, argv + 2);
     fprintf(stderr, "tracegate: unknown rules command '%s' (list, lint or test)\n", sub);
     return TG_EUSAGE;
 }

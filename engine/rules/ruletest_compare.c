@@ -1,0 +1,224 @@
+/*
+** The comparer of rule tests: a case's expectations against its rule's
+** result, as a list of differences (status, count, each expected value,
+** the message, each cited row) that a reporter prints as a diff. Numbers
+** are shown as literals of the rule language in the unit of the value
+** (2ms, 1500us, 16777216B, 0.25), so an author can paste an actual value
+** into the test.
+**
+** Numbers compare within the tolerance the test gives (absolute in the
+** value's unit, or relative when written as a percentage); without one
+** they must agree to 1e-9 relative, which absorbs floating-point noise in
+** aggregates such as cv and nothing else.
+*/
+#include "ruletest_int.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const verdict_names[] = {"pass", "fail", "skip", "error"};
+
+/* A time as the largest unit that keeps it whole: 2ms, 1500us, 7ns. */
+static const char *format_ns(tg_arena *a, int64_t ns)
+{
+    static const struct { int64_t scale; const char *sfx; } units[] = {
+        {INT64_C(1000000000), "s"}, {1000000, "ms"}, {1000, "us"}, {1, "ns"}};
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (ns % units[i].scale == 0 && (ns != 0 || units[i].scale == 1))
+            return tg_arena_printf(a, "%" PRId64 "%s", ns / units[i].scale, units[i].sfx);
+    return tg_arena_printf(a, "%" PRId64 "ns", ns);
+}
+
+static const char *format_value(tg_arena *a, tg_value v)
+{
+    switch (v.type) {
+    case TG_TY_NULL: return "null";
+    case TG_TY_BOOL: return v.u.b ? "true" : "false";
+    case TG_TY_STRING: return tg_arena_printf(a, "\"%s\"", v.u.s ? v.u.s : "");
+    case TG_TY_INT:
+        if (v.unit == TG_UNIT_NS) return format_ns(a, v.u.i);
+        if (v.unit == TG_UNIT_BYTES) return tg_arena_printf(a, "%" PRId64 "B", v.u.i);
+        if (v.unit == TG_UNIT_RATIO) return tg_arena_printf(a, "%" PRId64, v.u.i);
+        return tg_arena_printf(a, "%" PRId64, v.u.i);
+    case TG_TY_FLOAT:
+        if (isnan(v.u.f)) return "nan";
+        if (v.unit == TG_UNIT_NS) return tg_arena_printf(a, "%.10gns", v.u.f);
+        if (v.unit == TG_UNIT_BYTES) return tg_arena_printf(a, "%.10gB", v.u.f);
+        return tg_arena_printf(a, "%.10g", v.u.f);
+    }
+    return "?";
+}
+
+static const char *format_expected(tg_arena *a, const tg_rt_value_expect *e)
+{
+    if (e->value.type == TG_TY_STRING) return tg_arena_printf(a, "\"%s\"", e->text);
+    if (e->tolerance > 0 || e->relative)
+        return e->relative ? tg_arena_printf(a, "%s +- %.6g%%", e->text, e->tolerance * 100)
+                           : tg_arena_printf(a, "%s +- %s", e->text,
+                                             format_value(a, tg_float(e->tolerance, e->value.unit)));
+    return e->text;
+}
+
+static double number_of(tg_value v)
+{
+    return v.type == TG_TY_INT ? (double)v.u.i : v.u.f;
+}
+
+static bool is_number(tg_value v)
+{
+    return v.type == TG_TY_INT || v.type == TG_TY_FLOAT;
+}
+
+/* Does an actual value satisfy an expectation? */
+static bool matches(const tg_rt_value_expect *e, tg_value actual)
+{
+    tg_value x = e->value;
+    if (x.type == TG_TY_NULL || actual.type == TG_TY_NULL) return x.type == actual.type;
+    if (x.type == TG_TY_BOOL) return actual.type == TG_TY_BOOL && actual.u.b == x.u.b;
+    if (x.type == TG_TY_STRING) return actual.type == TG_TY_STRING && actual.u.s && strcmp(actual.u.s, x.u.s) == 0;
+    if (!is_number(actual)) return false;
+    /* a unit written in the test must be the value's (a plain number matches any) */
+    if (x.unit != TG_UNIT_NONE && actual.unit != TG_UNIT_NONE && x.unit != actual.unit) return false;
+    if (x.type == TG_TY_INT && actual.type == TG_TY_INT && e->tolerance == 0) return x.u.i == actual.u.i;
+    double want = number_of(x), got = number_of(actual);
+    if (isnan(got)) return false;
+    double tol = e->relative ? e->tolerance * fabs(want) : e->tolerance;
+    double slack = 1e-9 * fmax(fabs(want), fabs(got));
+    return fabs(got - want) <= tol + slack;
+}
+
+static bool add_diff(tg_arena *a, tg_rt_result *r, size_t *cap, const char *what, const char *expected,
+                     const char *actual)
+{
+    if (!what || !expected || !actual) return false;
+    if (r->n_diffs == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 8;
+        tg_rt_diff *d = tg_arena_alloc(a, ncap * sizeof *d);
+        if (!d) return false;
+        if (r->n_diffs) memcpy(d, r->diffs, r->n_diffs * sizeof *d);
+        r->diffs = d;
+        *cap = ncap;
+    }
+    r->diffs[r->n_diffs++] = (tg_rt_diff){what, expected, actual};
+    return true;
+}
+
+/* "count, sum_duration_ns, ..." : what a rule's result does hold. */
+static const char *names_of(tg_arena *a, const tg_named_value *v, size_t n, const char *extra)
+{
+    size_t len = extra ? strlen(extra) + 2 : 0;
+    for (size_t i = 0; i < n; i++) len += strlen(v[i].name) + 2;
+    char *s = tg_arena_alloc(a, len + 1);
+    if (!s) return NULL;
+    size_t at = 0;
+    if (extra) at += (size_t)sprintf(s, "%s", extra);
+    for (size_t i = 0; i < n; i++) at += (size_t)sprintf(s + at, "%s%s", at ? ", " : "", v[i].name);
+    return s;
+}
+
+/* The value of an evidence key: table, rowid, start, end, or a column. */
+static bool evidence_value(const tg_evidence *ev, const char *key, tg_value *out)
+{
+    if (!strcmp(key, "table")) *out = tg_str(ev->table);
+    else if (!strcmp(key, "rowid")) *out = tg_int(ev->rowid, TG_UNIT_NONE);
+    else if (!strcmp(key, "start")) *out = ev->start == TG_NULL_I64 ? tg_null() : tg_int(ev->start, TG_UNIT_NS);
+    else if (!strcmp(key, "end")) *out = ev->end == TG_NULL_I64 ? tg_null() : tg_int(ev->end, TG_UNIT_NS);
+    else {
+        for (size_t i = 0; i < ev->n_fields; i++)
+            if (!strcmp(ev->fields[i].name, key)) {
+                *out = ev->fields[i].value;
+                return true;
+            }
+        return false;
+    }
+    return true;
+}
+
+static const char *describe_row(tg_arena *a, const tg_evidence *ev)
+{
+    return tg_arena_printf(a, "%s rowid %" PRId64 " start %s", ev->table ? ev->table : "?", ev->rowid,
+                           ev->start == TG_NULL_I64 ? "null" : format_ns(a, ev->start));
+}
+
+static const char *describe_expected_row(tg_arena *a, const tg_rt_evidence_expect *e)
+{
+    const char *s = "";
+    for (size_t k = 0; k < e->n_keys && s; k++)
+        s = tg_arena_printf(a, "%s%s%s: %s", s, k ? ", " : "", e->keys[k].name, format_expected(a, &e->keys[k]));
+    return s ? tg_arena_printf(a, "{%s}", s) : NULL;
+}
+
+static bool compare_evidence(const tg_rt_case *c, const tg_rule_result *res, tg_arena *a, tg_rt_result *r,
+                             size_t *cap)
+{
+    bool ok = true;
+    if (c->n_evidence != res->n_evidence)
+        ok &= add_diff(a, r, cap, "evidence", tg_arena_printf(a, "%zu row%s", c->n_evidence, c->n_evidence == 1 ? "" : "s"),
+                       tg_arena_printf(a, "%zu row%s", res->n_evidence, res->n_evidence == 1 ? "" : "s"));
+    size_t n = c->n_evidence > res->n_evidence ? c->n_evidence : res->n_evidence;
+    for (size_t i = 0; i < n && ok; i++) {
+        const char *what = tg_arena_printf(a, "evidence[%zu]", i);
+        if (i >= res->n_evidence) {
+            ok &= add_diff(a, r, cap, what, describe_expected_row(a, &c->evidence[i]), "(no such row)");
+            continue;
+        }
+        if (i >= c->n_evidence) {
+            ok &= add_diff(a, r, cap, what, "(no such row)", describe_row(a, &res->evidence[i]));
+            continue;
+        }
+        const tg_rt_evidence_expect *e = &c->evidence[i];
+        const tg_evidence *ev = &res->evidence[i];
+        for (size_t k = 0; k < e->n_keys && ok; k++) {
+            tg_value v;
+            const char *key_what = tg_arena_printf(a, "evidence[%zu].%s", i, e->keys[k].name);
+            if (!evidence_value(ev, e->keys[k].name, &v)) {
+                const char *have = names_of(a, ev->fields, ev->n_fields, "table, rowid, start, end");
+                ok &= have && add_diff(a, r, cap, key_what, format_expected(a, &e->keys[k]),
+                                       tg_arena_printf(a, "(no such column; the row has %s)", have));
+            } else if (!matches(&e->keys[k], v)) {
+                ok &= add_diff(a, r, cap, key_what, format_expected(a, &e->keys[k]), format_value(a, v));
+            }
+        }
+    }
+    return ok;
+}
+
+bool tg_ruletest_compare(const tg_rt_case *c, const tg_rule_result *res, tg_arena *a, tg_rt_result *r)
+{
+    size_t cap = 0;
+    bool ok = true;
+    r->c = c;
+    r->verdict = res->verdict;
+    r->count = res->count;
+    r->message = res->message ? tg_arena_strdup(a, res->message) : NULL;
+    if (res->message && !r->message) return false;
+    r->n_diffs = 0;
+    if (c->status >= 0 && c->status != (int)res->verdict)
+        ok &= add_diff(a, r, &cap, "status", verdict_names[c->status], tg_verdict_name(res->verdict));
+    if (c->has_count && c->count != res->count)
+        ok &= add_diff(a, r, &cap, "count", tg_arena_printf(a, "%" PRId64, c->count),
+                       tg_arena_printf(a, "%" PRId64, res->count));
+    for (size_t i = 0; i < c->n_values && ok; i++) {
+        const tg_rt_value_expect *e = &c->values[i];
+        const char *what = tg_arena_printf(a, "values.%s", e->name);
+        const tg_named_value *found = NULL;
+        for (size_t k = 0; k < res->n_values && !found; k++)
+            if (!strcmp(res->values[k].name, e->name)) found = &res->values[k];
+        if (!found) {
+            const char *have = names_of(a, res->values, res->n_values, NULL);
+            ok &= have && add_diff(a, r, &cap, what, format_expected(a, e),
+                                   tg_arena_printf(a, "(no such value; the result has %s)", *have ? have : "none"));
+        } else if (!matches(e, found->value)) {
+            ok &= add_diff(a, r, &cap, what, format_expected(a, e), format_value(a, found->value));
+        }
+    }
+    if (ok && c->message && (!res->message || !strstr(res->message, c->message)))
+        ok &= add_diff(a, r, &cap, "message", tg_arena_printf(a, "contains \"%s\"", c->message),
+                       tg_arena_printf(a, "\"%s\"", res->message ? res->message : ""));
+    if (ok && c->has_evidence) ok &= compare_evidence(c, res, a, r, &cap);
+    r->passed = ok && r->n_diffs == 0;
+    return ok;
+}
