@@ -211,10 +211,10 @@ static bool judge(const tg_baseline_metric *m, tg_rule_result *r, double min_cha
     ** one ("p50 iteration period 48.1 ms over 95 steady iterations"), else
     ** with the metric and its value. */
     if (evaluated && evaluated[0])
-        r->message = tg_arena_printf(arena, "%s vs baseline %s (%s, %s, n=%zu/%zu): %s",
+        r->message = tg_arena_printf(arena, "%s vs baseline %s (%s, %s, n=%zu now vs %zu in the baseline): %s",
                                      evaluated, base, pct, p, c->n_current, c->n_baseline, why);
     else
-        r->message = tg_arena_printf(arena, "%s %s vs baseline %s (%s, %s, n=%zu/%zu): %s",
+        r->message = tg_arena_printf(arena, "%s %s vs baseline %s (%s, %s, n=%zu now vs %zu in the baseline): %s",
                                      m->metric, cur, base, pct, p, c->n_current,
                                      c->n_baseline, why);
     return r->message != NULL;

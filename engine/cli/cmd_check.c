@@ -211,6 +211,8 @@ static int run_check(check_args *a, int n_traces, char **traces)
 
     tg_run_result run = {.arena = tg_arena_new()};
     tg_eval_opts eo = {.missing = a->missing, .has_baseline = baseline != NULL};
+    /* baseline.STAT in rule expressions reads the stored statistics */
+    if (baseline && run.arena) eo.baselines = tg_baseline_rule_stats(baseline, rs, run.arena);
     tg_model_params mp = {.iteration_pattern = a->iteration_pattern};
     int eval_status = run.arena ? tg_cli_evaluate(inputs.paths, inputs.n, rs, &eo, &mp, a->jobs, &run)
                                 : TG_EINTERNAL;

@@ -71,7 +71,7 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
         tg_value bv = tg_float(b->value, tg_report_metric_unit(r));
         tg_value cv = tg_float(b->current, bv.unit);
         if (!isnan(b->p_value)) snprintf(p, sizeof p, "%.2g", b->p_value);
-        fprintf(out, "baseline: %s -> %s (%s), p=%s, n=%zu/%zu%s\n",
+        fprintf(out, "baseline: %s -> %s (%s), p=%s, n=%zu baseline / %zu now%s\n",
                 tg_units_value(base, sizeof base, NULL, &bv), tg_units_value(cur, sizeof cur, NULL, &cv),
                 tg_units_change(chg, sizeof chg, b->change), p, b->n_baseline, b->n_current,
                 b->regression ? ", regression" : b->improvement ? ", improvement" : "");

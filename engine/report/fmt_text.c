@@ -116,7 +116,7 @@ static void put_baseline(const text_ctx *c, const tg_rule_result *r)
     fprintf(c->out, INDENT "baseline: %s \xe2\x86\x92 %s (%s)", base, cur, chg);
     if (isnan(b->p_value)) fputs(", p n/a", c->out);
     else fprintf(c->out, ", p=%.2g", b->p_value);
-    fprintf(c->out, ", n=%zu/%zu", b->n_baseline, b->n_current);
+    fprintf(c->out, ", n=%zu baseline / %zu now", b->n_baseline, b->n_current);
     if (!isnan(b->band_lo) && !isnan(b->band_hi)) {
         tg_value lv = tg_float(b->band_lo, unit), hv = tg_float(b->band_hi, unit);
         fprintf(c->out, ", band %s..%s%s", tg_units_value(lo, sizeof lo, NULL, &lv),

@@ -86,7 +86,7 @@ static void test_junit(void **state)
     assert_non_null(strstr(xml, "&quot;x&quot; &apos;q&apos; &lt;y&gt; &amp; z&#10;100%"));  /* attr */
     assert_non_null(strstr(xml, "reproduce: SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
     assert_non_null(strstr(xml, "<failure message=\"400 synchronous copies blocked the host for 1.20 s\" type=\"error\">"));
-    assert_non_null(strstr(xml, "baseline: 12.3 ms -> 13.1 ms (+6.50%), p=0.0012, n=50/48, regression"));
+    assert_non_null(strstr(xml, "baseline: 12.3 ms -> 13.1 ms (+6.50%), p=0.0012, n=50 baseline / 48 now, regression"));
 
     if (access("/usr/bin/xmllint", X_OK) != 0) {
         fprintf(stderr, "note: /usr/bin/xmllint absent; well-formedness checked by counts only\n");
@@ -408,9 +408,9 @@ static void test_text(void **state)
     assert_non_null(strstr(txt, "reproduce: SELECT rowid"));
     assert_non_null(strstr(txt, "advice: Use pinned host memory"));
     assert_non_null(strstr(txt, "busy_frac_steady=31.0%"));
-    assert_non_null(strstr(txt, "baseline: 12.3 ms \xe2\x86\x92 13.1 ms (+6.50%), p=0.0012, n=50/48, "
+    assert_non_null(strstr(txt, "baseline: 12.3 ms \xe2\x86\x92 13.1 ms (+6.50%), p=0.0012, n=50 baseline / 48 now, "
                                 "band 12.0 ms..12.6 ms (outside)  regression\n"));
-    assert_non_null(strstr(txt, "baseline: 22.0 ms \xe2\x86\x92 20.0 ms (-9.09%), p n/a, n=50/48  improvement\n"));
+    assert_non_null(strstr(txt, "baseline: 22.0 ms \xe2\x86\x92 20.0 ms (-9.09%), p n/a, n=50 baseline / 48 now  improvement\n"));
     assert_non_null(strstr(txt, "  ERROR unreadable: runs/broken.sqlite is not an SQLite database"));
     const char *last = txt + strlen(txt) - 2;
     while (last > txt && *last != '\n') last--;
