@@ -203,5 +203,5 @@ t(i, t0) AS (SELECT i, 1000000000 + i * 30000000 + (CASE WHEN i >= 20 THEN 70000
 INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, globalPid,
     demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ,
     staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId)
-  SELECT t0 + 5030000, t0 + 20000000, 0, 1, 7, 3 * i + 2, 16777216000, 3, 4, 32, 1024, 1, 1, 256, 1, 1,
+  SELECT t0 + 5030000, t0 + 20000000 + (i * 7919) % 300000, 0, 1, 7, 3 * i + 2, 16777216000, 3, 4, 32, 1024, 1, 1, 256, 1, 1,
          0, 0, 0, 0, i + 1 FROM t;
