@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The command line as CI sees it, on the bundled example (no ../shared
+# needed): every exit status of DESIGN §5, several report formats in one run
+# with consistent counts, --jobs, the GitHub step summary, and .nsys-rep
+# inputs without nsys on PATH.
+set -uo pipefail
+bin="$TG_BINARY"
+example="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+expect_status() {  # expect_status WANT DESCRIPTION -- command...
+    local want=$1 what=$2
+    shift 3
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    [ "$got" = "$want" ] || fail "$what: exit $got, expected $want ($(head -c 300 "$tmp/err"))"
+}
+
+# 0, 1: the gate
+expect_status 1 "example fails the gate" -- "$bin" check "$example"
+expect_status 0 "--fail-on never" -- "$bin" check --fail-on never "$example"
+cat > "$tmp/pass.yaml" <<'YAML'
+version: 1
+rules:
+  - id: no-huge-copies
+    title: No copy over 1 GB
+    severity: error
+    source: memcpy
+    where: bytes > 1GB
+    fail_when: count > 0
+    message: "{count} copies over 1 GB"
+YAML
+expect_status 0 "a passing custom rule" -- "$bin" check --rules "$tmp/pass.yaml" "$example"
+expect_status 1 "warnings fail with --fail-on warning" -- "$bin" check --fail-on warning --rules builtin "$example"
+
+# 2: usage, rule and baseline errors
+expect_status 2 "unknown option" -- "$bin" check --no-such-option "$example"
+expect_status 2 "no trace" -- "$bin" check
+expect_status 2 "unknown format" -- "$bin" check --format yaml "$example"
+printf 'version: 1\nrules:\n  - id: x\n    source: memcpy\n    where: bytes > \n' > "$tmp/bad.yaml"
+expect_status 2 "malformed rule" -- "$bin" check --rules "$tmp/bad.yaml" "$example"
+grep -q "bad.yaml:5:" "$tmp/err" || fail "malformed rule: no file:line in '$(cat "$tmp/err")'"
+echo "not: [a baseline" > "$tmp/bad-baseline.yaml"
+expect_status 2 "malformed baseline" -- "$bin" check --baseline "$tmp/bad-baseline.yaml" "$example"
+expect_status 2 "unknown --set rule" -- "$bin" check --set nope.min_gap=1ms "$example"
+
+# 3: unreadable traces
+echo "hello" > "$tmp/not-sqlite.sqlite"
+expect_status 3 "not SQLite" -- "$bin" check "$tmp/not-sqlite.sqlite"
+[ "$(wc -l < "$tmp/err")" -ge 1 ] && grep -q "not-sqlite.sqlite" "$tmp/err" || fail "not SQLite: message lacks the file"
+expect_status 3 "missing file" -- "$bin" check "$tmp/absent.sqlite"
+touch "$tmp/report.nsys-rep"
+expect_status 3 ".nsys-rep without nsys" -- env PATH=/nonexistent "$bin" check "$tmp/report.nsys-rep"
+grep -q "nsys export --type sqlite" "$tmp/err" || fail ".nsys-rep: no export command in '$(cat "$tmp/err")'"
+
+# several formats in one run, consistent counts
+"$bin" check --format text -o json="$tmp/r.json" -o junit="$tmp/r.xml" -o sarif="$tmp/r.sarif" \
+    -o markdown="$tmp/r.md" -o github="$tmp/r.gh" "$example" > "$tmp/r.txt" 2>/dev/null
+for f in r.json r.xml r.sarif r.md r.gh r.txt; do [ -s "$tmp/$f" ] || fail "-o: $f not written"; done
+fails_json=$(grep -c '"status": "fail"' "$tmp/r.json")
+fails_junit=$(grep -c '<failure ' "$tmp/r.xml")
+fails_text=$(grep -c '^  FAIL ' "$tmp/r.txt")
+annots=$(grep -c '^::\(error\|warning\|notice\)' "$tmp/r.gh")
+# json also says "status": "fail" at the top level
+[ "$((fails_json - 1))" = "$fails_junit" ] && [ "$fails_junit" = "$fails_text" ] && [ "$fails_text" = "$annots" ] ||
+    fail "formats disagree: json $((fails_json - 1)), junit $fails_junit, text $fails_text, github $annots"
+if command -v xmllint >/dev/null; then xmllint --noout "$tmp/r.xml" || fail "junit not well-formed"; fi
+
+# --jobs gives the same result as one job
+cp "$example" "$tmp/a.sqlite"; cp "$example" "$tmp/b.sqlite"; cp "$example" "$tmp/c.sqlite"
+"$bin" check --format json "$tmp/a.sqlite" "$tmp/b.sqlite" "$tmp/c.sqlite" > "$tmp/j1.json" 2>/dev/null
+"$bin" check --format json --jobs 3 "$tmp/a.sqlite" "$tmp/b.sqlite" "$tmp/c.sqlite" > "$tmp/j3.json" 2>/dev/null
+cmp -s "$tmp/j1.json" "$tmp/j3.json" || fail "--jobs 3 differs from one job"
+
+# GitHub step summary
+GITHUB_STEP_SUMMARY="$tmp/summary.md" "$bin" check --format github "$example" >/dev/null 2>&1
+grep -q "sync-memcpy" "$tmp/summary.md" 2>/dev/null || fail "no step summary written"
+
+# merge of per-rank results
+"$bin" check --format json "$tmp/a.sqlite" > "$tmp/ra.json" 2>/dev/null
+"$bin" check --format json "$tmp/b.sqlite" > "$tmp/rb.json" 2>/dev/null
+expect_status 1 "merge keeps the failing verdict" -- "$bin" merge "$tmp/ra.json" "$tmp/rb.json"
+grep -q "rank-straggler" "$tmp/out" || fail "merge: no straggler check"
+expect_status 2 "merge of a non-result" -- "$bin" merge "$tmp/pass.yaml"
+
+if [ "$failures" = 0 ]; then echo "cli: all checks passed"; exit 0; fi
+echo "cli: $failures checks failed"
+exit 1
