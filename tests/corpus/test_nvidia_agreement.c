@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
-#include <jansson.h>
+#include "corpus.h"
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +32,6 @@
 
 #define CSV_CAP 50
 
-static const char *traces_dir;
-static const char *binary;
 static char override_path[256];
 
 static const char override_yaml[] =
@@ -113,28 +111,8 @@ static bool read_csv(const char *path, starts *out, size_t *rows)
 
 static json_t *check(const char *trace_path)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd,
-             "'%s' check --format json --missing-data=skip --rules builtin --rules '%s' '%s' 2>/dev/null",
-             binary, override_path, trace_path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    json_error_t err;
-    json_t *doc = json_loadf(p, JSON_DISABLE_EOF_CHECK, &err);
-    pclose(p);
-    if (!doc) fail_msg("%s: not JSON: %s", cmd, err.text);
-    return doc;
-}
-
-static json_t *result_of(json_t *doc, const char *rule)
-{
-    json_t *results = json_object_get(json_array_get(json_object_get(doc, "traces"), 0), "results");
-    size_t i;
-    json_t *r;
-    json_array_foreach(results, i, r) {
-        if (!strcmp(json_string_value(json_object_get(r, "rule")), rule)) return r;
-    }
-    return NULL;
+    return corpus_json(NULL, "check --format json --missing-data=skip --rules builtin --rules '%s' '%s'",
+                       override_path, trace_path);
 }
 
 /* Compare one NVIDIA CSV with tracegate's flagged rows; returns mismatches. */
@@ -148,7 +126,7 @@ static int compare(const char *trace, const struct pairing *p, json_t *doc, cons
         return 1;
     }
     int bad = 0;
-    json_t *r = result_of(doc, p->rule);
+    json_t *r = corpus_result(doc, p->rule);
     json_t *ev = r ? json_object_get(r, "evidence") : NULL;
     size_t i;
     json_t *e;
@@ -187,12 +165,12 @@ static void test_agreement(void **state)
 {
     (void)state;
     char refdir[1024];
-    snprintf(refdir, sizeof refdir, "%s/reference/nsys-analyze", traces_dir);
+    snprintf(refdir, sizeof refdir, "%s/reference/nsys-analyze", corpus_traces);
     const char *folders[] = {"h200-nsys", "h200-torch", "public"};
     int bad = 0, compared = 0, extra_driver = 0;
     for (size_t d = 0; d < 3; d++) {
         char dir[1024];
-        snprintf(dir, sizeof dir, "%s/%s", traces_dir, folders[d]);
+        snprintf(dir, sizeof dir, "%s/%s", corpus_traces, folders[d]);
         DIR *dh = opendir(dir);
         assert_non_null(dh);
         struct dirent *de;
@@ -243,14 +221,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-    traces_dir = getenv("TG_SHARED_TRACES");
-    binary = getenv("TG_BINARY");
-    struct stat st;
-    if (!traces_dir || stat(traces_dir, &st) != 0 || !binary) {
-        printf("SKIP: ../shared/traces is absent (TG_SHARED_TRACES=%s); NVIDIA agreement not checked\n",
-               traces_dir ? traces_dir : "(unset)");
-        return 77;
-    }
+    if (!corpus_init("NVIDIA agreement")) return 77;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_agreement)};
     return cmocka_run_group_tests_name("agreement with nsys analyze", tests, setup, teardown);
 }

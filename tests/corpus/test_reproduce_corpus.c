@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <jansson.h>
+#include "corpus.h"
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,8 +23,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *traces_dir;
-static const char *binary;
 
 typedef struct pair {
     char table[128];
@@ -108,16 +106,7 @@ static void cited(json_t *evidence, pairs *out, const char **first_table)
 
 static json_t *check(const char *trace, const char *extra)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' check --format json --missing-data=skip %s '%s' 2>/dev/null", binary,
-             extra, trace);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    json_error_t err;
-    json_t *doc = json_loadf(p, JSON_DISABLE_EOF_CHECK, &err);
-    pclose(p);
-    if (!doc) fail_msg("%s: not JSON: %s", cmd, err.text);
-    return doc;
+    return corpus_json(NULL, "check --format json --missing-data=skip %s '%s'", extra, trace);
 }
 
 static const char *builtin_rules[] = {
@@ -130,7 +119,7 @@ static const char *builtin_rules[] = {
 static int verify_trace(const char *rel, const char *extra, bool covered[N_RULES])
 {
     char trace[2048];
-    snprintf(trace, sizeof trace, "%s/%s", traces_dir, rel);
+    snprintf(trace, sizeof trace, "%s/%s", corpus_traces, rel);
     json_t *doc = check(trace, extra);
     json_t *results = json_object_get(json_array_get(json_object_get(doc, "traces"), 0), "results");
     int bad = 0;
@@ -179,12 +168,11 @@ static void test_reproduce_returns_cited_rows(void **state)
     /* regression rules cite the iterations behind their metric */
     char dir[] = "/tmp/tg-reproduce-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    char base[256], cmd[8192], extra[512];
+    char base[256], extra[512];
     snprintf(base, sizeof base, "%s/base.yaml", dir);
-    snprintf(cmd, sizeof cmd, "'%s' baseline record -o '%s' '%s/h200-torch/realistic_baseline_run1.sqlite' "
-             "'%s/h200-torch/realistic_baseline_run2.sqlite' >/dev/null 2>&1", binary, base, traces_dir,
-             traces_dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s/h200-torch/realistic_baseline_run1.sqlite' "
+                                "'%s/h200-torch/realistic_baseline_run2.sqlite'", base, corpus_traces,
+                                corpus_traces), 0);
     snprintf(extra, sizeof extra, "--baseline '%s'", base);
     bad += verify_trace("h200-torch/realistic_regressed.sqlite", extra, covered);
     unlink(base);
@@ -200,14 +188,7 @@ static void test_reproduce_returns_cited_rows(void **state)
 
 int main(void)
 {
-    traces_dir = getenv("TG_SHARED_TRACES");
-    binary = getenv("TG_BINARY");
-    struct stat st;
-    if (!traces_dir || stat(traces_dir, &st) != 0 || !binary) {
-        printf("SKIP: ../shared/traces is absent (TG_SHARED_TRACES=%s); reproduce SQL not checked\n",
-               traces_dir ? traces_dir : "(unset)");
-        return 77;
-    }
+    if (!corpus_init("reproduce SQL")) return 77;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_reproduce_returns_cited_rows)};
     return cmocka_run_group_tests_name("reproduce SQL", tests, NULL, NULL);
 }

@@ -13,16 +13,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <jansson.h>
-#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
-static const char *traces_dir;
-static const char *binary;
+#include "corpus.h"
 
 typedef struct expect {
     const char *file;          /* relative to the traces folder */
@@ -72,42 +66,6 @@ static const char *public_captures[] = {
     "public/nvfuser-h200-nsys2025.1-nvtx-heavy.sqlite",
 };
 
-/* Run `tracegate ARGS` and parse its stdout as JSON; returns the exit status. */
-static int run_json(json_t **out, const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", binary, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    json_error_t err;
-    *out = json_loadf(p, JSON_DISABLE_EOF_CHECK, &err);
-    int st = pclose(p);
-    if (!*out) fail_msg("%s: output is not JSON: %s", cmd, err.text);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static json_t *find_result(json_t *doc, const char *rule)
-{
-    json_t *traces = json_object_get(doc, "traces");
-    json_t *results = json_object_get(json_array_get(traces, 0), "results");
-    size_t i;
-    json_t *r;
-    json_array_foreach(results, i, r) {
-        if (strcmp(json_string_value(json_object_get(r, "rule")), rule) == 0) return r;
-    }
-    return NULL;
-}
-
-static const char *status_of(json_t *doc, const char *rule)
-{
-    json_t *r = find_result(doc, rule);
-    return r ? json_string_value(json_object_get(r, "status")) : "(absent)";
-}
-
 static void test_expected_verdicts(void **state)
 {
     (void)state;
@@ -115,27 +73,28 @@ static void test_expected_verdicts(void **state)
     for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
         const expect *e = &table[i];
         json_t *doc;
-        int st = run_json(&doc, "check --format json --missing-data=skip '%s/%s'", traces_dir, e->file);
+        int st;
+        doc = corpus_json(&st, "check --format json --missing-data=skip '%s/%s'", corpus_traces, e->file);
         if (st != 0 && st != 1) {
             print_error("%s: exit status %d\n", e->file, st);
             failures++;
         }
         for (int k = 0; k < 6 && e->fire[k]; k++) {
-            const char *s = status_of(doc, e->fire[k]);
+            const char *s = corpus_status(doc, e->fire[k]);
             if (strcmp(s, "fail") != 0) {
                 print_error("%s: %s must fire, is %s\n", e->file, e->fire[k], s);
                 failures++;
             }
         }
         for (int k = 0; k < 6 && e->quiet[k]; k++) {
-            const char *s = status_of(doc, e->quiet[k]);
+            const char *s = corpus_status(doc, e->quiet[k]);
             if (strcmp(s, "pass") != 0) {
                 print_error("%s: %s must not fire, is %s\n", e->file, e->quiet[k], s);
                 failures++;
             }
         }
         if (e->count_rule) {
-            json_t *r = find_result(doc, e->count_rule);
+            json_t *r = corpus_result(doc, e->count_rule);
             long n = r ? (long)json_integer_value(json_object_get(r, "count")) : -1;
             if (n != e->count) {
                 print_error("%s: %s count %ld, expected %ld\n", e->file, e->count_rule, n, e->count);
@@ -145,7 +104,7 @@ static void test_expected_verdicts(void **state)
         if (e->fire[0] && st != 1) {
             /* an error-severity finding must fail the gate */
             for (int k = 0; k < 6 && e->fire[k]; k++) {
-                json_t *r = find_result(doc, e->fire[k]);
+                json_t *r = corpus_result(doc, e->fire[k]);
                 const char *sev = r ? json_string_value(json_object_get(r, "severity")) : "";
                 if (sev && strcmp(sev, "error") == 0) {
                     print_error("%s: %s fired at error severity but exit status is %d\n", e->file,
@@ -168,7 +127,8 @@ static void test_public_captures(void **state)
     for (size_t i = 0; i < sizeof public_captures / sizeof *public_captures; i++) {
         const char *file = public_captures[i];
         json_t *doc;
-        int st = run_json(&doc, "check --format json '%s/%s'", traces_dir, file);
+        int st;
+        doc = corpus_json(&st, "check --format json '%s/%s'", corpus_traces, file);
         if (st != 0 && st != 1 && st != 3) {
             print_error("%s: exit status %d\n", file, st);
             failures++;
@@ -194,7 +154,7 @@ static void test_public_captures(void **state)
         }
         json_decref(doc);
 
-        st = run_json(&doc, "check --format json --missing-data=skip '%s/%s'", traces_dir, file);
+        doc = corpus_json(&st, "check --format json --missing-data=skip '%s/%s'", corpus_traces, file);
         if (st != 0 && st != 1) {
             print_error("%s: with --missing-data=skip, exit status %d\n", file, st);
             failures++;
@@ -219,14 +179,7 @@ static void test_public_captures(void **state)
 
 int main(void)
 {
-    traces_dir = getenv("TG_SHARED_TRACES");
-    binary = getenv("TG_BINARY");
-    struct stat st;
-    if (!traces_dir || stat(traces_dir, &st) != 0 || !binary) {
-        printf("SKIP: ../shared/traces is absent (TG_SHARED_TRACES=%s); corpus verdicts not checked\n",
-               traces_dir ? traces_dir : "(unset)");
-        return 77;
-    }
+    if (!corpus_init("corpus verdicts")) return 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expected_verdicts),
         cmocka_unit_test(test_public_captures),
