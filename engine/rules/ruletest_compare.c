@@ -55,10 +55,13 @@ static const char *format_value(tg_arena *a, tg_value v)
 static const char *format_expected(tg_arena *a, const tg_rt_value_expect *e)
 {
     if (e->value.type == TG_TY_STRING) return tg_arena_printf(a, "\"%s\"", e->text);
-    if (e->tolerance > 0 || e->relative)
-        return e->relative ? tg_arena_printf(a, "%s +- %.6g%%", e->text, e->tolerance * 100)
-                           : tg_arena_printf(a, "%s +- %s", e->text,
-                                             format_value(a, tg_float(e->tolerance, e->value.unit)));
+    if (e->relative) return tg_arena_printf(a, "%s +- %.6g%%", e->text, e->tolerance * 100);
+    if (e->tolerance > 0) {
+        tg_value t = e->value.unit != TG_UNIT_RATIO && e->tolerance == nearbyint(e->tolerance) && e->tolerance < 9e15
+                         ? tg_int((int64_t)e->tolerance, e->value.unit) : tg_float(e->tolerance, e->value.unit);
+        if (e->value.unit == TG_UNIT_RATIO) return tg_arena_printf(a, "%s +- %.6g%%", e->text, e->tolerance * 100);
+        return tg_arena_printf(a, "%s +- %s", e->text, format_value(a, t));
+    }
     return e->text;
 }
 

@@ -72,8 +72,18 @@ static bool enum_value(tg_rt_reader *rd, const tg_ynode *n, const char *const *n
             return true;
         }
     const char *hint = tg_suggest(n->value, names, count);
-    if (hint) tg_rt_error(rd, n->pos, "unknown %s '%s' (did you mean '%s'?)", what, n->value, hint);
-    else tg_rt_error(rd, n->pos, "unknown %s '%s'", what, n->value);
+    if (hint) {
+        tg_rt_error(rd, n->pos, "unknown %s '%s' (did you mean '%s'?)", what, n->value, hint);
+        return false;
+    }
+    char list[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < count && len < sizeof list; i++) {
+        int k = snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", names[i]);
+        if (k < 0) break;
+        len += (size_t)k;
+    }
+    tg_rt_error(rd, n->pos, "unknown %s '%s' (one of: %s)", what, n->value, list);
     return false;
 }
 
@@ -224,7 +234,8 @@ static const char *const memset_keys[] = {
 static bool read_op_fields(tg_rt_reader *rd, const tg_ynode *n, int cat, tg_rt_op *op)
 {
     const tg_ynode *v;
-    bool ok = read_span(rd, n, tg_rt_cat_names[cat], false, &op->start, &op->end);
+    static const char *const what[3] = {"a kernel", "a copy", "a memset"};
+    bool ok = read_span(rd, n, what[cat], false, &op->start, &op->end);
     ok = ok && i32_key(rd, n, "device", 0, &op->device) && i32_key(rd, n, "stream", 0, &op->stream) &&
          i32_key(rd, n, "context", 0, &op->context) && i32_key(rd, n, "pid", 1, &op->pid);
     if (ok && op->pid > 0xFFFFFF) {

@@ -275,8 +275,10 @@ static bool read_expect(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
         for (int i = 0; i < 4; i++)
             if (tg_yscalar_is(v, verdict_names[i])) c->status = i;
         if (c->status < 0) {
-            tg_rt_error(rd, v->pos, "status must be pass, fail, skip or error, not '%s'",
-                        v->kind == TG_Y_SCALAR ? v->value : tg_ynode_kind_name(v));
+            const char *hint = v->kind == TG_Y_SCALAR ? tg_suggest(v->value, verdict_names, 4) : NULL;
+            tg_rt_error(rd, v->pos, "status must be pass, fail, skip or error, not '%s'%s%s%s",
+                        v->kind == TG_Y_SCALAR ? v->value : tg_ynode_kind_name(v), hint ? " (did you mean '" : "",
+                        hint ? hint : "", hint ? "'?)" : "");
             ok = false;
         }
     } else {
@@ -350,7 +352,10 @@ static bool read_input(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
     bool ok = tg_rt_check_keys(rd, n, keys, 2, "input");
     const tg_ynode *trace = tg_ymap_get(n, "trace"), *events = tg_ymap_get(n, "events");
     if (trace && events) {
-        tg_rt_error(rd, events->pos, "input takes 'trace:' or 'events:', not both");
+        tg_pos at = events->pos;
+        for (size_t i = 0; i < n->n; i++)
+            if (n->vals[i] == events) at = n->items[i]->pos;
+        tg_rt_error(rd, at, "input takes 'trace:' or 'events:', not both");
         return false;
     }
     if (!trace && !events) {
