@@ -2,7 +2,8 @@
 ** From rule files to rule definitions: walks the YAML tree of each file
 ** (yaml_doc.c) and collects `version`, `lists`, `macros`, `rules` and
 ** `override` into the loader. Directories contribute their *.yaml / *.yml
-** files in name order. A rule id defined twice without `override` is an
+** files in name order, except rule test files (*.test.yaml, *_test.yaml).
+** A rule id defined twice without `override` is an
 ** error that points at both places; an override replaces keys of a rule
 ** loaded earlier, or appends to its `where` (and-ed) and `tags`.
 **
@@ -387,6 +388,19 @@ static bool has_yaml_ext(const char *name)
     return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) || (n > 4 && strcmp(name + n - 4, ".yml") == 0);
 }
 
+/* Rule test files (`tracegate rules test`) live beside the rules they test;
+** a rule folder skips them. */
+static bool is_rule_test(const char *name)
+{
+    static const char *const suffixes[] = {".test.yaml", ".test.yml", "_test.yaml", "_test.yml"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+        size_t l = strlen(suffixes[i]);
+        if (n > l && strcmp(name + n - l, suffixes[i]) == 0) return true;
+    }
+    return false;
+}
+
 bool tg_rfile_path(tg_loader *ld, const char *path)
 {
     struct stat st;
@@ -406,7 +420,7 @@ bool tg_rfile_path(tg_loader *ld, const char *path)
     size_t n = 0, cap = 0;
     bool ok = true;
     for (struct dirent *e; (e = readdir(dir));) {
-        if (e->d_name[0] == '.' || !has_yaml_ext(e->d_name)) continue;
+        if (e->d_name[0] == '.' || !has_yaml_ext(e->d_name) || is_rule_test(e->d_name)) continue;
         char *full = malloc(strlen(path) + strlen(e->d_name) + 2);
         if (!full) { ok = false; break; }
         sprintf(full, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", e->d_name);

@@ -129,6 +129,17 @@ static void test_trace_input_and_sibling_rules(void **state)
     assert_int_equal(r.rep.results[2].c->pos.line, 11);
     ran_free(&r);
 
+    /* a rule folder skips the test files beside its rules */
+    write_file(dir, "folder.test.yaml",
+               "version: 1\nrules: [builtin, .]\ntests:\n"
+               "  - name: x\n    rule: big-copies\n    input: {trace: trace.sqlite}\n    expect: {status: fail}\n");
+    snprintf(path, sizeof path, "%s/folder.test.yaml", dir);
+    run_file(&r, path, &opts);
+    for (size_t k = 0; k < r.diag.n; k++) print_error("%s\n", r.diag.msgs[k].text);
+    assert_int_equal(r.st, TG_OK);
+    assert_int_equal(r.rep.passed, 1);
+    ran_free(&r);
+
     /* `rules:` replaces the default set: the built-in rule is unknown now */
     write_file(dir, "only.test.yaml",
                "version: 1\nrules: team.yaml\ntests:\n"
