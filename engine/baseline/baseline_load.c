@@ -12,10 +12,13 @@
 #include "stats.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 typedef struct loader {
@@ -451,6 +454,97 @@ static bool load_root(loader *L, yaml_node_t *root)
     return load_metrics(L, r.metrics) && ok;
 }
 
+/* Limits on a baseline file, checked before libyaml builds the document:
+** it is input a CI job reads, and libyaml's loader has none of its own
+** (deep nesting is quadratic, aliases let a small file stand for a huge
+** tree). Baselines that tracegate writes are far below every one. */
+#define BASELINE_MAX_FILE (64u * 1024 * 1024)
+#define BASELINE_MAX_DEPTH 64
+#define BASELINE_MAX_NODES 4000000
+
+typedef struct anchor_size {
+    char *name;
+    size_t nodes;
+} anchor_size;
+
+/* One pass over libyaml's events: nesting depth and the node count with
+** aliases expanded. Returns false after reporting. */
+static bool prescan(loader *L)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p)) return true;   /* the loader reports it */
+    yaml_parser_set_input_string(&p, (const unsigned char *)L->text, L->len);
+    anchor_size *anchors = NULL;
+    size_t n_anchors = 0, cap_anchors = 0, nodes = 0;
+    size_t starts[BASELINE_MAX_DEPTH + 1];
+    char *names[BASELINE_MAX_DEPTH + 1];
+    int depth = 0;
+    bool ok = true, done = false;
+    while (ok && !done) {
+        yaml_event_t e;
+        if (!yaml_parser_parse(&p, &e)) break;   /* syntax errors: the loader reports them */
+        const char *anchor = NULL;
+        size_t size = 0;
+        switch (e.type) {
+        case YAML_STREAM_END_EVENT: done = true; break;
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (depth == BASELINE_MAX_DEPTH) {
+                report_at(L, TG_DIAG_ERROR, e.start_mark,
+                          "the baseline nests deeper than %d levels; refusing it", BASELINE_MAX_DEPTH);
+                ok = false;
+                break;
+            }
+            nodes++;
+            starts[depth] = nodes;
+            anchor = (const char *)(e.type == YAML_SEQUENCE_START_EVENT ? e.data.sequence_start.anchor
+                                                                         : e.data.mapping_start.anchor);
+            names[depth++] = anchor ? strdup(anchor) : NULL;
+            anchor = NULL;
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            if (depth > 0) {
+                depth--;
+                if (names[depth]) {
+                    anchor = names[depth];
+                    size = nodes - starts[depth] + 1;
+                }
+            }
+            break;
+        case YAML_SCALAR_EVENT:
+            nodes++;
+            anchor = (const char *)e.data.scalar.anchor;
+            size = 1;
+            break;
+        case YAML_ALIAS_EVENT:
+            for (size_t i = n_anchors; i-- > 0;)
+                if (!strcmp(anchors[i].name, (const char *)e.data.alias.anchor)) {
+                    nodes += anchors[i].nodes;
+                    break;
+                }
+            break;
+        default: break;
+        }
+        if (anchor) {
+            anchor_size a = {e.type == YAML_SCALAR_EVENT ? strdup(anchor) : (char *)anchor, size};
+            if (!a.name || !TG_PUSH(anchors, n_anchors, cap_anchors, a)) free(a.name);
+        }
+        if (ok && nodes > BASELINE_MAX_NODES) {
+            report_at(L, TG_DIAG_ERROR, e.start_mark,
+                      "the baseline holds more than %d YAML nodes (aliases expanded); refusing it",
+                      BASELINE_MAX_NODES);
+            ok = false;
+        }
+        yaml_event_delete(&e);
+    }
+    while (depth > 0) free(names[--depth]);
+    for (size_t i = 0; i < n_anchors; i++) free(anchors[i].name);
+    free(anchors);
+    yaml_parser_delete(&p);
+    return ok;
+}
+
 tg_baseline *tg_baseline_load_string(const char *text, size_t len, const char *name,
                                      tg_diag *diag)
 {
@@ -462,6 +556,10 @@ tg_baseline *tg_baseline_load_string(const char *text, size_t len, const char *n
         return NULL;
     }
     L.b->path = tg_arena_strdup(L.b->arena, name);
+    if (!prescan(&L)) {
+        tg_baseline_free(L.b);
+        return NULL;
+    }
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         tg_baseline_free(L.b);
@@ -499,10 +597,25 @@ tg_baseline *tg_baseline_load_string(const char *text, size_t len, const char *n
 
 tg_baseline *tg_baseline_load(const char *path, tg_diag *diag)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK: a FIFO must not block the open; only regular files of a
+    ** sane size are read (not /dev/zero, not a directory). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){path, 0, 0}, NULL,
                     "cannot open the baseline: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    const char *bad = fstat(fd, &st) != 0 ? "cannot be read"
+                    : S_ISDIR(st.st_mode) ? "is a directory, not a baseline file"
+                    : !S_ISREG(st.st_mode) ? "is not a regular file, so it cannot be a baseline"
+                    : (uintmax_t)st.st_size > BASELINE_MAX_FILE ? "is larger than 64 MiB, so it is not a baseline"
+                    : NULL;
+    FILE *f = bad ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){path, 0, 0}, NULL, "%s",
+                    bad ? bad : "cannot be read");
         return NULL;
     }
     size_t cap = 1 << 16, len = 0;

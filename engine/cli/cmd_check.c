@@ -26,6 +26,7 @@ typedef struct check_args {
     bool allow_mismatch;
     const char *iteration_pattern;
     int jobs;
+    int64_t max_memory;        /* --max-memory, 0 = no limit */
 } check_args;
 
 static void check_usage(FILE *f)
@@ -42,6 +43,8 @@ static void check_usage(FILE *f)
         "  --set RULE.PARAM=VAL  override a rule parameter (repeatable)\n"
         "  --iteration-pattern RE  NVTX range names that mark iterations\n"
         "  --jobs N              check N traces in parallel\n"
+        "  --max-memory SIZE     refuse (exit 3) a trace whose loading would need more\n"
+        "                        than SIZE (e.g. 512MiB, 4GiB), before reading it\n"
         "  --color WHEN          auto (default), always, never\n"
         "  --quiet               text: only failures and the verdict\n");
 }
@@ -72,7 +75,7 @@ static int bad_usage(const char *fmt, const char *arg)
 static int parse_args(int argc, char **argv, check_args *a)
 {
     enum { O_RULES = 256, O_FORMAT, O_FAIL_ON, O_MISSING, O_BASELINE, O_MISMATCH,
-           O_SET, O_PATTERN, O_JOBS, O_COLOR, O_QUIET, O_HELP };
+           O_SET, O_PATTERN, O_JOBS, O_COLOR, O_QUIET, O_HELP, O_MAX_MEMORY };
     static const struct option opts[] = {
         {"rules", required_argument, 0, O_RULES},     {"format", required_argument, 0, O_FORMAT},
         {"fail-on", required_argument, 0, O_FAIL_ON}, {"missing-data", required_argument, 0, O_MISSING},
@@ -80,6 +83,7 @@ static int parse_args(int argc, char **argv, check_args *a)
         {"set", required_argument, 0, O_SET},         {"iteration-pattern", required_argument, 0, O_PATTERN},
         {"jobs", required_argument, 0, O_JOBS},       {"color", required_argument, 0, O_COLOR},
         {"quiet", no_argument, 0, O_QUIET},           {"help", no_argument, 0, O_HELP},
+        {"max-memory", required_argument, 0, O_MAX_MEMORY},
         {0, 0, 0, 0}};
     tg_cli_outputs_init(&a->out);
     a->missing = TG_MISSING_FAIL;
@@ -115,7 +119,20 @@ static int parse_args(int argc, char **argv, check_args *a)
             if (!TG_PUSH(a->sets, a->n_sets, a->cap_sets, s)) return TG_EINTERNAL;
             break;
         }
-        case O_PATTERN: a->iteration_pattern = optarg; break;
+        case O_PATTERN: {
+            tg_diag d;   /* checked here: a bad pattern is a usage error before any trace */
+            tg_diag_init(&d);
+            bool ok = tg_model_pattern_ok(optarg, &d);
+            tg_cli_report_diag(&d, TG_OK);
+            tg_diag_clear(&d);
+            if (!ok) return TG_EUSAGE;
+            a->iteration_pattern = optarg;
+            break;
+        }
+        case O_MAX_MEMORY:
+            if (!tg_parse_size(optarg, &a->max_memory))
+                return bad_usage("--max-memory wants a size such as 512MiB or 4GiB, not '%s'", optarg);
+            break;
         case 'j':
         case O_JOBS: {
             char *end;
@@ -204,6 +221,20 @@ static int run_check(check_args *a, int n_traces, char **traces)
     tg_inputs inputs;
     st = tg_inputs_resolve((const char *const *)traces, (size_t)n_traces, &inputs);
     if (st != TG_OK) {
+        tg_baseline_free(baseline);
+        tg_rules_free(rs);
+        return st;
+    }
+
+    /* --max-memory: every trace is measured before any is read; one over
+    ** the limit stops the check (exit 3) instead of the OOM killer. */
+    bool over = false;
+    for (size_t i = 0; a->max_memory > 0 && i < inputs.n; i++)
+        if (!tg_trace_fits(inputs.paths[i], a->max_memory, &diag)) over = true;
+    if (over) {
+        st = tg_cli_report_diag(&diag, TG_ETRACE);
+        tg_diag_clear(&diag);
+        tg_inputs_free(&inputs);
         tg_baseline_free(baseline);
         tg_rules_free(rs);
         return st;

@@ -17,9 +17,10 @@
 
 static void info_usage(FILE *f)
 {
-    fprintf(f, "usage: tracegate info [--format text|json] TRACE...\n"
+    fprintf(f, "usage: tracegate info [--format text|json] [--max-memory SIZE] TRACE...\n"
                "  what each nsys SQLite export holds: versions, GPUs, processes, row counts,\n"
-               "  NVTX range names and the data the capture did not record\n");
+               "  NVTX range names and the data the capture did not record\n"
+               "  --max-memory SIZE  refuse (exit 3) a trace that would need more than SIZE\n");
 }
 
 /* First error message of a diag, for the JSON error entry. */
@@ -33,6 +34,7 @@ static const char *first_error(const tg_diag *d)
 int tg_cmd_info(int argc, char **argv)
 {
     bool json = false;
+    int64_t max_memory = 0;
     int first = 1;
     for (; first < argc; first++) {
         const char *a = argv[first];
@@ -46,6 +48,15 @@ int tg_cmd_info(int argc, char **argv)
             return TG_OK;
         }
         const char *fmt = NULL;
+        if (!strcmp(a, "--max-memory") || !strncmp(a, "--max-memory=", 13)) {
+            const char *v = a[12] == '=' ? a + 13 : first + 1 < argc ? argv[++first] : NULL;
+            if (!v || !tg_parse_size(v, &max_memory)) {
+                fprintf(stderr, "tracegate: info: --max-memory wants a size such as 512MiB, not '%s'\n",
+                        v ? v : "");
+                return TG_EUSAGE;
+            }
+            continue;
+        }
         if (!strcmp(a, "--format") || !strcmp(a, "-f")) {
             if (first + 1 >= argc) {
                 fprintf(stderr, "tracegate: info: %s needs a value (text or json)\n", a);
@@ -78,7 +89,7 @@ int tg_cmd_info(int argc, char **argv)
     for (int i = first; i < argc; i++) {
         tg_diag diag;
         tg_diag_init(&diag);
-        tg_trace *t = tg_trace_open(argv[i], &diag);
+        tg_trace *t = tg_trace_fits(argv[i], max_memory, &diag) ? tg_trace_open(argv[i], &diag) : NULL;
         int rc = tg_cli_report_diag(&diag, TG_OK);   /* errors and load warnings */
         if (!t) {
             if (status == TG_OK || rc == TG_EINTERNAL) status = rc ? rc : TG_ETRACE;

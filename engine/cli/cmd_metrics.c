@@ -20,12 +20,14 @@
 
 static void metrics_usage(FILE *f)
 {
-    fprintf(f, "usage: tracegate metrics [--format text|json] [--iteration-pattern RE] TRACE...\n"
+    fprintf(f, "usage: tracegate metrics [--format text|json] [--iteration-pattern RE] [--max-memory SIZE] TRACE...\n"
                "  every fact derived from each nsys SQLite export: devices (busy fraction,\n"
                "  NCCL overlap, queue time, idle gaps), iterations (host duration, period,\n"
                "  GPU time over steady iterations), blocking calls and copies\n"
                "  --iteration-pattern RE  NVTX range names that mark iterations (POSIX ERE;\n"
-               "                          default %s)\n", TG_DEFAULT_ITERATION_PATTERN);
+               "                          default %s)\n"
+               "  --max-memory SIZE       refuse (exit 3) a trace that would need more than SIZE\n",
+               TG_DEFAULT_ITERATION_PATTERN);
 }
 
 static const char *first_error(const tg_diag *d)
@@ -38,6 +40,7 @@ static const char *first_error(const tg_diag *d)
 typedef struct metrics_opts {
     bool json;
     const char *pattern;
+    int64_t max_memory;        /* --max-memory, 0 = none */
     int first;                 /* index of the first trace argument */
 } metrics_opts;
 
@@ -72,6 +75,7 @@ static int parse_args(int argc, char **argv, metrics_opts *o)
         const char *fmt = option_value(argc, argv, &i, "--format", &missing);
         if (!fmt && !missing) fmt = option_value(argc, argv, &i, "-f", &missing);
         const char *pattern = fmt || missing ? NULL : option_value(argc, argv, &i, "--iteration-pattern", &missing);
+        const char *max_memory = fmt || pattern || missing ? NULL : option_value(argc, argv, &i, "--max-memory", &missing);
         if (missing) {
             fprintf(stderr, "tracegate: metrics: %s needs a value\n", a);
             return TG_EUSAGE;
@@ -83,8 +87,20 @@ static int parse_args(int argc, char **argv, metrics_opts *o)
                 fprintf(stderr, "tracegate: metrics: unknown format '%s' (text or json)\n", fmt);
                 return TG_EUSAGE;
             }
+        } else if (max_memory) {
+            if (!tg_parse_size(max_memory, &o->max_memory)) {
+                fprintf(stderr, "tracegate: metrics: --max-memory wants a size such as 512MiB, not '%s'\n",
+                        max_memory);
+                return TG_EUSAGE;
+            }
         } else if (pattern) {
             regex_t re;   /* checked here, so a bad pattern is a usage error before any trace */
+            const char *refused = tg_regex_refuse(pattern);
+            if (refused) {
+                fprintf(stderr, "tracegate: metrics: --iteration-pattern %.80s%s %s\n", pattern,
+                        strlen(pattern) > 80 ? "..." : "", refused);
+                return TG_EUSAGE;
+            }
             int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
             if (rc != 0) {
                 char why[256];
@@ -114,7 +130,7 @@ static int one_trace(const char *path, const metrics_opts *o, json_t *traces, bo
 {
     tg_diag diag;
     tg_diag_init(&diag);
-    tg_trace *t = tg_trace_open(path, &diag);
+    tg_trace *t = tg_trace_fits(path, o->max_memory, &diag) ? tg_trace_open(path, &diag) : NULL;
     int rc = tg_cli_report_diag(&diag, TG_OK);
     if (!t) {
         if (traces)

@@ -151,6 +151,7 @@ int tg_inputs_resolve(const char *const *args, size_t n, tg_inputs *out)
             out->paths[out->n++] = args[i];
         }
     }
+    if (st != TG_OK) tg_inputs_free(out);   /* callers return without freeing */
     return st;
 }
 

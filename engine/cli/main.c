@@ -52,10 +52,11 @@ int tg_cli_report_diag(const tg_diag *diag, int fallback)
 
 int tg_cli_exit_status(const tg_run_result *run, tg_severity fail_on, bool fail_never, int eval_status)
 {
-    bool failed = false, missing = false, rule_error = false;
+    bool failed = false, missing = false, rule_error = false, usage = eval_status == TG_EUSAGE;
     for (size_t i = 0; i < run->n_traces; i++) {
         const tg_trace_result *tr = &run->traces[i];
         if (tr->status == TG_ETRACE) missing = true;
+        if (tr->status == TG_EUSAGE) usage = true;   /* e.g. a bad --iteration-pattern: never a pass */
         if (tr->status == TG_EINTERNAL) rule_error = true;
         for (size_t j = 0; j < tr->n_results; j++) {
             const tg_rule_result *r = &tr->results[j];
@@ -68,6 +69,7 @@ int tg_cli_exit_status(const tg_run_result *run, tg_severity fail_on, bool fail_
         }
     }
     if (eval_status == TG_EINTERNAL || rule_error) return TG_EINTERNAL;
+    if (usage) return TG_EUSAGE;
     if (eval_status == TG_ETRACE || missing) return TG_ETRACE;
     return failed ? TG_FAIL : TG_OK;
 }

@@ -119,6 +119,7 @@ int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset
         tg_diag_clear(&diags[i]);
         int st = run->traces[i].status;
         if (st == TG_EINTERNAL || (st == TG_ETRACE && worst != TG_EINTERNAL)) worst = st;
+        else if (st == TG_EUSAGE && worst == TG_OK) worst = st;   /* a bad pattern: not a pass */
     }
     free(diags);
     return worst;

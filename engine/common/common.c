@@ -164,6 +164,11 @@ void tg_diag_add(tg_diag *d, tg_diag_level level, tg_status status, tg_pos pos,
     va_end(ap);
 }
 
+/* Long source lines (a generated rule file, a 60 KB expression) are shown
+** as a window of about TG_DIAG_WINDOW bytes around the column, cut at
+** UTF-8 boundaries and marked with "...", so one message stays one screen. */
+#define TG_DIAG_WINDOW 160
+
 char *tg_diag_format(const tg_diag_msg *m, bool color)
 {
     static const char *names[] = {"note", "warning", "error"};
@@ -171,23 +176,36 @@ char *tg_diag_format(const tg_diag_msg *m, bool color)
     const char *lvl = names[m->level];
     char head[512] = "";
     if (m->pos.file && m->pos.line > 0)
-        snprintf(head, sizeof head, "%s:%d:%d: ", m->pos.file, m->pos.line, m->pos.col);
+        snprintf(head, sizeof head, "%.400s:%d:%d: ", m->pos.file, m->pos.line, m->pos.col);
     else if (m->pos.file)
-        snprintf(head, sizeof head, "%s: ", m->pos.file);
+        snprintf(head, sizeof head, "%.400s: ", m->pos.file);
+    const char *line = m->line_text;
+    size_t line_len = line ? strlen(line) : 0;
+    size_t col = m->pos.col > 0 ? (size_t)m->pos.col - 1 : 0;   /* 0-based byte column */
+    if (col > line_len) col = line_len;
+    size_t from = 0, to = line_len;
+    if (line_len > TG_DIAG_WINDOW) {
+        from = col > TG_DIAG_WINDOW / 2 ? col - TG_DIAG_WINDOW / 2 : 0;
+        to = from + TG_DIAG_WINDOW < line_len ? from + TG_DIAG_WINDOW : line_len;
+        if (to == line_len && to - from < TG_DIAG_WINDOW) from = line_len - TG_DIAG_WINDOW;
+        while (from > 0 && ((unsigned char)line[from] & 0xC0) == 0x80) from--;
+        while (to < line_len && ((unsigned char)line[to] & 0xC0) == 0x80) to++;
+    }
     size_t cap = strlen(head) + strlen(m->text ? m->text : "") + 64;
-    if (m->line_text) cap += 2 * strlen(m->line_text) + (size_t)(m->pos.col > 0 ? m->pos.col : 0) + 16;
+    if (line) cap += 2 * (to - from) + 32;
     char *out = malloc(cap);
     if (!out) return NULL;
     int n = snprintf(out, cap, "%s%s%s:%s %s", head, color ? colors[m->level] : "", lvl,
                      color ? "\033[0m" : "", m->text ? m->text : "");
-    if (m->line_text && n > 0) {
+    if (line && n > 0) {
         size_t len = (size_t)n;
-        len += (size_t)snprintf(out + len, cap - len, "\n  %s\n  ", m->line_text);
+        const char *pre = from > 0 ? "..." : "", *post = to < line_len ? "..." : "";
+        len += (size_t)snprintf(out + len, cap - len, "\n  %s%.*s%s\n  %s", pre, (int)(to - from),
+                                line + from, post, from > 0 ? "   " : "");
         /* The caret goes under the column (a byte column); tabs in the line
         ** keep their width and a multi-byte UTF-8 character takes one. */
-        for (int c = 1; c < m->pos.col && len + 2 < cap; c++) {
-            size_t i = (size_t)(c - 1);
-            unsigned char ch = i < strlen(m->line_text) ? (unsigned char)m->line_text[i] : ' ';
+        for (size_t i = from; i < col && len + 2 < cap; i++) {
+            unsigned char ch = (unsigned char)line[i];
             if ((ch & 0xC0) == 0x80) continue;
             out[len++] = ch == '\t' ? '\t' : ' ';
         }
@@ -306,3 +324,48 @@ size_t tg_strpool_len(const tg_strpool *p, int32_t id)
 }
 
 int32_t tg_strpool_count(const tg_strpool *p) { return (int32_t)p->n; }
+
+/* ---------------------------------------------------------------- sizes */
+
+bool tg_parse_size(const char *s, int64_t *bytes)
+{
+    static const struct { const char *suffix; double scale; } units[] = {
+        {"", 1}, {"b", 1}, {"k", 1024.0}, {"kib", 1024.0}, {"kb", 1e3},
+        {"m", 1048576.0}, {"mib", 1048576.0}, {"mb", 1e6},
+        {"g", 1073741824.0}, {"gib", 1073741824.0}, {"gb", 1e9},
+        {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12},
+    };
+    if (!s || !(*s >= '0' && *s <= '9')) return false;
+    char *end;
+    double v = strtod(s, &end);
+    while (*end == ' ') end++;
+    char suffix[8];
+    size_t n = strlen(end);
+    if (n >= sizeof suffix) return false;
+    for (size_t i = 0; i <= n; i++) suffix[i] = (char)((end[i] >= 'A' && end[i] <= 'Z') ? end[i] + 32 : end[i]);
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        if (strcmp(suffix, units[i].suffix) != 0) continue;
+        double b = v * units[i].scale;
+        if (!(b >= 1 && b < 9.2e18)) return false;
+        *bytes = (int64_t)b;
+        return true;
+    }
+    return false;
+}
+
+void tg_format_size(int64_t bytes, char *buf, size_t size)
+{
+    static const char *const names[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (bytes < 1024) {
+        snprintf(buf, size, "%lld bytes", (long long)bytes);
+        return;
+    }
+    double v = (double)bytes;
+    int u = -1;
+    while (v >= 1024 && u < 3) {
+        v /= 1024;
+        u++;
+    }
+    if (v == (double)(int64_t)v) snprintf(buf, size, "%lld %s", (long long)v, names[u]);
+    else snprintf(buf, size, "%.1f %s", v, names[u]);
+}

@@ -28,6 +28,31 @@ typedef enum tg_status {
 #define TG_NULL_I64 INT64_MIN
 #define TG_NO_STR   (-1)          /* string id meaning null */
 
+/* a + b, clamped to the int64 range (never to the null sentinel): sums of
+** durations that a hostile export could make overflow. */
+static inline int64_t tg_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN + 1;
+    return r == TG_NULL_I64 ? INT64_MIN + 1 : r;
+}
+
+/* ---------------------------------------------------------------- sizes */
+
+/* "512MiB", "2GiB", "1.5GB", "800M", "1000000": bytes (KB/MB/GB/TB are
+** powers of 1000, KiB/MiB/GiB/TiB and K/M/G/T powers of 1024). False when
+** s is not a positive size. */
+bool tg_parse_size(const char *s, int64_t *bytes);
+/* "512 MiB", "1.5 GiB", "900 bytes": a byte count for messages. */
+void tg_format_size(int64_t bytes, char *buf, size_t size);
+
+/* ---------------------------------------------------------------- regex */
+
+/* Regular expressions from input (rules, --iteration-pattern) are measured
+** before regcomp (regex_check.c): NULL when the pattern is within the
+** limits, else why not, as a phrase completing "the pattern ...". */
+const char *tg_regex_refuse(const char *pattern);
+
 /* ---------------------------------------------------------------- arena */
 
 typedef struct tg_arena tg_arena;

@@ -46,6 +46,20 @@ static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opt
                                        r->info.id, tg_table_what[t], tg_table_names[t], tg_table_option[t]);
         return true;
     }
+    /* Tables present but every one empty (or every row unusable): a pass
+    ** would say nothing about the program, so it counts as missing data. */
+    const tg_trace *t = m->trace;
+    if (need && t->n_kernels + t->n_memcpys + t->n_memsets + t->n_apis + t->n_nvtx + t->n_syncs +
+                        t->n_overheads == 0 && tg_model_source(m, r->source).n == 0) {
+        int first = __builtin_ctz(need);
+        res->missing_data = true;
+        res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
+        res->message = tg_arena_printf(arena,
+                                       "rule %s has nothing to check: this capture holds no events at all "
+                                       "(table %s and every other activity table are empty); record them with '%s'",
+                                       r->info.id, tg_table_names[first], tg_table_option[first]);
+        return true;
+    }
     return false;
 }
 

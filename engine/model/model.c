@@ -254,7 +254,7 @@ static void compute_facts(tg_model *m)
         f->api_calls++;
         if (a->blocking) {
             f->blocking_calls++;
-            if (a->duration != TG_NULL_I64) f->blocked_time += a->duration;
+            if (a->duration != TG_NULL_I64) f->blocked_time = tg_add_sat(f->blocked_time, a->duration);
         }
     }
     for (size_t i = 0; i < t->n_nvtx; i++)

@@ -75,6 +75,11 @@ typedef struct tg_model {
     bool has_iterations;
 } tg_model;
 
+/* Check an iteration pattern as tg_model_build would (POSIX ERE within the
+** limits of tg_regex_refuse); false with one TG_EUSAGE error in diag. The
+** CLI calls it while parsing options, before any trace is read. */
+bool tg_model_pattern_ok(const char *pattern, tg_diag *diag);
+
 /* Derive everything. Returns NULL with a diag on failure (bad pattern, OOM). */
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag);
 void tg_model_free(tg_model *m);

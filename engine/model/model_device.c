@@ -151,7 +151,7 @@ static bool census(sweep *w)
         if (op.end > gs->last) gs->last = op.end;
         if (op.kind == TG_OPK_KERNEL) {
             ds->kernels++;
-            ds->kernel_time += op.end - op.start;
+            ds->kernel_time = tg_add_sat(ds->kernel_time, op.end - op.start);
             if (t->kernels[op.index].queue != TG_NULL_I64) ds->queue_n++;
         }
     }

@@ -126,7 +126,7 @@ static int64_t attribute_op(tg_model *m, int64_t *gpu_first, int32_t pid, int64_
     if (i < 0) return -1;
     tg_iteration *it = &m->iterations[i];
     if (start != TG_NULL_I64 && end != TG_NULL_I64) {
-        it->gpu_time += end - start;
+        it->gpu_time = tg_add_sat(it->gpu_time, end - start);
         if (it->gpu_end == TG_NULL_I64 || end > it->gpu_end) it->gpu_end = end;
         if (gpu_first[i] == TG_NULL_I64 || start < gpu_first[i]) gpu_first[i] = start;
     }
@@ -205,17 +205,37 @@ static void periods_and_window(tg_model *m)
     }
 }
 
+/* Compile an iteration pattern into re (regfree it), or one error. */
+static bool compile_pattern(regex_t *re, const char *pattern, tg_diag *diag)
+{
+    const char *refused = tg_regex_refuse(pattern);
+    if (refused) {
+        tg_diag_error(diag, TG_EUSAGE, "the iteration pattern \"%.80s%s\" %s", pattern,
+                      strlen(pattern) > 80 ? "..." : "", refused);
+        return false;
+    }
+    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char why[256];
+        regerror(rc, re, why, sizeof why);
+        tg_diag_error(diag, TG_EUSAGE, "invalid iteration pattern \"%s\": %s", pattern, why);
+        return false;
+    }
+    return true;
+}
+
+bool tg_model_pattern_ok(const char *pattern, tg_diag *diag)
+{
+    regex_t re;
+    if (!compile_pattern(&re, pattern ? pattern : TG_DEFAULT_ITERATION_PATTERN, diag)) return false;
+    regfree(&re);
+    return true;
+}
+
 bool tg_model_build_iterations(tg_model *m, const tg_model_params *params, tg_diag *diag)
 {
     regex_t re;
-    int rc = regcomp(&re, params->iteration_pattern, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[256];
-        regerror(rc, &re, why, sizeof why);
-        tg_diag_error(diag, TG_EUSAGE, "invalid iteration pattern \"%s\": %s",
-                      params->iteration_pattern, why);
-        return false;
-    }
+    if (!compile_pattern(&re, params->iteration_pattern, diag)) return false;
     bool ok = collect(m, &re);
     regfree(&re);
     if (ok) {

@@ -229,12 +229,17 @@ static bool per_thread(nvtx_ctx *c, size_t k)
     if (nl == 0) return true;
     innermost(c, r, nr, l, nl);
     c->prefix[0] = 0;
-    for (size_t i = 0; i < nl; i++) c->prefix[i + 1] = c->prefix[i] + (l[i].end - l[i].start);
+    /* Sums wrap in uint64 (no overflow UB on hostile exports); a range's
+    ** difference is exact whenever its true sum fits in int64, and a sum
+    ** that does not shows as negative and saturates. */
+    for (size_t i = 0; i < nl; i++)
+        c->prefix[i + 1] = (int64_t)((uint64_t)c->prefix[i] + (uint64_t)(l[i].end - l[i].start));
     for (size_t i = 0; i < nr; i++) {
         tg_nvtx *x = &c->t->nvtx[r[i]];
         c->lo[i] = (uint32_t)bound(l, nl, x->start, false);
         c->hi[i] = (uint32_t)bound(l, nl, x->end, true);
-        x->gpu_time = c->hi[i] > c->lo[i] ? c->prefix[c->hi[i]] - c->prefix[c->lo[i]] : 0;
+        int64_t sum = (int64_t)((uint64_t)c->prefix[c->hi[i]] - (uint64_t)c->prefix[c->lo[i]]);
+        x->gpu_time = c->hi[i] > c->lo[i] ? (sum < 0 ? INT64_MAX : sum) : 0;
     }
     return spans(c, r, nr, l);
 }

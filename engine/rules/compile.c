@@ -492,6 +492,12 @@ static tg_expr *compile_string_op(tg_cstate *cs, const tg_ast *ast, tg_expr *a, 
     if (!const_string(cs, b, ast->b, op)) return NULL;
     regex_t *re = NULL;
     if (ast->kind == TG_N_MATCHES) {
+        const char *refused = tg_regex_refuse(b->k.u.s);
+        if (refused) {
+            cerr(cs, b->pos, "the regular expression \"%.80s%s\" %s", b->k.u.s, strlen(b->k.u.s) > 80 ? "..." : "",
+                 refused);
+            return NULL;
+        }
         re = tg_arena_alloc(cs->ld->ctx.arena, sizeof *re);
         if (!re) return NULL;
         int rc = regcomp(re, b->k.u.s, REG_EXTENDED | REG_NOSUB);

@@ -431,7 +431,7 @@ bool tg_rfile_path(tg_loader *ld, const char *path)
     if (n == 0 && ok && ld->lint)
         tg_diag_add(ld->ctx.diag, TG_DIAG_WARNING, TG_EUSAGE, (tg_pos){.file = path}, NULL,
                     "no *.yaml or *.yml files in this directory");
-    qsort(names, n, sizeof *names, cmp_names);
+    if (n > 1) qsort(names, n, sizeof *names, cmp_names);   /* names is NULL when n == 0 */
     for (size_t i = 0; i < n; i++) {
         bool file_ok = load_file(ld, names[i]);
         ok = ok && file_ok;

@@ -12,11 +12,13 @@
 #include "yaml_doc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 /* ---------------------------------------------------------------- texts */
@@ -67,8 +69,12 @@ tg_src *tg_src_from_text(tg_rules_ctx *ctx, const char *name, const char *text, 
 tg_src *tg_src_read_file(tg_rules_ctx *ctx, const char *path)
 {
     tg_pos at = {.file = path};
-    FILE *f = fopen(path, "rb");
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below
+    ** refuses anything but a regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     if (!f) {
+        if (fd >= 0) close(fd);
         tg_diag_add(ctx->diag, TG_DIAG_ERROR, TG_EUSAGE, at, NULL, "cannot open the rule file: %s",
                     strerror(errno));
         return NULL;

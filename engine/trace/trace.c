@@ -311,7 +311,7 @@ static bool finish(tg_loader *ld)
         const tg_rowstats *rs = &ld->stats[i];
         if (!rs->skipped && !rs->clamped) continue;
         tg_diag_add(ld->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
-                    "%s: %s: skipped %zu rows whose start or end is missing or not a number, "
+                    "%s: %s: skipped %zu rows whose start or end is missing, not a number or out of range, "
                     "clamped %zu rows whose end precedes their start",
                     ld->path, t->table_name[i], rs->skipped, rs->clamped);
     }
@@ -414,4 +414,82 @@ void tg_trace_close(tg_trace *t)
     free(t->gpus);
     free(t->processes);
     free(t);
+}
+
+/* ---------------------------------------------------------------- memory estimate */
+
+/* One integer out of a query, -1 when it fails (a missing column, ...). */
+static int64_t query_i64(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Bytes per loaded row: the row struct twice (the array with its growth
+** slack, the stable sort's copy) plus the model's per-op arrays; names
+** once more for the string pool and its hash. Calibrated against peak RSS
+** of check, info and metrics on the shared corpus (RSS 0.4-0.7x of the
+** estimate: small exports are dominated by the fixed part) and on a
+** one-million-range NVTX export (0.75-0.95x). */
+int64_t tg_trace_estimate_bytes(const char *path)
+{
+    static const size_t row_bytes[TG_TABLE_COUNT] = {
+        [TG_TABLE_KERNEL] = sizeof(tg_kernel) * 2 + 64, [TG_TABLE_MEMCPY] = sizeof(tg_memop) * 2 + 64,
+        [TG_TABLE_MEMSET] = sizeof(tg_memop) * 2 + 64,  [TG_TABLE_RUNTIME] = sizeof(tg_api) * 2 + 32,
+        [TG_TABLE_SYNC] = sizeof(tg_sync) * 2,          [TG_TABLE_NVTX] = sizeof(tg_nvtx) * 2 + 48,
+        [TG_TABLE_GPU] = sizeof(tg_gpu) * 2,            [TG_TABLE_OVERHEAD] = sizeof(tg_overhead) * 2 + 32,
+        [TG_TABLE_STRINGS] = 64,
+    };
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    tg_diag scratch;
+    tg_diag_init(&scratch);
+    tg_loader ld = {.path = path, .diag = &scratch};
+    char *uri = file_uri(path);
+    int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
+    int rc = uri ? sqlite3_open_v2(uri, &ld.db, flags, NULL) : SQLITE_NOMEM;
+    free(uri);
+    double total = -1;
+    if (rc == SQLITE_OK && tg_load_list_tables(&ld)) {
+        total = 8.0 * 1024 * 1024;   /* the binary, SQLite's cache, reports */
+        for (int i = 0; i < TG_TABLE_COUNT; i++) {
+            const char *name = tg_load_find_table(&ld, tg_table_names[i]);
+            if (!name) continue;
+            char sql[512];
+            snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\"", name);
+            int64_t rows = query_i64(ld.db, sql);
+            if (rows < 0) continue;
+            total += (double)rows * (double)row_bytes[i];
+            /* names are interned: their text is held once more */
+            const char *text_col = i == TG_TABLE_STRINGS ? "value" : i == TG_TABLE_NVTX ? "text" : NULL;
+            if (text_col) {
+                snprintf(sql, sizeof sql, "SELECT sum(length(\"%s\")) FROM \"%s\"", text_col, name);
+                int64_t chars = query_i64(ld.db, sql);
+                if (chars > 0) total += 1.5 * (double)chars;
+            }
+        }
+    }
+    sqlite3_close(ld.db);
+    for (size_t i = 0; i < ld.n_tables; i++) free(ld.table_list[i]);
+    free(ld.table_list);
+    tg_diag_clear(&scratch);
+    return total < 0 ? -1 : total > 9e18 ? INT64_MAX : (int64_t)total;
+}
+
+bool tg_trace_fits(const char *path, int64_t max_bytes, tg_diag *diag)
+{
+    if (max_bytes <= 0) return true;
+    int64_t need = tg_trace_estimate_bytes(path);
+    if (need < 0 || need <= max_bytes) return true;
+    char limit[32], estimate[32];
+    tg_format_size(max_bytes, limit, sizeof limit);
+    tg_format_size(need, estimate, sizeof estimate);
+    fail(diag, path, TG_ETRACE,
+         "needs more than %s (--max-memory): loading it takes about %s; raise the limit or "
+         "check it on a bigger machine", limit, estimate);
+    return false;
 }

@@ -182,6 +182,16 @@ typedef struct tg_trace {
 tg_trace *tg_trace_open(const char *path, tg_diag *diag);
 void tg_trace_close(tg_trace *t);
 
+/* --max-memory: an estimate, from the row counts and string lengths of the
+** export (cheap SQL counts, nothing loaded), of the memory that loading it
+** and building its model takes; -1 when the file cannot be read (then
+** tg_trace_open says why). */
+int64_t tg_trace_estimate_bytes(const char *path);
+/* True when the estimate is within max_bytes (or unknown); otherwise one
+** sentence "PATH: needs more than N MiB (--max-memory) ..." in diag, status
+** TG_ETRACE. */
+bool tg_trace_fits(const char *path, int64_t max_bytes, tg_diag *diag);
+
 /* Convenience: string of an id (NULL for TG_NO_STR). */
 static inline const char *tg_trace_str(const tg_trace *t, int32_t id)
 {

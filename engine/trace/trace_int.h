@@ -110,16 +110,27 @@ static inline int32_t tg_cell_i32(sqlite3_stmt *st, int col)
     return (int32_t)v;
 }
 
+/* Timestamps are accepted in (-2^62, 2^62): an end minus a start, and the
+** span of a trace, then always fit in int64 (real exports hold ns since
+** the session start, or at most ns since 1970, about 2^60.6). */
+#define TG_TIME_LIMIT ((int64_t)1 << 62)
+
+static inline bool tg_time_ok(int64_t t)
+{
+    return t > -TG_TIME_LIMIT && t < TG_TIME_LIMIT;
+}
+
 /* Columns 1 and 2 of every activity SELECT are start and end. Returns
-** false when the row must be skipped. */
+** false when the row must be skipped (missing, not a number or out of
+** range). */
 static inline bool tg_load_times(tg_rowstats *rs, sqlite3_stmt *st, int64_t *start, int64_t *end,
                        bool end_optional)
 {
-    if (!tg_cell_int(st, 1, start) || *start == TG_NULL_I64) {
+    if (!tg_cell_int(st, 1, start) || !tg_time_ok(*start)) {
         rs->skipped++;
         return false;
     }
-    if (!tg_cell_int(st, 2, end) || *end == TG_NULL_I64) {
+    if (!tg_cell_int(st, 2, end) || !tg_time_ok(*end)) {
         if (!end_optional || sqlite3_column_type(st, 2) != SQLITE_NULL) {
             rs->skipped++;
             return false;

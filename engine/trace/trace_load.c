@@ -5,7 +5,7 @@
 ** geometrically (no allocation per row). NVTX lives in trace_nvtx.c.
 **
 ** Robustness: a cell of the wrong type never crashes a loader. A row whose
-** start or end is missing or not a number is skipped; an end before its
+** start or end is missing, not a number or out of range is skipped; an end before its
 ** start is clamped to the start; other fields read as null. The counts go
 ** into one warning per table (trace.c). DERIVED fields are set to their
 ** null values here and filled later by engine/model.

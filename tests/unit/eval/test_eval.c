@@ -242,9 +242,18 @@ static void test_missing_data(void **state)
     /* a table that is present but empty is "no such events": a pass */
     w->trace.has_table[TG_TABLE_RUNTIME] = true;
     w->trace.n_memcpys = 0;
+    add_api(w, 21, 100, 10, "cudaLaunchKernel");   /* other events were recorded */
     r = world_eval(w, &fail, "sync-memcpy");
     assert_int_equal(r->verdict, TG_V_PASS);
     assert_false(r->missing_data);
+    /* ... but a capture without any event has nothing to check: missing data */
+    w->trace.n_apis = 0;
+    r = world_eval(w, &fail, "sync-memcpy");
+    assert_int_equal(r->verdict, TG_V_ERROR);
+    assert_true(r->missing_data);
+    assert_non_null(strstr(r->message, "no events at all"));
+    r = world_eval(w, &skip, "sync-memcpy");
+    assert_int_equal(r->verdict, TG_V_SKIP);
     world_free(w);
 }
 

@@ -1,0 +1,65 @@
+/*
+** The hostile-input suite (project issue #8): every case runs the real
+** `tracegate` binary ($TG_BINARY) on an input a broken or malicious
+** upstream job could hand a CI gate, under a deadline, and asserts what a
+** CI log reader relies on: the documented exit status, one message line on
+** stderr that says what is wrong, no crash, no hang, nothing written to
+** the input. This header is the runner those tests share (hostile.c).
+*/
+#ifndef TG_HOSTILE_H
+#define TG_HOSTILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Per-case deadline in seconds (DESIGN: a gate answers fast, whatever it is
+** fed); TG_HOSTILE_TIMEOUT_SCALE multiplies it for slow builds. */
+#define HX_DEADLINE 5.0
+
+typedef struct hx_result {
+    int status;            /* exit status, -1 when killed or not run */
+    int signal;            /* terminating signal, 0 if it exited */
+    bool timed_out;        /* killed at the deadline */
+    double seconds;
+    char *out;             /* stdout, NUL-terminated (first 8 MiB) */
+    size_t out_len;
+    char *err;             /* stderr, NUL-terminated (first 8 MiB) */
+    size_t err_len;
+} hx_result;
+
+/* Path of the binary under test ($TG_BINARY); skips the test when unset. */
+const char *hx_binary(void);
+
+/* Run the binary with args (NULL-terminated, without argv[0]); stdin is
+** /dev/null. When ro_dir is not NULL the child first remounts that
+** directory read-only in a private mount namespace (when the kernel lets
+** it: *ro_mounted says whether it did). */
+void hx_run_in(hx_result *r, const char *ro_dir, bool *ro_mounted, const char *const *args);
+#define hx_run(r, ...) hx_run_in((r), NULL, NULL, (const char *const[]){__VA_ARGS__, NULL})
+
+void hx_free(hx_result *r);
+
+/* Number of lines of s (a final line without '\n' counts). */
+size_t hx_lines(const char *s);
+
+/* The common assertion: exited (no signal, before the deadline) with
+** `status`, and stderr is exactly one line "tracegate: ..." containing
+** `part`. Prints the case's outcome for the test log. */
+void hx_expect_line(const char *what, const hx_result *r, int status, const char *part);
+/* For rule and baseline errors, which show the offending line and a caret:
+** exactly one ": error: " message, containing `part`, at most 5 lines and 2 KiB
+** of stderr in all. */
+void hx_expect_rule_error(const char *what, const hx_result *r, int status, const char *part);
+/* Exited with `status` in time, no sanitizer report; stderr holds exactly
+** `warnings` lines containing "warning:" and nothing else. */
+void hx_expect_warnings(const char *what, const hx_result *r, int status, size_t warnings,
+                        const char *part);
+
+/* Small helpers for the cases. */
+char *hx_tempdir(void);                      /* fresh private directory, malloc'd */
+void hx_rmtree(const char *dir);             /* remove a directory made by hx_tempdir */
+char *hx_path(const char *dir, const char *name);  /* dir/name, malloc'd */
+void hx_write_file(const char *path, const void *data, size_t len);
+char *hx_copy_fixture(const char *fixture, const char *dir, const char *name);
+
+#endif
