@@ -44,7 +44,8 @@ static const int8_t copy_default_kinds[][2] = {
 };
 
 #define N_OF(a) (sizeof (a) / sizeof *(a))
-#define TIME_MAX (INT64_C(1) << 62)
+/* Literals are exact integers up to 2^53 (104 days in ns); sums of two stay in range. */
+#define TIME_MAX ((INT64_C(1) << 53) - 1)
 
 typedef struct ev_reader {
     tg_rt_reader *rd;

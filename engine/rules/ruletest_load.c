@@ -112,6 +112,11 @@ bool tg_rt_int(tg_rt_reader *rd, const tg_ynode *n, tg_unit unit, int64_t lo, in
 {
     tg_value v;
     if (!tg_rt_number(rd, n, unit, true, what, &v)) return false;
+    if (v.type == TG_TY_FLOAT && (v.u.f < (double)lo || v.u.f > (double)hi)) {
+        tg_rt_error(rd, n->pos, "%s must be between %lld and %lld, not %s", what, (long long)lo,
+                    (long long)hi, n->value);
+        return false;
+    }
     if (v.type != TG_TY_INT) {
         tg_rt_error(rd, n->pos, "%s must be a whole number%s, not '%s'", what,
                     unit == TG_UNIT_NS ? " of nanoseconds" : unit == TG_UNIT_BYTES ? " of bytes" : "",
