@@ -269,7 +269,7 @@ static void span_of(tg_trace *t, const void *rows, size_t n, size_t esz, size_t 
     }
 }
 
-#define SORT(arr, n, type) tg_sort_rows_by_i64((arr), (n), sizeof(type), offsetof(type, start))
+#define SORT(arr, n, type) tg_sort_rows_by_i64((void **)&(arr), (n), sizeof(type), offsetof(type, start))
 #define SPAN(arr, n, type) span_of(t, (arr), (n), sizeof(type), offsetof(type, start), offsetof(type, end))
 
 /* Old exports record each runtime call twice (cudaMemcpy and

@@ -168,8 +168,9 @@ bool tg_load_gpus(tg_loader *ld);
 bool tg_load_processes(tg_loader *ld);
 
 /* ---- trace_sort.c */
-/* Stable sort of n rows of size esz by the int64 at offset key_off.
+/* Stable sort of the n rows of size esz at *rows by the int64 at offset
+** key_off. *rows may be replaced by a new array (the old one freed).
 ** Returns false when out of memory (rows unchanged). */
-bool tg_sort_rows_by_i64(void *rows, size_t n, size_t esz, size_t key_off);
+bool tg_sort_rows_by_i64(void **rows, size_t n, size_t esz, size_t key_off);
 
 #endif

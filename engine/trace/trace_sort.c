@@ -1,27 +1,156 @@
 /*
-** Ordering rows by start time. Exports are usually stored in start order
-** already, so the common case is one linear check. Otherwise an LSD radix
-** sort of (start, position) pairs gives a stable order in O(n) passes
-** (byte positions every key shares are skipped), and the rows are moved
-** into place along the permutation's cycles with one spare row, so a
-** 10-million-kernel array is never copied whole.
+** Ordering rows by start time, stably. Exports store a table as a few long
+** runs already sorted by start (one per buffer flush: about four per
+** capture), so the common cases are one linear check (sorted) and a merge
+** of those runs.
+**
+** The merge writes the rows in order into a fresh array, one sequential
+** pass, reading every run front to back. It would hold the table twice at
+** the peak; instead the source is given back to the kernel 2 MiB block by
+** block (madvise DONTNEED) as soon as every row in a block has been
+** copied, so the two arrays together stay about one table big.
+**
+** A table in many short runs (no export seen does this) is sorted in place
+** instead: an LSD radix sort of (start, position) pairs, then the rows are
+** moved along the permutation's cycles with one spare row.
 */
 #include "trace_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#define BLOCK ((uintptr_t)2 << 20)        /* release granularity: a huge page */
+#define MERGE_MIN_RUN 16                   /* average run length needed to merge */
+
+static int64_t key_at(const char *rows, size_t i, size_t esz, size_t off)
+{
+    int64_t v;
+    memcpy(&v, rows + i * esz + off, sizeof v);
+    return v;
+}
+
+/* ---------------------------------------------------------------- merge */
+
+typedef struct run {
+    size_t pos, end;                       /* next row, one past the last */
+    int64_t key;                           /* key of row pos */
+} run;
+
+typedef struct merge {
+    const char *src;
+    size_t esz, off;
+    run *runs;
+    uint32_t *heap;                        /* run numbers, smallest (key, run) on top */
+    size_t n_heap;
+    /* release of the source: bytes not yet copied per whole 2 MiB block */
+    uintptr_t first_block;                 /* address of the first whole block */
+    uint32_t *left;                        /* per block; NULL: no release */
+    size_t n_blocks;
+} merge;
+
+static bool run_before(const merge *m, uint32_t a, uint32_t b)
+{
+    int64_t ka = m->runs[a].key, kb = m->runs[b].key;
+    return ka < kb || (ka == kb && a < b);   /* earlier run first: stable */
+}
+
+static void sift_down(merge *m, size_t i)
+{
+    uint32_t *h = m->heap;
+    size_t n = m->n_heap;
+    uint32_t x = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && run_before(m, h[c + 1], h[c])) c++;
+        if (!run_before(m, h[c], x)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+/* Blocks lying wholly inside the source array, with their byte counts. */
+static bool release_init(merge *m, size_t n)
+{
+    uintptr_t lo = ((uintptr_t)m->src + BLOCK - 1) & ~(BLOCK - 1);
+    uintptr_t hi = ((uintptr_t)m->src + n * m->esz) & ~(BLOCK - 1);
+    if (hi <= lo + BLOCK) return true;     /* small: nothing worth giving back */
+    m->first_block = lo;
+    m->n_blocks = (hi - lo) / BLOCK;
+    m->left = malloc(m->n_blocks * sizeof *m->left);
+    if (!m->left) return false;
+    for (size_t b = 0; b < m->n_blocks; b++) m->left[b] = (uint32_t)BLOCK;
+    return true;
+}
+
+/* Bytes [a, a + len) of the source were copied. */
+static void consumed(merge *m, uintptr_t a, size_t len)
+{
+    while (len > 0) {
+        uintptr_t block_end = (a & ~(BLOCK - 1)) + BLOCK;
+        size_t part = block_end - a < len ? (size_t)(block_end - a) : len;
+        if (a >= m->first_block) {
+            size_t b = (a - m->first_block) / BLOCK;
+            if (b < m->n_blocks && (m->left[b] -= (uint32_t)part) == 0)
+                (void)madvise((void *)(m->first_block + b * BLOCK), BLOCK, MADV_DONTNEED);
+        }
+        a += part;
+        len -= part;
+    }
+}
+
+/* Merge the runs bounded by descents into a new array; false on OOM. */
+static bool merge_runs(void **rows, size_t n, size_t esz, size_t off, size_t n_runs)
+{
+    merge m = {.src = *rows, .esz = esz, .off = off};
+    char *out = malloc(n * esz);
+    m.runs = malloc(n_runs * sizeof *m.runs);
+    m.heap = malloc(n_runs * sizeof *m.heap);
+    if (!out || !m.runs || !m.heap || !release_init(&m, n)) {
+        free(out);
+        free(m.runs);
+        free(m.heap);
+        free(m.left);
+        return false;
+    }
+    size_t r = 0, begin = 0;
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && key_at(m.src, i - 1, esz, off) <= key_at(m.src, i, esz, off)) continue;
+        m.runs[r] = (run){.pos = begin, .end = i, .key = key_at(m.src, begin, esz, off)};
+        m.heap[r] = (uint32_t)r;
+        r++;
+        begin = i;
+    }
+    m.n_heap = r;
+    for (size_t i = m.n_heap / 2; i-- > 0;) sift_down(&m, i);
+    for (size_t i = 0; i < n; i++) {
+        run *top = &m.runs[m.heap[0]];
+        const char *row = m.src + top->pos * esz;
+        memcpy(out + i * esz, row, esz);
+        if (m.left) consumed(&m, (uintptr_t)row, esz);
+        if (++top->pos < top->end) {
+            top->key = key_at(m.src, top->pos, esz, off);
+        } else {
+            m.heap[0] = m.heap[--m.n_heap];
+        }
+        if (m.n_heap > 1) sift_down(&m, 0);
+    }
+    free(m.runs);
+    free(m.heap);
+    free(m.left);
+    free(*rows);
+    *rows = out;
+    return true;
+}
+
+/* ---------------------------------------------------------------- in place */
 
 typedef struct sort_pair {
     uint64_t key;              /* start with the sign bit flipped */
     size_t pos;                /* original position */
 } sort_pair;
-
-static int64_t key_at(const void *rows, size_t i, size_t esz, size_t off)
-{
-    int64_t v;
-    memcpy(&v, (const char *)rows + i * esz + off, sizeof v);
-    return v;
-}
 
 static void radix_sort(sort_pair *a, sort_pair *tmp, size_t n)
 {
@@ -41,12 +170,8 @@ static void radix_sort(sort_pair *a, sort_pair *tmp, size_t n)
     }
 }
 
-bool tg_sort_rows_by_i64(void *rows, size_t n, size_t esz, size_t key_off)
+static bool sort_in_place(char *base, size_t n, size_t esz, size_t off)
 {
-    size_t i = 1;
-    while (i < n && key_at(rows, i - 1, esz, key_off) <= key_at(rows, i, esz, key_off)) i++;
-    if (i >= n) return true;
-
     sort_pair *pairs = malloc(n * sizeof *pairs);
     sort_pair *tmp = malloc(n * sizeof *tmp);
     char *spare = malloc(esz);
@@ -56,8 +181,8 @@ bool tg_sort_rows_by_i64(void *rows, size_t n, size_t esz, size_t key_off)
         free(spare);
         return false;
     }
-    for (i = 0; i < n; i++) {
-        pairs[i].key = (uint64_t)key_at(rows, i, esz, key_off) ^ ((uint64_t)1 << 63);
+    for (size_t i = 0; i < n; i++) {
+        pairs[i].key = (uint64_t)key_at(base, i, esz, off) ^ ((uint64_t)1 << 63);
         pairs[i].pos = i;
     }
     radix_sort(pairs, tmp, n);
@@ -65,8 +190,7 @@ bool tg_sort_rows_by_i64(void *rows, size_t n, size_t esz, size_t key_off)
 
     /* Row i must receive the row now at pairs[i].pos. Follow each cycle,
     ** marking finished slots with pos == SIZE_MAX. */
-    char *base = rows;
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (pairs[i].pos == SIZE_MAX || pairs[i].pos == i) continue;
         memcpy(spare, base + i * esz, esz);
         size_t dst = i;
@@ -84,4 +208,14 @@ bool tg_sort_rows_by_i64(void *rows, size_t n, size_t esz, size_t key_off)
     free(pairs);
     free(spare);
     return true;
+}
+
+bool tg_sort_rows_by_i64(void **rows, size_t n, size_t esz, size_t key_off)
+{
+    const char *base = *rows;
+    size_t runs = 1;
+    for (size_t i = 1; i < n; i++) runs += key_at(base, i - 1, esz, key_off) > key_at(base, i, esz, key_off);
+    if (runs == 1) return true;
+    if (n / runs >= MERGE_MIN_RUN && runs <= UINT32_MAX) return merge_runs(rows, n, esz, key_off, runs);
+    return sort_in_place(*rows, n, esz, key_off);
 }
