@@ -6,6 +6,7 @@
 ** has its own arena, so workers never share mutable state but the counter.
 */
 #include "cli.h"
+#include "../model/source.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -101,7 +102,13 @@ int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset
         return TG_EINTERNAL;
     }
     run->n_traces = n_traces;
-    pipeline p = {traces, n_traces, rs, eval_opts, model_params, run, diags, 0};
+    /* Predicate pushdown: the model materialises only the gap rows some
+    ** rule can see (long captures have tens of millions of short gaps; the
+    ** built-in rule looks at those of 500 ms and more). */
+    tg_model_params mp = model_params ? *model_params : (tg_model_params){0};
+    int64_t gap_floor = tg_rules_lower_bound(rs, TG_SRC_GAP, "duration");
+    if (gap_floor > mp.gap_rows_min_ns) mp.gap_rows_min_ns = gap_floor;
+    pipeline p = {traces, n_traces, rs, eval_opts, &mp, run, diags, 0};
 
     if (jobs < 1) jobs = 1;
     if ((size_t)jobs > n_traces) jobs = (int)n_traces;

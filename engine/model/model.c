@@ -275,6 +275,7 @@ tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag
     if (params) {
         p.iteration_pattern = params->iteration_pattern;
         if (params->gap_min_ns > 0) p.gap_min_ns = params->gap_min_ns;
+        p.gap_rows_min_ns = params->gap_rows_min_ns;
     }
     if (!p.iteration_pattern) p.iteration_pattern = TG_DEFAULT_ITERATION_PATTERN;
 

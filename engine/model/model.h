@@ -61,6 +61,9 @@ typedef struct tg_trace_facts {
 typedef struct tg_model_params {
     const char *iteration_pattern;  /* POSIX ERE; NULL = default of DESIGN §2 */
     int64_t gap_min_ns;             /* gaps counted in device.gaps; default 500 ms */
+    int64_t gap_rows_min_ns;        /* gap rows materialised: the ones at least this
+                                       long (<= 0: all); a predicate pushed down from
+                                       the rules. device.gaps counts all the same */
 } tg_model_params;
 
 #define TG_DEFAULT_ITERATION_PATTERN "^(iteration|train_step|step|ProfilerStep#[0-9]+)$"

@@ -199,9 +199,10 @@ static void emit_gap(sweep *w, group_state *g, const item *it, bool *ok)
         .device = w->devs[g->dev].device, .pid = g->pid,
         .in_steady_state = g->steady_from == TG_NULL_I64 || g->end >= g->steady_from,
     };
+    if (gap.duration >= w->p->gap_min_ns) w->devs[g->dev].gaps++;
+    if (gap.duration < w->p->gap_rows_min_ns) return;   /* no rule can see it */
     if (w->n_gaps < w->cap_gaps) m->gaps[w->n_gaps++] = gap;
     else *ok = false;                   /* cannot happen: one gap per item at most */
-    if (gap.duration >= w->p->gap_min_ns) w->devs[g->dev].gaps++;
 }
 
 static void visit(sweep *w, const item *it, bool *ok)

@@ -63,6 +63,14 @@ long tg_rules_find(const tg_ruleset *rs, const char *id);
 ** ns); returns dflt when the rule or param does not exist. */
 double tg_rules_param(const tg_ruleset *rs, const char *rule, const char *param, double dflt);
 
+/* Predicate pushdown for the model: the smallest lower bound the enabled
+** rules on `source` (a tg_source_id) put on its integer field `field`
+** through a `field >= X` / `field > X` conjunct at the top level of their
+** `where` (X constant), so that no rule can see a row below it. INT64_MIN
+** when some rule on the source has no such bound (or the field is not an
+** integer field of it); INT64_MAX when no enabled rule reads the source. */
+int64_t tg_rules_lower_bound(const tg_ruleset *rs, int source, const char *field);
+
 /* `tracegate rules lint`: load as above, plus warnings (unused macros and
 ** lists, ...). Returns TG_OK or TG_EUSAGE. */
 tg_status tg_rules_lint(const char *const *paths, size_t n_paths, tg_diag *diag);

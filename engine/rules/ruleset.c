@@ -166,3 +166,51 @@ double tg_rules_param(const tg_ruleset *rs, const char *rule, const char *param,
         }
     return dflt;
 }
+
+/* ------------------------------------------------------------ pushdown */
+
+/* Lower bound a comparison puts on field f (INT64_MIN: none). `field >= X`,
+** `field > X`, `X <= field`, `X < field` with X a constant; a real X is
+** rounded down, which can only keep more rows. */
+static int64_t compare_bound(const tg_expr *e, const tg_field_def *f)
+{
+    tg_node_kind op = e->op;
+    const tg_expr *field = e->a, *k = e->b;
+    if (op == TG_N_LE || op == TG_N_LT) {
+        field = e->b;
+        k = e->a;
+        op = op == TG_N_LE ? TG_N_GE : TG_N_GT;
+    }
+    if ((op != TG_N_GE && op != TG_N_GT) || !field || !k || field->op != TG_N_FIELD || field->field != f ||
+        k->op != TG_N_CONST)
+        return INT64_MIN;
+    if (k->k.type == TG_TY_INT)
+        return op == TG_N_GT && k->k.u.i < INT64_MAX ? k->k.u.i + 1 : k->k.u.i;
+    if (k->k.type == TG_TY_FLOAT && k->k.u.f > -9.2e18 && k->k.u.f < 9.2e18) return (int64_t)floor(k->k.u.f);
+    return INT64_MIN;
+}
+
+/* The largest bound any conjunct of an `and` tree puts on f. */
+static int64_t where_bound(const tg_expr *e, const tg_field_def *f)
+{
+    if (!e) return INT64_MIN;
+    if (e->op == TG_N_AND) {
+        int64_t a = where_bound(e->a, f), b = where_bound(e->b, f);
+        return a > b ? a : b;
+    }
+    return compare_bound(e, f);
+}
+
+int64_t tg_rules_lower_bound(const tg_ruleset *rs, int source, const char *field)
+{
+    const tg_field_def *f = source >= 0 && source < TG_SRC_COUNT ? tg_field_find((tg_source_id)source, field) : NULL;
+    if (!f || f->type != TG_TY_INT) return INT64_MIN;
+    int64_t bound = INT64_MAX;
+    for (size_t i = 0; rs && i < rs->n; i++) {
+        const tg_rule *r = &rs->rules[i];
+        if (!r->info.enabled || r->source != (tg_source_id)source) continue;
+        int64_t b = where_bound(r->where, f);
+        if (b < bound) bound = b;
+    }
+    return bound;
+}
