@@ -279,9 +279,12 @@ static int cmp_device(const void *a, const void *b)
 
 static int32_t gpu_name(const tg_trace *t, int32_t device)
 {
-    for (size_t i = 0; i < t->n_gpus; i++)
-        if (t->gpus[i].id == device) return t->gpus[i].name;
-    return -1;
+    size_t lo = 0, hi = t->n_gpus;   /* trace->gpus is sorted by id */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->gpus[mid].id < device) lo = mid + 1; else hi = mid;
+    }
+    return lo < t->n_gpus && t->gpus[lo].id == device ? t->gpus[lo].name : -1;
 }
 
 static void finish_device(sweep *w, dev_state *d, tg_device *out)

@@ -353,9 +353,19 @@ static tg_gpu *find_gpu(tg_trace *t, int32_t id)
     return NULL;
 }
 
+/* Real captures name a handful of GPUs (72 on the largest nodes); an
+** export whose rows name thousands of device ids is corrupt, and every
+** per-device step downstream would pay for each of them. */
+#define TG_MAX_GPUS 4096
+
 static bool add_gpu(tg_loader *ld, size_t *cap, tg_gpu g)
 {
     if (g.id < 0 || find_gpu(ld->t, g.id)) return true;
+    if (ld->t->n_gpus >= TG_MAX_GPUS) {
+        tg_load_fail(ld, TG_ETRACE, "names more than %d distinct GPU devices (device id %d): the export is corrupt",
+                     TG_MAX_GPUS, (int)g.id);
+        return false;
+    }
     if (!TG_PUSH(ld->t->gpus, ld->t->n_gpus, *cap, g)) {
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
         return false;
@@ -392,6 +402,11 @@ static bool add_activity_devices(tg_loader *ld, size_t *cap)
 {
     tg_trace *t = ld->t;
     int32_t last = -1;
+    /* ids already added: rows that alternate between devices must not
+    ** search the GPU list once each */
+    enum { SEEN_SLOTS = 2 * TG_MAX_GPUS };
+    int32_t seen[SEEN_SLOTS];
+    for (size_t i = 0; i < SEEN_SLOTS; i++) seen[i] = -1;
     const struct { const void *rows; size_t n, esz, off; } sets[] = {
         {t->kernels, t->n_kernels, sizeof(tg_kernel), offsetof(tg_kernel, device)},
         {t->memcpys, t->n_memcpys, sizeof(tg_memop), offsetof(tg_memop, device)},
@@ -401,11 +416,15 @@ static bool add_activity_devices(tg_loader *ld, size_t *cap)
         for (size_t i = 0; i < sets[s].n; i++) {
             int32_t dev;
             memcpy(&dev, (const char *)sets[s].rows + i * sets[s].esz + sets[s].off, sizeof dev);
-            if (dev == last) continue;
+            if (dev == last || dev < 0) continue;
             last = dev;
+            size_t slot = ((uint32_t)dev * 2654435761u) % SEEN_SLOTS;
+            while (seen[slot] != -1 && seen[slot] != dev) slot = (slot + 1) % SEEN_SLOTS;
+            if (seen[slot] == dev) continue;
             tg_gpu g = {.id = dev, .name = TG_NO_STR, .sm_count = -1, .memory = TG_NULL_I64,
                         .compute_major = -1, .compute_minor = -1};
             if (!add_gpu(ld, cap, g)) return false;
+            seen[slot] = dev;   /* at most TG_MAX_GPUS ids: the table never fills */
         }
     }
     return true;

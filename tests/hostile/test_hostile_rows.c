@@ -208,6 +208,35 @@ static void test_missing_required_column(void **state)
     tg_fixture_remove(p);
 }
 
+/* Corrupt device ids: every row on another device. 4000 devices (rows
+** alternating between them) still answer fast; more than 4096 distinct
+** ids is a corrupt export (was quadratic: 100000 ids took minutes). */
+static void test_device_ids(void **state)
+{
+    (void)state;
+    char *p = export_of(tg_fixture_schema_3_0,
+        STRINGS "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200000)"
+        " INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid,"
+        " demangledName, shortName) SELECT i * 10, i * 10 + 5, i % 4000, i % 7, i, (i % 50) << 24, 1, 1 FROM c;");
+    run3("200000 kernels on 4000 devices", p, 0, 0, NULL);
+    tg_fixture_remove(p);
+    p = export_of(tg_fixture_schema_3_0,
+        STRINGS "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 100000)"
+        " INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid,"
+        " demangledName, shortName) SELECT i * 10, i * 10 + 5, i * 20000, i, i, 1 << 24, 1, 1 FROM c;"
+        "INSERT INTO TARGET_INFO_GPU (id, name) VALUES (2147483647, 'max'), (-2147483648, 'min');");
+    static const char *const cmds[] = {"check", "info", "metrics"};
+    for (size_t i = 0; i < 3; i++) {
+        char label[96];
+        snprintf(label, sizeof label, "%s 100000 distinct device ids", cmds[i]);
+        hx_result r;
+        hx_run(&r, cmds[i], p);
+        hx_expect_line(label, &r, 3, "more than 4096 distinct GPU devices");
+        hx_free(&r);
+    }
+    tg_fixture_remove(p);
+}
+
 static void test_million_nvtx_names(void **state)
 {
     (void)state;
@@ -245,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_zero_rows_everywhere),
         cmocka_unit_test(test_every_row_unusable),
         cmocka_unit_test(test_missing_required_column),
+        cmocka_unit_test(test_device_ids),
         cmocka_unit_test(test_million_nvtx_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
