@@ -269,7 +269,8 @@ static void span_of(tg_trace *t, const void *rows, size_t n, size_t esz, size_t 
     }
 }
 
-#define SORT(arr, n, type) tg_sort_rows_by_i64((void **)&(arr), (n), sizeof(type), offsetof(type, start))
+#define SORT(arr, n, type, table) \
+    tg_sort_rows_by_i64((void **)&(arr), &t->rows_mapped[table], (n), sizeof(type), offsetof(type, start))
 #define SPAN(arr, n, type) span_of(t, (arr), (n), sizeof(type), offsetof(type, start), offsetof(type, end))
 
 /* Old exports record each runtime call twice (cudaMemcpy and
@@ -291,10 +292,13 @@ static bool has_duplicate_apis(const tg_trace *t)
 static bool finish(tg_loader *ld)
 {
     tg_trace *t = ld->t;
-    if (!SORT(t->kernels, t->n_kernels, tg_kernel) || !SORT(t->memcpys, t->n_memcpys, tg_memop) ||
-        !SORT(t->memsets, t->n_memsets, tg_memop) || !SORT(t->apis, t->n_apis, tg_api) ||
-        !SORT(t->nvtx, t->n_nvtx, tg_nvtx) || !SORT(t->syncs, t->n_syncs, tg_sync) ||
-        !SORT(t->overheads, t->n_overheads, tg_overhead)) {
+    if (!SORT(t->kernels, t->n_kernels, tg_kernel, TG_TABLE_KERNEL) ||
+        !SORT(t->memcpys, t->n_memcpys, tg_memop, TG_TABLE_MEMCPY) ||
+        !SORT(t->memsets, t->n_memsets, tg_memop, TG_TABLE_MEMSET) ||
+        !SORT(t->apis, t->n_apis, tg_api, TG_TABLE_RUNTIME) ||
+        !SORT(t->nvtx, t->n_nvtx, tg_nvtx, TG_TABLE_NVTX) ||
+        !SORT(t->syncs, t->n_syncs, tg_sync, TG_TABLE_SYNC) ||
+        !SORT(t->overheads, t->n_overheads, tg_overhead, TG_TABLE_OVERHEAD)) {
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
         return false;
     }
@@ -404,13 +408,13 @@ void tg_trace_close(tg_trace *t)
     free(t->schema_version);
     free(t->product_name);
     tg_strpool_free(t->strings);
-    free(t->kernels);
-    free(t->memcpys);
-    free(t->memsets);
-    free(t->apis);
-    free(t->nvtx);
-    free(t->syncs);
-    free(t->overheads);
+    tg_rows_free(t->kernels, t->rows_mapped[TG_TABLE_KERNEL]);
+    tg_rows_free(t->memcpys, t->rows_mapped[TG_TABLE_MEMCPY]);
+    tg_rows_free(t->memsets, t->rows_mapped[TG_TABLE_MEMSET]);
+    tg_rows_free(t->apis, t->rows_mapped[TG_TABLE_RUNTIME]);
+    tg_rows_free(t->nvtx, t->rows_mapped[TG_TABLE_NVTX]);
+    tg_rows_free(t->syncs, t->rows_mapped[TG_TABLE_SYNC]);
+    tg_rows_free(t->overheads, t->rows_mapped[TG_TABLE_OVERHEAD]);
     free(t->gpus);
     free(t->processes);
     free(t);

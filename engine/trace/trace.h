@@ -175,6 +175,10 @@ typedef struct tg_trace {
 
     int64_t first_ns, last_ns; /* span of all loaded events */
     int64_t session_start_ns;  /* TARGET_INFO_SESSION_START_TIME, or null */
+
+    /* Trace layer bookkeeping: bytes of the anonymous mapping that holds a
+    ** table's row array (big tables), 0 when the array is malloc'd. */
+    size_t rows_mapped[TG_TABLE_COUNT];
 } tg_trace;
 
 /* Open PATH read-only and load it. On failure returns NULL and records one

@@ -167,10 +167,31 @@ bool tg_load_nvtx(tg_loader *ld);
 bool tg_load_gpus(tg_loader *ld);
 bool tg_load_processes(tg_loader *ld);
 
+/* ---- trace_mem.c: row arrays (see there) */
+#define TG_ROWS_MAP_MIN ((size_t)8 << 20)  /* arrays this big get their own mapping */
+/* Grow *rows to hold `need` rows of esz bytes (geometrically); *mapped is
+** the size of its mapping, 0 while malloc'd. False when out of memory. */
+bool tg_rows_grow(void **rows, size_t *mapped, size_t *cap, size_t need, size_t esz);
+void tg_rows_free(void *rows, size_t mapped);
+/* A fresh anonymous mapping of at least `bytes` (its size in *mapped). */
+void *tg_rows_map(size_t bytes, size_t *mapped);
+size_t tg_rows_page(void);
+/* Move the pages of [from, from + bytes) to `to` (page-aligned, both in
+** mappings of tg_rows_map). 1 moved; 0 not moved, `to` mapped to fresh
+** zero pages; -1 `to` is no longer mapped. */
+int tg_rows_move(void *from, void *to, size_t bytes);
+
+/* TG_PUSH for the row arrays of the trace. */
+#define TG_PUSH_ROWS(arr, n, cap, mapped, val) \
+    (((n) < (cap) || tg_rows_grow((void **)&(arr), &(mapped), &(cap), (n) + 1, sizeof *(arr))) \
+         ? ((arr)[(n)++] = (val), true) : false)
+
 /* ---- trace_sort.c */
-/* Stable sort of the n rows of size esz at *rows by the int64 at offset
-** key_off. *rows may be replaced by a new array (the old one freed).
-** Returns false when out of memory (rows unchanged). */
-bool tg_sort_rows_by_i64(void **rows, size_t n, size_t esz, size_t key_off);
+/* Stable sort of the n rows of size esz at *rows (a row array of
+** trace_mem.c, mapping size *mapped) by the int64 at offset key_off. *rows
+** and *mapped may be replaced by a new array (the old one freed). False
+** when out of memory; the rows are then unchanged, except that a mapped
+** array may have lost pages: the caller must give the trace up. */
+bool tg_sort_rows_by_i64(void **rows, size_t *mapped, size_t n, size_t esz, size_t key_off);
 
 #endif

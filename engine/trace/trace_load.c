@@ -110,7 +110,7 @@ bool tg_load_kernels(tg_loader *ld)
         k.nvtx = TG_NO_STR;
         k.iteration = -1;
         if (ld->failed) break;
-        if (!TG_PUSH(t->kernels, t->n_kernels, cap, k)) {
+        if (!TG_PUSH_ROWS(t->kernels, t->n_kernels, cap, t->rows_mapped[TG_TABLE_KERNEL], k)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
         }
@@ -188,7 +188,7 @@ static bool load_memops(tg_loader *ld, tg_table_id id, tg_memop **rows, size_t *
         m.api_async = 0;
         m.steady = 0;
         m.iteration = -1;
-        if (!TG_PUSH(*rows, *n, cap, m)) {
+        if (!TG_PUSH_ROWS(*rows, *n, cap, ld->t->rows_mapped[id], m)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
         }
@@ -249,7 +249,7 @@ bool tg_load_apis(tg_loader *ld)
         a.iteration = -1;
         a.dup_of = -1;
         if (ld->failed) break;
-        if (!TG_PUSH(t->apis, t->n_apis, cap, a)) {
+        if (!TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
         }
@@ -297,7 +297,7 @@ bool tg_load_syncs(tg_loader *ld)
         s.stream = tg_cell_i32(st, COL(SC_STREAM));
         s.sync_type = tg_cell_i32(st, COL(SC_TYPE));
         if (s.sync_type < 0) s.sync_type = tg_cell_i32(st, COL(SC_OLD_TYPE));
-        if (!TG_PUSH(t->syncs, t->n_syncs, cap, s)) {
+        if (!TG_PUSH_ROWS(t->syncs, t->n_syncs, cap, t->rows_mapped[TG_TABLE_SYNC], s)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
         }
@@ -335,7 +335,7 @@ bool tg_load_overheads(tg_loader *ld)
         o.tid = tg_global_tid(gtid);
         o.name = tg_load_strid(ld, st, COL(OC_NAME));
         if (ld->failed) break;
-        if (!TG_PUSH(t->overheads, t->n_overheads, cap, o)) {
+        if (!TG_PUSH_ROWS(t->overheads, t->n_overheads, cap, t->rows_mapped[TG_TABLE_OVERHEAD], o)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
         }

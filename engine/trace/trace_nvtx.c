@@ -151,7 +151,7 @@ bool tg_load_nvtx(tg_loader *ld)
         r.gpu_span = TG_NULL_I64;
         r.iteration = -1;
         if (ld->failed) break;
-        if (!TG_PUSH(t->nvtx, t->n_nvtx, cap, r)) {
+        if (!TG_PUSH_ROWS(t->nvtx, t->n_nvtx, cap, t->rows_mapped[TG_TABLE_NVTX], r)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
         }

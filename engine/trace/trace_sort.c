@@ -4,11 +4,13 @@
 ** capture), so the common cases are one linear check (sorted) and a merge
 ** of those runs.
 **
-** The merge writes the rows in order into a fresh array, one sequential
-** pass, reading every run front to back. It would hold the table twice at
-** the peak; instead the source is given back to the kernel 2 MiB block by
-** block (madvise DONTNEED) as soon as every row in a block has been
-** copied, so the two arrays together stay about one table big.
+** The merge writes the rows in order into a new array, one sequential
+** pass, reading every run front to back. Done naively it would hold the
+** table twice and fault in as many fresh pages as the table has. Big
+** tables live in mappings of their own (trace_mem.c), so as soon as every
+** row of a 2 MiB block of the source has been copied, the block's pages
+** are moved (mremap) to where the output is about to be written: the two
+** arrays together stay one table big and almost no page is faulted twice.
 **
 ** A table in many short runs (no export seen does this) is sorted in place
 ** instead: an LSD radix sort of (start, position) pairs, then the rows are
@@ -18,9 +20,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#define BLOCK ((uintptr_t)2 << 20)        /* release granularity: a huge page */
+#define BLOCK ((size_t)2 << 20)            /* pages move between arrays 2 MiB at a time */
 #define MERGE_MIN_RUN 16                   /* average run length needed to merge */
 
 static int64_t key_at(const char *rows, size_t i, size_t esz, size_t off)
@@ -39,14 +40,18 @@ typedef struct run {
 
 typedef struct merge {
     const char *src;
+    char *dst;
     size_t esz, off;
     run *runs;
     uint32_t *heap;                        /* run numbers, smallest (key, run) on top */
     size_t n_heap;
-    /* release of the source: bytes not yet copied per whole 2 MiB block */
-    uintptr_t first_block;                 /* address of the first whole block */
-    uint32_t *left;                        /* per block; NULL: no release */
-    size_t n_blocks;
+    /* page recycling (mapped arrays): the source's whole blocks, bytes of
+    ** each not copied yet, and the fully copied ones ready to move */
+    bool recycle;
+    size_t n_blocks, dst_blocks, placed;   /* placed: destination blocks set up */
+    uint32_t *left;
+    uint32_t *spare;
+    size_t n_spare;
 } merge;
 
 static bool run_before(const merge *m, uint32_t a, uint32_t b)
@@ -71,52 +76,70 @@ static void sift_down(merge *m, size_t i)
     h[i] = x;
 }
 
-/* Blocks lying wholly inside the source array, with their byte counts. */
-static bool release_init(merge *m, size_t n)
+static bool recycle_init(merge *m, size_t n)
 {
-    uintptr_t lo = ((uintptr_t)m->src + BLOCK - 1) & ~(BLOCK - 1);
-    uintptr_t hi = ((uintptr_t)m->src + n * m->esz) & ~(BLOCK - 1);
-    if (hi <= lo + BLOCK) return true;     /* small: nothing worth giving back */
-    m->first_block = lo;
-    m->n_blocks = (hi - lo) / BLOCK;
+    size_t bytes = n * m->esz;
+    m->n_blocks = bytes / BLOCK;
+    m->dst_blocks = bytes / BLOCK;
+    if (m->n_blocks < 2 || BLOCK % tg_rows_page() != 0) return true;
     m->left = malloc(m->n_blocks * sizeof *m->left);
-    if (!m->left) return false;
+    m->spare = malloc(m->n_blocks * sizeof *m->spare);
+    if (!m->left || !m->spare) return false;
     for (size_t b = 0; b < m->n_blocks; b++) m->left[b] = (uint32_t)BLOCK;
+    m->recycle = true;
     return true;
 }
 
-/* Bytes [a, a + len) of the source were copied. */
-static void consumed(merge *m, uintptr_t a, size_t len)
+/* Source bytes [at, at + len) were copied. */
+static void consumed(merge *m, size_t at, size_t len)
 {
     while (len > 0) {
-        uintptr_t block_end = (a & ~(BLOCK - 1)) + BLOCK;
-        size_t part = block_end - a < len ? (size_t)(block_end - a) : len;
-        if (a >= m->first_block) {
-            size_t b = (a - m->first_block) / BLOCK;
-            if (b < m->n_blocks && (m->left[b] -= (uint32_t)part) == 0)
-                (void)madvise((void *)(m->first_block + b * BLOCK), BLOCK, MADV_DONTNEED);
-        }
-        a += part;
+        size_t b = at / BLOCK, part = (b + 1) * BLOCK - at;
+        if (part > len) part = len;
+        if (b < m->n_blocks && (m->left[b] -= (uint32_t)part) == 0) m->spare[m->n_spare++] = (uint32_t)b;
+        at += part;
         len -= part;
     }
 }
 
-/* Merge the runs bounded by descents into a new array; false on OOM. */
-static bool merge_runs(void **rows, size_t n, size_t esz, size_t off, size_t n_runs)
+/* Before bytes up to `upto` of the destination are written: give each new
+** destination block the pages of a fully copied source block, if one is
+** free (else it is faulted in as usual). False when the destination could
+** not be kept mapped. */
+static bool place(merge *m, size_t upto)
+{
+    while (m->placed < m->dst_blocks && m->placed * BLOCK < upto) {
+        if (m->n_spare) {
+            size_t b = m->spare[--m->n_spare];
+            int rc = tg_rows_move((void *)(m->src + b * BLOCK), m->dst + m->placed * BLOCK, BLOCK);
+            if (rc < 0) return false;
+            if (rc == 0) m->recycle = false;       /* e.g. too many mappings: stop trying */
+        }
+        m->placed++;
+    }
+    return true;
+}
+
+static void merge_free(merge *m)
+{
+    free(m->runs);
+    free(m->heap);
+    free(m->left);
+    free(m->spare);
+}
+
+/* Merge the runs bounded by descents into a new array; false on OOM (then
+** a mapped source may have lost pages: the caller gives up the trace). */
+static bool merge_runs(void **rows, size_t *mapped, size_t n, size_t esz, size_t off, size_t n_runs)
 {
     merge m = {.src = *rows, .esz = esz, .off = off};
-    char *out = malloc(n * esz);
+    size_t dst_mapped = 0;
+    m.dst = *mapped ? tg_rows_map(n * esz, &dst_mapped) : malloc(n * esz);
     m.runs = malloc(n_runs * sizeof *m.runs);
     m.heap = malloc(n_runs * sizeof *m.heap);
-    if (!out || !m.runs || !m.heap || !release_init(&m, n)) {
-        free(out);
-        free(m.runs);
-        free(m.heap);
-        free(m.left);
-        return false;
-    }
+    bool ok = m.dst && m.runs && m.heap && (!*mapped || recycle_init(&m, n));
     size_t r = 0, begin = 0;
-    for (size_t i = 1; i <= n; i++) {
+    for (size_t i = 1; ok && i <= n; i++) {
         if (i < n && key_at(m.src, i - 1, esz, off) <= key_at(m.src, i, esz, off)) continue;
         m.runs[r] = (run){.pos = begin, .end = i, .key = key_at(m.src, begin, esz, off)};
         m.heap[r] = (uint32_t)r;
@@ -124,12 +147,16 @@ static bool merge_runs(void **rows, size_t n, size_t esz, size_t off, size_t n_r
         begin = i;
     }
     m.n_heap = r;
-    for (size_t i = m.n_heap / 2; i-- > 0;) sift_down(&m, i);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = m.n_heap / 2; ok && i-- > 0;) sift_down(&m, i);
+    for (size_t i = 0; ok && i < n; i++) {
         run *top = &m.runs[m.heap[0]];
-        const char *row = m.src + top->pos * esz;
-        memcpy(out + i * esz, row, esz);
-        if (m.left) consumed(&m, (uintptr_t)row, esz);
+        size_t from = top->pos * esz;
+        if (m.recycle && !place(&m, (i + 1) * esz)) {
+            ok = false;
+            break;
+        }
+        memcpy(m.dst + i * esz, m.src + from, esz);
+        if (m.recycle) consumed(&m, from, esz);
         if (++top->pos < top->end) {
             top->key = key_at(m.src, top->pos, esz, off);
         } else {
@@ -137,11 +164,14 @@ static bool merge_runs(void **rows, size_t n, size_t esz, size_t off, size_t n_r
         }
         if (m.n_heap > 1) sift_down(&m, 0);
     }
-    free(m.runs);
-    free(m.heap);
-    free(m.left);
-    free(*rows);
-    *rows = out;
+    merge_free(&m);
+    if (!ok) {
+        tg_rows_free(m.dst, dst_mapped);
+        return false;
+    }
+    tg_rows_free(*rows, *mapped);
+    *rows = m.dst;
+    *mapped = dst_mapped;
     return true;
 }
 
@@ -210,12 +240,12 @@ static bool sort_in_place(char *base, size_t n, size_t esz, size_t off)
     return true;
 }
 
-bool tg_sort_rows_by_i64(void **rows, size_t n, size_t esz, size_t key_off)
+bool tg_sort_rows_by_i64(void **rows, size_t *mapped, size_t n, size_t esz, size_t key_off)
 {
     const char *base = *rows;
     size_t runs = 1;
     for (size_t i = 1; i < n; i++) runs += key_at(base, i - 1, esz, key_off) > key_at(base, i, esz, key_off);
     if (runs == 1) return true;
-    if (n / runs >= MERGE_MIN_RUN && runs <= UINT32_MAX) return merge_runs(rows, n, esz, key_off, runs);
+    if (n / runs >= MERGE_MIN_RUN && runs <= UINT32_MAX) return merge_runs(rows, mapped, n, esz, key_off, runs);
     return sort_in_place(*rows, n, esz, key_off);
 }

@@ -1,8 +1,9 @@
 /*
 ** tg_sort_rows_by_i64 (engine/trace/trace_sort.c) on its three paths:
 ** already sorted (untouched), a few long sorted runs (merged into a new
-** array while the old one is given back block by block; big enough here
-** to span many 2 MiB blocks) and many short runs (radix sort in place).
+** array; the big ones here live in mappings of their own (trace_mem.c)
+** and span many 2 MiB blocks, whose pages move from the old array to the
+** new one as the merge goes) and many short runs (radix sort in place).
 ** Every result is checked against a reference: the rows must come out
 ** ordered by key, ties in their original order, every row exactly once.
 */
@@ -32,10 +33,16 @@ static uint64_t next_rand(void)
     return rng;
 }
 
+/* Rows in a row array as the loaders make them (mapped when big). */
+static size_t mapped;
+
 static row *make_rows(size_t n)
 {
-    row *r = malloc(n * sizeof *r);
-    assert_non_null(r);
+    row *r = NULL;
+    size_t cap = 0;
+    mapped = 0;
+    assert_true(tg_rows_grow((void **)&r, &mapped, &cap, n ? n : 1, sizeof *r));
+    assert_true(cap >= n);
     for (size_t i = 0; i < n; i++) {
         memset(&r[i], 0, sizeof r[i]);
         r[i].tag = (uint32_t)i;
@@ -69,9 +76,9 @@ static void sort_and_check(row *r, size_t n)
     assert_non_null(keys);
     for (size_t i = 0; i < n; i++) keys[r[i].tag] = r[i].key;
     void *p = r;
-    assert_true(tg_sort_rows_by_i64(&p, n, sizeof(row), offsetof(row, key)));
+    assert_true(tg_sort_rows_by_i64(&p, &mapped, n, sizeof(row), offsetof(row, key)));
     check_sorted(p, n, keys);
-    free(p);
+    tg_rows_free(p, mapped);
     free(keys);
 }
 
@@ -82,12 +89,13 @@ static void test_sorted_untouched(void **state)
     row *r = make_rows(n);
     for (size_t i = 0; i < n; i++) r[i].key = (int64_t)(i / 3);   /* ties */
     void *p = r;
-    assert_true(tg_sort_rows_by_i64(&p, n, sizeof(row), offsetof(row, key)));
+    assert_true(tg_sort_rows_by_i64(&p, &mapped, n, sizeof(row), offsetof(row, key)));
     assert_ptr_equal(p, r);                                       /* no copy */
     for (size_t i = 0; i < n; i++) assert_int_equal(r[i].tag, i);
-    free(r);
+    tg_rows_free(r, mapped);
     void *none = NULL;
-    assert_true(tg_sort_rows_by_i64(&none, 0, sizeof(row), offsetof(row, key)));
+    size_t none_mapped = 0;
+    assert_true(tg_sort_rows_by_i64(&none, &none_mapped, 0, sizeof(row), offsetof(row, key)));
     assert_null(none);
 }
 
@@ -98,6 +106,7 @@ static void test_long_runs_merged(void **state)
     (void)state;
     size_t n = 700000, runs = 4;
     row *r = make_rows(n);
+    assert_true(mapped > 0);
     size_t per = n / runs;
     for (size_t i = 0; i < n; i++) {
         size_t in_run = i % per, which = i / per;
@@ -113,6 +122,7 @@ static void test_many_runs_merged(void **state)
     (void)state;
     size_t n = 300000;
     row *r = make_rows(n);
+    assert_true(mapped > 0);
     for (size_t i = 0; i < n; i++) {
         size_t copy = i / 3000, k = i % 3000;
         r[i].key = (int64_t)copy * 100000 + (int64_t)((k % 4) * 20000 + k / 4 * 7);
@@ -130,11 +140,11 @@ static void test_random_in_place(void **state)
     int64_t *keys = malloc(n * sizeof *keys);
     for (size_t i = 0; i < n; i++) keys[i] = r[i].key;
     void *p = r;
-    assert_true(tg_sort_rows_by_i64(&p, n, sizeof(row), offsetof(row, key)));
+    assert_true(tg_sort_rows_by_i64(&p, &mapped, n, sizeof(row), offsetof(row, key)));
     assert_ptr_equal(p, r);                                       /* in place */
     check_sorted(p, n, keys);
     free(keys);
-    free(r);
+    tg_rows_free(r, mapped);
 }
 
 /* Extreme keys (the sign flip of the radix sort, INT64_MIN as null). */

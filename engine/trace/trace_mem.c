@@ -1,0 +1,95 @@
+/*
+** Memory for the row arrays of a trace. Touching a fresh page is what big
+** exports cost most after SQLite itself (a page fault per 4 KiB, about
+** half a second per GiB on the machines measured), so the arrays are
+** built to be touched once:
+**
+** - while small they are plain malloc'd arrays (sanitizers see them);
+** - from TG_ROWS_MAP_MIN bytes on, each lives in an anonymous mapping of
+**   its own that grows with mremap (the kernel moves page tables, nothing
+**   is copied), and trace_sort.c can move whole pages of it into the
+**   sorted array with tg_rows_move instead of faulting in new ones.
+**
+** `mapped` is the size of an array's mapping, 0 when it is malloc'd; the
+** trace keeps it per table (tg_trace.rows_mapped).
+*/
+#include "trace_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+size_t tg_rows_page(void)
+{
+    static size_t page;
+    if (!page) {
+        long p = sysconf(_SC_PAGESIZE);
+        page = p > 0 ? (size_t)p : 4096;
+    }
+    return page;
+}
+
+static size_t round_pages(size_t bytes)
+{
+    size_t page = tg_rows_page();
+    return bytes > SIZE_MAX - page ? 0 : (bytes + page - 1) / page * page;
+}
+
+void *tg_rows_map(size_t bytes, size_t *mapped)
+{
+    size_t len = round_pages(bytes ? bytes : 1);
+    if (!len) return NULL;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    *mapped = len;
+    return p;
+}
+
+void tg_rows_free(void *rows, size_t mapped)
+{
+    if (!rows) return;
+    if (mapped) munmap(rows, mapped);
+    else free(rows);
+}
+
+bool tg_rows_grow(void **rows, size_t *mapped, size_t *cap, size_t need, size_t esz)
+{
+    if (need <= *cap) return true;
+    size_t ncap = *cap ? *cap : 8;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 4 / esz) return false;
+        ncap *= 2;
+    }
+    size_t bytes = ncap * esz;
+    if (bytes < TG_ROWS_MAP_MIN && !*mapped) {
+        void *p = realloc(*rows, bytes);
+        if (!p) return false;
+        *rows = p;
+    } else if (!*mapped) {
+        size_t len = 0;
+        void *p = tg_rows_map(bytes, &len);
+        if (!p) return false;
+        if (*rows) memcpy(p, *rows, *cap * esz);
+        free(*rows);
+        *rows = p;
+        *mapped = len;
+    } else {
+        size_t len = round_pages(bytes);
+        void *p = len ? mremap(*rows, *mapped, len, MREMAP_MAYMOVE) : MAP_FAILED;
+        if (p == MAP_FAILED) return false;
+        *rows = p;
+        *mapped = len;
+    }
+    *cap = ncap;
+    return true;
+}
+
+int tg_rows_move(void *from, void *to, size_t bytes)
+{
+    if (mremap(from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED) return 1;
+    /* A failed move may have unmapped the target already (too many
+    ** mappings, ...): map it afresh, to be written from scratch. */
+    void *p = mmap(to, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    return p == MAP_FAILED ? -1 : 0;
+}
