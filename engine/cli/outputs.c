@@ -88,13 +88,15 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
             .tool_version = TG_VERSION,
             .step_summary_path = getenv("GITHUB_STEP_SUMMARY"),
         };
-        if (tg_report_write(o->out[i].format, run, rs, &ro, f) != TG_OK) status = TG_EINTERNAL;
-        if (path && fclose(f) != 0) {
-            fprintf(stderr, "tracegate: cannot write %s: %s\n", path, strerror(errno));
-            status = TG_EUSAGE;
-        } else if (!path) {
-            fflush(stdout);
-        }
+        /* A full disk or a closed pipe must be said, not only exit 4. */
+        errno = 0;
+        bool wrote = tg_report_write(o->out[i].format, run, rs, &ro, f) == TG_OK;
+        if (!wrote) status = TG_EINTERNAL;
+        bool closed = path ? fclose(f) == 0 : fflush(stdout) == 0;
+        if (!closed && wrote) status = TG_EUSAGE;
+        if (!wrote || !closed)
+            fprintf(stderr, "tracegate: cannot write the %s report to %s: %s\n", tg_format_name(o->out[i].format),
+                    path ? path : "standard output", errno ? strerror(errno) : "write error");
     }
     return status;
 }

@@ -234,6 +234,17 @@ static void test_bad_among_good(void **state)
     free(bad);
 }
 
+/* A report that cannot be written (full disk) is said on stderr, not only
+** in the exit status (it was exit 4 and silence). */
+static void test_report_unwritable(void **state)
+{
+    world *w = *state;
+    hx_result r;
+    hx_run(&r, "check", "--fail-on", "never", "-o", "json=/dev/full", w->export_path);
+    hx_expect_line("check -o json=/dev/full", &r, 4, "cannot write the json report to /dev/full");
+    hx_free(&r);
+}
+
 static bool same_stat(const struct stat *a, const struct stat *b)
 {
     return a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
@@ -309,6 +320,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_locked_by_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wal_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_among_good, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_unwritable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_dir, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
