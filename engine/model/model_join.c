@@ -31,20 +31,37 @@ typedef struct pid_ids {
     bool direct;
 } pid_ids;
 
-/* A slot: call index + 1 in the low 32 bits (0 = empty); in the hash table
-** the high 32 bits hold the key's fingerprint. */
+/* A slot holds call index + 1 (0 = empty): 32 bits in the direct array;
+** in the hash table the high 32 bits hold the key's fingerprint. */
 typedef struct launch_index {
     tg_model_idmap pids;
     pid_ids *ranges;
-    uint64_t *direct;
+    uint32_t *direct;
     uint64_t *hash;            /* for sparse processes */
     size_t hash_mask;
     int32_t last_pid, last_dense;
+    bool duplicates;           /* mark_duplicate ran */
 } launch_index;
+
+/* Where the call of one (pid, correlation id) is, or goes. */
+typedef struct slot {
+    uint32_t *direct;          /* one of these two */
+    uint64_t *hashed;
+    uint32_t fp;               /* fingerprint (hashed) */
+} slot;
 
 #define PREFETCH 64
 
 static uint32_t call_of(uint64_t slot) { return (uint32_t)slot; }
+
+/* Call index + 1 in the slot, 0 when empty. */
+static uint32_t slot_call(const slot *s) { return s->direct ? *s->direct : call_of(*s->hashed); }
+
+static void slot_set(const slot *s, size_t index)
+{
+    if (s->direct) *s->direct = (uint32_t)(index + 1);
+    else *s->hashed = (uint64_t)s->fp << 32 | (uint32_t)(index + 1);
+}
 
 static bool joinable(int64_t corr) { return corr != TG_NULL_I64 && corr != 0; }
 
@@ -66,15 +83,16 @@ static size_t hash_of(int32_t pid, int64_t corr)
 }
 
 /* The slot of (pid, corr): holding that call, or the empty one it would
-** take; NULL when the process made no calls or the id is out of its range. */
-static uint64_t *slot_of(launch_index *li, const tg_api *apis, int32_t pid, int64_t corr)
+** take; false when the process made no calls or the id is out of its range. */
+static bool slot_of(launch_index *li, const tg_api *apis, int32_t pid, int64_t corr, slot *out)
 {
     int32_t d = dense_pid(li, pid);
-    if (d < 0) return NULL;
+    if (d < 0) return false;
     const pid_ids *r = &li->ranges[d];
     if (r->direct) {
-        if (corr < r->min || corr > r->max) return NULL;
-        return &li->direct[r->base + (size_t)(corr - r->min)];
+        if (corr < r->min || corr > r->max) return false;
+        *out = (slot){.direct = &li->direct[r->base + (size_t)(corr - r->min)]};
+        return true;
     }
     size_t h = hash_of(pid, corr), i = h & li->hash_mask;
     uint32_t fp = (uint32_t)(h >> 32);
@@ -83,15 +101,8 @@ static uint64_t *slot_of(launch_index *li, const tg_api *apis, int32_t pid, int6
         const tg_api *a = &apis[call_of(s) - 1];
         if (a->pid == pid && a->correlation == corr) break;
     }
-    return &li->hash[i];
-}
-
-/* Store call index in the slot of (pid, corr) that slot_of returned. */
-static void set_slot(launch_index *li, uint64_t *slot, int32_t pid, int64_t corr, size_t index)
-{
-    bool direct = li->ranges[dense_pid(li, pid)].direct;
-    uint64_t fp = direct ? 0 : (uint64_t)(hash_of(pid, corr) >> 32) << 32;
-    *slot = fp | (uint32_t)(index + 1);
+    *out = (slot){.hashed = &li->hash[i], .fp = fp};
+    return true;
 }
 
 static void prefetch(launch_index *li, int32_t pid, int64_t corr)
@@ -147,16 +158,17 @@ static void index_free(launch_index *li)
     free(li->hash);
 }
 
-/* Call i has the id of the call in *slot: keep the inner one in the slot. */
-static void mark_duplicate(tg_trace *t, launch_index *li, uint64_t *slot, size_t i)
+/* Call i has the id of the call in the slot: keep the inner one there. */
+static void mark_duplicate(tg_trace *t, launch_index *li, const slot *s, size_t i)
 {
-    size_t j = call_of(*slot) - 1;
+    size_t j = slot_call(s) - 1;
     tg_api *a = &t->apis[i], *b = &t->apis[j];
     if (a->base_name != b->base_name) return;   /* distinct calls: keep the first for the join */
     bool a_inner = a->start > b->start || (a->start == b->start && i > j);
     size_t inner = a_inner ? i : j, outer = a_inner ? j : i;
     t->apis[outer].dup_of = (int32_t)inner;
-    set_slot(li, slot, a->pid, a->correlation, inner);
+    slot_set(s, inner);
+    li->duplicates = true;
     t->mixed_duplicate_api = true;
 }
 
@@ -166,11 +178,12 @@ static void join_kernels(tg_trace *t, launch_index *li)
         if (i + PREFETCH < t->n_kernels)
             prefetch(li, t->kernels[i + PREFETCH].pid, t->kernels[i + PREFETCH].correlation);
         tg_kernel *k = &t->kernels[i];
-        if (!joinable(k->correlation)) continue;
-        uint64_t *slot = slot_of(li, t->apis, k->pid, k->correlation);
-        if (!slot || !*slot) continue;
-        const tg_api *a = &t->apis[call_of(*slot) - 1];
-        k->api = call_of(*slot) - 1;
+        slot s;
+        if (!joinable(k->correlation) || !slot_of(li, t->apis, k->pid, k->correlation, &s)) continue;
+        uint32_t call = slot_call(&s);
+        if (!call) continue;
+        const tg_api *a = &t->apis[call - 1];
+        k->api = call - 1;
         k->api_name = a->base_name;
         k->tid = a->tid;
         k->launch_end = a->end;
@@ -184,11 +197,12 @@ static void join_memops(tg_trace *t, launch_index *li, tg_memop *rows, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i + PREFETCH < n) prefetch(li, rows[i + PREFETCH].pid, rows[i + PREFETCH].correlation);
         tg_memop *r = &rows[i];
-        if (!joinable(r->correlation)) continue;
-        uint64_t *slot = slot_of(li, t->apis, r->pid, r->correlation);
-        if (!slot || !*slot) continue;
-        const tg_api *a = &t->apis[call_of(*slot) - 1];
-        r->api = call_of(*slot) - 1;
+        slot s;
+        if (!joinable(r->correlation) || !slot_of(li, t->apis, r->pid, r->correlation, &s)) continue;
+        uint32_t call = slot_call(&s);
+        if (!call) continue;
+        const tg_api *a = &t->apis[call - 1];
+        r->api = call - 1;
         r->api_name = a->base_name;
         r->tid = a->tid;
     }
@@ -205,13 +219,13 @@ bool tg_model_join_launches(tg_trace *t)
     for (size_t i = 0; i < t->n_apis; i++) {
         if (i + PREFETCH < t->n_apis) prefetch(&li, t->apis[i + PREFETCH].pid, t->apis[i + PREFETCH].correlation);
         tg_api *a = &t->apis[i];
-        if (!joinable(a->correlation)) continue;
-        uint64_t *slot = slot_of(&li, t->apis, a->pid, a->correlation);
-        if (*slot) mark_duplicate(t, &li, slot, i);
-        else set_slot(&li, slot, a->pid, a->correlation, i);
+        slot s;
+        if (!joinable(a->correlation) || !slot_of(&li, t->apis, a->pid, a->correlation, &s)) continue;
+        if (slot_call(&s)) mark_duplicate(t, &li, &s, i);
+        else slot_set(&s, i);
     }
     /* a call recorded three times leaves chains: point every row at the last */
-    for (size_t i = 0; i < t->n_apis; i++) {
+    for (size_t i = 0; li.duplicates && i < t->n_apis; i++) {
         tg_api *a = &t->apis[i];
         while (a->dup_of >= 0 && t->apis[a->dup_of].dup_of >= 0) a->dup_of = t->apis[a->dup_of].dup_of;
         if (a->dup_of >= 0) a->blocking = 0;
