@@ -91,38 +91,95 @@ static bool slice(tg_model *m)
     return true;
 }
 
-int64_t tg_model_find_iteration(const tg_model *m, int32_t pid, int64_t t)
+/* Index into p->slices of process pid's slice, or -1. */
+static int64_t slice_of(const tg_model_priv *p, int32_t pid)
 {
-    const tg_model_priv *p = tg_model_cpriv_of(m);
-    if (t == TG_NULL_I64 || p->n_slices == 0) return -1;
     size_t lo = 0, hi = p->n_slices;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (p->slices[mid].pid < pid) lo = mid + 1; else hi = mid;
     }
-    if (lo == p->n_slices || p->slices[lo].pid != pid) return -1;
-    const tg_pid_slice *s = &p->slices[lo];
-    /* last iteration of the slice starting at or before t */
-    size_t a = 0, b = s->count;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (m->iterations[s->first + mid].start <= t) a = mid + 1; else b = mid;
+    return lo < p->n_slices && p->slices[lo].pid == pid ? (int64_t)lo : -1;
+}
+
+/* The iteration of slice s containing t (see tg_model_find_iteration).
+** *a is the number of the slice's iterations starting at or before the
+** previous t: rows come in start order, so it mostly moves a step or two,
+** and only a long way triggers a binary search. */
+#define CURSOR_STEPS 8
+
+static int64_t find_in_slice(const tg_model *m, const tg_pid_slice *s, size_t *a, int64_t t)
+{
+    const tg_iteration *it = m->iterations + s->first;
+    size_t at = *a, steps = 0;
+    while (at < s->count && it[at].start <= t && steps++ < CURSOR_STEPS) at++;
+    while (at > 0 && it[at - 1].start > t && steps++ < CURSOR_STEPS) at--;
+    if ((at < s->count && it[at].start <= t) || (at > 0 && it[at - 1].start > t)) {
+        size_t lo = 0, hi = s->count;      /* last iteration starting at or before t */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (it[mid].start <= t) lo = mid + 1; else hi = mid;
+        }
+        at = lo;
     }
+    *a = at;
     /* walk back only while an earlier range can still contain t (nesting) */
-    for (size_t k = a; k-- > 0;) {
-        size_t i = s->first + k;
-        if (p->max_end[i] < t) break;
-        if (m->iterations[i].end >= t) return (int64_t)i;
+    const int64_t *max_end = tg_model_cpriv_of(m)->max_end + s->first;
+    for (size_t k = at; k-- > 0;) {
+        if (max_end[k] < t) break;
+        if (it[k].end >= t) return (int64_t)(s->first + k);
     }
     return -1;
 }
 
+int64_t tg_model_find_iteration(const tg_model *m, int32_t pid, int64_t t)
+{
+    const tg_model_priv *p = tg_model_cpriv_of(m);
+    if (t == TG_NULL_I64 || p->n_slices == 0) return -1;
+    int64_t s = slice_of(p, pid);
+    size_t a = 0;
+    return s < 0 ? -1 : find_in_slice(m, &p->slices[s], &a, t);
+}
+
+/* tg_model_find_iteration for a stream of lookups: a cursor per process. */
+typedef struct finder {
+    const tg_model *m;
+    size_t *at;                    /* per slice */
+    int32_t last_pid;
+    int64_t last_slice;            /* of last_pid; -2 = none yet */
+} finder;
+
+static bool finder_init(finder *f, const tg_model *m)
+{
+    size_t n = tg_model_cpriv_of(m)->n_slices;
+    *f = (finder){.m = m, .at = calloc(n ? n : 1, sizeof *f->at), .last_slice = -2};
+    return f->at != NULL;
+}
+
+/* Restart the cursors (a new table: its times start over). */
+static void finder_rewind(finder *f)
+{
+    memset(f->at, 0, tg_model_cpriv_of(f->m)->n_slices * sizeof *f->at);
+}
+
+static int64_t finder_find(finder *f, int32_t pid, int64_t t)
+{
+    const tg_model_priv *p = tg_model_cpriv_of(f->m);
+    if (t == TG_NULL_I64 || p->n_slices == 0) return -1;
+    if (f->last_slice == -2 || pid != f->last_pid) {
+        f->last_pid = pid;
+        f->last_slice = slice_of(p, pid);
+    }
+    if (f->last_slice < 0) return -1;
+    return find_in_slice(f->m, &p->slices[f->last_slice], &f->at[f->last_slice], t);
+}
+
 /* Attribute one GPU op (duration, end) to the iteration of its launch. */
-static int64_t attribute_op(tg_model *m, int64_t *gpu_first, int32_t pid, int64_t api,
+static int64_t attribute_op(tg_model *m, finder *f, int64_t *gpu_first, int32_t pid, int64_t api,
                             int64_t start, int64_t end, bool kernel)
 {
     if (api < 0) return -1;
-    int64_t i = tg_model_find_iteration(m, pid, m->trace->apis[api].start);
+    int64_t i = finder_find(f, pid, m->trace->apis[api].start);
     if (i < 0) return -1;
     tg_iteration *it = &m->iterations[i];
     if (start != TG_NULL_I64 && end != TG_NULL_I64) {
@@ -144,33 +201,42 @@ static bool attribute(tg_model *m)
 {
     tg_trace *t = m->trace;
     int64_t *gpu_first = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *gpu_first);
-    if (!gpu_first) return false;
+    finder f;
+    if (!finder_init(&f, m) || !gpu_first) {
+        free(f.at);
+        free(gpu_first);
+        return false;
+    }
     for (size_t i = 0; i < m->n_iterations; i++) gpu_first[i] = TG_NULL_I64;
     for (size_t i = 0; i < t->n_kernels; i++) {
         tg_kernel *k = &t->kernels[i];
-        int64_t it = attribute_op(m, gpu_first, k->pid, k->api, k->start, k->end, true);
+        int64_t it = attribute_op(m, &f, gpu_first, k->pid, k->api, k->start, k->end, true);
         mark_row(m, it, &k->iteration, &k->steady);
     }
     for (int table = 0; table < 2; table++) {
         tg_memop *rows = table ? t->memsets : t->memcpys;
         size_t n = table ? t->n_memsets : t->n_memcpys;
+        finder_rewind(&f);
         for (size_t i = 0; i < n; i++) {
-            int64_t it = attribute_op(m, gpu_first, rows[i].pid, rows[i].api, rows[i].start,
+            int64_t it = attribute_op(m, &f, gpu_first, rows[i].pid, rows[i].api, rows[i].start,
                                       rows[i].end, false);
             mark_row(m, it, &rows[i].iteration, &rows[i].steady);
         }
     }
+    finder_rewind(&f);
     for (size_t i = 0; i < t->n_apis; i++) {
         tg_api *a = &t->apis[i];
-        int64_t it = tg_model_find_iteration(m, a->pid, a->start);
+        int64_t it = finder_find(&f, a->pid, a->start);
         mark_row(m, it, &a->iteration, &a->steady);
         if (it >= 0 && a->blocking) m->iterations[it].blocking_calls++;
     }
+    finder_rewind(&f);
     for (size_t i = 0; i < t->n_nvtx; i++) {
         tg_nvtx *r = &t->nvtx[i];
-        int64_t it = tg_model_find_iteration(m, r->pid, r->start);
+        int64_t it = finder_find(&f, r->pid, r->start);
         r->iteration = it >= 0 ? m->iterations[it].index : -1;
     }
+    free(f.at);
     for (size_t i = 0; i < m->n_iterations; i++)
         if (gpu_first[i] != TG_NULL_I64) m->iterations[i].gpu_span = m->iterations[i].gpu_end - gpu_first[i];
     free(gpu_first);
