@@ -107,45 +107,95 @@ static bool group_ranges(nvtx_ctx *c)
     return true;
 }
 
-/* Collect the launches of threads that have ranges, grouped by thread. */
+/* Thread index of a call (pid, tid), remembering the last one asked:
+** consecutive calls mostly come from one thread. */
+typedef struct thread_cache {
+    int32_t pid, tid, th;
+    bool valid;
+} thread_cache;
+
+static int32_t thread_of(nvtx_ctx *c, thread_cache *tc, const tg_api *a)
+{
+    if (!tc->valid || a->pid != tc->pid || a->tid != tc->tid)
+        *tc = (thread_cache){a->pid, a->tid, tg_model_idmap_get(&c->threads, tg_key2(a->pid, a->tid)), true};
+    return tc->th;
+}
+
+/* Collect the launches of threads that have ranges, grouped by thread and
+** in launch order. The calls are sorted by start already (loaded traces
+** are), so walking them in order, each with the list of ops it launched,
+** gives that order with no sort; a thread whose launches come out of order
+** anyway is sorted. Launches with one launch time may come in any order:
+** every use below treats them alike. */
 static bool group_launches(nvtx_ctx *c)
 {
     tg_trace *t = c->t;
-    size_t n = 0;
-    for (int kind = 0; kind < TG_OPK_COUNT; kind++) n += tg_model_op_count(t, kind);
-    c->launches = malloc((n ? n : 1) * sizeof *c->launches);
-    c->launch_off = calloc(c->n_threads + 1, sizeof *c->launch_off);
-    if (!c->launches || !c->launch_off) return false;
-    size_t used = 0;
+    size_t n_ops = 0;
     for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
-        size_t rows = tg_model_op_count(t, kind);
-        if (rows > REF_MAX) return false;
-        for (size_t i = 0; i < rows; i++) {
+        if (tg_model_op_count(t, kind) > REF_MAX) return false;
+        n_ops += tg_model_op_count(t, kind);
+    }
+    if (n_ops > UINT32_MAX - 1) return false;
+    c->launch_off = calloc(c->n_threads + 1, sizeof *c->launch_off);
+    int32_t *head = malloc((t->n_apis ? t->n_apis : 1) * sizeof *head);    /* first op of a call */
+    uint32_t *next = malloc((n_ops ? n_ops : 1) * sizeof *next);           /* next op of its call */
+    bool ok = c->launch_off && head && next;
+    /* ops are numbered kernels, then copies, then memsets */
+    size_t first[TG_OPK_COUNT + 1] = {0};
+    for (int kind = 0; kind < TG_OPK_COUNT; kind++) first[kind + 1] = first[kind] + tg_model_op_count(t, kind);
+    for (size_t i = 0; ok && i < t->n_apis; i++) head[i] = -1;
+    /* lists built back to front, so each runs in (kind, row) order */
+    size_t g = n_ops;
+    for (int kind = TG_OPK_COUNT; ok && kind-- > 0;) {
+        for (size_t i = tg_model_op_count(t, kind); i-- > 0;) {
             tg_op op;
             tg_model_op_get(t, kind, i, &op);
+            g--;
             if (op.api < 0 || op.start == TG_NULL_I64 || op.end == TG_NULL_I64) continue;
-            const tg_api *a = &t->apis[op.api];
-            int32_t th = tg_model_idmap_get(&c->threads, tg_key2(a->pid, a->tid));
-            if (th < 0) continue;
-            c->launches[used++] = (launch){a->start, op.start, op.end,
-                                           (uint32_t)kind << REF_SHIFT | (uint32_t)i, th};
-            c->launch_off[th + 1]++;
+            next[g] = (uint32_t)head[op.api];
+            head[op.api] = (int32_t)g;
         }
     }
-    for (size_t k = 0; k < c->n_threads; k++) c->launch_off[k + 1] += c->launch_off[k];
-    /* counting sort by thread into a second buffer, then sort each bucket */
-    launch *sorted = malloc((used ? used : 1) * sizeof *sorted);
-    size_t *fill = malloc((c->n_threads ? c->n_threads : 1) * sizeof *fill);
-    if (!sorted || !fill) { free(sorted); free(fill); return false; }
-    memcpy(fill, c->launch_off, c->n_threads * sizeof *fill);
-    for (size_t i = 0; i < used; i++) sorted[fill[c->launches[i].thread]++] = c->launches[i];
+    thread_cache tc = {0};
+    size_t used = 0;
+    for (size_t i = 0; ok && i < t->n_apis; i++) {
+        if (head[i] < 0) continue;
+        int32_t th = thread_of(c, &tc, &t->apis[i]);
+        if (th < 0) continue;
+        for (uint32_t o = (uint32_t)head[i]; o != UINT32_MAX; o = next[o]) c->launch_off[th + 1]++, used++;
+    }
+    for (size_t k = 0; ok && k < c->n_threads; k++) c->launch_off[k + 1] += c->launch_off[k];
+    c->launches = ok ? malloc((used ? used : 1) * sizeof *c->launches) : NULL;
+    size_t *fill = ok ? malloc((c->n_threads ? c->n_threads : 1) * sizeof *fill) : NULL;
+    ok = ok && c->launches && fill;
+    if (ok) memcpy(fill, c->launch_off, c->n_threads * sizeof *fill);
+    tc.valid = false;
+    for (size_t i = 0; ok && i < t->n_apis; i++) {
+        if (head[i] < 0) continue;
+        int32_t th = thread_of(c, &tc, &t->apis[i]);
+        if (th < 0) continue;
+        for (uint32_t o = (uint32_t)head[i]; o != UINT32_MAX; o = next[o]) {
+            int kind = o >= first[TG_OPK_MEMSET] ? TG_OPK_MEMSET : o >= first[TG_OPK_MEMCPY] ? TG_OPK_MEMCPY : TG_OPK_KERNEL;
+            size_t row = o - first[kind];
+            tg_op op;
+            tg_model_op_get(t, kind, row, &op);
+            c->launches[fill[th]++] = (launch){t->apis[i].start, op.start, op.end,
+                                               (uint32_t)kind << REF_SHIFT | (uint32_t)row, th};
+        }
+    }
     free(fill);
-    free(c->launches);
-    c->launches = sorted;
-    for (size_t k = 0; k < c->n_threads; k++)
-        qsort(c->launches + c->launch_off[k], c->launch_off[k + 1] - c->launch_off[k],
-              sizeof *c->launches, cmp_launch);
-    return true;
+    free(head);
+    free(next);
+    for (size_t k = 0; ok && k < c->n_threads; k++) {
+        launch *l = c->launches + c->launch_off[k];
+        size_t n = c->launch_off[k + 1] - c->launch_off[k];
+        for (size_t i = 1; i < n; i++)
+            if (l[i - 1].launch > l[i].launch) {
+                qsort(l, n, sizeof *l, cmp_launch);
+                break;
+            }
+    }
+    return ok;
 }
 
 /* First index in l[0..n) with launch >= t (strict: launch > t). */
