@@ -31,11 +31,19 @@ double tg_rv_num(tg_rv v)
 
 static tg_rv rv_null(void) { return (tg_rv){.t = TG_RV_NULL}; }
 
-static tg_rv read_field(const char *row, const tg_field_def *f)
+static tg_rv read_field(const tg_rule_state *st, const char *row, const tg_field_def *f)
 {
     const char *p = row + f->offset;
     tg_rv v = {.t = TG_RV_NULL};
     switch (f->store) {
+    case TG_STORE_SPAN:
+    case TG_STORE_CALL_END: {
+        int64_t x = tg_field_computed(st->m, row, f);
+        if (x == TG_NULL_I64) return v;
+        v.t = TG_RV_INT;
+        v.u.i = x;
+        break;
+    }
     case TG_STORE_I64: {
         int64_t x;
         memcpy(&x, p, 8);
@@ -233,9 +241,9 @@ static tg_rv arith(tg_node_kind op, tg_rv a, tg_rv b)
 tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
 {
     switch (e->op) {
-    case TG_N_FIELD: return read_field(row, e->field);
+    case TG_N_FIELD: return read_field(st, row, e->field);
     case TG_N_CONST: return from_value(e->k);
-    case TG_N_TRACE_REF: return read_field((const char *)&st->m->facts, e->field);
+    case TG_N_TRACE_REF: return read_field(st, (const char *)&st->m->facts, e->field);
     case TG_N_BASELINE: return from_value(baseline_value(st, e->stat, e->unit));
     case TG_N_ADD: case TG_N_SUB: case TG_N_MUL: case TG_N_DIV:
         return arith(e->op, tg_eval_row(st, row, e->a), tg_eval_row(st, row, e->b));

@@ -158,7 +158,6 @@ static int32_t kind_name(const int32_t *ids, size_t n, size_t unknown, int32_t c
 
 static void reset_memop(tg_memop *r, const name_cache *c, bool is_copy)
 {
-    r->duration = span_of(r->start, r->end);
     r->kind_name = is_copy ? kind_name(c->copy_kind, N_COPY_KINDS, 0, r->copy_kind) : -1;
     r->src_kind_name = kind_name(c->mem_kind, N_MEM_KINDS, N_MEM_KINDS - 1, r->src_kind);
     r->dst_kind_name = is_copy ? kind_name(c->mem_kind, N_MEM_KINDS, N_MEM_KINDS - 1, r->dst_kind) : -1;
@@ -179,7 +178,6 @@ static bool derive_rows(tg_trace *t, name_cache *c)
         if (!resolve_name(t->strings, c, a->name)) return false;
         bool known = a->name >= 0 && a->name < c->n;
         uint8_t f = known ? c->flags[a->name] : 0;
-        a->duration = span_of(a->start, a->end);
         a->base_name = known ? c->base[a->name] : a->name;
         a->driver = (f & NAME_DRIVER) != 0;
         a->blocking = (f & NAME_BLOCKING) != 0;
@@ -189,11 +187,9 @@ static bool derive_rows(tg_trace *t, name_cache *c)
     }
     for (size_t i = 0; i < t->n_kernels; i++) {
         tg_kernel *k = &t->kernels[i];
-        k->duration = span_of(k->start, k->end);
         k->api = -1;
         k->api_name = -1;
         k->tid = -1;
-        k->launch_end = TG_NULL_I64;
         k->queue = TG_NULL_I64;
         k->nccl = kernel_is_nccl(t, c, k->name >= 0 ? k->name : k->short_name);
         k->steady = 1;
@@ -254,7 +250,8 @@ static void compute_facts(tg_model *m)
         f->api_calls++;
         if (a->blocking) {
             f->blocking_calls++;
-            if (a->duration != TG_NULL_I64) f->blocked_time = tg_add_sat(f->blocked_time, a->duration);
+            int64_t d = span_of(a->start, a->end);
+            if (d != TG_NULL_I64) f->blocked_time = tg_add_sat(f->blocked_time, d);
         }
     }
     for (size_t i = 0; i < t->n_nvtx; i++)

@@ -183,10 +183,9 @@ static void join_kernels(tg_trace *t, launch_index *li)
         uint32_t call = slot_call(&s);
         if (!call) continue;
         const tg_api *a = &t->apis[call - 1];
-        k->api = call - 1;
+        k->api = (int32_t)(call - 1);
         k->api_name = a->base_name;
         k->tid = a->tid;
-        k->launch_end = a->end;
         if (a->end != TG_NULL_I64 && k->start != TG_NULL_I64 && k->start >= a->end)
             k->queue = k->start - a->end;
     }
@@ -202,7 +201,7 @@ static void join_memops(tg_trace *t, launch_index *li, tg_memop *rows, size_t n)
         uint32_t call = slot_call(&s);
         if (!call) continue;
         const tg_api *a = &t->apis[call - 1];
-        r->api = call - 1;
+        r->api = (int32_t)(call - 1);
         r->api_name = a->base_name;
         r->tid = a->tid;
     }
@@ -210,7 +209,7 @@ static void join_memops(tg_trace *t, launch_index *li, tg_memop *rows, size_t n)
 
 bool tg_model_join_launches(tg_trace *t)
 {
-    if (t->n_apis >= UINT32_MAX - 1) return false;
+    if (t->n_apis > INT32_MAX) return false;   /* rows hold call indices as int32 */
     launch_index li = {0};
     if (!index_init(&li, t)) {
         index_free(&li);

@@ -13,19 +13,25 @@ const tg_source_def tg_source_defs[TG_SRC_COUNT] = {
 #define TG_SOURCE(id, nm, row_type, table, doc) \
     [TG_SRC_##id] = {TG_SRC_##id, nm, table, sizeof(row_type), offsetof(row_type, rowid), doc},
 #define TG_FIELD(src, name, type, unit, row_type, member, nullable, doc)
+#define TG_COMPUTED(src, name, type, unit, store, row_type, member, member2, nullable, doc)
 #include "fields.def"
 #undef TG_SOURCE
 #undef TG_FIELD
+#undef TG_COMPUTED
 };
 
 const tg_field_def tg_field_defs[] = {
 #define TG_SOURCE(id, name, row_type, table, doc)
 #define TG_FIELD(src, nm, type, unit, row_type, member, nullable, doc) \
     {TG_SRC_##src, nm, TG_TY_##type, TG_UNIT_##unit, STORE_OF(row_type, member), \
-     offsetof(row_type, member), nullable, doc},
+     offsetof(row_type, member), nullable, doc, 0},
+#define TG_COMPUTED(src, nm, type, unit, store, row_type, member, member2, nullable, doc) \
+    {TG_SRC_##src, nm, TG_TY_##type, TG_UNIT_##unit, TG_STORE_##store, \
+     offsetof(row_type, member), nullable, doc, offsetof(row_type, member2)},
 #include "fields.def"
 #undef TG_SOURCE
 #undef TG_FIELD
+#undef TG_COMPUTED
 };
 
 const size_t tg_field_count = sizeof tg_field_defs / sizeof tg_field_defs[0];

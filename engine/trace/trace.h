@@ -12,6 +12,12 @@
 ** Conventions: times in ns (int64, TG_NULL_I64 = null); strings are ids in
 ** trace->strings (TG_NO_STR = null); flags are int8_t (0/1, -1 = null);
 ** pid/tid are the decoded process and thread ids of SCHEMA.md.
+**
+** Rows are kept small (ten million kernels make a 1.3 GB array at 128
+** bytes): 64-bit members first, then 32-bit, then flags, so there is no
+** padding, and what follows from other members is not stored: durations
+** are end - start and a kernel's launch end is its call's end, both
+** computed on read (TG_COMPUTED in fields.def).
 */
 #ifndef TG_TRACE_H
 #define TG_TRACE_H
@@ -44,6 +50,8 @@ extern const char *const tg_table_option[TG_TABLE_COUNT];  /* how to record it *
 typedef struct tg_kernel {
     int64_t rowid, start, end;
     int64_t correlation;
+    int64_t queue;             /* DERIVED: start - end of the launching call;
+                                  null if unmatched/negative */
     int32_t pid;               /* from globalPid */
     int32_t device, context, stream;
     int32_t name;              /* demangledName (falls back to shortName) */
@@ -51,16 +59,13 @@ typedef struct tg_kernel {
     int32_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
     int32_t registers, static_smem, dynamic_smem;
     /* DERIVED (engine/model) */
-    int64_t duration;
-    int64_t api;               /* index into trace->apis of launching call, -1 */
+    int32_t api;               /* index into trace->apis of launching call, -1 */
     int32_t api_name;          /* launching call name, version suffix stripped */
     int32_t tid;               /* launching thread, -1 if unmatched */
-    int64_t launch_end;        /* end of launching call, null if unmatched */
-    int64_t queue;             /* start - launch_end; null if unmatched/negative */
-    int8_t nccl;               /* name contains "nccl" (case-insensitive) */
-    int8_t steady;             /* launched in steady state */
     int32_t nvtx;              /* innermost NVTX range name at launch, -1 */
     int32_t iteration;         /* iteration index, -1 = null */
+    int8_t nccl;               /* name contains "nccl" (case-insensitive) */
+    int8_t steady;             /* launched in steady state */
 } tg_kernel;
 
 /* Memcpy and memset share one row type: `kind` is the copy kind for copies
@@ -69,23 +74,22 @@ typedef struct tg_memop {
     int64_t rowid, start, end;
     int64_t correlation;
     int64_t bytes;
+    int64_t value;             /* memset value */
     int32_t pid;
     int32_t device, context, stream;
     int32_t copy_kind;         /* memcpy: ENUM_CUDA_MEMCPY_OPER id; memset: -1 */
     int32_t src_kind, dst_kind;/* ENUM_CUDA_MEM_KIND ids; memset: mem_kind in src_kind */
     int32_t src_device, dst_device;
-    int64_t value;             /* memset value */
     /* DERIVED (engine/model) */
-    int64_t duration;
     int32_t kind_name;         /* "HtoD", "DtoH", ... (memset: -1) */
     int32_t src_kind_name, dst_kind_name; /* "pageable", "pinned", ... */
-    int64_t api;               /* index into trace->apis, -1 */
+    int32_t api;               /* index into trace->apis, -1 */
     int32_t api_name;          /* version suffix stripped */
     int32_t tid;
+    int32_t iteration;
     int8_t api_sync;           /* blocking copy/memset call (runtime or driver) */
     int8_t api_async;          /* launching call name contains "Async" */
     int8_t steady;
-    int32_t iteration;
 } tg_memop;
 
 typedef struct tg_api {
@@ -95,14 +99,13 @@ typedef struct tg_api {
     int32_t name;              /* raw name, e.g. cuMemcpyHtoD_v2 */
     int32_t return_value;
     /* DERIVED (engine/model) */
-    int64_t duration;
     int32_t base_name;         /* version suffix stripped: cuMemcpyHtoD */
-    int8_t driver;             /* cu* (driver API) rather than cuda* */
-    int8_t blocking;           /* synchronize family */
-    int8_t steady;
     int32_t iteration;
     int32_t dup_of;            /* old exports record calls twice (same pid and
                                   correlation id): index of the first, else -1 */
+    int8_t driver;             /* cu* (driver API) rather than cuda* */
+    int8_t blocking;           /* synchronize family */
+    int8_t steady;
 } tg_api;
 
 /* Domain, category and thread-naming definition rows of NVTX_EVENTS are

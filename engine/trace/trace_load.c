@@ -99,11 +99,9 @@ bool tg_load_kernels(tg_loader *ld)
         k.registers = tg_cell_i32(st, COL(KC_REGS));
         k.static_smem = tg_cell_i32(st, COL(KC_SSMEM));
         k.dynamic_smem = tg_cell_i32(st, COL(KC_DSMEM));
-        k.duration = TG_NULL_I64;
         k.api = -1;
         k.api_name = TG_NO_STR;
         k.tid = -1;
-        k.launch_end = TG_NULL_I64;
         k.queue = TG_NULL_I64;
         k.nccl = 0;
         k.steady = 0;
@@ -179,7 +177,6 @@ static bool load_memops(tg_loader *ld, tg_table_id id, tg_memop **rows, size_t *
             m.dst_device = tg_cell_i32(st, COL(MC_DST_DEV));
             m.value = TG_NULL_I64;
         }
-        m.duration = TG_NULL_I64;
         m.kind_name = m.src_kind_name = m.dst_kind_name = TG_NO_STR;
         m.api = -1;
         m.api_name = TG_NO_STR;
@@ -241,7 +238,6 @@ bool tg_load_apis(tg_loader *ld)
         a.name = tg_load_strid(ld, st, COL(AC_NAME_ID));
         if (a.name < 0) a.name = tg_load_text(ld, st, COL(AC_NAME_TEXT));
         a.return_value = tg_cell_i32(st, COL(AC_RET));
-        a.duration = TG_NULL_I64;
         a.base_name = TG_NO_STR;
         a.driver = 0;
         a.blocking = 0;

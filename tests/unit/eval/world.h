@@ -67,7 +67,7 @@ static inline tg_memop *add_memcpy(world *w, int64_t rowid, int64_t start, int64
                                    const char *kind, const char *api, int sync)
 {
     tg_memop *m = &w->memcpys[w->trace.n_memcpys++];
-    *m = (tg_memop){.rowid = rowid, .start = start, .end = start + dur, .duration = dur, .bytes = bytes,
+    *m = (tg_memop){.rowid = rowid, .start = start, .end = start + dur, .bytes = bytes,
                     .kind_name = wstr(w, kind), .api_name = wstr(w, api), .api_sync = (int8_t)sync,
                     .api_async = (int8_t)!sync, .src_kind_name = wstr(w, "pageable"),
                     .dst_kind_name = wstr(w, "device"), .api = -1, .tid = -1, .iteration = -1,
@@ -79,16 +79,16 @@ static inline tg_kernel *add_kernel(world *w, int64_t rowid, int64_t start, int6
                                     int64_t queue, int device)
 {
     tg_kernel *k = &w->kernels[w->trace.n_kernels++];
-    *k = (tg_kernel){.rowid = rowid, .start = start, .end = start + dur, .duration = dur, .device = device,
+    *k = (tg_kernel){.rowid = rowid, .start = start, .end = start + dur, .device = device,
                      .name = wstr(w, name), .short_name = wstr(w, name), .api = -1, .api_name = TG_NO_STR,
-                     .tid = -1, .launch_end = TG_NULL_I64, .queue = queue, .nvtx = TG_NO_STR, .iteration = -1};
+                     .tid = -1, .queue = queue, .nvtx = TG_NO_STR, .iteration = -1};
     return k;
 }
 
 static inline tg_api *add_api(world *w, int64_t rowid, int64_t start, int64_t dur, const char *name)
 {
     tg_api *a = &w->apis[w->trace.n_apis++];
-    *a = (tg_api){.rowid = rowid, .start = start, .end = start + dur, .duration = dur, .pid = 1, .tid = 2,
+    *a = (tg_api){.rowid = rowid, .start = start, .end = start + dur, .pid = 1, .tid = 2,
                   .name = wstr(w, name), .base_name = wstr(w, name), .iteration = -1, .dup_of = -1};
     return a;
 }

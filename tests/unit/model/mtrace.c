@@ -2,6 +2,7 @@
 ** The in-memory trace builder of mtrace.h.
 */
 #include "mtrace.h"
+#include "model/source.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -154,4 +155,18 @@ tg_model *mt_build(tg_trace *t)
     assert_non_null(m);
     tg_diag_clear(&d);
     return m;
+}
+
+int64_t mt_field(const tg_model *m, const char *source, const char *field, size_t row)
+{
+    const tg_source_def *s = tg_source_find(source);
+    assert_non_null(s);
+    const tg_field_def *f = tg_field_find(s->id, field);
+    assert_non_null(f);
+    tg_source_view v = tg_model_source(m, s->id);
+    assert_true(row < v.n);
+    tg_value x = tg_field_get(m, &v, f, row);
+    if (x.type == TG_TY_NULL) return TG_NULL_I64;
+    assert_int_equal(x.type, TG_TY_INT);
+    return x.u.i;
 }

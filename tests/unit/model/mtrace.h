@@ -41,6 +41,11 @@ size_t mt_launch(tg_trace *t, int32_t pid, int32_t tid, int32_t device, int64_t 
                  const char *kernel, int64_t call_start, int64_t call_end,
                  int64_t start, int64_t end);
 
+/* An integer field of a rule source as rules read it (computed fields
+** included): row `row` of source `source` ("kernel", "api", ...); null
+** reads as TG_NULL_I64. */
+int64_t mt_field(const tg_model *m, const char *source, const char *field, size_t row);
+
 /* Build with default params; fails the test on error. */
 tg_model *mt_build(tg_trace *t);
 const char *mt_s(const tg_trace *t, int32_t id);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "mtrace.h"
+#include "eval/eval.h"
 
 static void test_join_and_queue(void **state)
 {
@@ -27,20 +28,20 @@ static void test_join_and_queue(void **state)
     assert_int_equal(a->api, 0);                 /* same correlation, same process */
     assert_string_equal(mt_s(t, a->api_name), "cuLaunchKernel");
     assert_int_equal(a->tid, 11);
-    assert_int_equal(a->launch_end, 110);
+    assert_int_equal(mt_field(m, "kernel", "launch_end", k1), 110);
     assert_int_equal(a->queue, 40);              /* 150 - 110 */
-    assert_int_equal(a->duration, 50);
+    assert_int_equal(mt_field(m, "kernel", "duration", k1), 50);
     assert_int_equal(a->nccl, 0);
 
     assert_int_equal(b->api, 1);                 /* pid 2's call, not pid 1's */
     assert_string_equal(mt_s(t, b->api_name), "cudaLaunchKernel");
-    assert_int_equal(b->launch_end, 320);
+    assert_int_equal(mt_field(m, "kernel", "launch_end", k2), 320);
     assert_true(b->queue == TG_NULL_I64);        /* started before the call returned */
     assert_int_equal(b->nccl, 1);
 
     assert_int_equal(c->api, -1);                /* no call with that correlation id */
     assert_int_equal(c->tid, -1);
-    assert_true(c->queue == TG_NULL_I64 && c->launch_end == TG_NULL_I64);
+    assert_true(c->queue == TG_NULL_I64 && mt_field(m, "kernel", "launch_end", k3) == TG_NULL_I64);
     assert_int_equal(c->nccl, 1);                /* case-insensitive */
     tg_model_free(m);
     mt_free(t);
@@ -77,7 +78,7 @@ static void test_api_names(void **state)
     check_api(t, 10, "cudaEventSynchronize", 0, 1);
     check_api(t, 11, "cuEventSynchronize", 1, 1);
     check_api(t, 12, "cudaDeviceSynchronize", 0, 1);
-    assert_int_equal(t->apis[3].duration, 5);
+    assert_int_equal(mt_field(m, "api", "duration", 3), 5);
     assert_int_equal(m->facts.api_calls, 13);
     assert_int_equal(m->facts.blocking_calls, 6);
     assert_int_equal(m->facts.blocked_time, 30);
@@ -171,7 +172,7 @@ static void test_duplicate_api_rows(void **state)
     assert_int_equal(t->memcpys[c].api, 1);
     assert_int_equal(t->memcpys[c].api_sync, 1);
     assert_int_equal(t->kernels[k].api, 3);
-    assert_int_equal(t->kernels[k].launch_end, 1190);
+    assert_int_equal(mt_field(m, "kernel", "launch_end", k), 1190);
     assert_int_equal(t->kernels[k].queue, 60);      /* from the inner call's end */
     /* one blocking call, counted once */
     assert_int_equal(t->apis[4].blocking, 0);
@@ -252,6 +253,56 @@ static void test_empty_trace(void **state)
     mt_free(t);
 }
 
+/* Fields computed on read (kernel duration and launch_end, copy and call
+** durations) as rules see them: in where, aggregates and evidence. */
+static void test_computed_fields_in_rules(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    mt_launch(t, 1, 11, 0, 1, "a", 100, 110, 150, 200);     /* launch_end 110, duration 50 */
+    mt_launch(t, 1, 11, 0, 2, "b", 300, 340, 350, 360);     /* launch_end 340, duration 10 */
+    mt_kernel(t, 1, 0, 99, "c", 500, 580);                  /* no call: launch_end null */
+    mt_api(t, 1, 11, 3, "cudaMemcpy", 600, 700);
+    mt_memcpy(t, 1, 0, 3, 1, 0, 2, 64, 610, 690);
+    mt_finish(t);
+    tg_model *m = mt_build(t);
+    static const char rules[] =
+        "version: 1\nrules:\n"
+        "  - {id: k, title: t, severity: error, source: kernel, where: \"launch_end >= 110ns and duration >= 20ns\",\n"
+        "     fail_when: count > 0, message: \"{count} {sum(duration)} {max(launch_end)}\", advice: a,\n"
+        "     evidence: {columns: [launch_end, duration]}}\n"
+        "  - {id: n, title: t, severity: error, source: kernel, where: \"launch_end == null\",\n"
+        "     fail_when: \"sum(duration) == 80ns\", message: m, advice: a}\n"
+        "  - {id: c, title: t, severity: error, source: memcpy, fail_when: \"sum(duration) == 80ns\", message: m, advice: a}\n"
+        "  - {id: a, title: t, severity: error, source: api, fail_when: \"max(duration) == 100ns\", message: m, advice: a}\n";
+    tg_rules_text text = {"computed.yaml", rules};
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_ruleset *rs = tg_rules_load_texts(&text, 1, NULL, 0, &d);
+    if (!rs && d.n) fail_msg("%s", d.msgs[0].text);
+    assert_non_null(rs);
+    tg_arena *arena = tg_arena_new();
+    tg_trace_result out = {0};
+    assert_int_equal(tg_eval_model(rs, m, NULL, arena, &out, &d), TG_OK);
+    assert_int_equal(out.n_results, 4);
+    const tg_rule_result *k = &out.results[0];
+    assert_int_equal(k->verdict, TG_V_FAIL);
+    assert_int_equal(k->count, 1);                      /* kernel a only */
+    assert_string_equal(k->message, "1 50 ns 110 ns");
+    assert_int_equal(k->n_evidence, 1);
+    assert_int_equal(k->evidence[0].n_fields, 2);
+    assert_string_equal(k->evidence[0].fields[0].name, "launch_end");
+    assert_int_equal(k->evidence[0].fields[0].value.u.i, 110);
+    assert_int_equal(k->evidence[0].fields[1].value.u.i, 50);
+    for (size_t i = 1; i < 4; i++) assert_int_equal(out.results[i].verdict, TG_V_FAIL);
+    assert_int_equal(out.results[1].count, 1);          /* kernel c */
+    tg_arena_free(arena);
+    tg_rules_free(rs);
+    tg_diag_clear(&d);
+    tg_model_free(m);
+    mt_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_sparse_correlation_ids),
         cmocka_unit_test(test_rebuild_is_stable),
         cmocka_unit_test(test_empty_trace),
+        cmocka_unit_test(test_computed_fields_in_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

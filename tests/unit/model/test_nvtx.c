@@ -87,7 +87,7 @@ static void test_spans_match_direct_scan(void **state)
         for (size_t k = 0; k < t->n_kernels; k++) {
             int64_t launch = t->apis[t->kernels[k].api].start;
             if (launch < x->start || launch > x->end) continue;
-            sum += t->kernels[k].duration;
+            sum += t->kernels[k].end - t->kernels[k].start;
             if (lo == TG_NULL_I64 || t->kernels[k].start < lo) lo = t->kernels[k].start;
             if (hi == TG_NULL_I64 || t->kernels[k].end > hi) hi = t->kernels[k].end;
         }
