@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "corpus.h"
@@ -177,12 +178,41 @@ static void test_public_captures(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* A team's own rule file (not a built-in), run alone with --rules, gives
+** the right verdicts on real traces. */
+static void test_custom_rules(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *big_copies, *sync_calls;
+        long big_count;
+    } cases[] = {
+        {"h200-nsys/drv_sync_memcpy.sqlite", "fail", "pass", 190},   /* 16 MiB HtoD per steady iteration */
+        {"h200-nsys/drv_pinned_async.sqlite", "pass", "pass", 0},
+        {"h200-nsys/drv_sync_api.sqlite", "pass", "fail", 0},         /* 5 per iteration */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int st;
+        json_t *doc = corpus_json(&st, "check --format json --rules '%s/tests/corpus/team-rules.yaml' '%s/%s'",
+                                  getenv("TG_SOURCE_ROOT"), corpus_traces, cases[i].file);
+        json_t *results = json_object_get(json_array_get(json_object_get(doc, "traces"), 0), "results");
+        assert_int_equal(json_array_size(results), 2); /* the built-ins are not loaded */
+        assert_string_equal(corpus_status(doc, "team-big-sync-copies"), cases[i].big_copies);
+        assert_string_equal(corpus_status(doc, "team-sync-calls"), cases[i].sync_calls);
+        assert_int_equal(json_integer_value(json_object_get(corpus_result(doc, "team-big-sync-copies"), "count")),
+                         cases[i].big_count);
+        assert_int_equal(st, strcmp(cases[i].big_copies, "fail") == 0 ? 1 : 0);
+        json_decref(doc);
+    }
+}
+
 int main(void)
 {
     if (!corpus_init("corpus verdicts")) return 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expected_verdicts),
         cmocka_unit_test(test_public_captures),
+        cmocka_unit_test(test_custom_rules),
     };
     return cmocka_run_group_tests_name("corpus verdicts", tests, NULL, NULL);
 }
