@@ -14,6 +14,12 @@
 ** overlap, three per device (NCCL kernels, other kernels, all kernels):
 ** overlap = |N| + |C| - |N u C| by inclusion-exclusion, so no interval
 ** list is ever stored.
+**
+** Overhead rows are clipped to the first-to-last-op range of each pair, so
+** with busy overhead rows a first pass over the ops (census) finds those
+** ranges before the sweep; without any, the census is done by the sweep
+** itself, in one pass (pairs and devices get the same numbers either way:
+** the order in which the ops first name them).
 */
 #include "model_int.h"
 #include "model_stats.h"
@@ -68,7 +74,8 @@ typedef struct dev_state {
     int64_t first, last;
     int32_t kernels;
     int64_t kernel_time;
-    size_t queue_off, queue_n;
+    int64_t *queues;                /* queue times of its kernels */
+    size_t queue_n, queue_cap;
     seg busy, nccl, compute, all;
     int64_t busy_steady;
     int32_t gaps;
@@ -96,9 +103,8 @@ typedef struct sweep {
     dev_state *devs; size_t n_devs;
     group_state *groups; size_t n_groups;
     item *extra; size_t n_extra;    /* overhead rows, by start */
-    int64_t *queues;
+    size_t dev_cap, group_cap;
     size_t n_gaps, cap_gaps;
-    size_t n_ops;                   /* usable ops: each opens at most one gap */
     int32_t last_device, last_pid, last_group;   /* ops come in runs of one pair */
 } sweep;
 
@@ -118,43 +124,48 @@ static bool usable(const tg_op *op)
     return op->start != TG_NULL_I64 && op->end != TG_NULL_I64 && op->end >= op->start;
 }
 
-/* Pass 1: number devices and (process, device) pairs, their spans. */
-static bool census(sweep *w)
+/* The census of one op: its pair and device (numbered on first sight),
+** their spans, the kernel count and time. Returns the pair, -1 on OOM. */
+static int32_t count_op(sweep *w, const tg_op *op)
 {
-    const tg_trace *t = w->m->trace;
-    size_t dev_cap = 0, group_cap = 0;
-    tg_op_stream s;
-    if (!tg_model_ops_open(&s, t)) return false;
-    tg_op op;
-    bool ok = true;
-    while (ok && tg_model_ops_next(&s, &op)) {
-        if (!usable(&op)) continue;
-        int32_t g = group_of(w, op.device, op.pid), d;
-        if (g >= 0) {
-            d = w->groups[g].dev;
-        } else {
-            d = tg_model_idmap_put(&w->dev_map, op.device);
-            g = tg_model_idmap_put(&w->group_map, tg_key2(op.device, op.pid));
-            w->last_group = -1;
-            if (d < 0 || g < 0) { ok = false; break; }
-        }
-        if ((size_t)d == w->n_devs)
-            ok = TG_PUSH(w->devs, w->n_devs, dev_cap, ((dev_state){.device = op.device, .first = op.start, .last = op.end}));
-        if (ok && (size_t)g == w->n_groups)
-            ok = TG_PUSH(w->groups, w->n_groups, group_cap,
-                         ((group_state){.dev = d, .pid = op.pid, .first = op.start, .last = op.end}));
-        if (!ok) break;
-        w->n_ops++;
-        dev_state *ds = &w->devs[d];
-        group_state *gs = &w->groups[g];
-        if (op.end > ds->last) ds->last = op.end;
-        if (op.end > gs->last) gs->last = op.end;
-        if (op.kind == TG_OPK_KERNEL) {
-            ds->kernels++;
-            ds->kernel_time = tg_add_sat(ds->kernel_time, op.end - op.start);
-            if (t->kernels[op.index].queue != TG_NULL_I64) ds->queue_n++;
+    int32_t g = group_of(w, op->device, op->pid), d;
+    if (g >= 0) {
+        d = w->groups[g].dev;
+    } else {
+        d = tg_model_idmap_put(&w->dev_map, op->device);
+        g = tg_model_idmap_put(&w->group_map, tg_key2(op->device, op->pid));
+        w->last_group = -1;
+        if (d < 0 || g < 0) return -1;
+        if ((size_t)d == w->n_devs &&
+            !TG_PUSH(w->devs, w->n_devs, w->dev_cap, ((dev_state){.device = op->device, .first = op->start, .last = op->end})))
+            return -1;
+        if ((size_t)g == w->n_groups) {
+            tg_model *m = w->m;
+            group_state gs = {.dev = d, .pid = op->pid, .first = op->start, .last = op->end,
+                              .steady_from = m->has_iterations ? tg_model_first_steady_start(m, op->pid) : TG_NULL_I64};
+            if (!TG_PUSH(w->groups, w->n_groups, w->group_cap, gs)) return -1;
         }
     }
+    dev_state *ds = &w->devs[d];
+    group_state *gs = &w->groups[g];
+    if (op->end > ds->last) ds->last = op->end;
+    if (op->end > gs->last) gs->last = op->end;
+    if (op->kind == TG_OPK_KERNEL) {
+        ds->kernels++;
+        ds->kernel_time = tg_add_sat(ds->kernel_time, op->end - op->start);
+    }
+    return g;
+}
+
+/* Pass 1 (with overhead rows): number devices and pairs, their spans. */
+static bool census(sweep *w)
+{
+    tg_op_stream s;
+    if (!tg_model_ops_open(&s, w->m->trace)) return false;
+    tg_op op;
+    bool ok = true;
+    while (ok && tg_model_ops_next(&s, &op))
+        if (usable(&op)) ok = count_op(w, &op) >= 0;
     tg_model_ops_close(&s);
     return ok;
 }
@@ -229,28 +240,29 @@ static void visit(sweep *w, const item *it, bool *ok)
 }
 
 /* Pass 2: the sweep proper, ops merged with the overhead items. */
-static bool run_sweep(sweep *w)
+/* Pass 2: the sweep proper, ops merged with the overhead items; with
+** `counting`, the census of each op too (no overhead items: one pass). */
+static bool run_sweep(sweep *w, bool counting)
 {
     const tg_trace *t = w->m->trace;
     tg_op_stream s;
     if (!tg_model_ops_open(&s, t)) return false;
-    size_t *fill = malloc((w->n_devs ? w->n_devs : 1) * sizeof *fill);
-    if (!fill) { tg_model_ops_close(&s); return false; }
-    for (size_t d = 0; d < w->n_devs; d++) fill[d] = w->devs[d].queue_off;
     bool ok = true, have = false;
     size_t next_extra = 0;
     tg_op op;
     item cur;
-    for (;;) {
+    while (ok) {
         if (!have) {
             while ((have = tg_model_ops_next(&s, &op)) && !usable(&op)) {}
             if (have) {
-                int32_t g = group_of(w, op.device, op.pid);
-                int8_t nccl = op.kind == TG_OPK_KERNEL ? t->kernels[op.index].nccl : 0;
-                cur = (item){op.start, op.end, op.rowid, tg_model_op_table(op.kind), g,
-                             op.kind == TG_OPK_KERNEL, nccl};
-                if (op.kind == TG_OPK_KERNEL && t->kernels[op.index].queue != TG_NULL_I64)
-                    w->queues[fill[w->groups[g].dev]++] = t->kernels[op.index].queue;
+                int32_t g = counting ? count_op(w, &op) : group_of(w, op.device, op.pid);
+                if (g < 0) { ok = false; break; }
+                const tg_kernel *k = op.kind == TG_OPK_KERNEL ? &t->kernels[op.index] : NULL;
+                cur = (item){op.start, op.end, op.rowid, tg_model_op_table(op.kind), g, k != NULL,
+                             k ? k->nccl : 0};
+                dev_state *d = &w->devs[w->groups[g].dev];
+                if (k && k->queue != TG_NULL_I64 && !TG_PUSH(d->queues, d->queue_n, d->queue_cap, k->queue))
+                    ok = false;
             }
         }
         bool take_extra = next_extra < w->n_extra && (!have || w->extra[next_extra].start < cur.start);
@@ -258,7 +270,6 @@ static bool run_sweep(sweep *w)
         else if (have) { visit(w, &cur, &ok); have = false; }
         else break;
     }
-    free(fill);
     tg_model_ops_close(&s);
     return ok;
 }
@@ -317,17 +328,17 @@ static void finish_device(sweep *w, dev_state *d, tg_device *out)
         out->exposed_nccl_time = d->nccl.total - overlapped;
     }
     if (d->queue_n)
-        out->queue_p50 = llround(tg_model_median(w->queues + d->queue_off, d->queue_n));
+        out->queue_p50 = llround(tg_model_median(d->queues, d->queue_n));
 }
 
 static void sweep_free(sweep *w)
 {
     tg_model_idmap_free(&w->dev_map);
     tg_model_idmap_free(&w->group_map);
-    free(w->devs);
     free(w->groups);
     free(w->extra);
-    free(w->queues);
+    for (size_t d = 0; d < w->n_devs; d++) free(w->devs[d].queues);
+    free(w->devs);
 }
 
 bool tg_model_build_devices(tg_model *m, const tg_model_params *p)
@@ -336,21 +347,17 @@ bool tg_model_build_devices(tg_model *m, const tg_model_params *p)
     free(m->gaps);
     free(m->devices);
     m->gaps = NULL; m->devices = NULL; m->n_gaps = 0; m->n_devices = 0;
-    bool ok = tg_model_idmap_init(&w.dev_map, 8) && tg_model_idmap_init(&w.group_map, 8) && census(&w) &&
-              overhead_items(&w);
-    size_t n_queue = 0;
-    for (size_t d = 0; ok && d < w.n_devs; d++) {
-        w.devs[d].queue_off = n_queue;
-        n_queue += w.devs[d].queue_n;
-    }
-    for (size_t g = 0; ok && g < w.n_groups; g++)
-        w.groups[g].steady_from = m->has_iterations ? tg_model_first_steady_start(m, w.groups[g].pid)
-                                                    : TG_NULL_I64;
-    if (ok) ok = (w.queues = malloc((n_queue ? n_queue : 1) * sizeof *w.queues)) != NULL;
-    /* Sized for the worst case once; pages never written cost no memory. */
-    w.cap_gaps = w.n_ops + w.n_extra;
+    const tg_trace *t = m->trace;
+    bool busy_overhead = false;
+    for (size_t i = 0; i < t->n_overheads && !busy_overhead; i++)
+        busy_overhead = tg_model_is_busy_overhead(tg_trace_str(t, t->overheads[i].name));
+    bool ok = tg_model_idmap_init(&w.dev_map, 8) && tg_model_idmap_init(&w.group_map, 8);
+    if (ok && busy_overhead) ok = census(&w) && overhead_items(&w);
+    /* Sized for the worst case (one gap per op or item) once; pages never
+    ** written cost no memory. */
+    w.cap_gaps = t->n_kernels + t->n_memcpys + t->n_memsets + w.n_extra;
     if (ok) ok = (m->gaps = malloc((w.cap_gaps ? w.cap_gaps : 1) * sizeof *m->gaps)) != NULL;
-    if (ok) ok = run_sweep(&w);
+    if (ok) ok = run_sweep(&w, !busy_overhead);
     if (ok) ok = (m->devices = calloc(w.n_devs ? w.n_devs : 1, sizeof *m->devices)) != NULL;
     if (ok) {
         for (size_t d = 0; d < w.n_devs; d++) finish_device(&w, &w.devs[d], &m->devices[d]);

@@ -1,9 +1,9 @@
 /*
 ** The op stream and the id map of model_int.h. The stream merges the
 ** kernel, memcpy and memset tables by start time; the trace layer loads
-** them sorted by start, which the stream checks once per table and, for a
-** table that is not, replaces with a sorted index array rather than trust
-** an order that is not there.
+** them sorted by start (and says so), else the stream checks each table
+** and, for one that is not, uses a sorted index array rather than trust an
+** order that is not there.
 */
 #include "model_int.h"
 
@@ -87,7 +87,7 @@ bool tg_model_ops_open(tg_op_stream *s, const tg_trace *t)
     for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
         size_t n = tg_model_op_count(t, kind);
         bool sorted = true;
-        for (size_t i = 1; i < n && sorted; i++)
+        for (size_t i = 1; i < n && sorted && !t->sorted_by_start; i++)
             sorted = op_start(t, kind, i - 1) <= op_start(t, kind, i);
         if (!sorted && !sort_table(s, kind, n)) { tg_model_ops_close(s); return false; }
         load_head(s, kind);

@@ -302,6 +302,7 @@ static bool finish(tg_loader *ld)
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
         return false;
     }
+    t->sorted_by_start = true;
     t->first_ns = t->last_ns = TG_NULL_I64;
     SPAN(t->kernels, t->n_kernels, tg_kernel);
     SPAN(t->memcpys, t->n_memcpys, tg_memop);

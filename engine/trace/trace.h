@@ -182,6 +182,9 @@ typedef struct tg_trace {
     /* Trace layer bookkeeping: bytes of the anonymous mapping that holds a
     ** table's row array (big tables), 0 when the array is malloc'd. */
     size_t rows_mapped[TG_TABLE_COUNT];
+    /* Every row array above is sorted by start (tg_trace_open sorts them);
+    ** false for traces built by hand, whose readers check. */
+    bool sorted_by_start;
 } tg_trace;
 
 /* Open PATH read-only and load it. On failure returns NULL and records one

@@ -217,6 +217,70 @@ static void test_unsorted_input(void **state)
     mt_free(t);
 }
 
+/* Without busy overhead rows the census is done by the sweep itself (one
+** pass); with them, by a pass of its own. A busy overhead row of a process
+** with no GPU work clips to nothing, so both ways must give the same model. */
+static void check_same_model(const tg_model *a, const tg_model *b)
+{
+    assert_int_equal(a->n_gaps, b->n_gaps);
+    for (size_t i = 0; i < a->n_gaps; i++) {
+        assert_int_equal(a->gaps[i].start, b->gaps[i].start);
+        assert_int_equal(a->gaps[i].end, b->gaps[i].end);
+        assert_int_equal(a->gaps[i].rowid, b->gaps[i].rowid);
+        assert_int_equal(a->gaps[i].table, b->gaps[i].table);
+        assert_int_equal(a->gaps[i].next_rowid, b->gaps[i].next_rowid);
+        assert_int_equal(a->gaps[i].pid, b->gaps[i].pid);
+        assert_int_equal(a->gaps[i].device, b->gaps[i].device);
+        assert_int_equal(a->gaps[i].in_steady_state, b->gaps[i].in_steady_state);
+    }
+    assert_int_equal(a->n_devices, b->n_devices);
+    for (size_t i = 0; i < a->n_devices; i++) {
+        const tg_device *x = &a->devices[i], *y = &b->devices[i];
+        assert_int_equal(x->device, y->device);
+        assert_int_equal(x->start, y->start);
+        assert_int_equal(x->end, y->end);
+        assert_int_equal(x->kernels, y->kernels);
+        assert_int_equal(x->kernel_time, y->kernel_time);
+        assert_int_equal(x->nccl_time, y->nccl_time);
+        assert_int_equal(x->exposed_nccl_time, y->exposed_nccl_time);
+        assert_int_equal(x->queue_p50, y->queue_p50);
+        assert_int_equal(x->gaps, y->gaps);
+        assert_near(x->busy_frac, y->busy_frac, 0);
+        assert_true(isnan(x->nccl_overlap) == isnan(y->nccl_overlap));
+        if (!isnan(x->nccl_overlap)) assert_near(x->nccl_overlap, y->nccl_overlap, 0);
+    }
+}
+
+static void test_one_pass_equals_two(void **state)
+{
+    (void)state;
+    uint32_t seed = 99;
+    tg_trace *t = mt_new();
+    for (int i = 0; i < 12; i++) mt_nvtx(t, 1 + i % 2, 1, 59, "iteration", 1000 * i, 1000 * i + 900);
+    for (int64_t c = 1; c <= 3000; c++) {
+        seed = seed * 1103515245u + 12345u;
+        int32_t pid = 1 + (int32_t)(seed >> 30) % 2, device = (int32_t)(seed >> 20) % 3;
+        int64_t call = 4 * c, start = call + 5 + (seed >> 8) % 40, len = 1 + (seed >> 4) % 30;
+        mt_launch(t, pid, 1, device, c, (seed >> 12) % 4 ? "gemm" : "ncclAllReduce", call, call + 2, start,
+                  start + len);
+        if (c % 50 == 0) mt_memcpy(t, pid, device, 100000 + c, 1, 0, 2, 8, start + 40, start + 90);
+    }
+    mt_finish(t);
+    tg_model_params p = {.gap_min_ns = 20};
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_model *one = tg_model_build(t, &p, &d);
+    assert_non_null(one);
+    mt_overhead(t, 7, "CUDA profiling overhead", 0, 1000000);   /* pid 7: no GPU work */
+    tg_model *two = tg_model_build(t, &p, &d);
+    assert_non_null(two);
+    check_same_model(one, two);
+    tg_model_free(one);
+    tg_model_free(two);
+    tg_diag_clear(&d);
+    mt_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -227,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_queue_median),
         cmocka_unit_test(test_steady_gaps_and_busy),
         cmocka_unit_test(test_unsorted_input),
+        cmocka_unit_test(test_one_pass_equals_two),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
