@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "common/common.h"
 #include "fixture.h"
 #include "hostile.h"
 
@@ -237,6 +238,33 @@ static void test_regex_limits(void **state)
     free(t.s);
 }
 
+/* The measure itself (engine/common/regex_check.c), on patterns real rules
+** use and on the edges of its little parser. */
+static void test_regex_measure(void **state)
+{
+    (void)state;
+    static const char *const ok[] = {
+        "^(iteration|train_step|step|ProfilerStep#[0-9]+)$", "^nccl", "(gemm|conv).*_f16$",
+        "[]a]{2}", "[^]x]+", "[[:alpha:]_]{1,200}", "a{,3}", "x{", "\\.", "(.{1,32}){1,30}y",
+        "a)b", "", "(((((((((((((((((((((a)))))))))))))))))))))",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (tg_regex_refuse(ok[i])) fail_msg("\"%s\" refused: %s", ok[i], tg_regex_refuse(ok[i]));
+    static const char *const bad[] = {
+        "x{256}", "(a)\\1", "([[:alpha:]]{1,200}){1,10}", "((a{1,100}){1,100}){1,100}",
+        "(.{1,64}){1,64}", "a{9}{9}{9}{9}", "[ab]{255}[cd]{255}[ef]{255}[gh]{255}[ij]{255}[kl]{255}[mn]{255}[op]{255}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (!tg_regex_refuse(bad[i])) fail_msg("\"%s\" accepted", bad[i]);
+    char *deep = malloc(1200);
+    assert_non_null(deep);
+    memset(deep, '(', 600);
+    memset(deep + 600, ')', 599);
+    deep[1199] = 0;
+    assert_non_null(tg_regex_refuse(deep));   /* groups nested 600 deep */
+    free(deep);
+}
+
 static void test_iteration_pattern_limits(void **state)
 {
     world *w = *state;
@@ -355,6 +383,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_expression_length, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_errors_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regex_limits, setup, teardown),
+        cmocka_unit_test(test_regex_measure),
         cmocka_unit_test_setup_teardown(test_iteration_pattern_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rule_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_baseline_paths, setup, teardown),
