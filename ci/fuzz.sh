@@ -8,10 +8,14 @@
 #
 #   bash ci/fuzz.sh                      # every target, 60 s each
 #   FUZZ_SECONDS=3600 bash ci/fuzz.sh rules trace_rows
+#   FUZZ_SEED=1 FUZZ_SECONDS=45 bash ci/fuzz.sh   # what ci/test.sh runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${FUZZ_BUILD_DIR:-build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
+# FUZZ_SEED fixes libFuzzer's random seed (CI uses one, so a run explores
+# the same inputs first); 0 = a new seed each run.
+SEED=${FUZZ_SEED:-0}
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=(rules trace_file trace_rows baseline)
 
@@ -52,7 +56,7 @@ for t in "${TARGETS[@]}"; do
     mkdir -p "$work/$t"
     log=$B/fuzz-$t.log
     echo "fuzz-$t: ${SECONDS_EACH}s"
-    if $B/fuzz/fuzz-${t//_/-} -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 \
+    if $B/fuzz/fuzz-${t//_/-} -max_total_time="$SECONDS_EACH" -seed="$SEED" -rss_limit_mb=2048 -timeout=10 \
         -max_len=$max_len -print_final_stats=1 -artifact_prefix=$B/artifacts/$t- \
         "$work/$t" $B/seeds/$t >"$log" 2>&1; then
         runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The test command of README.md and .ci/run: installs dependencies, builds,
-# runs the whole suite (unit, rule and corpus tests), then runs it again
-# under AddressSanitizer + UndefinedBehaviorSanitizer.
+# runs the whole suite (unit, rule, hostile-input and corpus tests), then
+# again under AddressSanitizer + UndefinedBehaviorSanitizer, then under
+# valgrind memcheck (ci/valgrind.sh, about 5 min), then each libFuzzer
+# target briefly (ci/fuzz.sh, about 5 min). TG_QUICK=1 stops after the
+# sanitized run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/deps.sh
@@ -14,4 +17,8 @@ fi
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
-echo "tracegate: all tests passed (plain and sanitized)"
+if [ "${TG_QUICK:-0}" != 1 ]; then
+    bash ci/valgrind.sh
+    FUZZ_SEED=1 FUZZ_SECONDS=45 bash ci/fuzz.sh
+fi
+echo "tracegate: all tests passed (plain, sanitized, valgrind, fuzz)"
