@@ -45,9 +45,25 @@ json_t *corpus_json(int *status, const char *fmt, ...)
     va_end(ap);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
-    json_error_t err;
-    json_t *doc = json_loadf(p, JSON_DISABLE_EOF_CHECK, &err);
+    /* Read to the end before parsing: closing the pipe while the command
+    ** still writes (its final newline) would kill it with SIGPIPE. */
+    char *out = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[65536];
+    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0) {
+        if (len + n + 1 > cap) {
+            cap = 2 * (len + n + 1);
+            out = realloc(out, cap);
+            assert_non_null(out);
+        }
+        memcpy(out + len, chunk, n);
+        len += n;
+    }
     int st = pclose(p);
+    json_error_t err;
+    json_t *doc = out ? json_loadb(out, len, 0, &err) : NULL;
+    if (!out) snprintf(err.text, sizeof err.text, "no output");
+    free(out);
     if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     if (!doc) fail_msg("%s: output is not JSON: %s", cmd, err.text);
     return doc;
