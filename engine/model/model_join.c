@@ -3,12 +3,16 @@
 ** process, same correlation id (SCHEMA.md), and the duplicate API rows of
 ** old exports found on the way.
 **
-** CUPTI hands out correlation ids per process from a counter, so a
-** process's ids are nearly dense: the index is a direct-addressed array per
-** process (slot = id - smallest id), filled and read in roughly increasing
-** id order, which keeps millions of lookups in cache. A process whose ids
-** are sparse (range over 4x its call count; PyTorch traces converted from
-** CUPTI are) goes to an open-addressing hash table instead, whose slots
+** CUPTI hands out correlation ids per process from a counter, so in start
+** order a process's calls carry increasing ids, but for a few calls that
+** threads interleave. Such a process gets no index: its in-order calls are
+** listed (the list is sorted by id) and searched from where the previous
+** lookup ended, a step or two of a galloping search over rows read almost
+** in sequence, since ops come in start order too; the few calls out of
+** order go to a small hash table. A process whose ids are not mostly in
+** order (old exports record every call twice, see below) is indexed whole:
+** a direct-addressed array (slot = id - smallest id) when its ids are
+** dense, else (range over 4x its call count) the hash table, whose slots
 ** carry a fingerprint of the key so that a probe reads the call's row only
 ** on a likely match, and whose loops prefetch the slots they will need a
 ** few dozen rows ahead. Never a nested scan.
@@ -24,20 +28,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Calls out of order allowed in a listed process: one in this many. */
+#define LISTED_MAX_DISORDER 8
+
 typedef struct pid_ids {
     int32_t pid;
     int64_t min, max;
-    size_t count, base;        /* base: first slot in the direct array */
-    bool direct;
+    int64_t top;               /* largest id met so far (counting, then listing) */
+    size_t count;              /* calls with a usable id */
+    size_t in_order;           /* ... of which each beyond every earlier one */
+    size_t base;               /* first slot in the direct array or the list */
+    size_t n_listed;
+    size_t cursor;             /* listed: where the previous lookup ended */
+    bool listed, direct;       /* neither: hashed */
 } pid_ids;
 
-/* A slot holds call index + 1 (0 = empty): 32 bits in the direct array;
-** in the hash table the high 32 bits hold the key's fingerprint. */
 typedef struct launch_index {
     tg_model_idmap pids;
     pid_ids *ranges;
-    uint32_t *direct;
-    uint64_t *hash;            /* for sparse processes */
+    size_t n_ranges;
+    uint32_t *list;            /* calls of the listed processes, by process, by id */
+    uint32_t *direct;          /* call index + 1, 0 = empty */
+    uint64_t *hash;            /* call index + 1 in the low 32 bits, fingerprint above */
     size_t hash_mask;
     int32_t last_pid, last_dense;
     bool duplicates;           /* mark_duplicate ran */
@@ -45,7 +57,8 @@ typedef struct launch_index {
 
 /* Where the call of one (pid, correlation id) is, or goes. */
 typedef struct slot {
-    uint32_t *direct;          /* one of these two */
+    uint32_t *listed;          /* one of these three; holds the call index */
+    uint32_t *direct;
     uint64_t *hashed;
     uint32_t fp;               /* fingerprint (hashed) */
 } slot;
@@ -55,11 +68,16 @@ typedef struct slot {
 static uint32_t call_of(uint64_t slot) { return (uint32_t)slot; }
 
 /* Call index + 1 in the slot, 0 when empty. */
-static uint32_t slot_call(const slot *s) { return s->direct ? *s->direct : call_of(*s->hashed); }
+static uint32_t slot_call(const slot *s)
+{
+    if (s->listed) return *s->listed + 1;
+    return s->direct ? *s->direct : call_of(*s->hashed);
+}
 
 static void slot_set(const slot *s, size_t index)
 {
-    if (s->direct) *s->direct = (uint32_t)(index + 1);
+    if (s->listed) *s->listed = (uint32_t)index;
+    else if (s->direct) *s->direct = (uint32_t)(index + 1);
     else *s->hashed = (uint64_t)s->fp << 32 | (uint32_t)(index + 1);
 }
 
@@ -82,18 +100,10 @@ static size_t hash_of(int32_t pid, int64_t corr)
     return (size_t)(x ^ (x >> 32));
 }
 
-/* The slot of (pid, corr): holding that call, or the empty one it would
-** take; false when the process made no calls or the id is out of its range. */
-static bool slot_of(launch_index *li, const tg_api *apis, int32_t pid, int64_t corr, slot *out)
+/* The hash slot of (pid, corr): holding that call, or the empty one it
+** would take. */
+static slot hash_slot(const launch_index *li, const tg_api *apis, int32_t pid, int64_t corr)
 {
-    int32_t d = dense_pid(li, pid);
-    if (d < 0) return false;
-    const pid_ids *r = &li->ranges[d];
-    if (r->direct) {
-        if (corr < r->min || corr > r->max) return false;
-        *out = (slot){.direct = &li->direct[r->base + (size_t)(corr - r->min)]};
-        return true;
-    }
     size_t h = hash_of(pid, corr), i = h & li->hash_mask;
     uint32_t fp = (uint32_t)(h >> 32);
     for (uint64_t s; (s = li->hash[i]) != 0; i = (i + 1) & li->hash_mask) {
@@ -101,7 +111,62 @@ static bool slot_of(launch_index *li, const tg_api *apis, int32_t pid, int64_t c
         const tg_api *a = &apis[call_of(s) - 1];
         if (a->pid == pid && a->correlation == corr) break;
     }
-    *out = (slot){.hashed = &li->hash[i], .fp = fp};
+    return (slot){.hashed = &li->hash[i], .fp = fp};
+}
+
+/* In the n listed calls from `calls`, the first with id >= corr: a
+** galloping search from *cursor, which it leaves there. */
+static size_t search_list(const uint32_t *calls, size_t n, size_t *cursor, const tg_api *apis, int64_t corr)
+{
+#define ID(j) (apis[calls[(j)]].correlation)
+    size_t at = *cursor < n ? *cursor : n - 1;
+    size_t lo, hi, step = 1;               /* the answer lies in [lo, hi] */
+    if (ID(at) < corr) {
+        lo = at + 1;
+        while (at + step < n && ID(at + step) < corr) {
+            lo = at + step + 1;
+            step *= 2;
+        }
+        hi = at + step < n ? at + step : n;
+    } else {
+        hi = at;
+        while (step <= at && ID(at - step) >= corr) {
+            hi = at - step;
+            step *= 2;
+        }
+        lo = step <= at ? at - step + 1 : 0;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ID(mid) < corr) lo = mid + 1; else hi = mid;
+    }
+    *cursor = lo;
+    return lo;
+#undef ID
+}
+
+/* The call of (pid, corr): its slot, false when there is none to read or
+** fill (no such process, id out of its range). For a listed process a
+** missing id gets the hash slot it would take as a call out of order. */
+static bool slot_of(launch_index *li, const tg_api *apis, int32_t pid, int64_t corr, slot *out)
+{
+    int32_t d = dense_pid(li, pid);
+    if (d < 0) return false;
+    pid_ids *r = &li->ranges[d];
+    if (r->listed) {
+        uint32_t *calls = li->list + r->base;
+        size_t pos = r->n_listed ? search_list(calls, r->n_listed, &r->cursor, apis, corr) : 0;
+        if (pos < r->n_listed && apis[calls[pos]].correlation == corr) {
+            *out = (slot){.listed = &calls[pos]};
+            return true;
+        }
+        if (r->in_order == r->count) return false;   /* no call out of order: not hashed */
+    } else if (r->direct) {
+        if (corr < r->min || corr > r->max) return false;
+        *out = (slot){.direct = &li->direct[r->base + (size_t)(corr - r->min)]};
+        return true;
+    }
+    *out = hash_slot(li, apis, pid, corr);
     return true;
 }
 
@@ -110,13 +175,13 @@ static void prefetch(launch_index *li, int32_t pid, int64_t corr)
     int32_t d = dense_pid(li, pid);
     if (d < 0) return;
     const pid_ids *r = &li->ranges[d];
-    if (!r->direct) __builtin_prefetch(&li->hash[hash_of(pid, corr) & li->hash_mask]);
+    if (!r->listed && !r->direct) __builtin_prefetch(&li->hash[hash_of(pid, corr) & li->hash_mask]);
 }
 
-/* Per process: id range and count, then direct or hashed storage. */
+/* Per process: its ids' range, count and order, then the storage. */
 static bool index_init(launch_index *li, const tg_trace *t)
 {
-    size_t cap = 0, n = 0;
+    size_t cap = 0;
     li->last_dense = -1;
     if (!tg_model_idmap_init(&li->pids, 16)) return false;
     for (size_t i = 0; i < t->n_apis; i++) {
@@ -126,34 +191,50 @@ static bool index_init(launch_index *li, const tg_trace *t)
         if (d < 0) {
             d = tg_model_idmap_put(&li->pids, a->pid);
             li->last_dense = -1;
-            pid_ids r = {.pid = a->pid, .min = a->correlation, .max = a->correlation};
-            if (d < 0 || !TG_PUSH(li->ranges, n, cap, r)) return false;
+            pid_ids r = {.pid = a->pid, .min = a->correlation, .max = a->correlation, .top = INT64_MIN};
+            if (d < 0 || !TG_PUSH(li->ranges, li->n_ranges, cap, r)) return false;
         }
         pid_ids *r = &li->ranges[d];
         if (a->correlation < r->min) r->min = a->correlation;
         if (a->correlation > r->max) r->max = a->correlation;
+        if (a->correlation > r->top) {
+            r->top = a->correlation;
+            r->in_order++;
+        }
         r->count++;
     }
-    size_t direct = 0, hashed = 0;
-    for (size_t d = 0; d < n; d++) {
+    size_t listed = 0, direct = 0, hashed = 0;
+    for (size_t d = 0; d < li->n_ranges; d++) {
         pid_ids *r = &li->ranges[d];
         uint64_t range = (uint64_t)(r->max - r->min) + 1;
-        r->direct = range <= 4 * (uint64_t)r->count + 1024;
-        if (r->direct) { r->base = direct; direct += (size_t)range; }
-        else hashed += r->count;
+        r->listed = (r->count - r->in_order) * LISTED_MAX_DISORDER <= r->count;
+        r->direct = !r->listed && range <= 4 * (uint64_t)r->count + 1024;
+        r->top = INT64_MIN;                /* the build lists the same calls again */
+        if (r->listed) {
+            r->base = listed;
+            listed += r->in_order;
+            hashed += r->count - r->in_order;
+        } else if (r->direct) {
+            r->base = direct;
+            direct += (size_t)range;
+        } else {
+            hashed += r->count;
+        }
     }
+    li->list = malloc((listed ? listed : 1) * sizeof *li->list);
     li->direct = calloc(direct ? direct : 1, sizeof *li->direct);
     size_t hcap = 16;
     while (hcap < hashed + hashed / 2) hcap *= 2;     /* load <= 2/3 */
     li->hash = calloc(hcap, sizeof *li->hash);
     li->hash_mask = hcap - 1;
-    return li->direct && li->hash;
+    return li->list && li->direct && li->hash;
 }
 
 static void index_free(launch_index *li)
 {
     tg_model_idmap_free(&li->pids);
     free(li->ranges);
+    free(li->list);
     free(li->direct);
     free(li->hash);
 }
@@ -172,18 +253,42 @@ static void mark_duplicate(tg_trace *t, launch_index *li, const slot *s, size_t 
     t->mixed_duplicate_api = true;
 }
 
+/* Enter call i: listed when it is in order (no earlier call can have its
+** id then), else into its slot, where a call with its id already is a
+** duplicate. */
+static void add_call(tg_trace *t, launch_index *li, size_t i)
+{
+    tg_api *a = &t->apis[i];
+    pid_ids *r = &li->ranges[dense_pid(li, a->pid)];
+    if (r->listed && a->correlation > r->top) {
+        r->top = a->correlation;
+        li->list[r->base + r->n_listed++] = (uint32_t)i;
+        return;
+    }
+    slot s;
+    if (!slot_of(li, t->apis, a->pid, a->correlation, &s)) return;
+    if (slot_call(&s)) mark_duplicate(t, li, &s, i);
+    else slot_set(&s, i);
+}
+
+/* The call of (pid, corr), -1 when none. */
+static int64_t find_call(launch_index *li, const tg_api *apis, int32_t pid, int64_t corr)
+{
+    slot s;
+    if (!joinable(corr) || !slot_of(li, apis, pid, corr, &s)) return -1;
+    return (int64_t)slot_call(&s) - 1;
+}
+
 static void join_kernels(tg_trace *t, launch_index *li)
 {
     for (size_t i = 0; i < t->n_kernels; i++) {
         if (i + PREFETCH < t->n_kernels)
             prefetch(li, t->kernels[i + PREFETCH].pid, t->kernels[i + PREFETCH].correlation);
         tg_kernel *k = &t->kernels[i];
-        slot s;
-        if (!joinable(k->correlation) || !slot_of(li, t->apis, k->pid, k->correlation, &s)) continue;
-        uint32_t call = slot_call(&s);
-        if (!call) continue;
-        const tg_api *a = &t->apis[call - 1];
-        k->api = (int32_t)(call - 1);
+        int64_t call = find_call(li, t->apis, k->pid, k->correlation);
+        if (call < 0) continue;
+        const tg_api *a = &t->apis[call];
+        k->api = (int32_t)call;
         k->api_name = a->base_name;
         k->tid = a->tid;
         if (a->end != TG_NULL_I64 && k->start != TG_NULL_I64 && k->start >= a->end)
@@ -196,12 +301,10 @@ static void join_memops(tg_trace *t, launch_index *li, tg_memop *rows, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i + PREFETCH < n) prefetch(li, rows[i + PREFETCH].pid, rows[i + PREFETCH].correlation);
         tg_memop *r = &rows[i];
-        slot s;
-        if (!joinable(r->correlation) || !slot_of(li, t->apis, r->pid, r->correlation, &s)) continue;
-        uint32_t call = slot_call(&s);
-        if (!call) continue;
-        const tg_api *a = &t->apis[call - 1];
-        r->api = (int32_t)(call - 1);
+        int64_t call = find_call(li, t->apis, r->pid, r->correlation);
+        if (call < 0) continue;
+        const tg_api *a = &t->apis[call];
+        r->api = (int32_t)call;
         r->api_name = a->base_name;
         r->tid = a->tid;
     }
@@ -217,12 +320,9 @@ bool tg_model_join_launches(tg_trace *t)
     }
     for (size_t i = 0; i < t->n_apis; i++) {
         if (i + PREFETCH < t->n_apis) prefetch(&li, t->apis[i + PREFETCH].pid, t->apis[i + PREFETCH].correlation);
-        tg_api *a = &t->apis[i];
-        slot s;
-        if (!joinable(a->correlation) || !slot_of(&li, t->apis, a->pid, a->correlation, &s)) continue;
-        if (slot_call(&s)) mark_duplicate(t, &li, &s, i);
-        else slot_set(&s, i);
+        if (joinable(t->apis[i].correlation)) add_call(t, &li, i);
     }
+    for (size_t d = 0; d < li.n_ranges; d++) li.ranges[d].cursor = 0;
     /* a call recorded three times leaves chains: point every row at the last */
     for (size_t i = 0; li.duplicates && i < t->n_apis; i++) {
         tg_api *a = &t->apis[i];

@@ -215,6 +215,88 @@ static void test_sparse_correlation_ids(void **state)
     mt_free(t);
 }
 
+/* Processes whose ids mostly increase in call order are searched, not
+** indexed: ops in any order, ids between, below and above the calls',
+** four processes interleaved: 1 and 2 in order, 4 with neighbours swapped
+** now and then (listed, the swapped calls hashed), 3 out of order from
+** some point on (indexed). Every op against a direct search. */
+static void test_ordered_ids_searched(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    uint32_t seed = 4242;
+    int64_t next_id[4] = {5, 1000000, 77, 3000000};
+    for (int i = 0; i < 4000; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int32_t pid = 1 + (int32_t)((seed >> 16) % 4);
+        int64_t id = next_id[pid - 1] += 2 + (seed >> 20) % 40;           /* sparse, increasing */
+        if (pid == 3 && i % 7 == 0) id = 5000000 - i;                       /* pid 3: out of order */
+        if (pid == 4 && i % 9 == 0) {                                       /* pid 4: a swapped pair */
+            mt_api(t, pid, 1, id + 1, "cudaLaunchKernel", 10 * i, 10 * i + 4);
+            next_id[3]++;
+        }
+        mt_api(t, pid, 1, id, "cudaLaunchKernel", 10 * i + 1, 10 * i + 5);
+    }
+    size_t n_calls = t->n_apis;
+    for (int i = 0; i < 5000; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int32_t pid = 1 + (int32_t)((seed >> 16) % 4);
+        int64_t id;
+        if (i % 3) id = t->apis[(seed >> 4) % n_calls].correlation;           /* mostly a call's id */
+        else id = (int64_t)((seed >> 6) % 3200000);                           /* any id, may miss */
+        if (i % 50 == 0) id = i % 100 ? -5 : 9000000000LL;                   /* out of every range */
+        int64_t start = 10 * (int64_t)((seed >> 3) % 3000) + 6;
+        if (i % 2) mt_kernel(t, pid, 0, id, "k", start, start + 3);
+        else mt_memcpy(t, pid, 0, id, 1, 0, 2, 8, start, start + 3);
+    }
+    tg_model *m = mt_build(t);
+    for (int kind = 0; kind < 2; kind++) {
+        size_t n = kind ? t->n_memcpys : t->n_kernels;
+        for (size_t i = 0; i < n; i++) {
+            int32_t pid = kind ? t->memcpys[i].pid : t->kernels[i].pid;
+            int64_t id = kind ? t->memcpys[i].correlation : t->kernels[i].correlation;
+            int32_t want = -1;
+            for (size_t c = 0; c < n_calls && want < 0; c++)
+                if (t->apis[c].pid == pid && t->apis[c].correlation == id) want = (int32_t)c;
+            assert_int_equal(kind ? t->memcpys[i].api : t->kernels[i].api, want);
+        }
+    }
+    tg_model_free(m);
+    mt_free(t);
+}
+
+/* A listed process's calls out of order that repeat an id: the inner row
+** of a nested pair wins (as when indexed), a call of another name does not. */
+static void test_ordered_ids_duplicates(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    for (int64_t id = 1; id <= 40; id++) mt_api(t, 1, 1, id, "cudaLaunchKernel", 100 * id, 100 * id + 10);
+    size_t outer = mt_api(t, 1, 1, 41, "cudaMemcpy", 4100, 4200);
+    size_t inner = mt_api(t, 1, 1, 41, "cudaMemcpy_v3020", 4110, 4190);     /* out of order: repeats 41 */
+    size_t first = mt_api(t, 1, 1, 42, "cudaLaunchKernel", 4300, 4310);
+    mt_api(t, 1, 1, 42, "cudaMemcpy", 4305, 4306);                           /* other name: not a twin */
+    size_t late = mt_api(t, 1, 1, 30, "cudaMemcpyAsync", 4400, 4410);      /* id 30 again, other name */
+    size_t lone = mt_api(t, 1, 1, 39, "cudaMemcpy", 4500, 4510);            /* id 39 again, other name */
+    mt_api(t, 1, 1, 43, "cudaLaunchKernel", 4600, 4610);
+    size_t k41 = mt_kernel(t, 1, 0, 41, "k", 4250, 4260);
+    size_t k42 = mt_kernel(t, 1, 0, 42, "k", 4350, 4360);
+    size_t k30 = mt_kernel(t, 1, 0, 30, "k", 4450, 4460);
+    size_t c41 = mt_memcpy(t, 1, 0, 41, 1, 0, 2, 8, 4195, 4199);
+    tg_model *m = mt_build(t);
+    assert_int_equal(t->apis[outer].dup_of, (int)inner);
+    assert_int_equal(t->kernels[k41].api, (int)inner);
+    assert_int_equal(t->memcpys[c41].api, (int)inner);
+    assert_int_equal(t->kernels[k42].api, (int)first);
+    assert_int_equal(t->apis[first].dup_of, -1);
+    assert_int_equal(t->kernels[k30].api, 29);                               /* the first id 30 */
+    assert_int_equal(t->apis[late].dup_of, -1);
+    assert_int_equal(t->apis[lone].dup_of, -1);
+    assert_true(t->mixed_duplicate_api);
+    tg_model_free(m);
+    mt_free(t);
+}
+
 static void test_rebuild_is_stable(void **state)
 {
     (void)state;
@@ -314,6 +396,8 @@ int main(void)
         cmocka_unit_test(test_rebuild_is_stable),
         cmocka_unit_test(test_empty_trace),
         cmocka_unit_test(test_computed_fields_in_rules),
+        cmocka_unit_test(test_ordered_ids_searched),
+        cmocka_unit_test(test_ordered_ids_duplicates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
