@@ -21,6 +21,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "trace/trace.h"
+
 typedef struct table_read {
     const char *table;
     const char *const *columns;   /* NULL-terminated */
@@ -144,32 +146,13 @@ static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum
     return 0;
 }
 
-/* The trace layer's URI: every byte outside the unreserved set escaped. */
-static char *file_uri(const char *path)
-{
-    size_t n = strlen(path);
-    char *uri = malloc(3 * n + 64);
-    if (!uri) return NULL;
-    char *p = uri;
-    p += sprintf(p, "file:%s", path[0] == '/' ? "//" : "");
-    for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
-        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-            strchr("/-._~", *s))
-            *p++ = (char)*s;
-        else
-            p += sprintf(p, "%%%02X", *s);
-    }
-    strcpy(p, "?mode=ro&immutable=1");
-    return uri;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: floor EXPORT.sqlite\n");
         return 2;
     }
-    char *uri = file_uri(argv[1]);
+    char *uri = tg_trace_uri(argv[1]);
     sqlite3 *db = NULL;
     /* NOMUTEX: one thread uses the connection, so SQLite need not lock it
     ** on every sqlite3_column_* call (about 20% of a scan otherwise). */

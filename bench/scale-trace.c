@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trace/trace.h"
+
 /* Idle time between two copies. Small against any gap rule threshold. */
 #define COPY_GAP_NS INT64_C(1000000)
 
@@ -167,24 +169,6 @@ static int64_t query_i64(sqlite3 *db, const char *sql, int64_t dflt)
     }
     sqlite3_finalize(st);
     return v;
-}
-
-/* Read-only immutable URI, every byte outside the unreserved set escaped
-** (as engine/trace does), so odd file names cannot inject URI options. */
-static char *file_uri(const char *path)
-{
-    char *uri = xrealloc(NULL, 3 * strlen(path) + 64);
-    char *p = uri;
-    p += sprintf(p, "file:%s", path[0] == '/' ? "//" : "");
-    for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
-        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-            strchr("/-._~", *s))
-            *p++ = (char)*s;
-        else
-            p += sprintf(p, "%%%02X", *s);
-    }
-    strcpy(p, "?mode=ro&immutable=1");
-    return uri;
 }
 
 static double now_s(void)
@@ -446,7 +430,8 @@ int main(int argc, char **argv)
 
     /* The input is attached read-only and immutable: never written. */
     sqlite3_stmt *att = prepare(db, "ATTACH DATABASE ?1 AS src");
-    char *in_uri = file_uri(in_path);
+    char *in_uri = tg_trace_uri(in_path);
+    if (!in_uri) die("out of memory");
     sqlite3_bind_text(att, 1, in_uri, -1, SQLITE_TRANSIENT);
     if (sqlite3_step(att) != SQLITE_DONE) die("cannot open %s: %s", in_path, sqlite3_errmsg(db));
     sqlite3_finalize(att);

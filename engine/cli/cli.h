@@ -7,6 +7,8 @@
 #define TG_CLI_H
 
 #include <stdio.h>
+#include <jansson.h>
+
 #include "../common/common.h"
 #include "../eval/eval.h"
 #include "../model/model.h"
@@ -44,6 +46,12 @@ void tg_cli_run_free(tg_run_result *run);
 int tg_cli_exit_status(const tg_run_result *run, tg_severity fail_on, bool fail_never, int eval_status);
 
 int tg_cmd_merge(int argc, char **argv);     /* cmd_merge.c */
+
+/* End of `info` / `metrics`: when traces (a JSON array, consumed) is given,
+** print it in the versioned envelope {"tool", "version", "schema",
+** "traces"}; then flush stdout. Returns status, or TG_EINTERNAL (with a
+** message naming cmd) when the output cannot be written. */
+int tg_cli_finish_output(json_t *traces, const char *cmd, int status);
 
 /* True when stderr/stdout is a terminal and NO_COLOR is unset. */
 bool tg_cli_color(FILE *f);

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg_config.h"
 #include "../report/info.h"
 
 static void info_usage(FILE *f)
@@ -115,16 +114,5 @@ int tg_cmd_info(int argc, char **argv)
         }
         tg_trace_close(t);
     }
-    if (json) {
-        json_t *out = json_pack("{s:s, s:s, s:i, s:o}", "tool", "tracegate", "version", TG_VERSION,
-                                "schema", 1, "traces", traces);
-        if (!out || json_dumpf(out, stdout, JSON_INDENT(2)) != 0) status = TG_EINTERNAL;
-        else fputc('\n', stdout);
-        json_decref(out);
-    }
-    if (fflush(stdout) != 0 && status == TG_OK) {
-        fprintf(stderr, "tracegate: info: cannot write the output\n");
-        status = TG_EINTERNAL;
-    }
-    return status;
+    return tg_cli_finish_output(json ? traces : NULL, "info", status);
 }

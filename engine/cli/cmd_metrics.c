@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg_config.h"
 #include "../report/metrics.h"
 
 static void metrics_usage(FILE *f)
@@ -188,16 +187,5 @@ int tg_cmd_metrics(int argc, char **argv)
         }
         if (rc != TG_OK && (status == TG_OK || rc == TG_EINTERNAL)) status = rc;
     }
-    if (traces) {
-        json_t *out = json_pack("{s:s, s:s, s:i, s:o}", "tool", "tracegate", "version", TG_VERSION,
-                                "schema", 1, "traces", traces);
-        if (!out || json_dumpf(out, stdout, JSON_INDENT(2)) != 0) status = TG_EINTERNAL;
-        else fputc('\n', stdout);
-        json_decref(out);
-    }
-    if (fflush(stdout) != 0 && status == TG_OK) {
-        fprintf(stderr, "tracegate: metrics: cannot write the output\n");
-        status = TG_EINTERNAL;
-    }
-    return status;
+    return tg_cli_finish_output(traces, "metrics", status);
 }

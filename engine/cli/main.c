@@ -74,6 +74,22 @@ int tg_cli_exit_status(const tg_run_result *run, tg_severity fail_on, bool fail_
     return failed ? TG_FAIL : TG_OK;
 }
 
+int tg_cli_finish_output(json_t *traces, const char *cmd, int status)
+{
+    if (traces) {
+        json_t *out = json_pack("{s:s, s:s, s:i, s:o}", "tool", "tracegate", "version", TG_VERSION,
+                                "schema", 1, "traces", traces);
+        if (!out || json_dumpf(out, stdout, JSON_INDENT(2)) != 0) status = TG_EINTERNAL;
+        else fputc('\n', stdout);
+        json_decref(out);
+    }
+    if (fflush(stdout) != 0 && status == TG_OK) {
+        fprintf(stderr, "tracegate: %s: cannot write the output\n", cmd);
+        status = TG_EINTERNAL;
+    }
+    return status;
+}
+
 bool tg_cli_color(FILE *f)
 {
     const char *nc = getenv("NO_COLOR");

@@ -188,7 +188,7 @@ static bool check_file(const char *path, tg_diag *diag)
 
 /* "file:" URI with every byte outside the unreserved set percent-encoded;
 ** an absolute path gets an empty authority ("file:///..."). */
-static char *file_uri(const char *path)
+char *tg_trace_uri(const char *path)
 {
     size_t n = strlen(path);
     char *uri = malloc(3 * n + 64);
@@ -381,7 +381,7 @@ tg_trace *tg_trace_open(const char *path, tg_diag *diag)
     t->schema_major = t->schema_minor = -1;
     t->first_ns = t->last_ns = t->session_start_ns = TG_NULL_I64;
 
-    char *uri = file_uri(path);
+    char *uri = tg_trace_uri(path);
     /* NOMUTEX: the connection never leaves this thread, and the per-call
     ** mutex is a tenth of the load time on big tables. */
     int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
@@ -454,7 +454,7 @@ int64_t tg_trace_estimate_bytes(const char *path)
     tg_diag scratch;
     tg_diag_init(&scratch);
     tg_loader ld = {.path = path, .diag = &scratch};
-    char *uri = file_uri(path);
+    char *uri = tg_trace_uri(path);
     int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
     int rc = uri ? sqlite3_open_v2(uri, &ld.db, flags, NULL) : SQLITE_NOMEM;
     free(uri);

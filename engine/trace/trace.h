@@ -190,6 +190,12 @@ typedef struct tg_trace {
 /* Open PATH read-only and load it. On failure returns NULL and records one
 ** sentence naming the file and the problem in diag (status TG_ETRACE). */
 tg_trace *tg_trace_open(const char *path, tg_diag *diag);
+
+/* The SQLite URI tg_trace_open reads PATH through: read-only, immutable,
+** every byte outside the unreserved set percent-encoded so a file name
+** cannot inject URI options. malloc'd; NULL when out of memory. Tools
+** that must read an export exactly as tracegate does (bench/) use it. */
+char *tg_trace_uri(const char *path);
 void tg_trace_close(tg_trace *t);
 
 /* --max-memory: an estimate, from the row counts and string lengths of the
