@@ -212,30 +212,21 @@ bool tg_eval_row_test(tg_rule_state *st, const char *row, const tg_expr *e)
     }
 }
 
+static tg_value to_value(tg_rv v)
+{
+    switch (v.t) {
+    case TG_RV_INT: return tg_int(v.u.i, TG_UNIT_NONE);
+    case TG_RV_FLOAT: return tg_float(v.u.f, TG_UNIT_NONE);
+    case TG_RV_BOOL: return tg_bool(v.u.b);
+    default: return tg_null();
+    }
+}
+
+/* Row arithmetic is fold.c's tg_value_arith, so a where clause computes
+** exactly what constant folding and the aggregate context compute. */
 static tg_rv arith(tg_node_kind op, tg_rv a, tg_rv b)
 {
-    if (a.t == TG_RV_NULL || b.t == TG_RV_NULL) return rv_null();
-    tg_rv r;
-    if (a.t == TG_RV_INT && b.t == TG_RV_INT && op != TG_N_DIV) {
-        bool overflow;
-        r.t = TG_RV_INT;
-        if (op == TG_N_ADD) overflow = __builtin_add_overflow(a.u.i, b.u.i, &r.u.i);
-        else if (op == TG_N_SUB) overflow = __builtin_sub_overflow(a.u.i, b.u.i, &r.u.i);
-        else overflow = __builtin_mul_overflow(a.u.i, b.u.i, &r.u.i);
-        if (!overflow) return r;
-    }
-    double x = tg_rv_num(a), y = tg_rv_num(b);
-    r.t = TG_RV_FLOAT;
-    switch (op) {
-    case TG_N_ADD: r.u.f = x + y; break;
-    case TG_N_SUB: r.u.f = x - y; break;
-    case TG_N_MUL: r.u.f = x * y; break;
-    default:
-        if (y == 0) return rv_null();
-        r.u.f = x / y;
-        break;
-    }
-    return isnan(r.u.f) ? rv_null() : r;
+    return from_value(tg_value_arith(op, to_value(a), to_value(b), TG_UNIT_NONE));
 }
 
 tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
