@@ -17,21 +17,20 @@
 
 /* ---------------------------------------------------------------- tables */
 
-bool tg_load_list_tables(tg_loader *ld)
+/* Step a prepared one-column query (rc: its prepare status) and append
+** copies of the non-NULL names to *names; finalizes st. */
+static bool collect_names(tg_loader *ld, int rc, sqlite3_stmt *st, char ***names, size_t *n,
+                          size_t *cap, const char *what)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ld->db,
-        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')", -1, &st, NULL);
     if (rc != SQLITE_OK) {
-        tg_load_sqlite_fail(ld, rc, "reading the list of tables");
+        tg_load_sqlite_fail(ld, rc, what);
         return false;
     }
-    size_t cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
         if (!name) continue;
         char *copy = strdup(name);
-        if (!copy || !TG_PUSH(ld->table_list, ld->n_tables, cap, copy)) {
+        if (!copy || !TG_PUSH(*names, *n, *cap, copy)) {
             free(copy);
             sqlite3_finalize(st);
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
@@ -40,10 +39,19 @@ bool tg_load_list_tables(tg_loader *ld)
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
-        tg_load_sqlite_fail(ld, rc, "reading the list of tables");
+        tg_load_sqlite_fail(ld, rc, what);
         return false;
     }
     return true;
+}
+
+bool tg_load_list_tables(tg_loader *ld)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ld->db,
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')", -1, &st, NULL);
+    size_t cap = 0;
+    return collect_names(ld, rc, st, &ld->table_list, &ld->n_tables, &cap, "reading the list of tables");
 }
 
 /* "NAME_V<digits>" -> digits, else -1. Only this suffix counts: a plain
@@ -136,26 +144,7 @@ static bool read_columns(tg_loader *ld, const char *table, column_set *cs)
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(ld->db, sql, -1, &st, NULL);
     free(sql);
-    if (rc != SQLITE_OK) {
-        tg_load_sqlite_fail(ld, rc, "reading the columns of a table");
-        return false;
-    }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        char *copy = name ? strdup(name) : NULL;
-        if (name && (!copy || !TG_PUSH(cs->names, cs->n, cs->cap, copy))) {
-            free(copy);
-            sqlite3_finalize(st);
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            return false;
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        tg_load_sqlite_fail(ld, rc, "reading the columns of a table");
-        return false;
-    }
-    return true;
+    return collect_names(ld, rc, st, &cs->names, &cs->n, &cs->cap, "reading the columns of a table");
 }
 
 /* SQLite column names are case-insensitive. */
