@@ -32,10 +32,13 @@ const char *tg_cli_builtin_rules(void);
 ** which must be zeroed with run->arena set. A trace that cannot be read gets
 ** status TG_ETRACE and its error sentence in its tg_trace_result (also
 ** printed to stderr). Returns the worst tg_status seen (TG_OK, TG_ETRACE,
-** TG_EINTERNAL); rule verdicts are in run. (pipeline.c) */
+** TG_EINTERNAL); rule verdicts are in run. Each trace loads what the
+** rules read (kernel rows only for rules on `kernel`; the API table
+** streamed, keeping the calls some rule's `where` admits); load_all loads
+** every row of every table instead, for the same results. (pipeline.c) */
 int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset *rs,
                     const tg_eval_opts *eval_opts, const tg_model_params *model_params,
-                    int jobs, tg_run_result *run);
+                    int jobs, bool load_all, tg_run_result *run);
 
 /* Free what tg_cli_evaluate allocated, including run->arena. */
 void tg_cli_run_free(tg_run_result *run);

@@ -336,7 +336,7 @@ static int cmd_record(int argc, char **argv)
     /* has_baseline: regression rules compute their metric rather than skip */
     tg_eval_opts eval_opts = {.missing = o.missing, .has_baseline = true};
     tg_model_params model_params = {.iteration_pattern = o.iteration_pattern};
-    rc = tg_cli_evaluate(in.paths, in.n, rs, &eval_opts, &model_params, o.jobs, &run);
+    rc = tg_cli_evaluate(in.paths, in.n, rs, &eval_opts, &model_params, o.jobs, false, &run);
     if (rc != TG_OK) {
         if (rc == TG_ETRACE)
             fprintf(stderr, "tracegate: no baseline written: every trace must be readable\n");

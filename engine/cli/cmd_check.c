@@ -27,6 +27,7 @@ typedef struct check_args {
     const char *iteration_pattern;
     int jobs;
     int64_t max_memory;        /* --max-memory, 0 = no limit */
+    bool load_all;             /* --load all */
 } check_args;
 
 static void check_usage(FILE *f)
@@ -45,6 +46,9 @@ static void check_usage(FILE *f)
         "  --jobs N              check N traces in parallel\n"
         "  --max-memory SIZE     refuse (exit 3) a trace whose loading would need more\n"
         "                        than SIZE (e.g. 512MiB, 4GiB), before reading it\n"
+        "  --load WHAT           needed (default): keep only the rows the rules can\n"
+        "                        count; all: keep every row of every table (same\n"
+        "                        results, more memory)\n"
         "  --color WHEN          auto (default), always, never\n"
         "  --quiet               text: only failures and the verdict\n");
 }
@@ -75,7 +79,7 @@ static int bad_usage(const char *fmt, const char *arg)
 static int parse_args(int argc, char **argv, check_args *a)
 {
     enum { O_RULES = 256, O_FORMAT, O_FAIL_ON, O_MISSING, O_BASELINE, O_MISMATCH,
-           O_SET, O_PATTERN, O_JOBS, O_COLOR, O_QUIET, O_HELP, O_MAX_MEMORY };
+           O_SET, O_PATTERN, O_JOBS, O_COLOR, O_QUIET, O_HELP, O_MAX_MEMORY, O_LOAD };
     static const struct option opts[] = {
         {"rules", required_argument, 0, O_RULES},     {"format", required_argument, 0, O_FORMAT},
         {"fail-on", required_argument, 0, O_FAIL_ON}, {"missing-data", required_argument, 0, O_MISSING},
@@ -84,6 +88,7 @@ static int parse_args(int argc, char **argv, check_args *a)
         {"jobs", required_argument, 0, O_JOBS},       {"color", required_argument, 0, O_COLOR},
         {"quiet", no_argument, 0, O_QUIET},           {"help", no_argument, 0, O_HELP},
         {"max-memory", required_argument, 0, O_MAX_MEMORY},
+        {"load", required_argument, 0, O_LOAD},
         {0, 0, 0, 0}};
     tg_cli_outputs_init(&a->out);
     a->missing = TG_MISSING_FAIL;
@@ -132,6 +137,11 @@ static int parse_args(int argc, char **argv, check_args *a)
         case O_MAX_MEMORY:
             if (!tg_parse_size(optarg, &a->max_memory))
                 return bad_usage("--max-memory wants a size such as 512MiB or 4GiB, not '%s'", optarg);
+            break;
+        case O_LOAD:
+            if (!strcmp(optarg, "all")) a->load_all = true;
+            else if (!strcmp(optarg, "needed")) a->load_all = false;
+            else return bad_usage("--load wants needed or all, not '%s'", optarg);
             break;
         case 'j':
         case O_JOBS: {
@@ -245,7 +255,7 @@ static int run_check(check_args *a, int n_traces, char **traces)
     /* baseline.STAT in rule expressions reads the stored statistics */
     if (baseline && run.arena) eo.baselines = tg_baseline_rule_stats(baseline, rs, run.arena);
     tg_model_params mp = {.iteration_pattern = a->iteration_pattern};
-    int eval_status = run.arena ? tg_cli_evaluate(inputs.paths, inputs.n, rs, &eo, &mp, a->jobs, &run)
+    int eval_status = run.arena ? tg_cli_evaluate(inputs.paths, inputs.n, rs, &eo, &mp, a->jobs, a->load_all, &run)
                                 : TG_EINTERNAL;
 
     if (baseline && eval_status != TG_EINTERNAL) {

@@ -19,6 +19,7 @@ typedef struct pipeline {
     const tg_ruleset *rs;
     const tg_eval_opts *eval_opts;
     const tg_model_params *model_params;
+    bool load_all;             /* --load all: every row of every table */
     tg_run_result *run;
     tg_diag *diags;            /* one per trace, printed in order at the end */
     atomic_size_t next;
@@ -40,6 +41,35 @@ static const char *gpu_names(const tg_model *m, tg_arena *a)
     return len ? tg_arena_strdup(a, buf) : NULL;
 }
 
+/* Does an enabled rule read source src? */
+static bool rules_read(const tg_ruleset *rs, tg_source_id src)
+{
+    for (size_t i = 0; i < tg_rules_count(rs); i++) {
+        const tg_rule_info *r = tg_rules_info(rs, i);
+        if (r->enabled && tg_source_find(r->source) && tg_source_find(r->source)->id == src) return true;
+    }
+    return false;
+}
+
+/* Which streamed calls to keep as `api` rows: those some rule's `where`
+** admits (the filter is made on the first call, when the model exists). */
+typedef struct keep_ctx {
+    const tg_ruleset *rs;
+    tg_row_filter *filter;
+    bool made, all;
+} keep_ctx;
+
+static bool keep_api(void *ctx, const tg_model *m, const tg_api *row)
+{
+    keep_ctx *k = ctx;
+    if (!k->made) {
+        k->made = true;
+        k->filter = tg_row_filter_new(k->rs, TG_SRC_API, m, &k->all);
+        if (!k->filter) k->all = true;    /* out of memory: keeping every row is still right */
+    }
+    return k->all || tg_row_filter_pass(k->filter, (const char *)row);
+}
+
 static tg_status evaluate_one(pipeline *p, size_t i)
 {
     tg_trace_result *out = &p->run->traces[i];
@@ -48,7 +78,18 @@ static tg_status evaluate_one(pipeline *p, size_t i)
     if (!out->arena) return TG_EINTERNAL;
     out->file = tg_arena_strdup(out->arena, p->traces[i]);
 
-    tg_trace *t = tg_trace_open(p->traces[i], diag);
+    /* Load what the rules need: kernel rows only for rules on `kernel`, the
+    ** API table streamed, keeping the calls a rule can count. */
+    bool kernel_rows = p->load_all || rules_read(p->rs, TG_SRC_KERNEL);
+    tg_load_opts load = {.kernel_rows = kernel_rows, .defer_api = !p->load_all};
+    tg_model_params mp = *p->model_params;
+    keep_ctx keep = {.rs = p->rs};
+    if (!p->load_all) {
+        mp.keep_api = keep_api;
+        mp.keep_ctx = &keep;
+        mp.skip_nvtx_gpu = !kernel_rows && !rules_read(p->rs, TG_SRC_NVTX);
+    }
+    tg_trace *t = tg_trace_open_with(p->traces[i], &load, diag);
     if (!t) {
         out->status = diag->n_errors ? diag->status : TG_ETRACE;
         out->error = diag->n ? tg_arena_strdup(out->arena, diag->msgs[0].text)
@@ -59,7 +100,8 @@ static tg_status evaluate_one(pipeline *p, size_t i)
     if (t->schema_version) out->schema_version = tg_arena_strdup(out->arena, t->schema_version);
 
     tg_status st = TG_OK;
-    tg_model *m = tg_model_build(t, p->model_params, diag);
+    tg_model *m = tg_model_build(t, &mp, diag);
+    tg_row_filter_free(keep.filter);
     if (!m) {
         st = diag->n_errors ? diag->status : TG_EINTERNAL;
         out->status = st;
@@ -92,7 +134,7 @@ static void *worker(void *arg)
 
 int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset *rs,
                     const tg_eval_opts *eval_opts, const tg_model_params *model_params,
-                    int jobs, tg_run_result *run)
+                    int jobs, bool load_all, tg_run_result *run)
 {
     run->traces = tg_arena_alloc(run->arena, (n_traces ? n_traces : 1) * sizeof *run->traces);
     tg_diag *diags = calloc(n_traces ? n_traces : 1, sizeof *diags);
@@ -108,7 +150,7 @@ int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset
     tg_model_params mp = model_params ? *model_params : (tg_model_params){0};
     int64_t gap_floor = tg_rules_lower_bound(rs, TG_SRC_GAP, "duration");
     if (gap_floor > mp.gap_rows_min_ns) mp.gap_rows_min_ns = gap_floor;
-    pipeline p = {traces, n_traces, rs, eval_opts, &mp, run, diags, 0};
+    pipeline p = {traces, n_traces, rs, eval_opts, &mp, load_all, run, diags, 0};
 
     if (jobs < 1) jobs = 1;
     if ((size_t)jobs > n_traces) jobs = (int)n_traces;

@@ -7,7 +7,7 @@
 #ifndef TG_EVAL_H
 #define TG_EVAL_H
 
-#include "../model/model.h"
+#include "../model/source.h"
 #include "../rules/rules.h"
 #include "result.h"
 
@@ -28,5 +28,16 @@ typedef struct tg_eval_opts {
 ** rule (verdict SKIP + missing_data, or ERROR + missing_data in FAIL mode). */
 tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_opts *opts,
                         tg_arena *arena, tg_trace_result *out, tg_diag *diag);
+
+/* Which rows of source src can count for some enabled rule of rs (its
+** `where` holds): for a table that streams by, the rows worth keeping.
+** NULL with *all set when every row may count (a rule on src without
+** `where`, or whose `where` reads trace.* or a baseline); NULL without it
+** on OOM. A filter with no rule on src passes nothing. Not thread-safe:
+** one per model build. */
+typedef struct tg_row_filter tg_row_filter;
+tg_row_filter *tg_row_filter_new(const tg_ruleset *rs, tg_source_id src, const tg_model *m, bool *all);
+bool tg_row_filter_pass(tg_row_filter *f, const char *row);
+void tg_row_filter_free(tg_row_filter *f);
 
 #endif

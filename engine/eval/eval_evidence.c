@@ -121,7 +121,8 @@ static void device_bounds(const tg_model *m, int32_t device, cite *first, cite *
     first->rowid = last->rowid = -1;
     int64_t best_start = INT64_MAX, best_end = INT64_MIN;
     struct { const char *base; size_t n, stride; int table; } arrays[] = {
-        {(const char *)t->kernels, t->n_kernels, sizeof(tg_kernel), TG_TABLE_KERNEL},
+        {t->kernels ? (const char *)t->kernels : (const char *)t->kspans, t->n_kernels,
+         t->kernels ? sizeof(tg_kernel) : sizeof(tg_kspan), TG_TABLE_KERNEL},
         {(const char *)t->memcpys, t->n_memcpys, sizeof(tg_memop), TG_TABLE_MEMCPY},
         {(const char *)t->memsets, t->n_memsets, sizeof(tg_memop), TG_TABLE_MEMSET},
     };
@@ -130,8 +131,11 @@ static void device_bounds(const tg_model *m, int32_t device, cite *first, cite *
             const char *row = arrays[a].base + i * arrays[a].stride;
             int32_t dev;
             int64_t rowid, start, end;
-            if (arrays[a].table == TG_TABLE_KERNEL) {
+            if (arrays[a].table == TG_TABLE_KERNEL && t->kernels) {
                 const tg_kernel *k = (const tg_kernel *)(const void *)row;
+                dev = k->device, rowid = k->rowid, start = k->start, end = k->end;
+            } else if (arrays[a].table == TG_TABLE_KERNEL) {
+                const tg_kspan *k = (const tg_kspan *)(const void *)row;
                 dev = k->device, rowid = k->rowid, start = k->start, end = k->end;
             } else {
                 const tg_memop *o = (const tg_memop *)(const void *)row;

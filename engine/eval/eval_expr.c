@@ -36,8 +36,7 @@ static tg_rv read_field(const tg_rule_state *st, const char *row, const tg_field
     const char *p = row + f->offset;
     tg_rv v = {.t = TG_RV_NULL};
     switch (f->store) {
-    case TG_STORE_SPAN:
-    case TG_STORE_CALL_END: {
+    case TG_STORE_SPAN: {
         int64_t x = tg_field_computed(st->m, row, f);
         if (x == TG_NULL_I64) return v;
         v.t = TG_RV_INT;
@@ -138,10 +137,11 @@ static int rv_cmp(const tg_rule_state *st, const tg_expr *e, tg_rv a, tg_rv b, b
         if (a.u.sid == b.u.sid) return 0;
         if (e->op == TG_N_EQ || e->op == TG_N_NE) return 1;
     }
-    if (a.t == TG_RV_SID && b.t == TG_RV_STR && e->slot >= 0 && (e->op == TG_N_EQ || e->op == TG_N_NE))
-        return a.u.sid == st->slots[e->slot].sid ? 0 : 1;
-    if (a.t == TG_RV_STR && b.t == TG_RV_SID && e->slot >= 0 && (e->op == TG_N_EQ || e->op == TG_N_NE))
-        return b.u.sid == st->slots[e->slot].sid ? 0 : 1;
+    /* against a constant already in the pool, ids compare; a constant
+    ** absent when the rule started may be interned since: compare text */
+    bool by_id = e->slot >= 0 && st->slots[e->slot].sid >= 0 && (e->op == TG_N_EQ || e->op == TG_N_NE);
+    if (by_id && a.t == TG_RV_SID && b.t == TG_RV_STR) return a.u.sid == st->slots[e->slot].sid ? 0 : 1;
+    if (by_id && a.t == TG_RV_STR && b.t == TG_RV_SID) return b.u.sid == st->slots[e->slot].sid ? 0 : 1;
     const char *sa = rv_string(st, a), *sb = rv_string(st, b);
     if (sa && sb) return strcmp(sa, sb);
     if (sa || sb) {
@@ -155,7 +155,10 @@ static int rv_cmp(const tg_rule_state *st, const tg_expr *e, tg_rv a, tg_rv b, b
 /* String predicate of node e on pool id sid, memoised. */
 static bool string_test(tg_rule_state *st, const tg_expr *e, int32_t sid, const char *s)
 {
-    int8_t *memo = e->slot >= 0 && sid >= 0 ? st->slots[e->slot].memo : NULL;
+    const tg_slot *slot = e->slot >= 0 ? &st->slots[e->slot] : NULL;
+    /* ids interned after the memo was sized (names of a streamed table) are
+    ** tested without it */
+    int8_t *memo = slot && sid >= 0 && sid < slot->n_memo ? slot->memo : NULL;
     if (memo && memo[sid]) return memo[sid] == 2;
     bool r;
     if (!s) {
@@ -304,6 +307,7 @@ static bool init_node(tg_rule_state *st, const tg_expr *e, int32_t n_strings)
         } else if (!s->memo && n_strings > 0) {
             s->memo = calloc((size_t)n_strings, 1);
             if (!s->memo) return false;
+            s->n_memo = n_strings;
         }
     }
     return init_node(st, e->a, n_strings) && init_node(st, e->b, n_strings);

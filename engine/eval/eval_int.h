@@ -33,6 +33,7 @@ typedef struct tg_rv {
 typedef struct tg_slot {
     int32_t sid;               /* ==, != against a constant: its pool id (-1: absent) */
     int8_t *memo;              /* per pool id: 0 unknown, 1 false, 2 true */
+    int32_t n_memo;            /* ids it covers */
 } tg_slot;
 
 /* Streaming state of one aggregate. */

@@ -18,15 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per raw API name: what its base name says. */
-enum {
-    NAME_DRIVER = 1,           /* cu* but not cuda*: driver API */
-    NAME_BLOCKING = 2,         /* host-blocking synchronize call */
-    NAME_SYNC_MEMOP = 4,       /* cudaMemcpy* / cuMemcpy* / cudaMemset* / cuMemset* without Async */
-    NAME_ASYNC = 8,            /* contains "Async" */
-    NAME_KNOWN = 16            /* cache slot filled */
-};
-
 static const char *const blocking_names[] = {
     "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
     "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
@@ -42,14 +33,6 @@ static const char *const mem_kind_names[] = {
 };
 #define N_COPY_KINDS (sizeof copy_kind_names / sizeof copy_kind_names[0])
 #define N_MEM_KINDS (sizeof mem_kind_names / sizeof mem_kind_names[0])
-
-typedef struct name_cache {
-    int32_t n;                 /* strings interned before the build */
-    int32_t *base;             /* raw name id -> base name id */
-    uint8_t *flags;            /* raw name id -> NAME_* */
-    int8_t *nccl;              /* kernel name id -> contains "nccl" (-1 unknown) */
-    int32_t copy_kind[N_COPY_KINDS], mem_kind[N_MEM_KINDS];
-} name_cache;
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -78,28 +61,70 @@ static size_t base_name_len(const char *name, size_t len)
 
 static uint8_t name_flags(const char *base)
 {
-    uint8_t f = NAME_KNOWN;
-    if (starts_with(base, "cu") && !starts_with(base, "cuda")) f |= NAME_DRIVER;
+    uint8_t f = TG_NAME_KNOWN;
+    if (starts_with(base, "cu") && !starts_with(base, "cuda")) f |= TG_NAME_DRIVER;
     for (size_t i = 0; i < sizeof blocking_names / sizeof blocking_names[0]; i++)
-        if (strcmp(base, blocking_names[i]) == 0) f |= NAME_BLOCKING;
+        if (strcmp(base, blocking_names[i]) == 0) f |= TG_NAME_BLOCKING;
     bool copy_or_set = starts_with(base, "cudaMemcpy") || starts_with(base, "cuMemcpy") ||
                        starts_with(base, "cudaMemset") || starts_with(base, "cuMemset");
     bool async = strstr(base, "Async") != NULL;
-    if (copy_or_set && !async) f |= NAME_SYNC_MEMOP;
-    if (async) f |= NAME_ASYNC;
+    if (copy_or_set && !async) f |= TG_NAME_SYNC_MEMOP;
+    if (async) f |= TG_NAME_ASYNC;
     return f;
 }
 
-/* Base name id and flags of raw name id; false on OOM. */
-static bool resolve_name(tg_strpool *pool, name_cache *c, int32_t id)
+/* Grow the cache to cover every id of the pool (names interned while a
+** table streams, base names interned here). */
+static bool cache_cover(tg_name_cache *c, int32_t n)
 {
-    if (id < 0 || id >= c->n || c->flags[id]) return true;
+    if (n <= c->n) return true;
+    size_t want = (size_t)n + (size_t)n / 2 + 16;
+    int32_t *base = realloc(c->base, want * sizeof *base);
+    if (base) c->base = base;
+    uint8_t *flags = realloc(c->flags, want);
+    if (flags) c->flags = flags;
+    int8_t *nccl = realloc(c->nccl, want);
+    if (nccl) c->nccl = nccl;
+    if (!base || !flags || !nccl) return false;
+    memset(c->flags + c->n, 0, want - (size_t)c->n);
+    memset(c->nccl + c->n, -1, want - (size_t)c->n);
+    c->n = (int32_t)want;
+    return true;
+}
+
+bool tg_model_resolve_name(tg_model *m, int32_t id)
+{
+    tg_name_cache *c = &tg_model_priv_of(m)->names;
+    tg_strpool *pool = m->trace->strings;
+    if (id < 0 || id >= tg_strpool_count(pool)) return true;
+    if (id >= c->n && !cache_cover(c, tg_strpool_count(pool))) return false;
+    if (c->flags[id]) return true;
     const char *s = tg_strpool_get(pool, id);
     size_t len = base_name_len(s, tg_strpool_len(pool, id));
     int32_t base = tg_strpool_intern(pool, s, len);
     if (base < 0) return false;
     c->base[id] = base;
     c->flags[id] = name_flags(tg_strpool_get(pool, base));
+    return true;
+}
+
+uint8_t tg_model_name_flags(const tg_model *m, int32_t id)
+{
+    const tg_name_cache *c = &tg_model_cpriv_of(m)->names;
+    return id >= 0 && id < c->n ? c->flags[id] : 0;
+}
+
+bool tg_model_derive_call(tg_model *m, tg_api *a)
+{
+    if (!tg_model_resolve_name(m, a->name)) return false;
+    const tg_name_cache *c = &tg_model_priv_of(m)->names;
+    uint8_t f = tg_model_name_flags(m, a->name);
+    a->base_name = f ? c->base[a->name] : a->name;
+    a->driver = (f & TG_NAME_DRIVER) != 0;
+    a->blocking = (f & TG_NAME_BLOCKING) != 0;
+    a->steady = 1;
+    a->iteration = -1;
+    a->dup_of = -1;
     return true;
 }
 
@@ -111,37 +136,29 @@ static bool contains_nccl(const char *s)
     return false;
 }
 
-static int8_t kernel_is_nccl(const tg_trace *t, name_cache *c, int32_t id)
+static int8_t kernel_is_nccl(tg_model *m, int32_t id)
 {
-    if (id < 0 || id >= c->n) return 0;
-    if (c->nccl[id] < 0) c->nccl[id] = contains_nccl(tg_trace_str(t, id));
+    tg_name_cache *c = &tg_model_priv_of(m)->names;
+    if (id < 0 || id >= tg_strpool_count(m->trace->strings)) return 0;
+    if (id >= c->n && !cache_cover(c, tg_strpool_count(m->trace->strings))) return 0;
+    if (c->nccl[id] < 0) c->nccl[id] = contains_nccl(tg_trace_str(m->trace, id));
     return c->nccl[id];
 }
 
-static bool cache_init(name_cache *c, tg_strpool *pool)
+/* Copy and memory kind names, interned once per build. */
+typedef struct kind_names {
+    int32_t copy_kind[N_COPY_KINDS], mem_kind[N_MEM_KINDS];
+} kind_names;
+
+static bool kinds_init(kind_names *k, tg_strpool *pool)
 {
-    memset(c, 0, sizeof *c);
-    c->n = tg_strpool_count(pool);
-    size_t n = c->n > 0 ? (size_t)c->n : 1;
-    c->base = malloc(n * sizeof *c->base);
-    c->flags = calloc(n, 1);
-    c->nccl = malloc(n);
-    if (!c->base || !c->flags || !c->nccl) return false;
-    memset(c->nccl, -1, n);
     for (size_t i = 0; i < N_COPY_KINDS; i++)
-        if ((c->copy_kind[i] = tg_strpool_intern(pool, copy_kind_names[i], strlen(copy_kind_names[i]))) < 0)
+        if ((k->copy_kind[i] = tg_strpool_intern(pool, copy_kind_names[i], strlen(copy_kind_names[i]))) < 0)
             return false;
     for (size_t i = 0; i < N_MEM_KINDS; i++)
-        if ((c->mem_kind[i] = tg_strpool_intern(pool, mem_kind_names[i], strlen(mem_kind_names[i]))) < 0)
+        if ((k->mem_kind[i] = tg_strpool_intern(pool, mem_kind_names[i], strlen(mem_kind_names[i]))) < 0)
             return false;
     return true;
-}
-
-static void cache_free(name_cache *c)
-{
-    free(c->base);
-    free(c->flags);
-    free(c->nccl);
 }
 
 static int64_t span_of(int64_t start, int64_t end)
@@ -156,11 +173,11 @@ static int32_t kind_name(const int32_t *ids, size_t n, size_t unknown, int32_t c
     return ids[(size_t)code < n ? (size_t)code : unknown];
 }
 
-static void reset_memop(tg_memop *r, const name_cache *c, bool is_copy)
+static void reset_memop(tg_memop *r, const kind_names *k, bool is_copy)
 {
-    r->kind_name = is_copy ? kind_name(c->copy_kind, N_COPY_KINDS, 0, r->copy_kind) : -1;
-    r->src_kind_name = kind_name(c->mem_kind, N_MEM_KINDS, N_MEM_KINDS - 1, r->src_kind);
-    r->dst_kind_name = is_copy ? kind_name(c->mem_kind, N_MEM_KINDS, N_MEM_KINDS - 1, r->dst_kind) : -1;
+    r->kind_name = is_copy ? kind_name(k->copy_kind, N_COPY_KINDS, 0, r->copy_kind) : -1;
+    r->src_kind_name = kind_name(k->mem_kind, N_MEM_KINDS, N_MEM_KINDS - 1, r->src_kind);
+    r->dst_kind_name = is_copy ? kind_name(k->mem_kind, N_MEM_KINDS, N_MEM_KINDS - 1, r->dst_kind) : -1;
     r->api = -1;
     r->api_name = -1;
     r->tid = -1;
@@ -168,36 +185,59 @@ static void reset_memop(tg_memop *r, const name_cache *c, bool is_copy)
     r->api_async = 0;
     r->steady = 1;
     r->iteration = -1;
+    r->launched = 0;
 }
 
-/* Durations, names and null defaults of every DERIVED field. */
-static bool derive_rows(tg_trace *t, name_cache *c)
+/* The kernels as the passes read them: the trace's tg_kspan rows, or a
+** copy of the fields they need from its tg_kernel rows. */
+static bool kernel_spans(tg_model *m)
 {
-    for (size_t i = 0; i < t->n_apis; i++) {
-        tg_api *a = &t->apis[i];
-        if (!resolve_name(t->strings, c, a->name)) return false;
-        bool known = a->name >= 0 && a->name < c->n;
-        uint8_t f = known ? c->flags[a->name] : 0;
-        a->base_name = known ? c->base[a->name] : a->name;
-        a->driver = (f & NAME_DRIVER) != 0;
-        a->blocking = (f & NAME_BLOCKING) != 0;
-        a->steady = 1;
-        a->iteration = -1;
-        a->dup_of = -1;
+    tg_model_priv *p = tg_model_priv_of(m);
+    const tg_trace *t = m->trace;
+    if (!t->kernels) {
+        p->ks = t->kspans;
+        return true;
     }
+    p->ks = malloc((t->n_kernels ? t->n_kernels : 1) * sizeof *p->ks);
+    if (!p->ks) return false;
+    p->ks_owned = true;
     for (size_t i = 0; i < t->n_kernels; i++) {
-        tg_kernel *k = &t->kernels[i];
-        k->api = -1;
-        k->api_name = -1;
-        k->tid = -1;
-        k->queue = TG_NULL_I64;
-        k->nccl = kernel_is_nccl(t, c, k->name >= 0 ? k->name : k->short_name);
-        k->steady = 1;
-        k->nvtx = -1;
-        k->iteration = -1;
+        const tg_kernel *k = &t->kernels[i];
+        p->ks[i] = (tg_kspan){.rowid = k->rowid, .start = k->start, .end = k->end,
+                              .correlation = k->correlation, .pid = k->pid, .device = k->device,
+                              .name = k->name};
     }
-    for (size_t i = 0; i < t->n_memcpys; i++) reset_memop(&t->memcpys[i], c, true);
-    for (size_t i = 0; i < t->n_memsets; i++) reset_memop(&t->memsets[i], c, false);
+    return true;
+}
+
+/* Names and null defaults of every DERIVED field. */
+static bool derive_rows(tg_model *m)
+{
+    tg_trace *t = m->trace;
+    tg_model_priv *p = tg_model_priv_of(m);
+    kind_names kinds;
+    if (!kinds_init(&kinds, t->strings)) return false;
+    for (size_t i = 0; i < t->n_apis; i++)
+        if (!tg_model_derive_call(m, &t->apis[i])) return false;
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        tg_kspan *k = &p->ks[i];
+        k->queue = TG_NULL_I64;
+        k->launched = 0;
+        k->nccl = kernel_is_nccl(m, k->name);
+        if (!t->kernels) continue;
+        tg_kernel *r = &t->kernels[i];
+        r->api = -1;
+        r->api_name = -1;
+        r->tid = -1;
+        r->queue = TG_NULL_I64;
+        r->launch_end = TG_NULL_I64;
+        r->nccl = k->nccl;
+        r->steady = 1;
+        r->nvtx = -1;
+        r->iteration = -1;
+    }
+    for (size_t i = 0; i < t->n_memcpys; i++) reset_memop(&t->memcpys[i], &kinds, true);
+    for (size_t i = 0; i < t->n_memsets; i++) reset_memop(&t->memsets[i], &kinds, false);
     for (size_t i = 0; i < t->n_nvtx; i++) {
         tg_nvtx *r = &t->nvtx[i];
         r->duration = span_of(r->start, r->end);
@@ -207,21 +247,6 @@ static bool derive_rows(tg_trace *t, name_cache *c)
         r->iteration = -1;
     }
     return true;
-}
-
-/* ---------------------------------------------------------------- launches */
-
-/* Flags of a copy or memset that depend on its launching call's name. */
-static void memop_call_flags(tg_trace *t, const name_cache *c, tg_memop *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        tg_memop *r = &rows[i];
-        if (r->api < 0) continue;
-        int32_t name = t->apis[r->api].name;
-        uint8_t f = name >= 0 && name < c->n ? c->flags[name] : 0;
-        r->api_sync = (f & NAME_SYNC_MEMOP) != 0;
-        r->api_async = (f & NAME_ASYNC) != 0;
-    }
 }
 
 /* ---------------------------------------------------------------- facts */
@@ -244,16 +269,10 @@ static void compute_facts(tg_model *m)
     f->kernels = (int64_t)t->n_kernels;
     f->memcpys = (int64_t)t->n_memcpys;
     f->memsets = (int64_t)t->n_memsets;
-    for (size_t i = 0; i < t->n_apis; i++) {
-        const tg_api *a = &t->apis[i];
-        if (a->dup_of >= 0) continue;
-        f->api_calls++;
-        if (a->blocking) {
-            f->blocking_calls++;
-            int64_t d = span_of(a->start, a->end);
-            if (d != TG_NULL_I64) f->blocked_time = tg_add_sat(f->blocked_time, d);
-        }
-    }
+    const tg_model_priv *p = tg_model_cpriv_of(m);
+    f->api_calls = p->api_calls;
+    f->blocking_calls = p->blocking_calls;
+    f->blocked_time = p->blocked_time;
     for (size_t i = 0; i < t->n_nvtx; i++)
         if (t->nvtx[i].end != TG_NULL_I64) f->nvtx_ranges++;
     f->devices = (int64_t)m->n_devices;
@@ -266,13 +285,34 @@ static void compute_facts(tg_model *m)
 /* ---------------------------------------------------------------- build */
 
 
+static tg_model *build_failed(tg_model *m, tg_diag *diag, bool report)
+{
+    if (report) tg_diag_error(diag, TG_EINTERNAL, "out of memory while building the trace model");
+    tg_model_free(m);
+    return NULL;
+}
+
+/* Join and attribute every call; a streamed table that records calls
+** twice is read again whole, and the pass rerun on it. */
+static int launch_pass(tg_model *m, const tg_model_params *p, tg_diag *diag)
+{
+    tg_trace *t = m->trace;
+    if (!t->apis_deferred && !tg_model_mark_duplicates(t)) return 0;
+    int rc = tg_model_launch_calls(m, p, diag);
+    if (rc >= 0) return rc;
+    if (!tg_trace_load_apis(t, diag)) return -2;
+    tg_model_reset_attribution(m);
+    tg_model_nvtx_reset(m);
+    if (!derive_rows(m) || !tg_model_mark_duplicates(t)) return 0;
+    return tg_model_launch_calls(m, p, diag);
+}
+
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag)
 {
     tg_model_params p = {.iteration_pattern = NULL, .gap_min_ns = 500000000};
     if (params) {
-        p.iteration_pattern = params->iteration_pattern;
-        if (params->gap_min_ns > 0) p.gap_min_ns = params->gap_min_ns;
-        p.gap_rows_min_ns = params->gap_rows_min_ns;
+        p = *params;
+        if (params->gap_min_ns <= 0) p.gap_min_ns = 500000000;
     }
     if (!p.iteration_pattern) p.iteration_pattern = TG_DEFAULT_ITERATION_PATTERN;
 
@@ -283,37 +323,42 @@ tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag
     }
     tg_model *m = &priv->pub;
     m->trace = trace;
-    name_cache cache;
-    bool ok = cache_init(&cache, trace->strings) && derive_rows(trace, &cache);
-    ok = ok && tg_model_join_launches(trace);
-    if (ok) {
-        memop_call_flags(trace, &cache, trace->memcpys, trace->n_memcpys);
-        memop_call_flags(trace, &cache, trace->memsets, trace->n_memsets);
+    if (trace->apis_partial) {
+        /* the calls a streamed read dropped are gone: a second build
+        ** would join and count only the kept ones */
+        tg_diag_error(diag, TG_EINTERNAL, "%s: this trace's API table was streamed once already; "
+                      "open it again to build another model", trace->path ? trace->path : "trace");
+        return build_failed(m, diag, false);
     }
-    cache_free(&cache);
-    if (!ok) {
-        tg_diag_error(diag, TG_EINTERNAL, "out of memory while building the trace model");
-        tg_model_free(m);
-        return NULL;
-    }
-    if (!tg_model_build_iterations(m, &p, diag)) {   /* reports its own error */
-        tg_model_free(m);
-        return NULL;
-    }
-    if (!tg_model_build_nvtx(m) || !tg_model_build_devices(m, &p)) {
-        tg_diag_error(diag, TG_EINTERNAL, "out of memory while building the trace model");
-        tg_model_free(m);
-        return NULL;
-    }
+    if (!kernel_spans(m) || !derive_rows(m)) return build_failed(m, diag, true);
+    if (!tg_model_build_iterations(m, &p, diag)) return build_failed(m, diag, false);
+    if (!p.skip_nvtx_gpu && !tg_model_nvtx_begin(m)) return build_failed(m, diag, true);
+    int errors = diag ? diag->n_errors : 0;
+    int rc = launch_pass(m, &p, diag);
+    if (rc <= 0) return build_failed(m, diag, rc == 0 && !(diag && diag->n_errors > errors));
+    if (!tg_model_finish_iterations(m) || (!p.skip_nvtx_gpu && !tg_model_nvtx_end(m)) ||
+        !tg_model_build_devices(m, &p))
+        return build_failed(m, diag, true);
     compute_facts(m);
     return m;
+}
+
+const tg_kspan *tg_model_kernels(const tg_model *m)
+{
+    return tg_model_cpriv_of(m)->ks;
 }
 
 void tg_model_free(tg_model *m)
 {
     if (!m) return;
+    tg_model_priv *p = tg_model_priv_of(m);
     tg_model_free_iterations(m);
+    tg_model_nvtx_free(m);
+    if (p->ks_owned) free(p->ks);
+    free(p->names.base);
+    free(p->names.flags);
+    free(p->names.nccl);
     free(m->gaps);
     free(m->devices);
-    free(tg_model_priv_of(m));
+    free(p);
 }

@@ -58,17 +58,27 @@ typedef struct tg_trace_facts {
     int64_t blocking_calls, blocked_time;
 } tg_trace_facts;
 
+typedef struct tg_model tg_model;
+
 typedef struct tg_model_params {
     const char *iteration_pattern;  /* POSIX ERE; NULL = default of DESIGN §2 */
     int64_t gap_min_ns;             /* gaps counted in device.gaps; default 500 ms */
     int64_t gap_rows_min_ns;        /* gap rows materialised: the ones at least this
                                        long (<= 0: all); a predicate pushed down from
                                        the rules. device.gaps counts all the same */
+    /* A trace opened with a deferred API table (tg_load_opts.defer_api) is
+    ** streamed: keep_api says which calls to keep as rows of the `api`
+    ** source (NULL: all), seeing each with its DERIVED fields set. Every
+    ** call is joined, attributed and counted whether kept or not. */
+    bool (*keep_api)(void *ctx, const tg_model *m, const tg_api *row);
+    void *keep_ctx;
+    bool skip_nvtx_gpu;             /* no rule reads nvtx.gpu_time/gpu_span/depth or
+                                       kernel.nvtx: leave them unset */
 } tg_model_params;
 
 #define TG_DEFAULT_ITERATION_PATTERN "^(iteration|train_step|step|ProfilerStep#[0-9]+)$"
 
-typedef struct tg_model {
+struct tg_model {
     tg_trace *trace;                /* not owned */
     tg_iteration *iterations; size_t n_iterations;  /* sorted by pid, start */
     tg_gap *gaps;             size_t n_gaps;        /* sorted by device, start */
@@ -76,7 +86,7 @@ typedef struct tg_model {
     tg_trace_facts facts;
     int64_t steady_start, steady_end;  /* steady window; whole trace without iterations */
     bool has_iterations;
-} tg_model;
+};
 
 /* Check an iteration pattern as tg_model_build would (POSIX ERE within the
 ** limits of tg_regex_refuse); false with one TG_EUSAGE error in diag. The
@@ -85,6 +95,10 @@ bool tg_model_pattern_ok(const char *pattern, tg_diag *diag);
 
 /* Derive everything. Returns NULL with a diag on failure (bad pattern, OOM). */
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag);
+
+/* The trace's n_kernels kernels as the model read them (queue, nccl set),
+** whether the trace holds tg_kernel rows or only tg_kspan ones. */
+const tg_kspan *tg_model_kernels(const tg_model *m);
 void tg_model_free(tg_model *m);
 
 #endif

@@ -161,7 +161,7 @@ static int32_t count_op(sweep *w, const tg_op *op)
 static bool census(sweep *w)
 {
     tg_op_stream s;
-    if (!tg_model_ops_open(&s, w->m->trace)) return false;
+    if (!tg_model_ops_open(&s, w->m)) return false;
     tg_op op;
     bool ok = true;
     while (ok && tg_model_ops_next(&s, &op))
@@ -244,9 +244,8 @@ static void visit(sweep *w, const item *it, bool *ok)
 ** `counting`, the census of each op too (no overhead items: one pass). */
 static bool run_sweep(sweep *w, bool counting)
 {
-    const tg_trace *t = w->m->trace;
     tg_op_stream s;
-    if (!tg_model_ops_open(&s, t)) return false;
+    if (!tg_model_ops_open(&s, w->m)) return false;
     bool ok = true, have = false;
     size_t next_extra = 0;
     tg_op op;
@@ -257,7 +256,7 @@ static bool run_sweep(sweep *w, bool counting)
             if (have) {
                 int32_t g = counting ? count_op(w, &op) : group_of(w, op.device, op.pid);
                 if (g < 0) { ok = false; break; }
-                const tg_kernel *k = op.kind == TG_OPK_KERNEL ? &t->kernels[op.index] : NULL;
+                const tg_kspan *k = op.kind == TG_OPK_KERNEL ? &tg_model_cpriv_of(w->m)->ks[op.index] : NULL;
                 cur = (item){op.start, op.end, op.rowid, tg_model_op_table(op.kind), g, k != NULL,
                              k ? k->nccl : 0};
                 dev_state *d = &w->devs[w->groups[g].dev];

@@ -23,17 +23,16 @@ typedef struct tg_op {
     size_t index;              /* row index in its table */
     int64_t rowid, start, end;
     int32_t device, pid;
-    int64_t api;               /* launching call, -1 */
 } tg_op;
 
 /* Table id (tg_table_id) of an op kind. */
 int tg_model_op_table(int kind);
-size_t tg_model_op_count(const tg_trace *t, int kind);
+size_t tg_model_op_count(const tg_model *m, int kind);
 /* Fill *op with row `index` of table `kind`. */
-void tg_model_op_get(const tg_trace *t, int kind, size_t index, tg_op *op);
+void tg_model_op_get(const tg_model *m, int kind, size_t index, tg_op *op);
 
 typedef struct tg_op_stream {
-    const tg_trace *t;
+    const tg_model *m;
     size_t pos[TG_OPK_COUNT];
     size_t *order[TG_OPK_COUNT];   /* NULL when the table is sorted by start */
     tg_op head[TG_OPK_COUNT];
@@ -42,7 +41,7 @@ typedef struct tg_op_stream {
 
 /* Visit every op in (start, kind, index) order. A table that is not sorted
 ** by start gets an index array sorted once. Returns false on OOM. */
-bool tg_model_ops_open(tg_op_stream *s, const tg_trace *t);
+bool tg_model_ops_open(tg_op_stream *s, const tg_model *m);
 bool tg_model_ops_next(tg_op_stream *s, tg_op *op);
 void tg_model_ops_close(tg_op_stream *s);
 
@@ -78,10 +77,39 @@ typedef struct tg_pid_slice {
 
 /* The model with the private state its passes share; tg_model_build hands
 ** out &priv->pub. */
+/* Per raw name id: what its base name says (model.c). */
+enum {
+    TG_NAME_DRIVER = 1,        /* cu* but not cuda*: driver API */
+    TG_NAME_BLOCKING = 2,      /* host-blocking synchronize call */
+    TG_NAME_SYNC_MEMOP = 4,    /* cudaMemcpy* / cuMemcpy* / cudaMemset* / cuMemset* without Async */
+    TG_NAME_ASYNC = 8,         /* contains "Async" */
+    TG_NAME_KNOWN = 16         /* cache slot filled */
+};
+
+typedef struct tg_name_cache {
+    int32_t n;                 /* ids covered; grows with the pool */
+    int32_t *base;             /* raw name id -> base name id */
+    uint8_t *flags;            /* raw name id -> TG_NAME_* */
+    int8_t *nccl;              /* kernel name id -> contains "nccl" (-1 unknown) */
+} tg_name_cache;
+
+typedef struct tg_nvtx_ctx tg_nvtx_ctx;
+
+/* The model with the private state its passes share; tg_model_build hands
+** out &priv->pub. */
 typedef struct tg_model_priv {
     tg_model pub;
     tg_pid_slice *slices; size_t n_slices;
     int64_t *max_end;              /* running max of iteration end within a slice */
+    /* The kernels as every pass reads them: the trace's tg_kspan array, or
+    ** one derived from its tg_kernel rows (owned). */
+    tg_kspan *ks;
+    bool ks_owned;
+    tg_name_cache names;
+    int64_t *gpu_first;            /* per iteration: earliest start of its GPU work */
+    tg_nvtx_ctx *nvtx;             /* launches collected for NVTX attribution, or NULL */
+    /* facts counted while the calls go by (a streamed table keeps few rows) */
+    int64_t api_calls, blocking_calls, blocked_time;
 } tg_model_priv;
 
 static inline tg_model_priv *tg_model_priv_of(tg_model *m) { return (tg_model_priv *)(void *)m; }
@@ -100,17 +128,58 @@ int64_t tg_model_find_iteration(const tg_model *m, int32_t pid, int64_t t);
 ** start of any process when pid has none; null without iterations. */
 int64_t tg_model_first_steady_start(const tg_model *m, int32_t pid);
 
-/* model_join.c: api/api_name/tid/launch_end/queue of ops, dup_of of calls
-** (duplicates stop being blocking). False on OOM. */
-bool tg_model_join_launches(tg_trace *t);
+/* model.c: base name and flags of raw API name id (grows the cache with the
+** pool); false on OOM. The name's flags, 0 when unknown. */
+bool tg_model_resolve_name(tg_model *m, int32_t id);
+uint8_t tg_model_name_flags(const tg_model *m, int32_t id);
+/* Fill the DERIVED name fields of a call (base_name, driver, blocking). */
+bool tg_model_derive_call(tg_model *m, tg_api *a);
 
-/* model_iter.c: build m->iterations from NVTX ranges, attribute ops and API
-** calls to them, fill .iteration/.steady of rows, periods, the steady window. */
+/* model_join.c: calls recorded twice by old exports (dup_of; the outer copy
+** stops being blocking), on a trace whose API table is loaded. False on OOM. */
+bool tg_model_mark_duplicates(tg_trace *t);
+/* The launch join and everything that follows a call: every call of the
+** trace (loaded rows, or the deferred table streamed through
+** params->keep_api) is matched to the kernels, copies and memsets it
+** launched (same process and correlation id) and attributed to its
+** iteration; facts are counted. Returns 1 done, 0 OOM (or a failed read,
+** in diag), -1 when a streamed table turned out to record calls twice:
+** the caller loads it whole and runs again. */
+int tg_model_launch_calls(tg_model *m, const tg_model_params *p, tg_diag *diag);
+
+/* model_iter.c: build m->iterations from NVTX ranges (numbered, warmup,
+** slices) and the iteration of every NVTX row; the calls and ops are
+** attributed by the launch pass, then tg_model_finish_iterations sets
+** gpu_span, periods and the steady window. */
 bool tg_model_build_iterations(tg_model *m, const tg_model_params *p, tg_diag *diag);
+void tg_model_reset_attribution(tg_model *m);
+bool tg_model_finish_iterations(tg_model *m);
 void tg_model_free_iterations(tg_model *m);
 
-/* model_nvtx.c: NVTX depth, gpu_time, gpu_span; innermost range at launch. */
-bool tg_model_build_nvtx(tg_model *m);
+/* Iteration lookups for a stream of (pid, time): a cursor per process. */
+typedef struct tg_iter_finder {
+    const tg_model *m;
+    size_t *at;                    /* per slice */
+    int32_t last_pid;
+    int64_t last_slice;            /* of last_pid; -2 = none yet */
+} tg_iter_finder;
+
+bool tg_model_finder_init(tg_iter_finder *f, const tg_model *m);
+void tg_model_finder_free(tg_iter_finder *f);
+int64_t tg_model_finder_find(tg_iter_finder *f, int32_t pid, int64_t t);
+/* .iteration and .steady of a row in iteration it (-1: none). */
+void tg_model_mark_row(const tg_model *m, int64_t it, int32_t *iteration, int8_t *steady);
+/* One GPU op [start, end) launched in iteration it (>= 0). */
+void tg_model_attribute_op(tg_model *m, int64_t it, int64_t start, int64_t end, bool kernel);
+
+/* model_nvtx.c: NVTX depth, gpu_time, gpu_span; innermost range at launch.
+** begin groups the ranges by thread, the launch pass reports every op
+** launched (tg_model_nvtx_launch), end computes; abort drops it all. */
+bool tg_model_nvtx_begin(tg_model *m);
+bool tg_model_nvtx_launch(tg_model *m, const tg_api *call, int kind, size_t row, int64_t start, int64_t end);
+bool tg_model_nvtx_end(tg_model *m);
+void tg_model_nvtx_reset(tg_model *m);
+void tg_model_nvtx_free(tg_model *m);
 
 /* model_device.c: gap rows and device rows. */
 bool tg_model_build_devices(tg_model *m, const tg_model_params *p);

@@ -141,28 +141,20 @@ int64_t tg_model_find_iteration(const tg_model *m, int32_t pid, int64_t t)
     return s < 0 ? -1 : find_in_slice(m, &p->slices[s], &a, t);
 }
 
-/* tg_model_find_iteration for a stream of lookups: a cursor per process. */
-typedef struct finder {
-    const tg_model *m;
-    size_t *at;                    /* per slice */
-    int32_t last_pid;
-    int64_t last_slice;            /* of last_pid; -2 = none yet */
-} finder;
-
-static bool finder_init(finder *f, const tg_model *m)
+bool tg_model_finder_init(tg_iter_finder *f, const tg_model *m)
 {
     size_t n = tg_model_cpriv_of(m)->n_slices;
-    *f = (finder){.m = m, .at = calloc(n ? n : 1, sizeof *f->at), .last_slice = -2};
+    *f = (tg_iter_finder){.m = m, .at = calloc(n ? n : 1, sizeof *f->at), .last_slice = -2};
     return f->at != NULL;
 }
 
-/* Restart the cursors (a new table: its times start over). */
-static void finder_rewind(finder *f)
+void tg_model_finder_free(tg_iter_finder *f)
 {
-    memset(f->at, 0, tg_model_cpriv_of(f->m)->n_slices * sizeof *f->at);
+    free(f->at);
+    f->at = NULL;
 }
 
-static int64_t finder_find(finder *f, int32_t pid, int64_t t)
+int64_t tg_model_finder_find(tg_iter_finder *f, int32_t pid, int64_t t)
 {
     const tg_model_priv *p = tg_model_cpriv_of(f->m);
     if (t == TG_NULL_I64 || p->n_slices == 0) return -1;
@@ -174,72 +166,49 @@ static int64_t finder_find(finder *f, int32_t pid, int64_t t)
     return find_in_slice(f->m, &p->slices[f->last_slice], &f->at[f->last_slice], t);
 }
 
-/* Attribute one GPU op (duration, end) to the iteration of its launch. */
-static int64_t attribute_op(tg_model *m, finder *f, int64_t *gpu_first, int32_t pid, int64_t api,
-                            int64_t start, int64_t end, bool kernel)
+void tg_model_attribute_op(tg_model *m, int64_t i, int64_t start, int64_t end, bool kernel)
 {
-    if (api < 0) return -1;
-    int64_t i = finder_find(f, pid, m->trace->apis[api].start);
-    if (i < 0) return -1;
     tg_iteration *it = &m->iterations[i];
+    int64_t *gpu_first = tg_model_priv_of(m)->gpu_first;
     if (start != TG_NULL_I64 && end != TG_NULL_I64) {
         it->gpu_time = tg_add_sat(it->gpu_time, end - start);
         if (it->gpu_end == TG_NULL_I64 || end > it->gpu_end) it->gpu_end = end;
         if (gpu_first[i] == TG_NULL_I64 || start < gpu_first[i]) gpu_first[i] = start;
     }
     if (kernel) it->kernels++;
-    return i;
 }
 
-static void mark_row(const tg_model *m, int64_t i, int32_t *iteration, int8_t *steady)
+void tg_model_mark_row(const tg_model *m, int64_t i, int32_t *iteration, int8_t *steady)
 {
     *iteration = i >= 0 ? m->iterations[i].index : -1;
     *steady = m->has_iterations ? (i >= 0 && !m->iterations[i].warmup) : 1;
 }
 
-static bool attribute(tg_model *m)
+void tg_model_reset_attribution(tg_model *m)
+{
+    tg_model_priv *p = tg_model_priv_of(m);
+    for (size_t i = 0; i < m->n_iterations; i++) {
+        tg_iteration *it = &m->iterations[i];
+        it->gpu_end = it->gpu_span = TG_NULL_I64;
+        it->gpu_time = 0;
+        it->kernels = it->blocking_calls = 0;
+        p->gpu_first[i] = TG_NULL_I64;
+    }
+    p->api_calls = p->blocking_calls = p->blocked_time = 0;
+}
+
+/* The iteration of every NVTX row (its own start, its own process). */
+static bool nvtx_iterations(tg_model *m)
 {
     tg_trace *t = m->trace;
-    int64_t *gpu_first = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *gpu_first);
-    finder f;
-    if (!finder_init(&f, m) || !gpu_first) {
-        free(f.at);
-        free(gpu_first);
-        return false;
-    }
-    for (size_t i = 0; i < m->n_iterations; i++) gpu_first[i] = TG_NULL_I64;
-    for (size_t i = 0; i < t->n_kernels; i++) {
-        tg_kernel *k = &t->kernels[i];
-        int64_t it = attribute_op(m, &f, gpu_first, k->pid, k->api, k->start, k->end, true);
-        mark_row(m, it, &k->iteration, &k->steady);
-    }
-    for (int table = 0; table < 2; table++) {
-        tg_memop *rows = table ? t->memsets : t->memcpys;
-        size_t n = table ? t->n_memsets : t->n_memcpys;
-        finder_rewind(&f);
-        for (size_t i = 0; i < n; i++) {
-            int64_t it = attribute_op(m, &f, gpu_first, rows[i].pid, rows[i].api, rows[i].start,
-                                      rows[i].end, false);
-            mark_row(m, it, &rows[i].iteration, &rows[i].steady);
-        }
-    }
-    finder_rewind(&f);
-    for (size_t i = 0; i < t->n_apis; i++) {
-        tg_api *a = &t->apis[i];
-        int64_t it = finder_find(&f, a->pid, a->start);
-        mark_row(m, it, &a->iteration, &a->steady);
-        if (it >= 0 && a->blocking) m->iterations[it].blocking_calls++;
-    }
-    finder_rewind(&f);
+    tg_iter_finder f;
+    if (!tg_model_finder_init(&f, m)) return false;
     for (size_t i = 0; i < t->n_nvtx; i++) {
         tg_nvtx *r = &t->nvtx[i];
-        int64_t it = finder_find(&f, r->pid, r->start);
+        int64_t it = tg_model_finder_find(&f, r->pid, r->start);
         r->iteration = it >= 0 ? m->iterations[it].index : -1;
     }
-    free(f.at);
-    for (size_t i = 0; i < m->n_iterations; i++)
-        if (gpu_first[i] != TG_NULL_I64) m->iterations[i].gpu_span = m->iterations[i].gpu_end - gpu_first[i];
-    free(gpu_first);
+    tg_model_finder_free(&f);
     return true;
 }
 
@@ -308,12 +277,23 @@ bool tg_model_build_iterations(tg_model *m, const tg_model_params *params, tg_di
         if (m->n_iterations > 1)
             qsort(m->iterations, m->n_iterations, sizeof *m->iterations, cmp_iteration);
         m->has_iterations = m->n_iterations > 0;
-        ok = slice(m) && attribute(m);
+        tg_model_priv *p = tg_model_priv_of(m);
+        p->gpu_first = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *p->gpu_first);
+        ok = p->gpu_first && slice(m) && nvtx_iterations(m);
+        if (ok) tg_model_reset_attribution(m);
     }
     if (!ok) {
         tg_diag_error(diag, TG_EINTERNAL, "out of memory while building the trace model");
         return false;
     }
+    return true;
+}
+
+bool tg_model_finish_iterations(tg_model *m)
+{
+    const int64_t *gpu_first = tg_model_priv_of(m)->gpu_first;
+    for (size_t i = 0; i < m->n_iterations; i++)
+        if (gpu_first[i] != TG_NULL_I64) m->iterations[i].gpu_span = m->iterations[i].gpu_end - gpu_first[i];
     periods_and_window(m);
     return true;
 }
@@ -324,9 +304,11 @@ void tg_model_free_iterations(tg_model *m)
     free(m->iterations);
     free(p->slices);
     free(p->max_end);
+    free(p->gpu_first);
     m->iterations = NULL;
     p->slices = NULL;
     p->max_end = NULL;
+    p->gpu_first = NULL;
 }
 
 int64_t tg_model_first_steady_start(const tg_model *m, int32_t pid)

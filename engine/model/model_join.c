@@ -271,46 +271,7 @@ static void add_call(tg_trace *t, launch_index *li, size_t i)
     else slot_set(&s, i);
 }
 
-/* The call of (pid, corr), -1 when none. */
-static int64_t find_call(launch_index *li, const tg_api *apis, int32_t pid, int64_t corr)
-{
-    slot s;
-    if (!joinable(corr) || !slot_of(li, apis, pid, corr, &s)) return -1;
-    return (int64_t)slot_call(&s) - 1;
-}
-
-static void join_kernels(tg_trace *t, launch_index *li)
-{
-    for (size_t i = 0; i < t->n_kernels; i++) {
-        if (i + PREFETCH < t->n_kernels)
-            prefetch(li, t->kernels[i + PREFETCH].pid, t->kernels[i + PREFETCH].correlation);
-        tg_kernel *k = &t->kernels[i];
-        int64_t call = find_call(li, t->apis, k->pid, k->correlation);
-        if (call < 0) continue;
-        const tg_api *a = &t->apis[call];
-        k->api = (int32_t)call;
-        k->api_name = a->base_name;
-        k->tid = a->tid;
-        if (a->end != TG_NULL_I64 && k->start != TG_NULL_I64 && k->start >= a->end)
-            k->queue = k->start - a->end;
-    }
-}
-
-static void join_memops(tg_trace *t, launch_index *li, tg_memop *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (i + PREFETCH < n) prefetch(li, rows[i + PREFETCH].pid, rows[i + PREFETCH].correlation);
-        tg_memop *r = &rows[i];
-        int64_t call = find_call(li, t->apis, r->pid, r->correlation);
-        if (call < 0) continue;
-        const tg_api *a = &t->apis[call];
-        r->api = (int32_t)call;
-        r->api_name = a->base_name;
-        r->tid = a->tid;
-    }
-}
-
-bool tg_model_join_launches(tg_trace *t)
+bool tg_model_mark_duplicates(tg_trace *t)
 {
     if (t->n_apis > INT32_MAX) return false;   /* rows hold call indices as int32 */
     launch_index li = {0};
@@ -322,16 +283,198 @@ bool tg_model_join_launches(tg_trace *t)
         if (i + PREFETCH < t->n_apis) prefetch(&li, t->apis[i + PREFETCH].pid, t->apis[i + PREFETCH].correlation);
         if (joinable(t->apis[i].correlation)) add_call(t, &li, i);
     }
-    for (size_t d = 0; d < li.n_ranges; d++) li.ranges[d].cursor = 0;
     /* a call recorded three times leaves chains: point every row at the last */
     for (size_t i = 0; li.duplicates && i < t->n_apis; i++) {
         tg_api *a = &t->apis[i];
         while (a->dup_of >= 0 && t->apis[a->dup_of].dup_of >= 0) a->dup_of = t->apis[a->dup_of].dup_of;
         if (a->dup_of >= 0) a->blocking = 0;
     }
-    join_kernels(t, &li);
-    join_memops(t, &li, t->memcpys, t->n_memcpys);
-    join_memops(t, &li, t->memsets, t->n_memsets);
     index_free(&li);
     return true;
+}
+
+/* ---------------------------------------------------------------- op index */
+
+/* The GPU ops by (process, correlation id), for calls to find what they
+** launched: open addressing, a slot holding an op reference + 1 in its low
+** 32 bits and a fingerprint of the key above, so a probe reads an op's row
+** only on a likely match. One call may launch several ops (a graph launch
+** shares its id with every kernel of the graph): they sit in one cluster. */
+#define REF_SHIFT 30
+#define REF_ROWS (1u << REF_SHIFT)
+
+typedef struct op_index {
+    uint64_t *slots;
+    size_t mask;
+} op_index;
+
+static uint32_t op_ref(int kind, size_t row) { return (uint32_t)kind << REF_SHIFT | (uint32_t)row; }
+
+static void op_key(const tg_model *m, uint32_t ref, int32_t *pid, int64_t *corr)
+{
+    size_t row = ref & (REF_ROWS - 1);
+    switch (ref >> REF_SHIFT) {
+    case TG_OPK_KERNEL: *pid = tg_model_cpriv_of(m)->ks[row].pid; *corr = tg_model_cpriv_of(m)->ks[row].correlation; break;
+    case TG_OPK_MEMCPY: *pid = m->trace->memcpys[row].pid; *corr = m->trace->memcpys[row].correlation; break;
+    default: *pid = m->trace->memsets[row].pid; *corr = m->trace->memsets[row].correlation; break;
+    }
+}
+
+static bool op_index_build(op_index *x, const tg_model *m)
+{
+    size_t n = 0;
+    for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
+        if (tg_model_op_count(m, kind) >= REF_ROWS) return false;
+        n += tg_model_op_count(m, kind);
+    }
+    size_t cap = 16;
+    while (cap < n + n / 3) cap *= 2;                /* load <= 3/4 */
+    x->slots = calloc(cap, sizeof *x->slots);
+    if (!x->slots) return false;
+    x->mask = cap - 1;
+    for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
+        size_t count = tg_model_op_count(m, kind);
+        for (size_t row = 0; row < count; row++) {
+            uint32_t ref = op_ref(kind, row);
+            int32_t pid;
+            int64_t corr;
+            op_key(m, ref, &pid, &corr);
+            if (!joinable(corr)) continue;
+            size_t h = hash_of(pid, corr), i = h & x->mask;
+            while (x->slots[i]) i = (i + 1) & x->mask;
+            x->slots[i] = (uint64_t)(uint32_t)(h >> 32) << 32 | (uint64_t)(ref + 1);
+        }
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- the pass */
+
+typedef struct launch_pass {
+    tg_model *m;
+    const tg_model_params *p;
+    op_index ops;
+    tg_iter_finder finder;
+    bool streamed;             /* rows come from tg_trace_stream_apis */
+    size_t index;              /* loaded rows: index of the call being visited */
+    bool oom;
+} launch_pass;
+
+static void launch_kernel(launch_pass *c, const tg_api *a, int64_t it, size_t row)
+{
+    tg_model *m = c->m;
+    tg_kspan *k = &tg_model_priv_of(m)->ks[row];
+    k->launched = 1;
+    if (a->end != TG_NULL_I64 && k->start >= a->end) k->queue = k->start - a->end;
+    if (m->trace->kernels) {
+        tg_kernel *r = &m->trace->kernels[row];
+        r->api = c->streamed ? -1 : (int32_t)c->index;
+        r->api_name = a->base_name;
+        r->tid = a->tid;
+        r->queue = k->queue;
+        r->launch_end = a->end;
+        tg_model_mark_row(m, it, &r->iteration, &r->steady);
+    }
+    if (it >= 0) tg_model_attribute_op(m, it, k->start, k->end, true);
+    if (tg_model_priv_of(m)->nvtx && !tg_model_nvtx_launch(m, a, TG_OPK_KERNEL, row, k->start, k->end))
+        c->oom = true;
+}
+
+static void launch_memop(launch_pass *c, const tg_api *a, int64_t it, int kind, tg_memop *r, size_t row)
+{
+    tg_model *m = c->m;
+    uint8_t f = tg_model_name_flags(m, a->name);
+    r->launched = 1;
+    r->api = c->streamed ? -1 : (int32_t)c->index;
+    r->api_name = a->base_name;
+    r->tid = a->tid;
+    r->api_sync = (f & TG_NAME_SYNC_MEMOP) != 0;
+    r->api_async = (f & TG_NAME_ASYNC) != 0;
+    tg_model_mark_row(m, it, &r->iteration, &r->steady);
+    if (it >= 0) tg_model_attribute_op(m, it, r->start, r->end, false);
+    if (tg_model_priv_of(m)->nvtx && !tg_model_nvtx_launch(m, a, kind, row, r->start, r->end))
+        c->oom = true;
+}
+
+/* Every op call a launched. An op joined already means two calls share
+** (pid, id): in a loaded table the first in start order keeps it (twins
+** are marked before), a streamed one is read again whole. */
+static bool join_call(launch_pass *c, const tg_api *a, int64_t it)
+{
+    const tg_model *m = c->m;
+    size_t h = hash_of(a->pid, a->correlation), i = h & c->ops.mask;
+    uint32_t fp = (uint32_t)(h >> 32);
+    for (uint64_t s; (s = c->ops.slots[i]) != 0; i = (i + 1) & c->ops.mask) {
+        if ((uint32_t)(s >> 32) != fp) continue;
+        uint32_t ref = (uint32_t)s - 1;
+        int32_t pid;
+        int64_t corr;
+        op_key(m, ref, &pid, &corr);
+        if (pid != a->pid || corr != a->correlation) continue;
+        int kind = (int)(ref >> REF_SHIFT);
+        size_t row = ref & (REF_ROWS - 1);
+        tg_memop *r = kind == TG_OPK_MEMCPY ? &m->trace->memcpys[row]
+                    : kind == TG_OPK_MEMSET ? &m->trace->memsets[row] : NULL;
+        bool taken = r ? r->launched : tg_model_cpriv_of(m)->ks[row].launched;
+        if (taken) {
+            if (c->streamed) return false;
+            continue;
+        }
+        if (r) launch_memop(c, a, it, kind, r, row);
+        else launch_kernel(c, a, it, row);
+    }
+    return true;
+}
+
+static int visit(void *ctx, tg_api *a)
+{
+    launch_pass *c = ctx;
+    tg_model *m = c->m;
+    tg_model_priv *p = tg_model_priv_of(m);
+    if (c->streamed && !tg_model_derive_call(m, a)) {
+        c->oom = true;
+        return -1;
+    }
+    int64_t it = tg_model_finder_find(&c->finder, a->pid, a->start);
+    tg_model_mark_row(m, it, &a->iteration, &a->steady);
+    if (a->dup_of < 0) {
+        p->api_calls++;
+        if (a->blocking) {
+            p->blocking_calls++;
+            if (a->start != TG_NULL_I64 && a->end != TG_NULL_I64)
+                p->blocked_time = tg_add_sat(p->blocked_time, a->end - a->start);
+            if (it >= 0) m->iterations[it].blocking_calls++;
+        }
+        if (joinable(a->correlation) && !join_call(c, a, it)) return -1;
+    }
+    if (c->oom) return -1;
+    if (!c->streamed || !c->p->keep_api) return 1;
+    return c->p->keep_api(c->p->keep_ctx, m, a) ? 1 : 0;
+}
+
+int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *diag)
+{
+    tg_trace *t = m->trace;
+    launch_pass c = {.m = m, .p = params, .streamed = t->apis_deferred};
+    if (!op_index_build(&c.ops, m) || !tg_model_finder_init(&c.finder, m)) {
+        free(c.ops.slots);
+        tg_model_finder_free(&c.finder);
+        return 0;
+    }
+    /* ops no call launches are in no iteration */
+    for (size_t i = 0; t->kernels && i < t->n_kernels; i++)
+        tg_model_mark_row(m, -1, &t->kernels[i].iteration, &t->kernels[i].steady);
+    for (size_t i = 0; i < t->n_memcpys; i++) tg_model_mark_row(m, -1, &t->memcpys[i].iteration, &t->memcpys[i].steady);
+    for (size_t i = 0; i < t->n_memsets; i++) tg_model_mark_row(m, -1, &t->memsets[i].iteration, &t->memsets[i].steady);
+    int rc = 1;
+    if (c.streamed) {
+        tg_stream_status st = tg_trace_stream_apis(t, visit, &c, diag);
+        rc = c.oom || st == TG_STREAM_FAILED ? 0 : st == TG_STREAM_STOPPED ? -1 : 1;
+    } else {
+        for (c.index = 0; c.index < t->n_apis && !c.oom; c.index++) visit(&c, &t->apis[c.index]);
+        rc = c.oom ? 0 : 1;
+    }
+    free(c.ops.slots);
+    tg_model_finder_free(&c.finder);
+    return rc;
 }

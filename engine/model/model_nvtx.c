@@ -28,18 +28,30 @@ typedef struct launch {
 #define REF_SHIFT 30
 #define REF_MAX ((1u << REF_SHIFT) - 1)
 
-typedef struct nvtx_ctx {
+/* Thread index of the previous call (pid, tid): consecutive calls mostly
+** come from one thread. */
+typedef struct thread_cache_slot {
+    int32_t pid, tid, th;
+    bool valid;
+} thread_cache_slot;
+
+typedef struct tg_nvtx_ctx nvtx_ctx;
+
+struct tg_nvtx_ctx {
     tg_trace *t;
     tg_model_idmap threads;
     size_t n_threads;
     size_t *range_off, *launch_off;   /* per thread: first index in the arrays below */
     uint32_t *ranges;                 /* nvtx indices grouped by thread, by start */
     launch *launches;                 /* grouped by thread, by launch time */
+    launch *collected;                /* as the launch pass reports them */
+    size_t n_collected, cap_collected;
+    thread_cache_slot last;           /* thread of the previous call */
     int64_t *prefix;                  /* scratch: prefix sums of one thread */
     uint32_t *lo, *hi;                /* scratch: per range of one thread */
     uint32_t *max_stack, *min_stack;  /* scratch: monotonic stacks */
     uint32_t *open;                   /* scratch: open-range stack */
-} nvtx_ctx;
+};
 
 static bool is_range(const tg_nvtx *r)
 {
@@ -107,85 +119,43 @@ static bool group_ranges(nvtx_ctx *c)
     return true;
 }
 
-/* Thread index of a call (pid, tid), remembering the last one asked:
-** consecutive calls mostly come from one thread. */
-typedef struct thread_cache {
-    int32_t pid, tid, th;
-    bool valid;
-} thread_cache;
-
-static int32_t thread_of(nvtx_ctx *c, thread_cache *tc, const tg_api *a)
+static int32_t thread_of(nvtx_ctx *c, const tg_api *a)
 {
+    thread_cache_slot *tc = &c->last;
     if (!tc->valid || a->pid != tc->pid || a->tid != tc->tid)
-        *tc = (thread_cache){a->pid, a->tid, tg_model_idmap_get(&c->threads, tg_key2(a->pid, a->tid)), true};
+        *tc = (thread_cache_slot){a->pid, a->tid, tg_model_idmap_get(&c->threads, tg_key2(a->pid, a->tid)), true};
     return tc->th;
 }
 
-/* Collect the launches of threads that have ranges, grouped by thread and
-** in launch order. The calls are sorted by start already (loaded traces
-** are), so walking them in order, each with the list of ops it launched,
-** gives that order with no sort; a thread whose launches come out of order
-** anyway is sorted. Launches with one launch time may come in any order:
-** every use below treats them alike. */
+bool tg_model_nvtx_launch(tg_model *m, const tg_api *call, int kind, size_t row, int64_t start, int64_t end)
+{
+    nvtx_ctx *c = tg_model_priv_of(m)->nvtx;
+    if (start == TG_NULL_I64 || end == TG_NULL_I64 || row > REF_MAX) return row <= REF_MAX;
+    int32_t th = thread_of(c, call);
+    if (th < 0) return true;             /* a thread without ranges */
+    launch l = {call->start, start, end, (uint32_t)kind << REF_SHIFT | (uint32_t)row, th};
+    return TG_PUSH(c->collected, c->n_collected, c->cap_collected, l);
+}
+
+/* Group the collected launches by thread (counting sort: each thread's
+** keep the order they came in), each thread's in launch order. Calls of a
+** loaded table come in start order, so mostly no sort is needed; launches
+** with one launch time may come in any order: every use below treats them
+** alike. */
 static bool group_launches(nvtx_ctx *c)
 {
-    tg_trace *t = c->t;
-    size_t n_ops = 0;
-    for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
-        if (tg_model_op_count(t, kind) > REF_MAX) return false;
-        n_ops += tg_model_op_count(t, kind);
-    }
-    if (n_ops > UINT32_MAX - 1) return false;
     c->launch_off = calloc(c->n_threads + 1, sizeof *c->launch_off);
-    int32_t *head = malloc((t->n_apis ? t->n_apis : 1) * sizeof *head);    /* first op of a call */
-    uint32_t *next = malloc((n_ops ? n_ops : 1) * sizeof *next);           /* next op of its call */
-    bool ok = c->launch_off && head && next;
-    /* ops are numbered kernels, then copies, then memsets */
-    size_t first[TG_OPK_COUNT + 1] = {0};
-    for (int kind = 0; kind < TG_OPK_COUNT; kind++) first[kind + 1] = first[kind] + tg_model_op_count(t, kind);
-    for (size_t i = 0; ok && i < t->n_apis; i++) head[i] = -1;
-    /* lists built back to front, so each runs in (kind, row) order */
-    size_t g = n_ops;
-    for (int kind = TG_OPK_COUNT; ok && kind-- > 0;) {
-        for (size_t i = tg_model_op_count(t, kind); i-- > 0;) {
-            tg_op op;
-            tg_model_op_get(t, kind, i, &op);
-            g--;
-            if (op.api < 0 || op.start == TG_NULL_I64 || op.end == TG_NULL_I64) continue;
-            next[g] = (uint32_t)head[op.api];
-            head[op.api] = (int32_t)g;
-        }
-    }
-    thread_cache tc = {0};
-    size_t used = 0;
-    for (size_t i = 0; ok && i < t->n_apis; i++) {
-        if (head[i] < 0) continue;
-        int32_t th = thread_of(c, &tc, &t->apis[i]);
-        if (th < 0) continue;
-        for (uint32_t o = (uint32_t)head[i]; o != UINT32_MAX; o = next[o]) c->launch_off[th + 1]++, used++;
-    }
+    c->launches = malloc((c->n_collected ? c->n_collected : 1) * sizeof *c->launches);
+    size_t *fill = malloc((c->n_threads ? c->n_threads : 1) * sizeof *fill);
+    bool ok = c->launch_off && c->launches && fill;
+    for (size_t i = 0; ok && i < c->n_collected; i++) c->launch_off[c->collected[i].thread + 1]++;
     for (size_t k = 0; ok && k < c->n_threads; k++) c->launch_off[k + 1] += c->launch_off[k];
-    c->launches = ok ? malloc((used ? used : 1) * sizeof *c->launches) : NULL;
-    size_t *fill = ok ? malloc((c->n_threads ? c->n_threads : 1) * sizeof *fill) : NULL;
-    ok = ok && c->launches && fill;
     if (ok) memcpy(fill, c->launch_off, c->n_threads * sizeof *fill);
-    tc.valid = false;
-    for (size_t i = 0; ok && i < t->n_apis; i++) {
-        if (head[i] < 0) continue;
-        int32_t th = thread_of(c, &tc, &t->apis[i]);
-        if (th < 0) continue;
-        for (uint32_t o = (uint32_t)head[i]; o != UINT32_MAX; o = next[o]) {
-            int kind = o >= first[TG_OPK_MEMSET] ? TG_OPK_MEMSET : o >= first[TG_OPK_MEMCPY] ? TG_OPK_MEMCPY : TG_OPK_KERNEL;
-            size_t row = o - first[kind];
-            tg_op op;
-            tg_model_op_get(t, kind, row, &op);
-            c->launches[fill[th]++] = (launch){t->apis[i].start, op.start, op.end,
-                                               (uint32_t)kind << REF_SHIFT | (uint32_t)row, th};
-        }
-    }
+    for (size_t i = 0; ok && i < c->n_collected; i++) c->launches[fill[c->collected[i].thread]++] = c->collected[i];
     free(fill);
-    free(head);
-    free(next);
+    free(c->collected);
+    c->collected = NULL;
+    c->n_collected = c->cap_collected = 0;
     for (size_t k = 0; ok && k < c->n_threads; k++) {
         launch *l = c->launches + c->launch_off[k];
         size_t n = c->launch_off[k + 1] - c->launch_off[k];
@@ -230,7 +200,7 @@ static void innermost(nvtx_ctx *c, const uint32_t *r, size_t nr, const launch *l
         while (next < nr && c->t->nvtx[r[next]].start <= l[i].launch) c->open[top++] = r[next++];
         while (top > 0 && c->t->nvtx[c->open[top - 1]].end < l[i].launch) top--;
         if (top == 0 || (l[i].ref >> REF_SHIFT) != TG_OPK_KERNEL) continue;
-        c->t->kernels[l[i].ref & REF_MAX].nvtx = c->t->nvtx[c->open[top - 1]].name;
+        if (c->t->kernels) c->t->kernels[l[i].ref & REF_MAX].nvtx = c->t->nvtx[c->open[top - 1]].name;
     }
 }
 
@@ -298,29 +268,56 @@ static void ctx_free(nvtx_ctx *c)
 {
     tg_model_idmap_free(&c->threads);
     free(c->range_off); free(c->launch_off); free(c->ranges); free(c->launches);
+    free(c->collected);
     free(c->prefix); free(c->lo); free(c->hi);
     free(c->max_stack); free(c->min_stack); free(c->open);
 }
 
-bool tg_model_build_nvtx(tg_model *m)
+void tg_model_nvtx_free(tg_model *m)
 {
-    nvtx_ctx c = {.t = m->trace};
-    bool ok = group_ranges(&c) && group_launches(&c);
+    tg_model_priv *p = tg_model_priv_of(m);
+    if (!p->nvtx) return;
+    ctx_free(p->nvtx);
+    free(p->nvtx);
+    p->nvtx = NULL;
+}
+
+bool tg_model_nvtx_begin(tg_model *m)
+{
+    tg_model_priv *p = tg_model_priv_of(m);
+    p->nvtx = calloc(1, sizeof *p->nvtx);
+    if (!p->nvtx) return false;
+    p->nvtx->t = m->trace;
+    return group_ranges(p->nvtx);
+}
+
+void tg_model_nvtx_reset(tg_model *m)
+{
+    nvtx_ctx *c = tg_model_priv_of(m)->nvtx;
+    if (!c) return;
+    c->n_collected = 0;
+    c->last.valid = false;
+}
+
+bool tg_model_nvtx_end(tg_model *m)
+{
+    nvtx_ctx *c = tg_model_priv_of(m)->nvtx;
+    bool ok = group_launches(c);
     size_t max_r = 0, max_l = 0;
-    for (size_t k = 0; ok && k < c.n_threads; k++) {
-        if (c.range_off[k + 1] - c.range_off[k] > max_r) max_r = c.range_off[k + 1] - c.range_off[k];
-        if (c.launch_off[k + 1] - c.launch_off[k] > max_l) max_l = c.launch_off[k + 1] - c.launch_off[k];
+    for (size_t k = 0; ok && k < c->n_threads; k++) {
+        if (c->range_off[k + 1] - c->range_off[k] > max_r) max_r = c->range_off[k + 1] - c->range_off[k];
+        if (c->launch_off[k + 1] - c->launch_off[k] > max_l) max_l = c->launch_off[k + 1] - c->launch_off[k];
     }
     if (ok) {
-        c.prefix = malloc((max_l + 1) * sizeof *c.prefix);
-        c.lo = malloc((max_r + 1) * sizeof *c.lo);
-        c.hi = malloc((max_r + 1) * sizeof *c.hi);
-        c.max_stack = malloc((max_l + 1) * sizeof *c.max_stack);
-        c.min_stack = malloc((max_l + 1) * sizeof *c.min_stack);
-        c.open = malloc((max_r + 1) * sizeof *c.open);
-        ok = c.prefix && c.lo && c.hi && c.max_stack && c.min_stack && c.open;
+        c->prefix = malloc((max_l + 1) * sizeof *c->prefix);
+        c->lo = malloc((max_r + 1) * sizeof *c->lo);
+        c->hi = malloc((max_r + 1) * sizeof *c->hi);
+        c->max_stack = malloc((max_l + 1) * sizeof *c->max_stack);
+        c->min_stack = malloc((max_l + 1) * sizeof *c->min_stack);
+        c->open = malloc((max_r + 1) * sizeof *c->open);
+        ok = c->prefix && c->lo && c->hi && c->max_stack && c->min_stack && c->open;
     }
-    for (size_t k = 0; ok && k < c.n_threads; k++) ok = per_thread(&c, k);
-    ctx_free(&c);
+    for (size_t k = 0; ok && k < c->n_threads; k++) ok = per_thread(c, k);
+    tg_model_nvtx_free(m);
     return ok;
 }

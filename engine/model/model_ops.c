@@ -16,8 +16,9 @@ int tg_model_op_table(int kind)
     return tables[kind];
 }
 
-size_t tg_model_op_count(const tg_trace *t, int kind)
+size_t tg_model_op_count(const tg_model *m, int kind)
 {
+    const tg_trace *t = m->trace;
     switch (kind) {
     case TG_OPK_KERNEL: return t->n_kernels;
     case TG_OPK_MEMCPY: return t->n_memcpys;
@@ -25,25 +26,27 @@ size_t tg_model_op_count(const tg_trace *t, int kind)
     }
 }
 
-void tg_model_op_get(const tg_trace *t, int kind, size_t index, tg_op *op)
+void tg_model_op_get(const tg_model *m, int kind, size_t index, tg_op *op)
 {
+    const tg_trace *t = m->trace;
     op->kind = kind;
     op->index = index;
     if (kind == TG_OPK_KERNEL) {
-        const tg_kernel *k = &t->kernels[index];
+        const tg_kspan *k = &tg_model_cpriv_of(m)->ks[index];
         op->rowid = k->rowid; op->start = k->start; op->end = k->end;
-        op->device = k->device; op->pid = k->pid; op->api = k->api;
+        op->device = k->device; op->pid = k->pid;
     } else {
         const tg_memop *r = kind == TG_OPK_MEMCPY ? &t->memcpys[index] : &t->memsets[index];
         op->rowid = r->rowid; op->start = r->start; op->end = r->end;
-        op->device = r->device; op->pid = r->pid; op->api = r->api;
+        op->device = r->device; op->pid = r->pid;
     }
 }
 
-static int64_t op_start(const tg_trace *t, int kind, size_t i)
+static int64_t op_start(const tg_model *m, int kind, size_t i)
 {
+    const tg_trace *t = m->trace;
     switch (kind) {
-    case TG_OPK_KERNEL: return t->kernels[i].start;
+    case TG_OPK_KERNEL: return tg_model_cpriv_of(m)->ks[i].start;
     case TG_OPK_MEMCPY: return t->memcpys[i].start;
     default: return t->memsets[i].start;
     }
@@ -64,7 +67,7 @@ static bool sort_table(tg_op_stream *s, int kind, size_t n)
     keyed_index *tmp = malloc(n * sizeof *tmp);
     s->order[kind] = malloc(n * sizeof *s->order[kind]);
     if (!tmp || !s->order[kind]) { free(tmp); return false; }
-    for (size_t i = 0; i < n; i++) tmp[i] = (keyed_index){op_start(s->t, kind, i), i};
+    for (size_t i = 0; i < n; i++) tmp[i] = (keyed_index){op_start(s->m, kind, i), i};
     qsort(tmp, n, sizeof *tmp, cmp_keyed);
     for (size_t i = 0; i < n; i++) s->order[kind][i] = tmp[i].index;
     free(tmp);
@@ -73,22 +76,23 @@ static bool sort_table(tg_op_stream *s, int kind, size_t n)
 
 static void load_head(tg_op_stream *s, int kind)
 {
-    size_t n = tg_model_op_count(s->t, kind);
+    size_t n = tg_model_op_count(s->m, kind);
     s->has_head[kind] = s->pos[kind] < n;
     if (!s->has_head[kind]) return;
     size_t i = s->order[kind] ? s->order[kind][s->pos[kind]] : s->pos[kind];
-    tg_model_op_get(s->t, kind, i, &s->head[kind]);
+    tg_model_op_get(s->m, kind, i, &s->head[kind]);
 }
 
-bool tg_model_ops_open(tg_op_stream *s, const tg_trace *t)
+bool tg_model_ops_open(tg_op_stream *s, const tg_model *m)
 {
     memset(s, 0, sizeof *s);
-    s->t = t;
+    s->m = m;
+    const tg_trace *t = m->trace;
     for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
-        size_t n = tg_model_op_count(t, kind);
+        size_t n = tg_model_op_count(m, kind);
         bool sorted = true;
         for (size_t i = 1; i < n && sorted && !t->sorted_by_start; i++)
-            sorted = op_start(t, kind, i - 1) <= op_start(t, kind, i);
+            sorted = op_start(m, kind, i - 1) <= op_start(m, kind, i);
         if (!sorted && !sort_table(s, kind, n)) { tg_model_ops_close(s); return false; }
         load_head(s, kind);
     }

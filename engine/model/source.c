@@ -56,7 +56,7 @@ tg_source_view tg_model_source(const tg_model *m, tg_source_id id)
     tg_source_view v = {.def = &tg_source_defs[id]};
     const tg_trace *t = m->trace;
     switch (id) {
-    case TG_SRC_KERNEL: v.base = (const char *)t->kernels; v.n = t->n_kernels; break;
+    case TG_SRC_KERNEL: v.base = (const char *)t->kernels; v.n = t->kernels ? t->n_kernels : 0; break;
     case TG_SRC_MEMCPY: v.base = (const char *)t->memcpys; v.n = t->n_memcpys; break;
     case TG_SRC_MEMSET: v.base = (const char *)t->memsets; v.n = t->n_memsets; break;
     case TG_SRC_API: v.base = (const char *)t->apis; v.n = t->n_apis; break;

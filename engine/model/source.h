@@ -25,8 +25,7 @@ typedef enum tg_source_id {
 typedef enum tg_store {
     TG_STORE_I64, TG_STORE_I32, TG_STORE_I8, TG_STORE_F64,
     /* computed on read (TG_COMPUTED in fields.def): not a member of its own */
-    TG_STORE_SPAN,             /* int64 at offset - int64 at offset2, null if either is */
-    TG_STORE_CALL_END          /* end of trace->apis[int32 at offset], null for -1 */
+    TG_STORE_SPAN              /* int64 at offset - int64 at offset2, null if either is */
 } tg_store;
 
 typedef struct tg_field_def {
@@ -75,19 +74,15 @@ unsigned tg_source_required_tables(tg_source_id id);
 int tg_source_row_table(const tg_source_view *v, size_t i);
 int64_t tg_source_row_id(const tg_source_view *v, size_t i);
 
-/* The integer of a computed field (TG_STORE_SPAN, TG_STORE_CALL_END) of
-** the row at `row`; TG_NULL_I64 for null. */
+/* The integer of a computed field (TG_STORE_SPAN) of the row at `row`;
+** TG_NULL_I64 for null. */
 static inline int64_t tg_field_computed(const tg_model *m, const char *row, const tg_field_def *f)
 {
+    (void)m;
     int64_t a, b;
-    if (f->store == TG_STORE_SPAN) {
-        memcpy(&a, row + f->offset, 8);
-        memcpy(&b, row + f->offset2, 8);
-        return a == TG_NULL_I64 || b == TG_NULL_I64 ? TG_NULL_I64 : a - b;
-    }
-    int32_t call;
-    memcpy(&call, row + f->offset, 4);
-    return call < 0 ? TG_NULL_I64 : m->trace->apis[call].end;
+    memcpy(&a, row + f->offset, 8);
+    memcpy(&b, row + f->offset2, 8);
+    return a == TG_NULL_I64 || b == TG_NULL_I64 ? TG_NULL_I64 : a - b;
 }
 
 /* Read a field of row i as a value (strings resolved through the pool). */
@@ -98,7 +93,7 @@ static inline tg_value tg_field_get(const tg_model *m, const tg_source_view *v,
     int64_t iv;
     switch (f->store) {
     case TG_STORE_I64: memcpy(&iv, p, 8); if (iv == TG_NULL_I64) return tg_null(); break;
-    case TG_STORE_SPAN: case TG_STORE_CALL_END:
+    case TG_STORE_SPAN:
         iv = tg_field_computed(m, v->base + i * v->def->stride, f);
         if (iv == TG_NULL_I64) return tg_null();
         break;

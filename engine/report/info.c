@@ -125,7 +125,8 @@ static json_t *processes_json(const tg_trace *t)
     int32_t *pids = NULL, last = -1;
     size_t n = 0, cap = 0;
     bool ok = true;
-    ADD_PIDS(t->kernels, t->n_kernels);
+    if (t->kernels) ADD_PIDS(t->kernels, t->n_kernels);
+    if (t->kspans) ADD_PIDS(t->kspans, t->n_kernels);
     ADD_PIDS(t->memcpys, t->n_memcpys);
     ADD_PIDS(t->memsets, t->n_memsets);
     ADD_PIDS(t->apis, t->n_apis);

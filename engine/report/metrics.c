@@ -122,13 +122,15 @@ static counts count_rows(const tg_model *m)
     return c;
 }
 
-static double queue_median(const tg_trace *t, bool *ok)
+static double queue_median(const tg_model *m, bool *ok)
 {
+    const tg_trace *t = m->trace;
+    const tg_kspan *ks = tg_model_kernels(m);
     int64_t *v = malloc((t->n_kernels ? t->n_kernels : 1) * sizeof *v);
     if (!v) { *ok = false; return NAN; }
     size_t n = 0;
     for (size_t i = 0; i < t->n_kernels; i++)
-        if (t->kernels[i].queue != TG_NULL_I64) v[n++] = t->kernels[i].queue;
+        if (ks[i].queue != TG_NULL_I64) v[n++] = ks[i].queue;
     double p50 = tg_model_median(v, n);
     free(v);
     return p50;
@@ -227,7 +229,7 @@ json_t *tg_metrics_json(const tg_model *m)
     doc d = {json_object(), true};
     if (!d.root) return NULL;
     counts c = count_rows(m);
-    double queue_p50 = queue_median(t, &d.ok);
+    double queue_p50 = queue_median(m, &d.ok);
     put(&d, d.root, "file", str_or_null(t->path));
     put(&d, d.root, "nsys_version", str_or_null(t->nsys_version));
     put(&d, d.root, "schema_version", str_or_null(t->schema_version));

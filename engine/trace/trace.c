@@ -289,13 +289,37 @@ static bool has_duplicate_apis(const tg_trace *t)
     return false;
 }
 
+static void warn_rowstats(tg_loader *ld, int table)
+{
+    const tg_rowstats *rs = &ld->stats[table];
+    if (!rs->skipped && !rs->clamped) return;
+    tg_diag_add(ld->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                "%s: %s: skipped %zu rows whose start or end is missing, not a number or out of range, "
+                "clamped %zu rows whose end precedes their start",
+                ld->path, ld->t->table_name[table], rs->skipped, rs->clamped);
+}
+
+/* After the API table is read (whole or streamed): order, span, twins. */
+static bool finish_apis(tg_loader *ld, bool span)
+{
+    tg_trace *t = ld->t;
+    if (!SORT(t->apis, t->n_apis, tg_api, TG_TABLE_RUNTIME)) {
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        return false;
+    }
+    if (span) SPAN(t->apis, t->n_apis, tg_api);
+    t->mixed_duplicate_api = has_duplicate_apis(t);
+    warn_rowstats(ld, TG_TABLE_RUNTIME);
+    return true;
+}
+
 static bool finish(tg_loader *ld)
 {
     tg_trace *t = ld->t;
-    if (!SORT(t->kernels, t->n_kernels, tg_kernel, TG_TABLE_KERNEL) ||
+    if (!SORT(t->kernels, t->kernels ? t->n_kernels : 0, tg_kernel, TG_TABLE_KERNEL) ||
+        !SORT(t->kspans, t->kspans ? t->n_kernels : 0, tg_kspan, TG_TABLE_KERNEL) ||
         !SORT(t->memcpys, t->n_memcpys, tg_memop, TG_TABLE_MEMCPY) ||
         !SORT(t->memsets, t->n_memsets, tg_memop, TG_TABLE_MEMSET) ||
-        !SORT(t->apis, t->n_apis, tg_api, TG_TABLE_RUNTIME) ||
         !SORT(t->nvtx, t->n_nvtx, tg_nvtx, TG_TABLE_NVTX) ||
         !SORT(t->syncs, t->n_syncs, tg_sync, TG_TABLE_SYNC) ||
         !SORT(t->overheads, t->n_overheads, tg_overhead, TG_TABLE_OVERHEAD)) {
@@ -304,23 +328,16 @@ static bool finish(tg_loader *ld)
     }
     t->sorted_by_start = true;
     t->first_ns = t->last_ns = TG_NULL_I64;
-    SPAN(t->kernels, t->n_kernels, tg_kernel);
+    if (t->kernels) SPAN(t->kernels, t->n_kernels, tg_kernel);
+    if (t->kspans) SPAN(t->kspans, t->n_kernels, tg_kspan);
     SPAN(t->memcpys, t->n_memcpys, tg_memop);
     SPAN(t->memsets, t->n_memsets, tg_memop);
-    SPAN(t->apis, t->n_apis, tg_api);
     SPAN(t->nvtx, t->n_nvtx, tg_nvtx);
     SPAN(t->syncs, t->n_syncs, tg_sync);
     SPAN(t->overheads, t->n_overheads, tg_overhead);
-    t->mixed_duplicate_api = has_duplicate_apis(t);
-    for (int i = 0; i < TG_TABLE_COUNT; i++) {
-        const tg_rowstats *rs = &ld->stats[i];
-        if (!rs->skipped && !rs->clamped) continue;
-        tg_diag_add(ld->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
-                    "%s: %s: skipped %zu rows whose start or end is missing, not a number or out of range, "
-                    "clamped %zu rows whose end precedes their start",
-                    ld->path, t->table_name[i], rs->skipped, rs->clamped);
-    }
-    return true;
+    for (int i = 0; i < TG_TABLE_COUNT; i++)
+        if (i != TG_TABLE_RUNTIME) warn_rowstats(ld, i);
+    return t->apis_deferred || finish_apis(ld, true);
 }
 
 /* ---------------------------------------------------------------- open/close */
@@ -358,13 +375,33 @@ static bool load_all(tg_loader *ld)
 {
     return tg_load_list_tables(ld) && resolve_tables(ld) && load_metadata(ld) &&
            load_session_start(ld) && tg_load_strings(ld) && tg_load_kernels(ld) &&
-           tg_load_memcpys(ld) && tg_load_memsets(ld) && tg_load_apis(ld) && tg_load_syncs(ld) &&
+           tg_load_memcpys(ld) && tg_load_memsets(ld) &&
+           (ld->t->apis_deferred || tg_load_apis(ld)) && tg_load_syncs(ld) &&
            tg_load_overheads(ld) && tg_load_nvtx(ld) && tg_load_gpus(ld) &&
            tg_load_processes(ld) && finish(ld);
 }
 
+static void loader_close(tg_loader *ld)
+{
+    sqlite3_close(ld->db);   /* NULL-safe; nothing was written */
+    ld->db = NULL;
+    tg_idmap_free(&ld->strings);
+    for (size_t i = 0; i < ld->n_tables; i++) free(ld->table_list[i]);
+    free(ld->table_list);
+    ld->table_list = NULL;
+    ld->n_tables = 0;
+}
+
 tg_trace *tg_trace_open(const char *path, tg_diag *diag)
 {
+    static const tg_load_opts all = {.kernel_rows = true};
+    return tg_trace_open_with(path, &all, diag);
+}
+
+tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag *diag)
+{
+    static const tg_load_opts least = {0};
+    if (!opts) opts = &least;
     if (!path || !*path) {
         tg_diag_error(diag, TG_ETRACE, "no trace file given");
         return NULL;
@@ -372,7 +409,7 @@ tg_trace *tg_trace_open(const char *path, tg_diag *diag)
     if (!check_file(path, diag)) return NULL;
 
     tg_trace *t = calloc(1, sizeof *t);
-    tg_loader ld = {.t = t, .path = path, .diag = diag};
+    tg_loader ld = {.t = t, .path = path, .diag = diag, .kernel_rows = opts->kernel_rows};
     if (!t || !(t->path = strdup(path)) || !(t->strings = tg_strpool_new())) {
         tg_diag_error(diag, TG_EINTERNAL, "%s: out of memory", path);
         tg_trace_close(t);
@@ -380,9 +417,11 @@ tg_trace *tg_trace_open(const char *path, tg_diag *diag)
     }
     t->schema_major = t->schema_minor = -1;
     t->first_ns = t->last_ns = t->session_start_ns = TG_NULL_I64;
+    t->apis_deferred = opts->defer_api;
 
     char *uri = tg_trace_uri(path);
-    /* NOMUTEX: the connection never leaves this thread, and the per-call
+    /* NOMUTEX: the connection never leaves this thread (a deferred API
+    ** table is read by the thread that builds the model), and the per-call
     ** mutex is a tenth of the load time on big tables. */
     int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
     int rc = uri ? sqlite3_open_v2(uri, &ld.db, flags, NULL) : SQLITE_NOMEM;
@@ -390,15 +429,69 @@ tg_trace *tg_trace_open(const char *path, tg_diag *diag)
     if (rc != SQLITE_OK) tg_load_sqlite_fail(&ld, rc, "opening it read-only");
     else load_all(&ld);
 
-    sqlite3_close(ld.db);   /* NULL-safe; nothing was written */
-    tg_idmap_free(&ld.strings);
-    for (size_t i = 0; i < ld.n_tables; i++) free(ld.table_list[i]);
-    free(ld.table_list);
+    if (!ld.failed && t->apis_deferred && t->table_name[TG_TABLE_RUNTIME]) {
+        t->api_reader = malloc(sizeof *t->api_reader);
+        if (t->api_reader) {
+            t->api_reader->ld = ld;
+            t->api_reader->ld.path = t->path;
+            t->api_reader->ld.diag = NULL;
+            return t;
+        }
+        tg_load_fail(&ld, TG_EINTERNAL, "out of memory");
+    }
+    t->apis_deferred = false;    /* no API table: nothing to wait for */
+    loader_close(&ld);
     if (ld.failed) {
         tg_trace_close(t);
         return NULL;
     }
     return t;
+}
+
+/* The deferred API table is read once: whole, or streamed. */
+static tg_loader *reader_begin(tg_trace *t, tg_diag *diag)
+{
+    if (!t->api_reader) return NULL;
+    tg_loader *ld = &t->api_reader->ld;
+    ld->diag = diag;
+    ld->failed = false;
+    tg_rows_free(t->apis, t->rows_mapped[TG_TABLE_RUNTIME]);
+    t->apis = NULL;
+    t->n_apis = 0;
+    t->rows_mapped[TG_TABLE_RUNTIME] = 0;
+    ld->stats[TG_TABLE_RUNTIME] = (tg_rowstats){0};
+    return ld;
+}
+
+static void reader_end(tg_trace *t)
+{
+    if (!t->api_reader) return;
+    loader_close(&t->api_reader->ld);
+    free(t->api_reader);
+    t->api_reader = NULL;
+    t->apis_deferred = false;
+}
+
+tg_stream_status tg_trace_stream_apis(tg_trace *t, tg_api_visit visit, void *ctx, tg_diag *diag)
+{
+    tg_loader *ld = reader_begin(t, diag);
+    if (!ld) return t->apis_deferred ? TG_STREAM_FAILED : TG_STREAM_DONE;
+    int rc = tg_load_apis_with(ld, visit, ctx);
+    if (rc < 0) return TG_STREAM_STOPPED;     /* the reader stays open for tg_trace_load_apis */
+    bool ok = rc > 0 && finish_apis(ld, false);
+    t->apis_partial = true;
+    reader_end(t);
+    return ok ? TG_STREAM_DONE : TG_STREAM_FAILED;
+}
+
+bool tg_trace_load_apis(tg_trace *t, tg_diag *diag)
+{
+    tg_loader *ld = reader_begin(t, diag);
+    if (!ld) return !t->apis_deferred;
+    bool ok = tg_load_apis(ld) && finish_apis(ld, true);
+    t->apis_partial = false;
+    reader_end(t);
+    return ok;
 }
 
 void tg_trace_close(tg_trace *t)
@@ -409,7 +502,9 @@ void tg_trace_close(tg_trace *t)
     free(t->schema_version);
     free(t->product_name);
     tg_strpool_free(t->strings);
+    reader_end(t);
     tg_rows_free(t->kernels, t->rows_mapped[TG_TABLE_KERNEL]);
+    tg_rows_free(t->kspans, t->rows_mapped[TG_TABLE_KERNEL]);
     tg_rows_free(t->memcpys, t->rows_mapped[TG_TABLE_MEMCPY]);
     tg_rows_free(t->memsets, t->rows_mapped[TG_TABLE_MEMSET]);
     tg_rows_free(t->apis, t->rows_mapped[TG_TABLE_RUNTIME]);

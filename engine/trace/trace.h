@@ -52,6 +52,7 @@ typedef struct tg_kernel {
     int64_t correlation;
     int64_t queue;             /* DERIVED: start - end of the launching call;
                                   null if unmatched/negative */
+    int64_t launch_end;        /* DERIVED: end of the launching call, null if unmatched */
     int32_t pid;               /* from globalPid */
     int32_t device, context, stream;
     int32_t name;              /* demangledName (falls back to shortName) */
@@ -59,7 +60,8 @@ typedef struct tg_kernel {
     int32_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
     int32_t registers, static_smem, dynamic_smem;
     /* DERIVED (engine/model) */
-    int32_t api;               /* index into trace->apis of launching call, -1 */
+    int32_t api;               /* index into trace->apis of launching call; -1 when
+                                  unmatched or when the API table was streamed */
     int32_t api_name;          /* launching call name, version suffix stripped */
     int32_t tid;               /* launching thread, -1 if unmatched */
     int32_t nvtx;              /* innermost NVTX range name at launch, -1 */
@@ -67,6 +69,21 @@ typedef struct tg_kernel {
     int8_t nccl;               /* name contains "nccl" (case-insensitive) */
     int8_t steady;             /* launched in steady state */
 } tg_kernel;
+
+/* A kernel as the model needs it: what the device sweep, the launch join
+** and the queue statistics read, 56 bytes against tg_kernel's 136. Loaded
+** instead of tg_kernel rows when no rule reads the `kernel` source (ten
+** million kernels: 0.56 GB, not 1.4 GB); derived from them by the model
+** otherwise. */
+typedef struct tg_kspan {
+    int64_t rowid, start, end;
+    int64_t correlation;
+    int64_t queue;             /* DERIVED, as tg_kernel.queue */
+    int32_t pid, device;
+    int32_t name;              /* as tg_kernel.name */
+    int8_t nccl;               /* DERIVED */
+    int8_t launched;           /* DERIVED: joined to its launching call */
+} tg_kspan;
 
 /* Memcpy and memset share one row type: `kind` is the copy kind for copies
 ** (ENUM_CUDA_MEMCPY_OPER code) and -1 for memsets. */
@@ -83,13 +100,14 @@ typedef struct tg_memop {
     /* DERIVED (engine/model) */
     int32_t kind_name;         /* "HtoD", "DtoH", ... (memset: -1) */
     int32_t src_kind_name, dst_kind_name; /* "pageable", "pinned", ... */
-    int32_t api;               /* index into trace->apis, -1 */
+    int32_t api;               /* index into trace->apis, -1 (as tg_kernel.api) */
     int32_t api_name;          /* version suffix stripped */
     int32_t tid;
     int32_t iteration;
     int8_t api_sync;           /* blocking copy/memset call (runtime or driver) */
     int8_t api_async;          /* launching call name contains "Async" */
     int8_t steady;
+    int8_t launched;           /* joined to its launching call */
 } tg_memop;
 
 typedef struct tg_api {
@@ -166,10 +184,17 @@ typedef struct tg_trace {
 
     tg_strpool *strings;       /* all names; ids stored in rows */
 
-    tg_kernel *kernels;   size_t n_kernels;    /* sorted by start */
+    tg_kernel *kernels;   size_t n_kernels;    /* sorted by start; NULL when not
+                                                  loaded (tg_load_opts.kernel_rows) */
+    tg_kspan *kspans;                          /* the same n_kernels kernels, when
+                                                  `kernels` is NULL; else NULL */
     tg_memop *memcpys;    size_t n_memcpys;    /* sorted by start */
     tg_memop *memsets;    size_t n_memsets;    /* sorted by start */
-    tg_api *apis;         size_t n_apis;       /* sorted by start */
+    tg_api *apis;         size_t n_apis;       /* sorted by start; after a streamed
+                                                  read, only the rows the reader kept */
+    bool apis_deferred;        /* the API table waits for tg_trace_stream_apis */
+    bool apis_partial;         /* apis holds a chosen subset of the calls */
+    struct tg_api_reader *api_reader;   /* trace layer state while deferred */
     tg_nvtx *nvtx;        size_t n_nvtx;       /* sorted by start */
     tg_sync *syncs;       size_t n_syncs;
     tg_overhead *overheads; size_t n_overheads;
@@ -188,8 +213,34 @@ typedef struct tg_trace {
 } tg_trace;
 
 /* Open PATH read-only and load it. On failure returns NULL and records one
-** sentence naming the file and the problem in diag (status TG_ETRACE). */
+** sentence naming the file and the problem in diag (status TG_ETRACE).
+** Loads every table, kernels as tg_kernel rows. */
 tg_trace *tg_trace_open(const char *path, tg_diag *diag);
+
+/* What to load (tg_trace_open_with); a zeroed struct loads the least. */
+typedef struct tg_load_opts {
+    bool kernel_rows;          /* tg_kernel rows (the `kernel` source); else tg_kspan */
+    bool defer_api;            /* leave the API table to one tg_trace_stream_apis */
+} tg_load_opts;
+
+tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag *diag);
+
+/* Streaming the deferred API table: every row, in table order, goes to
+** visit with its raw columns (DERIVED fields null); 1 keeps it (appended
+** to trace->apis), 0 drops it, -1 stops the read. */
+typedef int (*tg_api_visit)(void *ctx, tg_api *row);
+
+typedef enum tg_stream_status {
+    TG_STREAM_DONE,            /* every row visited; kept rows sorted by start */
+    TG_STREAM_STOPPED,         /* visit said -1, or the table records calls twice
+                                  (old exports): read it whole with tg_trace_load_apis */
+    TG_STREAM_FAILED           /* diag says why */
+} tg_stream_status;
+
+tg_stream_status tg_trace_stream_apis(tg_trace *t, tg_api_visit visit, void *ctx, tg_diag *diag);
+/* Load every row of the API table (deferred or stopped), as tg_trace_open
+** would have; false with a diag on failure. */
+bool tg_trace_load_apis(tg_trace *t, tg_diag *diag);
 
 /* The SQLite URI tg_trace_open reads PATH through: read-only, immutable,
 ** every byte outside the unreserved set percent-encoded so a file name

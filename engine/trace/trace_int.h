@@ -41,7 +41,14 @@ typedef struct tg_loader {
     char **table_list;         /* every table name in the file */
     size_t n_tables;
     tg_rowstats stats[TG_TABLE_COUNT];
+    bool kernel_rows;          /* tg_load_opts.kernel_rows */
 } tg_loader;
+
+/* A deferred API table (tg_load_opts.defer_api): the loader, its database
+** and string map stay open until the table is read. */
+struct tg_api_reader {
+    tg_loader ld;
+};
 
 /* One column a loader wants. `alt` is a second name tried when `name` is
 ** absent. A required column that is absent makes the export unreadable;
@@ -161,6 +168,9 @@ bool tg_load_kernels(tg_loader *ld);
 bool tg_load_memcpys(tg_loader *ld);
 bool tg_load_memsets(tg_loader *ld);
 bool tg_load_apis(tg_loader *ld);
+/* The API rows through visit (tg_api_visit; NULL keeps every row): 1 read,
+** -1 stopped (visit said so, or twins of an old export), 0 failed. */
+int tg_load_apis_with(tg_loader *ld, tg_api_visit visit, void *ctx);
 bool tg_load_syncs(tg_loader *ld);
 bool tg_load_overheads(tg_loader *ld);
 bool tg_load_nvtx(tg_loader *ld);

@@ -43,8 +43,9 @@ bool tg_load_strings(tg_loader *ld)
 /* ---------------------------------------------------------------- kernels */
 
 enum {
-    KC_START, KC_END, KC_DEVICE, KC_CONTEXT, KC_STREAM, KC_CORR, KC_GPID,
-    KC_DEMANGLED, KC_SHORT, KC_GRID_X, KC_GRID_Y, KC_GRID_Z, KC_BLOCK_X, KC_BLOCK_Y,
+    KC_START, KC_END, KC_DEVICE, KC_CORR, KC_GPID, KC_DEMANGLED, KC_SHORT,
+    KC_LEAN_N,                 /* the columns of a tg_kspan end here */
+    KC_CONTEXT = KC_LEAN_N, KC_STREAM, KC_GRID_X, KC_GRID_Y, KC_GRID_Z, KC_BLOCK_X, KC_BLOCK_Y,
     KC_BLOCK_Z, KC_REGS, KC_SSMEM, KC_DSMEM, KC_N
 };
 
@@ -74,41 +75,52 @@ bool tg_load_kernels(tg_loader *ld)
     tg_trace *t = ld->t;
     const char *table = t->table_name[TG_TABLE_KERNEL];
     if (!table) return true;
-    sqlite3_stmt *st = tg_load_select(ld, table, kernel_cols, KC_N, NULL);
+    /* without kernel rows, only the columns of a tg_kspan are read */
+    sqlite3_stmt *st = tg_load_select(ld, table, kernel_cols, ld->kernel_rows ? KC_N : KC_LEAN_N, NULL);
     if (!st) return false;
     tg_rowstats *rs = &ld->stats[TG_TABLE_KERNEL];
     size_t cap = 0;
     while (tg_load_step(ld, st, table)) {
-        tg_kernel k;
-        if (!tg_load_times(rs, st, &k.start, &k.end, false)) continue;
-        k.rowid = sqlite3_column_int64(st, 0);
-        k.correlation = tg_cell_i64(st, COL(KC_CORR));
-        k.pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID)));
-        k.device = tg_cell_i32(st, COL(KC_DEVICE));
-        k.context = tg_cell_i32(st, COL(KC_CONTEXT));
-        k.stream = tg_cell_i32(st, COL(KC_STREAM));
-        k.short_name = tg_load_strid(ld, st, COL(KC_SHORT));
-        k.name = tg_load_strid(ld, st, COL(KC_DEMANGLED));
-        if (k.name < 0) k.name = k.short_name;
-        k.grid_x = tg_cell_i32(st, COL(KC_GRID_X));
-        k.grid_y = tg_cell_i32(st, COL(KC_GRID_Y));
-        k.grid_z = tg_cell_i32(st, COL(KC_GRID_Z));
-        k.block_x = tg_cell_i32(st, COL(KC_BLOCK_X));
-        k.block_y = tg_cell_i32(st, COL(KC_BLOCK_Y));
-        k.block_z = tg_cell_i32(st, COL(KC_BLOCK_Z));
-        k.registers = tg_cell_i32(st, COL(KC_REGS));
-        k.static_smem = tg_cell_i32(st, COL(KC_SSMEM));
-        k.dynamic_smem = tg_cell_i32(st, COL(KC_DSMEM));
-        k.api = -1;
-        k.api_name = TG_NO_STR;
-        k.tid = -1;
-        k.queue = TG_NULL_I64;
-        k.nccl = 0;
-        k.steady = 0;
-        k.nvtx = TG_NO_STR;
-        k.iteration = -1;
-        if (ld->failed) break;
-        if (!TG_PUSH_ROWS(t->kernels, t->n_kernels, cap, t->rows_mapped[TG_TABLE_KERNEL], k)) {
+        int64_t start, end;
+        if (!tg_load_times(rs, st, &start, &end, false)) continue;
+        int32_t short_name = tg_load_strid(ld, st, COL(KC_SHORT));
+        int32_t name = tg_load_strid(ld, st, COL(KC_DEMANGLED));
+        if (name < 0) name = short_name;
+        bool pushed;
+        if (!ld->kernel_rows) {
+            tg_kspan k = {
+                .rowid = sqlite3_column_int64(st, 0), .start = start, .end = end,
+                .correlation = tg_cell_i64(st, COL(KC_CORR)), .queue = TG_NULL_I64,
+                .pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID))),
+                .device = tg_cell_i32(st, COL(KC_DEVICE)), .name = name,
+            };
+            if (ld->failed) break;
+            pushed = TG_PUSH_ROWS(t->kspans, t->n_kernels, cap, t->rows_mapped[TG_TABLE_KERNEL], k);
+        } else {
+            tg_kernel k = {
+                .rowid = sqlite3_column_int64(st, 0), .start = start, .end = end,
+                .correlation = tg_cell_i64(st, COL(KC_CORR)),
+                .queue = TG_NULL_I64, .launch_end = TG_NULL_I64,
+                .pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID))),
+                .device = tg_cell_i32(st, COL(KC_DEVICE)),
+                .context = tg_cell_i32(st, COL(KC_CONTEXT)),
+                .stream = tg_cell_i32(st, COL(KC_STREAM)),
+                .name = name, .short_name = short_name,
+                .grid_x = tg_cell_i32(st, COL(KC_GRID_X)),
+                .grid_y = tg_cell_i32(st, COL(KC_GRID_Y)),
+                .grid_z = tg_cell_i32(st, COL(KC_GRID_Z)),
+                .block_x = tg_cell_i32(st, COL(KC_BLOCK_X)),
+                .block_y = tg_cell_i32(st, COL(KC_BLOCK_Y)),
+                .block_z = tg_cell_i32(st, COL(KC_BLOCK_Z)),
+                .registers = tg_cell_i32(st, COL(KC_REGS)),
+                .static_smem = tg_cell_i32(st, COL(KC_SSMEM)),
+                .dynamic_smem = tg_cell_i32(st, COL(KC_DSMEM)),
+                .api = -1, .api_name = TG_NO_STR, .tid = -1, .nvtx = TG_NO_STR, .iteration = -1,
+            };
+            if (ld->failed) break;
+            pushed = TG_PUSH_ROWS(t->kernels, t->n_kernels, cap, t->rows_mapped[TG_TABLE_KERNEL], k);
+        }
+        if (!pushed) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
         }
@@ -184,6 +196,7 @@ static bool load_memops(tg_loader *ld, tg_table_id id, tg_memop **rows, size_t *
         m.api_sync = 0;
         m.api_async = 0;
         m.steady = 0;
+        m.launched = 0;
         m.iteration = -1;
         if (!TG_PUSH_ROWS(*rows, *n, cap, ld->t->rows_mapped[id], m)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
@@ -218,15 +231,42 @@ static const tg_colspec api_cols[AC_N] = {
     [AC_RET] = {"returnValue", NULL, false},
 };
 
-bool tg_load_apis(tg_loader *ld)
+/* Old exports record each runtime call twice (cudaMemcpy and
+** cudaMemcpy_v3020: one correlation id, nested on one thread), and write
+** the twins next to each other. A streamed read watches the last rows for
+** that and stops: such a table is read whole (model_join.c pairs them). */
+#define TWIN_WINDOW 32
+
+typedef struct twin_ring {
+    int64_t corr[TWIN_WINDOW];
+    int32_t pid[TWIN_WINDOW], tid[TWIN_WINDOW];
+    size_t n;
+} twin_ring;
+
+static bool twin_seen(twin_ring *r, const tg_api *a)
+{
+    if (a->correlation == TG_NULL_I64 || a->correlation == 0) return false;
+    size_t have = r->n < TWIN_WINDOW ? r->n : TWIN_WINDOW;
+    for (size_t i = 0; i < have; i++)
+        if (r->corr[i] == a->correlation && r->pid[i] == a->pid && r->tid[i] == a->tid) return true;
+    size_t slot = r->n++ % TWIN_WINDOW;
+    r->corr[slot] = a->correlation;
+    r->pid[slot] = a->pid;
+    r->tid[slot] = a->tid;
+    return false;
+}
+
+int tg_load_apis_with(tg_loader *ld, tg_api_visit visit, void *ctx)
 {
     tg_trace *t = ld->t;
     const char *table = t->table_name[TG_TABLE_RUNTIME];
-    if (!table) return true;
+    if (!table) return 1;
     sqlite3_stmt *st = tg_load_select(ld, table, api_cols, AC_N, NULL);
-    if (!st) return false;
+    if (!st) return 0;
     tg_rowstats *rs = &ld->stats[TG_TABLE_RUNTIME];
     size_t cap = 0;
+    twin_ring ring = {.n = 0};
+    int result = 1;
     while (tg_load_step(ld, st, table)) {
         tg_api a;
         if (!tg_load_times(rs, st, &a.start, &a.end, false)) continue;
@@ -245,13 +285,29 @@ bool tg_load_apis(tg_loader *ld)
         a.iteration = -1;
         a.dup_of = -1;
         if (ld->failed) break;
-        if (!TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
+        int keep = 1;
+        if (visit) {
+            if (twin_seen(&ring, &a)) keep = -1;
+            else keep = visit(ctx, &a);
+            if (keep < 0) {
+                result = -1;
+                break;
+            }
+            if (t->first_ns == TG_NULL_I64 || a.start < t->first_ns) t->first_ns = a.start;
+            if (t->last_ns == TG_NULL_I64 || a.end > t->last_ns) t->last_ns = a.end;
+        }
+        if (keep && !TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
         }
     }
     sqlite3_finalize(st);
-    return !ld->failed;
+    return ld->failed ? 0 : result;
+}
+
+bool tg_load_apis(tg_loader *ld)
+{
+    return tg_load_apis_with(ld, NULL, NULL) > 0;
 }
 
 /* ---------------------------------------------------------------- sync */
@@ -404,7 +460,8 @@ static bool add_activity_devices(tg_loader *ld, size_t *cap)
     int32_t seen[SEEN_SLOTS];
     for (size_t i = 0; i < SEEN_SLOTS; i++) seen[i] = -1;
     const struct { const void *rows; size_t n, esz, off; } sets[] = {
-        {t->kernels, t->n_kernels, sizeof(tg_kernel), offsetof(tg_kernel, device)},
+        {t->kernels, t->kernels ? t->n_kernels : 0, sizeof(tg_kernel), offsetof(tg_kernel, device)},
+        {t->kspans, t->kspans ? t->n_kernels : 0, sizeof(tg_kspan), offsetof(tg_kspan, device)},
         {t->memcpys, t->n_memcpys, sizeof(tg_memop), offsetof(tg_memop, device)},
         {t->memsets, t->n_memsets, sizeof(tg_memop), offsetof(tg_memop, device)},
     };

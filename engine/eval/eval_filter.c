@@ -1,0 +1,76 @@
+/*
+** Row filters: which rows of a source some rule could count. A row that
+** fails the `where` of every enabled rule on its source never reaches an
+** aggregate, a sample or the evidence, so a table that streams by
+** (engine/model, the `api` source) need not keep it. The test is the
+** evaluator's own row test, run on the row with its DERIVED fields set,
+** so the kept rows are exactly those tg_eval_model would count.
+**
+** A `where` that reads trace.* or a baseline statistic depends on values
+** final only once every row is in; such a rule, or one with no `where`,
+** makes every row count (tg_row_filter_new says so and returns NULL).
+*/
+#include "eval_int.h"
+
+#include <stdlib.h>
+
+struct tg_row_filter {
+    tg_rule_state *states;
+    size_t n;
+};
+
+/* True when e reads a value that is only final after the whole trace. */
+static bool reads_late(const tg_expr *e)
+{
+    if (!e) return false;
+    if (e->op == TG_N_TRACE_REF || e->op == TG_N_BASELINE || e->op == TG_N_AGGREGATE) return true;
+    return reads_late(e->a) || reads_late(e->b);
+}
+
+tg_row_filter *tg_row_filter_new(const tg_ruleset *rs, tg_source_id src, const tg_model *m, bool *all)
+{
+    *all = false;
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const tg_rule *r = &rs->rules[i];
+        if (!r->info.enabled || r->source != src) continue;
+        if (!r->where || reads_late(r->where)) {
+            *all = true;
+            return NULL;
+        }
+        n++;
+    }
+    tg_row_filter *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    f->states = calloc(n ? n : 1, sizeof *f->states);
+    if (!f->states) {
+        free(f);
+        return NULL;
+    }
+    for (size_t i = 0; i < rs->n; i++) {
+        const tg_rule *r = &rs->rules[i];
+        if (!r->info.enabled || r->source != src) continue;
+        tg_rule_state *st = &f->states[f->n++];
+        *st = (tg_rule_state){.rule = r, .m = m};
+        if (!tg_eval_slots_init(st)) {
+            tg_row_filter_free(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+bool tg_row_filter_pass(tg_row_filter *f, const char *row)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (tg_eval_row_test(&f->states[i], row, f->states[i].rule->where)) return true;
+    return false;
+}
+
+void tg_row_filter_free(tg_row_filter *f)
+{
+    if (!f) return;
+    for (size_t i = 0; i < f->n; i++) tg_eval_slots_free(&f->states[i]);
+    free(f->states);
+    free(f);
+}
