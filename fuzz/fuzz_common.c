@@ -23,9 +23,13 @@ static tg_ruleset *builtin;
 static FILE *devnull;
 static char scratch[4096];
 
+static char *last_summary;
+
 static void cleanup(void)
 {
     if (scratch[0]) unlink(scratch);
+    free(last_summary);
+    last_summary = NULL;
     tg_rules_free(builtin);
     builtin = NULL;
     if (devnull) fclose(devnull);
@@ -95,6 +99,17 @@ static void baseline_round_trip(const tg_ruleset *rs, tg_run_result *run)
     tg_baseline_free(b);
 }
 
+/* "rule verdict count;" of every result: what the lean load must repeat. */
+static char *summary(const tg_trace_result *out)
+{
+    char *text = NULL;
+    for (size_t i = 0; i < out->n_results; i++) {
+        const tg_rule_result *r = &out->results[i];
+        if (!tg_fixture_append(&text, "%s %d %lld;", r->rule, (int)r->verdict, (long long)r->count)) abort();
+    }
+    return text ? text : strdup("");
+}
+
 void fz_run_trace(tg_trace *t, const tg_ruleset *rs)
 {
     if (!rs) rs = fz_builtin_rules();
@@ -126,12 +141,70 @@ void fz_run_trace(tg_trace *t, const tg_ruleset *rs)
         tg_eval_opts eo = {.missing = mode ? TG_MISSING_SKIP : TG_MISSING_FAIL};
         tg_status st = tg_eval_model(rs, m, &eo, out->arena, out, &diag);
         tg_diag_clear(&diag);
+        if (st == TG_OK && !mode) {
+            free(last_summary);
+            last_summary = summary(out);
+        }
         if (st == TG_OK) reports(rs, &run, mode == 1);
         if (st == TG_OK && mode) baseline_round_trip(rs, &run);
     }
     tg_arena_free(out->arena);
     tg_arena_free(run.arena);
     tg_model_free(m);
+}
+
+typedef struct keep {
+    const tg_ruleset *rs;
+    tg_row_filter *filter;
+    bool made;
+} keep;
+
+static bool keep_api(void *ctx, const tg_model *m, const tg_api *row)
+{
+    keep *k = ctx;
+    bool all = false;
+    if (!k->made) {
+        k->made = true;
+        k->filter = tg_row_filter_new(k->rs, TG_SRC_API, m, &all);
+    }
+    return !k->filter || tg_row_filter_pass(k->filter, (const char *)row);
+}
+
+/* The way `check` loads by default: kernels as spans, the API table
+** streamed keeping the calls a rule admits. Its verdicts and counts must
+** be those of the full load (the oracle); a difference aborts. */
+static void run_lean(const char *path, const tg_ruleset *rs)
+{
+    tg_diag diag;
+    tg_diag_init(&diag);
+    tg_load_opts lean = {.defer_api = true};
+    tg_trace *t = tg_trace_open_with(path, &lean, &diag);
+    tg_diag_clear(&diag);
+    if (!t) return;
+    keep k = {.rs = rs};
+    tg_model_params mp = {.keep_api = keep_api, .keep_ctx = &k, .skip_nvtx_gpu = true};
+    tg_model *m = tg_model_build(t, &mp, &diag);
+    tg_diag_clear(&diag);
+    tg_row_filter_free(k.filter);
+    if (m) {
+        tg_arena *arena = tg_arena_new();
+        if (!arena) abort();
+        tg_trace_result out = {.arena = arena, .file = t->path};
+        tg_eval_opts eo = {.missing = TG_MISSING_FAIL};
+        if (tg_eval_model(rs, m, &eo, arena, &out, &diag) == TG_OK && last_summary) {
+            char *lean_summary = summary(&out);
+            if (strcmp(lean_summary, last_summary) != 0) {
+                fprintf(stderr, "lean load differs from full load:\n  full: %s\n  lean: %s\n", last_summary,
+                        lean_summary);
+                abort();
+            }
+            free(lean_summary);
+        }
+        tg_diag_clear(&diag);
+        tg_arena_free(arena);
+        tg_model_free(m);
+    }
+    tg_trace_close(t);
 }
 
 void fz_run_path(const char *path, const tg_ruleset *rs)
@@ -141,8 +214,11 @@ void fz_run_path(const char *path, const tg_ruleset *rs)
     tg_trace *t = tg_trace_open(path, &diag);
     tg_diag_clear(&diag);
     if (!t) return;
+    free(last_summary);
+    last_summary = NULL;
     fz_run_trace(t, rs);
     tg_trace_close(t);
+    run_lean(path, rs ? rs : fz_builtin_rules());
 }
 
 const char *fz_scratch_write(const uint8_t *data, size_t size)

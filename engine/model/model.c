@@ -4,13 +4,18 @@
 ** This file runs the passes in order and owns the row-level derivations:
 ** durations, API names without their version suffix (`cudaMemcpy_v3020` is
 ** `cudaMemcpy`) and their flags, copy and memory kind names, and the trace
-** facts. The join of GPU ops to their launching calls (with queue time and
-** the duplicate API rows of old exports) is model_join.c; iterations, NVTX
-** attribution and the device/gap sweeps are model_iter.c, model_nvtx.c and
-** model_device.c.
+** facts. The passes: iterations (model_iter.c), then the launch pass
+** (model_join.c), which visits every call once, loaded or streamed, joins
+** the GPU ops to their calls and attributes both to iterations and, when a
+** rule reads them, NVTX ranges (model_nvtx.c); then the device and gap
+** sweep (model_device.c).
+**
+** The passes read kernels as tg_kspan rows: the trace's own when it loaded
+** no tg_kernel rows, else a copy of the few fields they need.
 **
 ** Every DERIVED field is written on every build, so building twice on one
-** trace (other params) gives the same rows as building once.
+** loaded trace (other params) gives the same rows as building once. A
+** trace whose API table was streamed can be built once.
 */
 #include "model_int.h"
 

@@ -1,27 +1,37 @@
 /*
-** The join of every kernel, copy and memset to its launching call: same
-** process, same correlation id (SCHEMA.md), and the duplicate API rows of
-** old exports found on the way.
+** The launch pass: every API call, visited once, is matched to the kernels,
+** copies and memsets it launched (same process, same correlation id:
+** SCHEMA.md), attributed to its iteration and counted; the ops it launched
+** get their queue time, launching call name, thread and iteration. The
+** calls come from the loaded API table, or stream by from the deferred
+** one (tg_trace_stream_apis): then only the calls params->keep_api wants
+** stay as rows, and ten million kernels' launches cost no row at all.
 **
-** CUPTI hands out correlation ids per process from a counter, so in start
-** order a process's calls carry increasing ids, but for a few calls that
-** threads interleave. Such a process gets no index: its in-order calls are
-** listed (the list is sorted by id) and searched from where the previous
-** lookup ended, a step or two of a galloping search over rows read almost
-** in sequence, since ops come in start order too; the few calls out of
-** order go to a small hash table. A process whose ids are not mostly in
-** order (old exports record every call twice, see below) is indexed whole:
-** a direct-addressed array (slot = id - smallest id) when its ids are
-** dense, else (range over 4x its call count) the hash table, whose slots
-** carry a fingerprint of the key so that a probe reads the call's row only
-** on a likely match, and whose loops prefetch the slots they will need a
-** few dozen rows ahead. Never a nested scan.
+** The ops are indexed by (process, correlation id) in one open-addressing
+** table whose slots carry a fingerprint of the key, so a probe reads an
+** op's row only on a likely match; a call that launched several ops (a
+** graph launch) finds them all in one cluster. Never a nested scan.
 **
 ** Duplicates: old exports record a runtime call twice under one correlation
 ** id, an outer `cudaMemcpy` row and, nested inside it, `cudaMemcpy_v3020`.
 ** The inner (later-starting) row is the call itself; NVIDIA's tools and the
 ** reference metrics time queue and blocking from it. The outer row gets
-** dup_of = the inner row and stops counting as blocking.
+** dup_of = the inner row and stops counting as blocking. Marking them needs
+** the whole table (tg_model_mark_duplicates, over an index of the calls
+** below), so a streamed table that turns out to hold twins (the trace layer
+** sees them side by side, or a call finds its op taken) is loaded whole and
+** the pass rerun: old exports are small.
+**
+** The call index: CUPTI hands out correlation ids per process from a
+** counter, so in start order a process's calls carry increasing ids, but
+** for a few calls that threads interleave. Such a process gets no index:
+** its in-order calls are listed (the list is sorted by id) and searched
+** from where the previous lookup ended; the few calls out of order go to a
+** small hash table. A process whose ids are not mostly in order (old
+** exports record every call twice) is indexed whole: a direct-addressed
+** array (slot = id - smallest id) when its ids are dense, else the hash
+** table, whose loops prefetch the slots they will need a few dozen rows
+** ahead.
 */
 #include "model_int.h"
 

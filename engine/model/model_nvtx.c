@@ -11,6 +11,11 @@
 ** their right end, answered from monotonic stacks), so overlapping
 ** start/end ranges that do not nest are as exact as push/pop ones, and
 ** nothing is quadratic.
+**
+** The launch pass (model_join.c) reports each launch as it joins it; only
+** launches on threads that have ranges are kept. A build whose rules read
+** neither the nvtx source nor kernel rows skips all of this
+** (tg_model_params.skip_nvtx_gpu).
 */
 #include "model_int.h"
 

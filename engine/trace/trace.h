@@ -13,11 +13,14 @@
 ** trace->strings (TG_NO_STR = null); flags are int8_t (0/1, -1 = null);
 ** pid/tid are the decoded process and thread ids of SCHEMA.md.
 **
-** Rows are kept small (ten million kernels make a 1.3 GB array at 128
-** bytes): 64-bit members first, then 32-bit, then flags, so there is no
-** padding, and what follows from other members is not stored: durations
-** are end - start and a kernel's launch end is its call's end, both
-** computed on read (TG_COMPUTED in fields.def).
+** Rows are kept small: 64-bit members first, then 32-bit, then flags, so
+** there is no padding, and durations (end - start) are computed on read
+** (TG_COMPUTED in fields.def). A run loads only what its rules read
+** (tg_load_opts): ten million kernels are 1.4 GB as tg_kernel rows and
+** 0.56 GB as tg_kspan ones, which is all the model needs when no rule reads
+** the `kernel` source; and the API table, the biggest (1.5 calls per
+** kernel), can stream through the model's launch join (tg_trace_stream_apis)
+** instead of being held: only the calls some rule can count stay as rows.
 */
 #ifndef TG_TRACE_H
 #define TG_TRACE_H

@@ -322,8 +322,10 @@ static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char *path = malloc(strlen(dir) + strlen(e->d_name) + 2);
-        sprintf(path, "%s/%s", dir, e->d_name);
+        size_t size = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = malloc(size);
+        if (!path) abort();
+        snprintf(path, size, "%s/%s", dir, e->d_name);
         struct stat st;
         size_t len = strlen(e->d_name);
         if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
