@@ -5,16 +5,20 @@
 ** the sqlite3 C API exactly the columns engine/trace loads
 ** (engine/trace/trace_load.c, trace_nvtx.c: the rowid plus the same column
 ** lists, absent columns selected as NULL), one sequential scan per table,
+** for `tracegate check` with the built-in rules: kernels as tg_kspan rows
+** (7 of the table's columns; `--kernel-rows` reads all 18, as a run with a
+** rule on the `kernel` source does),
 ** and does nothing else with them than fold every value into a checksum so
 ** the compiler cannot drop a read. Whatever tracegate spends beyond this
 ** time is its own work (interning, sorting, joins, rule evaluation, report).
 **
-**     floor EXPORT.sqlite
+**     floor [--kernel-rows] EXPORT.sqlite
 **     -> rows=<rows read> kernels=<kernel rows> checksum=<hex>
 **
 ** Keep the column lists in step with the trace layer's when it changes.
 */
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +34,11 @@ typedef struct table_read {
 
 /* The column lists of engine/trace, table by table. */
 static const char *const string_cols[] = {"id", "value", NULL};
+static const char *const kspan_cols[] = {
+    "start", "end", "deviceId", "correlationId", "globalPid", "demangledName", "shortName", NULL};
 static const char *const kernel_cols[] = {
-    "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-    "demangledName", "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+    "start", "end", "deviceId", "correlationId", "globalPid", "demangledName", "shortName",
+    "contextId", "streamId", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
     "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", NULL};
 static const char *const memop_cols[] = {
     "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid", "bytes",
@@ -49,9 +55,9 @@ static const char *const gpu_cols[] = {
     "id", "name", "smCount", "totalMemory", "computeMajor", "computeMinor", NULL};
 static const char *const process_cols[] = {"pid", "name", "globalPid", NULL};
 
-static const table_read reads[] = {
+static table_read reads[] = {
     {"StringIds", string_cols},
-    {"CUPTI_ACTIVITY_KIND_KERNEL", kernel_cols},
+    {"CUPTI_ACTIVITY_KIND_KERNEL", kspan_cols},
     {"CUPTI_ACTIVITY_KIND_MEMCPY", memop_cols},
     {"CUPTI_ACTIVITY_KIND_MEMSET", memop_cols},
     {"CUPTI_ACTIVITY_KIND_RUNTIME", api_cols},
@@ -148,11 +154,14 @@ static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: floor EXPORT.sqlite\n");
+    bool kernel_rows = argc == 3 && strcmp(argv[1], "--kernel-rows") == 0;
+    if (argc != 2 + kernel_rows) {
+        fprintf(stderr, "usage: floor [--kernel-rows] EXPORT.sqlite\n");
         return 2;
     }
-    char *uri = tg_trace_uri(argv[1]);
+    if (kernel_rows) reads[1].columns = kernel_cols;
+    const char *path = argv[argc - 1];
+    char *uri = tg_trace_uri(path);
     sqlite3 *db = NULL;
     /* NOMUTEX: one thread uses the connection, so SQLite need not lock it
     ** on every sqlite3_column_* call (about 20% of a scan otherwise). */
@@ -161,7 +170,7 @@ int main(int argc, char **argv)
                  : SQLITE_NOMEM;
     free(uri);
     if (rc != SQLITE_OK) {
-        fail(db, argv[1]);
+        fail(db, path);
         sqlite3_close(db);
         return 1;
     }

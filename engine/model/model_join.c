@@ -37,6 +37,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Calls out of order allowed in a listed process: one in this many. */
 #define LISTED_MAX_DISORDER 8
@@ -312,6 +313,7 @@ bool tg_model_mark_duplicates(tg_trace *t)
 ** shares its id with every kernel of the graph): they sit in one cluster. */
 #define REF_SHIFT 30
 #define REF_ROWS (1u << REF_SHIFT)
+#define HUGE_PAGE ((size_t)2 << 20)
 
 typedef struct op_index {
     uint64_t *slots;
@@ -330,6 +332,18 @@ static void op_key(const tg_model *m, uint32_t ref, int32_t *pid, int64_t *corr)
     }
 }
 
+/* Zeroed slots; a big table asks for huge pages, its probes being random. */
+static uint64_t *slots_alloc(size_t cap)
+{
+    size_t bytes = cap * sizeof(uint64_t);
+    if (bytes < HUGE_PAGE) return calloc(cap, sizeof(uint64_t));
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0) return NULL;
+    madvise(p, bytes, MADV_HUGEPAGE);      /* advice only: fine if refused */
+    memset(p, 0, bytes);
+    return p;
+}
+
 static bool op_index_build(op_index *x, const tg_model *m)
 {
     size_t n = 0;
@@ -339,15 +353,19 @@ static bool op_index_build(op_index *x, const tg_model *m)
     }
     size_t cap = 16;
     while (cap < n + n / 3) cap *= 2;                /* load <= 3/4 */
-    x->slots = calloc(cap, sizeof *x->slots);
+    x->slots = slots_alloc(cap);
     if (!x->slots) return false;
     x->mask = cap - 1;
     for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
         size_t count = tg_model_op_count(m, kind);
         for (size_t row = 0; row < count; row++) {
-            uint32_t ref = op_ref(kind, row);
             int32_t pid;
             int64_t corr;
+            if (row + PREFETCH < count) {
+                op_key(m, op_ref(kind, row + PREFETCH), &pid, &corr);
+                __builtin_prefetch(&x->slots[hash_of(pid, corr) & x->mask], 1);
+            }
+            uint32_t ref = op_ref(kind, row);
             op_key(m, ref, &pid, &corr);
             if (!joinable(corr)) continue;
             size_t h = hash_of(pid, corr), i = h & x->mask;
@@ -462,6 +480,14 @@ static int visit(void *ctx, tg_api *a)
     return c->p->keep_api(c->p->keep_ctx, m, a) ? 1 : 0;
 }
 
+/* A streamed call is read a few dozen calls before its visit: fetch the
+** index slot its join will probe. */
+static void ahead(void *ctx, const tg_api *a)
+{
+    const launch_pass *c = ctx;
+    if (joinable(a->correlation)) __builtin_prefetch(&c->ops.slots[hash_of(a->pid, a->correlation) & c->ops.mask]);
+}
+
 int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *diag)
 {
     tg_trace *t = m->trace;
@@ -478,10 +504,14 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
     for (size_t i = 0; i < t->n_memsets; i++) tg_model_mark_row(m, -1, &t->memsets[i].iteration, &t->memsets[i].steady);
     int rc = 1;
     if (c.streamed) {
-        tg_stream_status st = tg_trace_stream_apis(t, visit, &c, diag);
+        tg_api_reader_cb cb = {visit, ahead, &c};
+        tg_stream_status st = tg_trace_stream_apis(t, &cb, diag);
         rc = c.oom || st == TG_STREAM_FAILED ? 0 : st == TG_STREAM_STOPPED ? -1 : 1;
     } else {
-        for (c.index = 0; c.index < t->n_apis && !c.oom; c.index++) visit(&c, &t->apis[c.index]);
+        for (c.index = 0; c.index < t->n_apis && !c.oom; c.index++) {
+            if (c.index + PREFETCH < t->n_apis) ahead(&c, &t->apis[c.index + PREFETCH]);
+            visit(&c, &t->apis[c.index]);
+        }
         rc = c.oom ? 0 : 1;
     }
     free(c.ops.slots);

@@ -472,11 +472,11 @@ static void reader_end(tg_trace *t)
     t->apis_deferred = false;
 }
 
-tg_stream_status tg_trace_stream_apis(tg_trace *t, tg_api_visit visit, void *ctx, tg_diag *diag)
+tg_stream_status tg_trace_stream_apis(tg_trace *t, const tg_api_reader_cb *cb, tg_diag *diag)
 {
     tg_loader *ld = reader_begin(t, diag);
     if (!ld) return t->apis_deferred ? TG_STREAM_FAILED : TG_STREAM_DONE;
-    int rc = tg_load_apis_with(ld, visit, ctx);
+    int rc = tg_load_apis_with(ld, cb);
     if (rc < 0) return TG_STREAM_STOPPED;     /* the reader stays open for tg_trace_load_apis */
     bool ok = rc > 0 && finish_apis(ld, false);
     t->apis_partial = true;

@@ -230,8 +230,14 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
 
 /* Streaming the deferred API table: every row, in table order, goes to
 ** visit with its raw columns (DERIVED fields null); 1 keeps it (appended
-** to trace->apis), 0 drops it, -1 stops the read. */
-typedef int (*tg_api_visit)(void *ctx, tg_api *row);
+** to trace->apis), 0 drops it, -1 stops the read. Rows are read a few
+** dozen ahead of their visit and shown to `ahead` (may be NULL) as they are
+** read, so that it can prefetch what their visit will touch. */
+typedef struct tg_api_reader_cb {
+    int (*visit)(void *ctx, tg_api *row);
+    void (*ahead)(void *ctx, const tg_api *row);
+    void *ctx;
+} tg_api_reader_cb;
 
 typedef enum tg_stream_status {
     TG_STREAM_DONE,            /* every row visited; kept rows sorted by start */
@@ -240,7 +246,7 @@ typedef enum tg_stream_status {
     TG_STREAM_FAILED           /* diag says why */
 } tg_stream_status;
 
-tg_stream_status tg_trace_stream_apis(tg_trace *t, tg_api_visit visit, void *ctx, tg_diag *diag);
+tg_stream_status tg_trace_stream_apis(tg_trace *t, const tg_api_reader_cb *cb, tg_diag *diag);
 /* Load every row of the API table (deferred or stopped), as tg_trace_open
 ** would have; false with a diag on failure. */
 bool tg_trace_load_apis(tg_trace *t, tg_diag *diag);

@@ -168,9 +168,9 @@ bool tg_load_kernels(tg_loader *ld);
 bool tg_load_memcpys(tg_loader *ld);
 bool tg_load_memsets(tg_loader *ld);
 bool tg_load_apis(tg_loader *ld);
-/* The API rows through visit (tg_api_visit; NULL keeps every row): 1 read,
-** -1 stopped (visit said so, or twins of an old export), 0 failed. */
-int tg_load_apis_with(tg_loader *ld, tg_api_visit visit, void *ctx);
+/* The API rows through cb (NULL keeps every row): 1 read, -1 stopped (visit
+** said so, or twins of an old export), 0 failed. */
+int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb);
 bool tg_load_syncs(tg_loader *ld);
 bool tg_load_overheads(tg_loader *ld);
 bool tg_load_nvtx(tg_loader *ld);

@@ -256,7 +256,40 @@ static bool twin_seen(twin_ring *r, const tg_api *a)
     return false;
 }
 
-int tg_load_apis_with(tg_loader *ld, tg_api_visit visit, void *ctx)
+/* Rows read ahead of their visit, so that `ahead` can prefetch for them. */
+#define AHEAD_ROWS 32
+
+typedef struct api_batch {
+    tg_api rows[AHEAD_ROWS];
+    size_t n, cap;
+    twin_ring ring;
+} api_batch;
+
+/* Visit the batched rows in order, keeping what visit keeps: 1 done, -1
+** stopped, 0 failed. */
+static int flush_batch(tg_loader *ld, api_batch *b, const tg_api_reader_cb *cb)
+{
+    tg_trace *t = ld->t;
+    int result = 1;
+    for (size_t i = 0; i < b->n && result > 0; i++) {
+        tg_api *a = &b->rows[i];
+        int keep = twin_seen(&b->ring, a) ? -1 : cb->visit(cb->ctx, a);
+        if (keep < 0) {
+            result = -1;
+            break;
+        }
+        if (t->first_ns == TG_NULL_I64 || a->start < t->first_ns) t->first_ns = a->start;
+        if (t->last_ns == TG_NULL_I64 || a->end > t->last_ns) t->last_ns = a->end;
+        if (keep && !TG_PUSH_ROWS(t->apis, t->n_apis, b->cap, t->rows_mapped[TG_TABLE_RUNTIME], *a)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            result = 0;
+        }
+    }
+    b->n = 0;
+    return result;
+}
+
+int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb)
 {
     tg_trace *t = ld->t;
     const char *table = t->table_name[TG_TABLE_RUNTIME];
@@ -265,9 +298,10 @@ int tg_load_apis_with(tg_loader *ld, tg_api_visit visit, void *ctx)
     if (!st) return 0;
     tg_rowstats *rs = &ld->stats[TG_TABLE_RUNTIME];
     size_t cap = 0;
-    twin_ring ring = {.n = 0};
+    api_batch *b = cb ? calloc(1, sizeof *b) : NULL;
+    if (cb && !b) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
     int result = 1;
-    while (tg_load_step(ld, st, table)) {
+    while (!ld->failed && tg_load_step(ld, st, table)) {
         tg_api a;
         if (!tg_load_times(rs, st, &a.start, &a.end, false)) continue;
         a.rowid = sqlite3_column_int64(st, 0);
@@ -285,29 +319,24 @@ int tg_load_apis_with(tg_loader *ld, tg_api_visit visit, void *ctx)
         a.iteration = -1;
         a.dup_of = -1;
         if (ld->failed) break;
-        int keep = 1;
-        if (visit) {
-            if (twin_seen(&ring, &a)) keep = -1;
-            else keep = visit(ctx, &a);
-            if (keep < 0) {
-                result = -1;
-                break;
-            }
-            if (t->first_ns == TG_NULL_I64 || a.start < t->first_ns) t->first_ns = a.start;
-            if (t->last_ns == TG_NULL_I64 || a.end > t->last_ns) t->last_ns = a.end;
-        }
-        if (keep && !TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
+        if (b) {
+            if (cb->ahead) cb->ahead(cb->ctx, &a);
+            b->rows[b->n++] = a;
+            if (b->n == AHEAD_ROWS && (result = flush_batch(ld, b, cb)) <= 0) break;
+        } else if (!TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
         }
     }
+    if (b && result > 0 && !ld->failed) result = flush_batch(ld, b, cb);
+    free(b);
     sqlite3_finalize(st);
     return ld->failed ? 0 : result;
 }
 
 bool tg_load_apis(tg_loader *ld)
 {
-    return tg_load_apis_with(ld, NULL, NULL) > 0;
+    return tg_load_apis_with(ld, NULL) > 0;
 }
 
 /* ---------------------------------------------------------------- sync */
