@@ -40,6 +40,9 @@ int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset
                     const tg_eval_opts *eval_opts, const tg_model_params *model_params,
                     int jobs, bool load_all, tg_run_result *run);
 
+/* How tg_cli_evaluate opens each trace for rs (--max-memory estimates it). */
+tg_load_opts tg_cli_load_opts(const tg_ruleset *rs, bool load_all);
+
 /* Free what tg_cli_evaluate allocated, including run->arena. */
 void tg_cli_run_free(tg_run_result *run);
 

@@ -239,8 +239,9 @@ static int run_check(check_args *a, int n_traces, char **traces)
     /* --max-memory: every trace is measured before any is read; one over
     ** the limit stops the check (exit 3) instead of the OOM killer. */
     bool over = false;
+    tg_load_opts load = tg_cli_load_opts(rs, a->load_all);
     for (size_t i = 0; a->max_memory > 0 && i < inputs.n; i++)
-        if (!tg_trace_fits(inputs.paths[i], a->max_memory, &diag)) over = true;
+        if (!tg_trace_fits_with(inputs.paths[i], &load, a->max_memory, &diag)) over = true;
     if (over) {
         st = tg_cli_report_diag(&diag, TG_ETRACE);
         tg_diag_clear(&diag);

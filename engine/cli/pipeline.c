@@ -51,6 +51,13 @@ static bool rules_read(const tg_ruleset *rs, tg_source_id src)
     return false;
 }
 
+tg_load_opts tg_cli_load_opts(const tg_ruleset *rs, bool load_all)
+{
+    /* what the rules need: kernel rows only for rules on `kernel`, the API
+    ** table streamed, keeping the calls a rule can count */
+    return (tg_load_opts){.kernel_rows = load_all || rules_read(rs, TG_SRC_KERNEL), .defer_api = !load_all};
+}
+
 /* Which streamed calls to keep as `api` rows: those some rule's `where`
 ** admits (the filter is made on the first call, when the model exists). */
 typedef struct keep_ctx {
@@ -78,10 +85,8 @@ static tg_status evaluate_one(pipeline *p, size_t i)
     if (!out->arena) return TG_EINTERNAL;
     out->file = tg_arena_strdup(out->arena, p->traces[i]);
 
-    /* Load what the rules need: kernel rows only for rules on `kernel`, the
-    ** API table streamed, keeping the calls a rule can count. */
-    bool kernel_rows = p->load_all || rules_read(p->rs, TG_SRC_KERNEL);
-    tg_load_opts load = {.kernel_rows = kernel_rows, .defer_api = !p->load_all};
+    tg_load_opts load = tg_cli_load_opts(p->rs, p->load_all);
+    bool kernel_rows = load.kernel_rows;
     tg_model_params mp = *p->model_params;
     keep_ctx keep = {.rs = p->rs};
     if (!p->load_all) {

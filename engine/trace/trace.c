@@ -537,13 +537,30 @@ static int64_t query_i64(sqlite3 *db, const char *sql)
 ** one-million-range NVTX export (0.75-0.95x). */
 int64_t tg_trace_estimate_bytes(const char *path)
 {
-    static const size_t row_bytes[TG_TABLE_COUNT] = {
+    return tg_trace_estimate_bytes_with(path, NULL);
+}
+
+int64_t tg_trace_estimate_bytes_with(const char *path, const tg_load_opts *opts)
+{
+    static const tg_load_opts all = {.kernel_rows = true};
+    if (!opts) opts = &all;
+    size_t row_bytes[TG_TABLE_COUNT] = {
         [TG_TABLE_KERNEL] = sizeof(tg_kernel) * 2 + 64, [TG_TABLE_MEMCPY] = sizeof(tg_memop) * 2 + 64,
         [TG_TABLE_MEMSET] = sizeof(tg_memop) * 2 + 64,  [TG_TABLE_RUNTIME] = sizeof(tg_api) * 2 + 32,
         [TG_TABLE_SYNC] = sizeof(tg_sync) * 2,          [TG_TABLE_NVTX] = sizeof(tg_nvtx) * 2 + 48,
         [TG_TABLE_GPU] = sizeof(tg_gpu) * 2,            [TG_TABLE_OVERHEAD] = sizeof(tg_overhead) * 2 + 32,
         [TG_TABLE_STRINGS] = 64,
     };
+    /* A lean load (measured on 10M kernels: RSS 0.86x of this): a kernel
+    ** is a tg_kspan (big tables are sorted by page moves, not a copy) plus
+    ** its slot in the launch join's index and its queue time, a copy or
+    ** memset its row and its slot, and a streamed call nothing once
+    ** visited. */
+    if (!opts->kernel_rows) row_bytes[TG_TABLE_KERNEL] = sizeof(tg_kspan) + 24;
+    if (opts->defer_api) {
+        row_bytes[TG_TABLE_RUNTIME] = 0;
+        row_bytes[TG_TABLE_MEMCPY] = row_bytes[TG_TABLE_MEMSET] = sizeof(tg_memop) + 24;
+    }
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
     tg_diag scratch;
@@ -582,8 +599,13 @@ int64_t tg_trace_estimate_bytes(const char *path)
 
 bool tg_trace_fits(const char *path, int64_t max_bytes, tg_diag *diag)
 {
+    return tg_trace_fits_with(path, NULL, max_bytes, diag);
+}
+
+bool tg_trace_fits_with(const char *path, const tg_load_opts *opts, int64_t max_bytes, tg_diag *diag)
+{
     if (max_bytes <= 0) return true;
-    int64_t need = tg_trace_estimate_bytes(path);
+    int64_t need = tg_trace_estimate_bytes_with(path, opts);
     if (need < 0 || need <= max_bytes) return true;
     char limit[32], estimate[32];
     tg_format_size(max_bytes, limit, sizeof limit);

@@ -263,10 +263,14 @@ void tg_trace_close(tg_trace *t);
 ** and building its model takes; -1 when the file cannot be read (then
 ** tg_trace_open says why). */
 int64_t tg_trace_estimate_bytes(const char *path);
+/* The same for a load with opts (tg_trace_open_with; NULL: tg_trace_open's).
+** A deferred API table counts only what its stream costs, not its rows. */
+int64_t tg_trace_estimate_bytes_with(const char *path, const tg_load_opts *opts);
 /* True when the estimate is within max_bytes (or unknown); otherwise one
 ** sentence "PATH: needs more than N MiB (--max-memory) ..." in diag, status
 ** TG_ETRACE. */
 bool tg_trace_fits(const char *path, int64_t max_bytes, tg_diag *diag);
+bool tg_trace_fits_with(const char *path, const tg_load_opts *opts, int64_t max_bytes, tg_diag *diag);
 
 /* Convenience: string of an id (NULL for TG_NO_STR). */
 static inline const char *tg_trace_str(const tg_trace *t, int32_t id)
