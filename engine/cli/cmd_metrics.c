@@ -124,12 +124,24 @@ static int parse_args(int argc, char **argv, metrics_opts *o)
     return TG_OK;
 }
 
+/* The calls metrics counts as rows: blocking ones (the rest it reads from
+** the model's facts and the ops' derived fields). */
+static bool keep_blocking(void *ctx, const tg_model *m, const tg_api *row)
+{
+    (void)ctx;
+    (void)m;
+    return row->blocking;
+}
+
 /* Metrics of one trace: appended to traces (JSON) or printed (text). */
 static int one_trace(const char *path, const metrics_opts *o, json_t *traces, bool separator)
 {
     tg_diag diag;
     tg_diag_init(&diag);
-    tg_trace *t = tg_trace_fits(path, o->max_memory, &diag) ? tg_trace_open(path, &diag) : NULL;
+    /* loaded as check loads it: kernels as spans, the API table streamed */
+    tg_load_opts load = {.defer_api = true};
+    tg_trace *t = tg_trace_fits_with(path, &load, o->max_memory, &diag) ? tg_trace_open_with(path, &load, &diag)
+                                                                         : NULL;
     int rc = tg_cli_report_diag(&diag, TG_OK);
     if (!t) {
         if (traces)
@@ -138,7 +150,7 @@ static int one_trace(const char *path, const metrics_opts *o, json_t *traces, bo
         return rc ? rc : TG_ETRACE;
     }
     tg_diag_clear(&diag);
-    tg_model_params params = {.iteration_pattern = o->pattern};
+    tg_model_params params = {.iteration_pattern = o->pattern, .keep_api = keep_blocking, .skip_nvtx_gpu = true};
     tg_model *m = tg_model_build(t, &params, &diag);
     int status = TG_OK;
     if (!m) {
