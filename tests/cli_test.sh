@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The command line as CI sees it, on the bundled example (no ../shared
 # needed): every exit status of DESIGN §5, several report formats in one run
-# with consistent counts, --jobs, the GitHub step summary, and .nsys-rep
-# inputs without nsys on PATH.
+# with consistent counts, --jobs, --load, the GitHub step summary, and
+# .nsys-rep inputs without nsys on PATH.
 set -uo pipefail
 bin="$TG_BINARY"
 example="$1"
@@ -78,6 +78,42 @@ cmp -s "$tmp/j1.json" "$tmp/j3.json" || fail "--jobs 3 differs from one job"
 # GitHub step summary
 GITHUB_STEP_SUMMARY="$tmp/summary.md" "$bin" check --format github "$example" >/dev/null 2>&1
 grep -q "sync-memcpy" "$tmp/summary.md" 2>/dev/null || fail "no step summary written"
+
+# --load: loading only what the rules read gives what loading everything gives
+expect_status 2 "--load bogus" -- "$bin" check --load bogus "$example"
+[ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "'bogus'" "$tmp/err" ||
+    fail "--load bogus: not one line naming the value: '$(cat "$tmp/err")'"
+cat > "$tmp/api.yaml" <<'YAML'
+version: 1
+rules:
+  - id: steady-memcpy-calls
+    title: Blocking copy calls in steady state
+    severity: warning
+    source: api
+    where: name == "cudaMemcpy" and steady
+    fail_when: count > 0
+    evidence: {order_by: duration desc, limit: 5}
+    message: "{count} cudaMemcpy calls took {sum(duration)} of {trace.api_calls} calls"
+  - id: slow-launches
+    title: Slow kernel launches
+    severity: info
+    source: kernel
+    where: queue > 1us
+    fail_when: count > 0
+    message: "{count} kernels queued over 1 us"
+YAML
+for rules in "" "--rules builtin --rules $tmp/api.yaml"; do
+    # shellcheck disable=SC2086  # $rules holds shell words
+    "$bin" check --format json $rules "$example" > "$tmp/load-needed.json" 2>/dev/null
+    needed=$?
+    # shellcheck disable=SC2086
+    "$bin" check --format json --load all $rules "$example" > "$tmp/load-all.json" 2>/dev/null
+    all=$?
+    [ "$needed" = "$all" ] || fail "--load all ${rules:-(built-in rules)}: exit $all, default $needed"
+    [ -s "$tmp/load-needed.json" ] && cmp -s "$tmp/load-needed.json" "$tmp/load-all.json" ||
+        fail "--load all ${rules:-(built-in rules)}: JSON differs from the default"
+done
+grep -q '"steady-memcpy-calls"' "$tmp/load-all.json" || fail "--load: the api rule did not run"
 
 # merge of per-rank results
 "$bin" check --format json "$tmp/a.sqlite" > "$tmp/ra.json" 2>/dev/null

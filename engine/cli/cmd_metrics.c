@@ -159,6 +159,8 @@ static int one_trace(const char *path, const metrics_opts *o, json_t *traces, bo
         tg_trace_close(t);
         return status;
     }
+    tg_cli_report_diag(&diag, TG_OK);   /* the streamed API table's row warnings */
+    tg_diag_clear(&diag);
     json_t *doc = tg_metrics_json(m);
     if (!doc) {
         status = TG_EINTERNAL;

@@ -215,8 +215,10 @@ static bool kernel_spans(tg_model *m)
     return true;
 }
 
-/* Names and null defaults of every DERIVED field. */
-static bool derive_rows(tg_model *m)
+/* Names and null defaults of every DERIVED field; the NVTX rows' too
+** unless `nvtx` is false (a rerun of the launch pass: the iterations have
+** numbered them already, and the launch pass does not touch them). */
+static bool derive_rows(tg_model *m, bool nvtx)
 {
     tg_trace *t = m->trace;
     tg_model_priv *p = tg_model_priv_of(m);
@@ -243,7 +245,7 @@ static bool derive_rows(tg_model *m)
     }
     for (size_t i = 0; i < t->n_memcpys; i++) reset_memop(&t->memcpys[i], &kinds, true);
     for (size_t i = 0; i < t->n_memsets; i++) reset_memop(&t->memsets[i], &kinds, false);
-    for (size_t i = 0; i < t->n_nvtx; i++) {
+    for (size_t i = 0; nvtx && i < t->n_nvtx; i++) {
         tg_nvtx *r = &t->nvtx[i];
         r->duration = span_of(r->start, r->end);
         r->depth = 0;
@@ -308,7 +310,7 @@ static int launch_pass(tg_model *m, const tg_model_params *p, tg_diag *diag)
     if (!tg_trace_load_apis(t, diag)) return -2;
     tg_model_reset_attribution(m);
     tg_model_nvtx_reset(m);
-    if (!derive_rows(m) || !tg_model_mark_duplicates(t)) return 0;
+    if (!derive_rows(m, false) || !tg_model_mark_duplicates(t)) return 0;
     return tg_model_launch_calls(m, p, diag);
 }
 
@@ -335,7 +337,7 @@ tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag
                       "open it again to build another model", trace->path ? trace->path : "trace");
         return build_failed(m, diag, false);
     }
-    if (!kernel_spans(m) || !derive_rows(m)) return build_failed(m, diag, true);
+    if (!kernel_spans(m) || !derive_rows(m, true)) return build_failed(m, diag, true);
     if (!tg_model_build_iterations(m, &p, diag)) return build_failed(m, diag, false);
     if (!p.skip_nvtx_gpu && !tg_model_nvtx_begin(m)) return build_failed(m, diag, true);
     int errors = diag ? diag->n_errors : 0;

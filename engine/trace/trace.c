@@ -460,6 +460,7 @@ static tg_loader *reader_begin(tg_trace *t, tg_diag *diag)
     t->n_apis = 0;
     t->rows_mapped[TG_TABLE_RUNTIME] = 0;
     ld->stats[TG_TABLE_RUNTIME] = (tg_rowstats){0};
+    ld->apis_visited = 0;
     return ld;
 }
 
@@ -479,7 +480,7 @@ tg_stream_status tg_trace_stream_apis(tg_trace *t, const tg_api_reader_cb *cb, t
     int rc = tg_load_apis_with(ld, cb);
     if (rc < 0) return TG_STREAM_STOPPED;     /* the reader stays open for tg_trace_load_apis */
     bool ok = rc > 0 && finish_apis(ld, false);
-    t->apis_partial = true;
+    t->apis_partial = ld->apis_visited != t->n_apis;
     reader_end(t);
     return ok ? TG_STREAM_DONE : TG_STREAM_FAILED;
 }
@@ -487,6 +488,11 @@ tg_stream_status tg_trace_stream_apis(tg_trace *t, const tg_api_reader_cb *cb, t
 bool tg_trace_load_apis(tg_trace *t, tg_diag *diag)
 {
     tg_loader *ld = reader_begin(t, diag);
+    if (!ld && t->apis_partial) {
+        tg_diag_error(diag, TG_EINTERNAL, "%s: the API table was streamed once already; open the trace again "
+                      "to read it whole", t->path);
+        return false;
+    }
     if (!ld) return !t->apis_deferred;
     bool ok = tg_load_apis(ld) && finish_apis(ld, true);
     t->apis_partial = false;

@@ -196,7 +196,8 @@ typedef struct tg_trace {
     tg_api *apis;         size_t n_apis;       /* sorted by start; after a streamed
                                                   read, only the rows the reader kept */
     bool apis_deferred;        /* the API table waits for tg_trace_stream_apis */
-    bool apis_partial;         /* apis holds a chosen subset of the calls */
+    bool apis_partial;         /* apis holds a chosen subset of the calls (a
+                                  streamed read dropped some) */
     struct tg_api_reader *api_reader;   /* trace layer state while deferred */
     tg_nvtx *nvtx;        size_t n_nvtx;       /* sorted by start */
     tg_sync *syncs;       size_t n_syncs;
@@ -248,7 +249,8 @@ typedef enum tg_stream_status {
 
 tg_stream_status tg_trace_stream_apis(tg_trace *t, const tg_api_reader_cb *cb, tg_diag *diag);
 /* Load every row of the API table (deferred or stopped), as tg_trace_open
-** would have; false with a diag on failure. */
+** would have; false with a diag on failure or when a completed stream
+** dropped rows (they cannot be read back: open the trace again). */
 bool tg_trace_load_apis(tg_trace *t, tg_diag *diag);
 
 /* The SQLite URI tg_trace_open reads PATH through: read-only, immutable,

@@ -42,6 +42,7 @@ typedef struct tg_loader {
     size_t n_tables;
     tg_rowstats stats[TG_TABLE_COUNT];
     bool kernel_rows;          /* tg_load_opts.kernel_rows */
+    size_t apis_visited;       /* rows a streamed read showed its visitor */
 } tg_loader;
 
 /* A deferred API table (tg_load_opts.defer_api): the loader, its database

@@ -278,6 +278,7 @@ static int flush_batch(tg_loader *ld, api_batch *b, const tg_api_reader_cb *cb)
             result = -1;
             break;
         }
+        ld->apis_visited++;
         if (t->first_ns == TG_NULL_I64 || a->start < t->first_ns) t->first_ns = a->start;
         if (t->last_ns == TG_NULL_I64 || a->end > t->last_ns) t->last_ns = a->end;
         if (keep && !TG_PUSH_ROWS(t->apis, t->n_apis, b->cap, t->rows_mapped[TG_TABLE_RUNTIME], *a)) {

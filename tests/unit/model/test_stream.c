@@ -1,0 +1,996 @@
+/*
+** Loading only what the rules read (tg_trace_open_with, tg_trace_stream_apis,
+** tg_model_build on a deferred API table) on exports written by the fixture
+** builder, so it is covered without ../shared.
+**
+** The main fixture is a small training loop: 12 NVTX `iteration` ranges
+** (the first 5 warmup) with a nested `forward` range, in each two kernels
+** launched on device 0 and an NCCL kernel plus an overlapping compute kernel
+** on device 1, a cudaGetLastError that launches nothing and a
+** cudaStreamSynchronize; a graph launch whose one correlation id runs two
+** kernels (iteration 2); a blocking cudaMemcpy, a cudaMemcpyAsync and a
+** cudaMemsetAsync (iteration 7); a kernel no call launched; a cudaMalloc
+** and a blocking copy before the loop and a cudaDeviceSynchronize after it,
+** which are the first and last events of the capture (so the trace span
+** comes from API rows only). The runtime table is not in start order: the
+** synchronize calls and the cudaMalloc are written last, as a flushed
+** thread buffer would leave them.
+**
+** Every streamed build is compared field by field with the build on a
+** trace loaded whole, and both with values computed by hand below.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "eval/eval.h"
+#include "model/model.h"
+#include "rules/rules.h"
+
+#define GTID "((1234 << 24) | 1235)"
+#define GPID "(1234 << 24)"
+#define TID 1235
+
+#define N_ITER 12
+#define ITER_START(i) (100000LL + 10000LL * (i))
+#define CORR(i) (1000LL + 20LL * (i))
+#define N_CALLS 79          /* 6 per iteration, graph, 2 copies + memset, 3 outside */
+#define N_BLOCKING 13       /* 12 cudaStreamSynchronize, 1 cudaDeviceSynchronize */
+#define N_KERNELS 51        /* 4 per iteration, 2 of the graph, 1 orphan */
+#define FIRST_NS 50000LL    /* cudaMalloc start */
+#define LAST_NS 221000LL    /* cudaDeviceSynchronize end */
+
+enum {
+    S_LAUNCH = 1, S_GRAPH, S_MEMCPY, S_MEMCPY_ASYNC, S_MEMSET_ASYNC, S_STREAM_SYNC, S_GET_LAST_ERROR,
+    S_DEVICE_SYNC, S_MALLOC, S_GEMM, S_GEMM_SHORT, S_RELU, S_RELU_SHORT, S_NCCL, S_NCCL_SHORT,
+    S_ITERATION, S_ORPHAN, S_OVERHEAD, S_MEMCPY_OUTER, S_DEVICE_SYNC_OUTER, S_LAUNCH_OUTER, S_COUNT
+};
+static const char *const strings[S_COUNT] = {
+    [S_LAUNCH] = "cudaLaunchKernel_v7000", [S_GRAPH] = "cudaGraphLaunch_v10000",
+    [S_MEMCPY] = "cudaMemcpy_v3020", [S_MEMCPY_ASYNC] = "cudaMemcpyAsync_v3020",
+    [S_MEMSET_ASYNC] = "cudaMemsetAsync_v3020", [S_STREAM_SYNC] = "cudaStreamSynchronize_v3020",
+    [S_GET_LAST_ERROR] = "cudaGetLastError_v3020", [S_DEVICE_SYNC] = "cudaDeviceSynchronize_v3020",
+    [S_MALLOC] = "cudaMalloc_v3020",
+    [S_GEMM] = "void gemm_kernel<float>(int, const float*, float*)", [S_GEMM_SHORT] = "gemm_kernel",
+    [S_RELU] = "void relu_kernel(float*, int)", [S_RELU_SHORT] = "relu_kernel",
+    [S_NCCL] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+    [S_NCCL_SHORT] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL", [S_ITERATION] = "iteration",
+    [S_ORPHAN] = "orphan_kernel", [S_OVERHEAD] = "CUDA profiling overhead",
+    [S_MEMCPY_OUTER] = "cudaMemcpy", [S_DEVICE_SYNC_OUTER] = "cudaDeviceSynchronize",
+    [S_LAUNCH_OUTER] = "cudaLaunchKernel",
+};
+
+/* ---------------------------------------------------------------- fixture SQL */
+
+static void sql_strings(char **sql)
+{
+    for (int i = 1; i < S_COUNT; i++)
+        assert_true(tg_fixture_append(sql, "INSERT INTO StringIds VALUES (%d, '%s');\n", i, strings[i]));
+}
+
+static void sql_call(char **sql, long long start, long long end, long long corr, int name)
+{
+    assert_true(tg_fixture_append(sql,
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId,"
+        " nameId, returnValue) VALUES (%lld, %lld, 1, " GTID ", %lld, %d, 0);\n", start, end, corr, name));
+}
+
+static void sql_kernel(char **sql, long long start, long long end, int device, int stream, long long corr,
+                       int name, int short_name)
+{
+    assert_true(tg_fixture_append(sql,
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
+        " globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY,"
+        " blockZ, staticSharedMemory, dynamicSharedMemory) VALUES (%lld, %lld, %d, 1, %d, %lld, " GPID
+        ", %d, %d, 64, 128, 1, 1, 256, 1, 1, 0, 4096);\n", start, end, device, stream, corr, name, short_name));
+}
+
+static void sql_memcpy(char **sql, long long start, long long end, long long corr, long long bytes, int kind,
+                       int src_kind, int dst_kind)
+{
+    assert_true(tg_fixture_append(sql,
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId,"
+        " globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId) VALUES (%lld, %lld, 0,"
+        " 1, 7, %lld, " GPID ", %lld, %d, %d, %d, 0, 0);\n", start, end, corr, bytes, kind, src_kind,
+        dst_kind));
+}
+
+static void sql_range(char **sql, long long start, long long end, const char *text, int text_id)
+{
+    if (text)
+        assert_true(tg_fixture_append(sql, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid,"
+                                      " domainId) VALUES (%lld, %lld, 59, '%s', " GTID ", 0);\n", start, end, text));
+    else
+        assert_true(tg_fixture_append(sql, "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid,"
+                                      " domainId) VALUES (%lld, %lld, 59, %d, " GTID ", 0);\n", start, end, text_id));
+}
+
+static void sql_devices(char **sql)
+{
+    assert_true(tg_fixture_append(sql,
+        "INSERT INTO TARGET_INFO_GPU (vmId, id, name, totalMemory, smCount, computeMajor, computeMinor)"
+        " VALUES (0, 0, 'NVIDIA H100 80GB HBM3', 85045460992, 132, 9, 0),"
+        " (0, 1, 'NVIDIA H100 80GB HBM3', 85045460992, 132, 9, 0);\n"
+        "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (" GPID ", 1234, 'train.py');\n"
+        "INSERT INTO TARGET_INFO_SESSION_START_TIME (utcEpochNs) VALUES (1700000000000000000);\n"));
+}
+
+/* The training loop of the header comment. */
+static char *main_fixture(void)
+{
+    char *sql = NULL;
+    sql_strings(&sql);
+    sql_devices(&sql);
+    /* before the loop: cudaMalloc (written last, below) and a blocking pageable HtoD copy */
+    sql_call(&sql, 60000, 62000, 2, S_MEMCPY);
+    sql_memcpy(&sql, 60500, 61500, 2, 65536, 1, 0, 2);
+    for (long long i = 0; i < N_ITER; i++) {
+        long long b = ITER_START(i), c = CORR(i);
+        sql_range(&sql, b, b + 9000, NULL, S_ITERATION);
+        sql_range(&sql, b + 100, b + 3000, "forward", 0);
+        sql_call(&sql, b + 200, b + 220, c + 1, S_LAUNCH);
+        sql_kernel(&sql, b + 1000, b + 2000, 0, 7, c + 1, S_GEMM, S_GEMM_SHORT);
+        sql_call(&sql, b + 300, b + 320, c + 2, S_LAUNCH);
+        sql_kernel(&sql, b + 2100, b + 2600, 0, 7, c + 2, S_RELU, S_RELU_SHORT);
+        sql_call(&sql, b + 330, b + 332, c + 3, S_GET_LAST_ERROR);
+        if (i == 2) {      /* a graph: one correlation id, two kernels */
+            sql_call(&sql, b + 400, b + 450, c + 7, S_GRAPH);
+            sql_kernel(&sql, b + 2700, b + 2800, 0, 7, c + 7, S_RELU, S_RELU_SHORT);
+            sql_kernel(&sql, b + 2850, b + 2950, 0, 7, c + 7, S_GEMM, S_GEMM_SHORT);
+        }
+        if (i == 4)        /* no call has its correlation id */
+            sql_kernel(&sql, b + 7000, b + 7100, 0, 7, 999999, S_ORPHAN, S_ORPHAN);
+        if (i == 7) {
+            sql_call(&sql, b + 500, b + 520, c + 9, S_MEMCPY_ASYNC);        /* pinned HtoD */
+            sql_memcpy(&sql, b + 600, b + 900, c + 9, 1048576, 1, 1, 2);
+            sql_call(&sql, b + 530, b + 540, c + 10, S_MEMSET_ASYNC);
+            assert_true(tg_fixture_append(&sql,
+                "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId,"
+                " correlationId, globalPid, value, bytes, memKind) VALUES (%lld, %lld, 0, 1, 7, %lld, "
+                GPID ", 0, 4096, 2);\n", b + 950, b + 980, c + 10));
+        }
+        sql_call(&sql, b + 3500, b + 3520, c + 4, S_LAUNCH);
+        sql_kernel(&sql, b + 3600, b + 6000, 1, 9, c + 4, S_NCCL, S_NCCL_SHORT);
+        sql_call(&sql, b + 3530, b + 3550, c + 5, S_LAUNCH);
+        sql_kernel(&sql, b + 4000, b + 5000, 1, 8, c + 5, S_GEMM, S_GEMM_SHORT);
+        if (i == 7) {      /* a blocking DtoH copy into pageable memory */
+            sql_call(&sql, b + 8600, b + 8900, c + 8, S_MEMCPY);
+            sql_memcpy(&sql, b + 8650, b + 8850, c + 8, 4194304, 2, 2, 0);
+        }
+        if (i == 9)
+            assert_true(tg_fixture_append(&sql, "INSERT INTO PROFILER_OVERHEAD (start, end, globalTid, nameId)"
+                                          " VALUES (%lld, %lld, " GTID ", %d);\n", b + 7000, b + 7300, S_OVERHEAD));
+    }
+    for (long long i = 0; i < N_ITER; i++)
+        sql_call(&sql, ITER_START(i) + 6000, ITER_START(i) + 8500, CORR(i) + 6, S_STREAM_SYNC);
+    sql_call(&sql, 220500, LAST_NS, 5000, S_DEVICE_SYNC);
+    sql_call(&sql, FIRST_NS, 50500, 1, S_MALLOC);
+    char *path = tg_fixture_build(tg_fixture_schema_3_0, sql);
+    free(sql);
+    assert_non_null(path);
+    return path;
+}
+
+/* ---------------------------------------------------------------- builds */
+
+typedef struct built {
+    tg_trace *t;
+    tg_model *m;
+    tg_diag d;
+} built;
+
+static void build(built *b, const char *path, const tg_load_opts *opts, const tg_model_params *p)
+{
+    tg_diag_init(&b->d);
+    b->t = opts ? tg_trace_open_with(path, opts, &b->d) : tg_trace_open(path, &b->d);
+    assert_non_null(b->t);
+    b->m = tg_model_build(b->t, p, &b->d);
+    if (!b->m && b->d.n) fail_msg("%s", b->d.msgs[0].text);
+    assert_non_null(b->m);
+    assert_int_equal(b->d.n_errors, 0);
+}
+
+static void unbuild(built *b)
+{
+    tg_model_free(b->m);
+    tg_trace_close(b->t);
+    tg_diag_clear(&b->d);
+}
+
+/* ---------------------------------------------------------------- comparisons */
+
+static const char *str_of(const tg_trace *t, int32_t id)
+{
+    const char *s = tg_trace_str(t, id);
+    return s ? s : "<null>";
+}
+#define SAME(x, y) assert_int_equal((x), (y))
+/* Member f of rows x and y (of traces ta and tb): equal values, equal text. */
+#define F(f) SAME(x->f, y->f)
+#define FS(f) assert_string_equal(str_of(ta, x->f), str_of(tb, y->f))
+#define FD(f) same_double(x->f, y->f)
+
+static void same_double(double x, double y)
+{
+    if (isnan(x) || isnan(y)) assert_true(isnan(x) && isnan(y));
+    else assert_true(x == y);
+}
+
+static void same_kspans(const tg_model *a, const tg_model *b)
+{
+    const tg_trace *ta = a->trace, *tb = b->trace;
+    SAME(ta->n_kernels, tb->n_kernels);
+    for (size_t i = 0; i < ta->n_kernels; i++) {
+        const tg_kspan *x = &tg_model_kernels(a)[i], *y = &tg_model_kernels(b)[i];
+        F(rowid); F(start); F(end); F(correlation); F(queue); F(pid); F(device); FS(name); F(nccl);
+        F(launched);
+        /* a trace's own kernel rows carry the queue the model read */
+        if (ta->kernels) SAME(ta->kernels[i].queue, y->queue);
+        if (tb->kernels) SAME(tb->kernels[i].queue, y->queue);
+    }
+}
+
+/* Kernel rows of both traces (when both hold tg_kernel rows). b was streamed. */
+static void same_kernel_rows(const tg_trace *ta, const tg_trace *tb)
+{
+    for (size_t i = 0; i < ta->n_kernels; i++) {
+        const tg_kernel *x = &ta->kernels[i], *y = &tb->kernels[i];
+        F(rowid); F(queue); F(launch_end); FS(api_name); F(tid); FS(nvtx); F(iteration); F(nccl); F(steady);
+        SAME(y->api, -1);                       /* no index into a streamed table */
+        if (x->api >= 0) SAME(ta->apis[x->api].correlation, x->correlation);
+        else SAME(x->launch_end, TG_NULL_I64);
+    }
+}
+
+static void same_memops(const tg_trace *ta, const tg_memop *x, const tg_trace *tb, const tg_memop *y, size_t n,
+                        bool b_streamed)
+{
+    for (size_t i = 0; i < n; i++, x++, y++) {
+        F(rowid); F(start); F(end); F(correlation); F(bytes); F(device);
+        FS(kind_name); FS(src_kind_name); FS(dst_kind_name);
+        FS(api_name); F(tid); F(iteration); F(api_sync); F(api_async); F(steady); F(launched);
+        if (b_streamed) SAME(y->api, -1);
+        else F(api);
+    }
+}
+
+static void same_iterations(const tg_model *a, const tg_model *b)
+{
+    const tg_trace *ta = a->trace, *tb = b->trace;
+    SAME(a->n_iterations, b->n_iterations);
+    for (size_t i = 0; i < a->n_iterations; i++) {
+        const tg_iteration *x = &a->iterations[i], *y = &b->iterations[i];
+        F(rowid); F(index); FS(name); F(pid); F(tid); F(start); F(end); F(duration); F(warmup);
+        F(period); F(gpu_end); F(gpu_time); F(gpu_span); F(kernels); F(blocking_calls);
+    }
+}
+
+static void same_gaps(const tg_model *a, const tg_model *b)
+{
+    SAME(a->n_gaps, b->n_gaps);
+    for (size_t i = 0; i < a->n_gaps; i++) {
+        const tg_gap *x = &a->gaps[i], *y = &b->gaps[i];
+        F(rowid); F(table); F(next_rowid); F(next_table); F(start); F(end); F(duration); F(device);
+        F(pid); F(in_steady_state);
+    }
+}
+
+static void same_devices(const tg_model *a, const tg_model *b)
+{
+    const tg_trace *ta = a->trace, *tb = b->trace;
+    SAME(a->n_devices, b->n_devices);
+    for (size_t i = 0; i < a->n_devices; i++) {
+        const tg_device *x = &a->devices[i], *y = &b->devices[i];
+        F(rowid); F(device); FS(name); F(start); F(end); F(span); FD(busy_frac); FD(busy_frac_steady);
+        F(kernels); F(kernel_time); F(nccl_time); F(exposed_nccl_time); FD(nccl_overlap); F(queue_p50);
+        F(gaps);
+    }
+}
+
+static void same_facts(const tg_model *a, const tg_model *b)
+{
+    const tg_trace *ta = a->trace, *tb = b->trace;
+    const tg_trace_facts *x = &a->facts, *y = &b->facts;
+    F(rowid); F(duration); FS(schema_version); FS(nsys_version); F(kernels); F(memcpys); F(memsets);
+    F(api_calls); F(nvtx_ranges); F(devices); F(iterations); F(steady_iterations); F(steady_duration);
+    F(blocking_calls); F(blocked_time);
+}
+
+static void same_nvtx(const tg_trace *ta, const tg_trace *tb)
+{
+    SAME(ta->n_nvtx, tb->n_nvtx);
+    for (size_t i = 0; i < ta->n_nvtx; i++) {
+        const tg_nvtx *x = &ta->nvtx[i], *y = &tb->nvtx[i];
+        F(rowid); F(duration); F(depth); F(gpu_time); F(gpu_span); F(iteration);
+    }
+}
+
+static void same_api(const tg_trace *ta, const tg_api *x, const tg_trace *tb, const tg_api *y)
+{
+    F(rowid); F(start); F(end); F(correlation); F(pid); F(tid); FS(name); F(return_value);
+    FS(base_name); F(iteration); F(dup_of); F(driver); F(blocking); F(steady);
+}
+
+/* Everything but the api rows (b may hold a subset of them). */
+static void same_models(const tg_model *a, const tg_model *b, bool b_streamed)
+{
+    const tg_trace *ta = a->trace, *tb = b->trace;
+    SAME(ta->first_ns, tb->first_ns);
+    SAME(ta->last_ns, tb->last_ns);
+    SAME(a->steady_start, b->steady_start);
+    SAME(a->steady_end, b->steady_end);
+    SAME(a->has_iterations, b->has_iterations);
+    same_kspans(a, b);
+    if (ta->kernels && tb->kernels) same_kernel_rows(ta, tb);
+    SAME(ta->n_memcpys, tb->n_memcpys);
+    same_memops(ta, ta->memcpys, tb, tb->memcpys, ta->n_memcpys, b_streamed);
+    SAME(ta->n_memsets, tb->n_memsets);
+    same_memops(ta, ta->memsets, tb, tb->memsets, ta->n_memsets, b_streamed);
+    same_iterations(a, b);
+    same_gaps(a, b);
+    same_devices(a, b);
+    same_facts(a, b);
+    same_nvtx(ta, tb);
+}
+
+/* ---------------------------------------------------------------- by hand */
+
+static const tg_kspan *kspan_of(const tg_model *m, int64_t corr, int64_t start)
+{
+    for (size_t i = 0; i < m->trace->n_kernels; i++)
+        if (tg_model_kernels(m)[i].correlation == corr && tg_model_kernels(m)[i].start == start)
+            return &tg_model_kernels(m)[i];
+    fail_msg("no kernel %lld at %lld", (long long)corr, (long long)start);
+    return NULL;
+}
+
+/* The main fixture's model, from the rows of main_fixture. */
+static void check_main_by_hand(const tg_model *m)
+{
+    const tg_trace *t = m->trace;
+    const tg_trace_facts *f = &m->facts;
+    SAME(t->first_ns, FIRST_NS);
+    SAME(t->last_ns, LAST_NS);
+    SAME(f->duration, LAST_NS - FIRST_NS);
+    SAME(f->kernels, N_KERNELS);
+    SAME(f->memcpys, 3);
+    SAME(f->memsets, 1);
+    SAME(f->api_calls, N_CALLS);
+    SAME(f->nvtx_ranges, 2 * N_ITER);
+    SAME(f->devices, 2);
+    SAME(f->iterations, N_ITER);
+    SAME(f->steady_iterations, N_ITER - 5);
+    SAME(f->blocking_calls, N_BLOCKING);
+    SAME(f->blocked_time, N_ITER * 2500 + 500);
+    SAME(m->steady_start, ITER_START(5));
+    SAME(m->steady_end, ITER_START(11) + 9000);
+
+    for (int i = 0; i < N_ITER; i++) {
+        const tg_iteration *it = &m->iterations[i];
+        int64_t b = ITER_START(i);
+        SAME(it->index, i);
+        SAME(it->warmup, i < 5);
+        SAME(it->kernels, i == 2 ? 6 : 4);
+        SAME(it->blocking_calls, 1);
+        SAME(it->gpu_time, 4900 + (i == 2 ? 200 : 0) + (i == 7 ? 530 : 0));
+        SAME(it->gpu_end, b + (i == 7 ? 8850 : 6000));
+        SAME(it->gpu_span, i == 7 ? 8250 : 5000);
+        int64_t period = i == 7 ? 12850 : i == 8 ? 7150 : 10000;
+        SAME(it->period, i == 0 || i == 5 ? TG_NULL_I64 : period);
+    }
+
+    /* queue: kernel start - end of its launching call */
+    SAME(kspan_of(m, CORR(3) + 1, ITER_START(3) + 1000)->queue, 780);
+    SAME(kspan_of(m, CORR(3) + 4, ITER_START(3) + 3600)->queue, 80);
+    SAME(kspan_of(m, CORR(3) + 5, ITER_START(3) + 4000)->queue, 450);
+    SAME(kspan_of(m, CORR(2) + 7, ITER_START(2) + 2700)->queue, 2250);     /* both graph kernels */
+    SAME(kspan_of(m, CORR(2) + 7, ITER_START(2) + 2850)->queue, 2400);
+    const tg_kspan *orphan = kspan_of(m, 999999, ITER_START(4) + 7000);
+    SAME(orphan->queue, TG_NULL_I64);
+    SAME(orphan->launched, 0);
+    size_t launched = 0, nccl = 0;
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        launched += tg_model_kernels(m)[i].launched == 1;
+        nccl += tg_model_kernels(m)[i].nccl == 1;
+    }
+    SAME(launched, N_KERNELS - 1);
+    SAME(nccl, N_ITER);
+
+    /* copies by start: before the loop, then iteration 7's async and blocking ones */
+    const tg_memop *c = t->memcpys;
+    assert_string_equal(str_of(t, c[0].api_name), "cudaMemcpy");
+    SAME(c[0].api_sync, 1); SAME(c[0].api_async, 0); SAME(c[0].iteration, -1); SAME(c[0].steady, 0);
+    assert_string_equal(str_of(t, c[0].kind_name), "HtoD");
+    assert_string_equal(str_of(t, c[0].src_kind_name), "pageable");
+    assert_string_equal(str_of(t, c[1].api_name), "cudaMemcpyAsync");
+    SAME(c[1].api_sync, 0); SAME(c[1].api_async, 1); SAME(c[1].iteration, 7); SAME(c[1].steady, 1);
+    assert_string_equal(str_of(t, c[1].src_kind_name), "pinned");
+    assert_string_equal(str_of(t, c[2].api_name), "cudaMemcpy");
+    SAME(c[2].api_sync, 1); SAME(c[2].api_async, 0); SAME(c[2].iteration, 7); SAME(c[2].steady, 1);
+    assert_string_equal(str_of(t, c[2].kind_name), "DtoH");
+    for (int i = 0; i < 3; i++) SAME(c[i].tid, TID);
+    const tg_memop *s = t->memsets;
+    assert_string_equal(str_of(t, s->api_name), "cudaMemsetAsync");
+    SAME(s->api_sync, 0); SAME(s->api_async, 1); SAME(s->iteration, 7); SAME(s->steady, 1); SAME(s->tid, TID);
+
+    SAME(m->devices[0].kernels, 27);
+    SAME(m->devices[1].kernels, 24);
+    SAME(m->devices[1].nccl_time, N_ITER * 2400);
+    SAME(m->devices[1].exposed_nccl_time, N_ITER * 1400);
+}
+
+/* ---------------------------------------------------------------- keep_api */
+
+#define LOG_MAX 128
+
+typedef struct keep_log {
+    size_t calls;
+    struct { int64_t rowid; int32_t iteration; int8_t steady, blocking; char name[64]; } seen[LOG_MAX];
+} keep_log;
+
+static bool keep_blocking(void *ctx, const tg_model *m, const tg_api *row)
+{
+    keep_log *k = ctx;
+    if (k->calls < LOG_MAX) {
+        k->seen[k->calls].rowid = row->rowid;
+        k->seen[k->calls].iteration = row->iteration;
+        k->seen[k->calls].steady = row->steady;
+        k->seen[k->calls].blocking = row->blocking;
+        snprintf(k->seen[k->calls].name, sizeof k->seen[0].name, "%s", str_of(m->trace, row->base_name));
+    }
+    k->calls++;
+    return row->blocking;
+}
+
+static const tg_api *api_by_rowid(const tg_trace *t, int64_t rowid)
+{
+    for (size_t i = 0; i < t->n_apis; i++)
+        if (t->apis[i].rowid == rowid) return &t->apis[i];
+    fail_msg("no call with rowid %lld", (long long)rowid);
+    return NULL;
+}
+
+/* a. Only the blocking calls kept: every other source, fact and derived
+** field as with the table loaded whole. */
+static void test_keep_blocking(void **state)
+{
+    (void)state;
+    char *path = main_fixture();
+    built full, lean;
+    build(&full, path, NULL, NULL);
+    check_main_by_hand(full.m);
+    assert_false(full.t->apis_partial);
+    SAME(full.t->n_apis, N_CALLS);
+
+    keep_log log = {0};
+    tg_model_params p = {.keep_api = keep_blocking, .keep_ctx = &log};
+    build(&lean, path, &(tg_load_opts){.defer_api = true}, &p);
+    assert_null(lean.t->kernels);
+    assert_non_null(lean.t->kspans);
+    check_main_by_hand(lean.m);
+    same_models(full.m, lean.m, true);
+
+    /* keep_api saw every call once, with its DERIVED fields set */
+    SAME(log.calls, N_CALLS);
+    for (size_t i = 0; i < log.calls; i++) {
+        const tg_api *a = api_by_rowid(full.t, log.seen[i].rowid);
+        SAME(log.seen[i].iteration, a->iteration);
+        SAME(log.seen[i].steady, a->steady);
+        SAME(log.seen[i].blocking, a->blocking);
+        assert_string_equal(log.seen[i].name, str_of(full.t, a->base_name));
+    }
+    /* the table was read in its own order, not by start */
+    assert_string_equal(log.seen[0].name, "cudaMemcpy");
+    assert_string_equal(log.seen[N_CALLS - 1].name, "cudaMalloc");
+
+    /* exactly the blocking calls, sorted by start, with iteration and steady */
+    assert_true(lean.t->apis_partial);
+    SAME(lean.t->n_apis, N_BLOCKING);
+    size_t k = 0;
+    for (size_t i = 0; i < full.t->n_apis; i++) {
+        if (!full.t->apis[i].blocking) continue;
+        same_api(full.t, &full.t->apis[i], lean.t, &lean.t->apis[k]);
+        k++;
+    }
+    SAME(k, N_BLOCKING);
+    for (size_t i = 0; i < lean.t->n_apis; i++) {
+        const tg_api *a = &lean.t->apis[i];
+        if (i > 0) assert_true(lean.t->apis[i - 1].start <= a->start);
+        SAME(a->blocking, 1);
+        if (i < N_ITER) {
+            assert_string_equal(str_of(lean.t, a->base_name), "cudaStreamSynchronize");
+            SAME(a->iteration, (int32_t)i);
+            SAME(a->steady, i >= 5);
+        } else {
+            assert_string_equal(str_of(lean.t, a->base_name), "cudaDeviceSynchronize");
+            SAME(a->iteration, -1);
+            SAME(a->steady, 0);
+        }
+    }
+    unbuild(&full);
+    unbuild(&lean);
+    tg_fixture_remove(path);
+}
+
+/* b. keep_api NULL: every call kept; with kernel rows too, those match. */
+static void test_keep_all(void **state)
+{
+    (void)state;
+    char *path = main_fixture();
+    built full, lean;
+    build(&full, path, NULL, NULL);
+    build(&lean, path, &(tg_load_opts){.defer_api = true, .kernel_rows = true}, NULL);
+    assert_non_null(lean.t->kernels);
+    assert_null(lean.t->kspans);
+    check_main_by_hand(lean.m);
+    same_models(full.m, lean.m, true);
+    SAME(lean.t->n_apis, full.t->n_apis);
+    for (size_t i = 0; i < full.t->n_apis; i++) same_api(full.t, &full.t->apis[i], lean.t, &lean.t->apis[i]);
+    /* kernel.nvtx: the innermost range open at launch */
+    for (size_t i = 0; i < lean.t->n_kernels; i++) {
+        const tg_kernel *k = &lean.t->kernels[i];
+        const char *want = k->correlation == 999999 ? "<null>" : k->device == 0 ? "forward" : "iteration";
+        assert_string_equal(str_of(lean.t, k->nvtx), want);
+    }
+    unbuild(&full);
+    unbuild(&lean);
+    tg_fixture_remove(path);
+}
+
+/* Without iterations the steady window is the trace span, which only the
+** API rows set here: a streamed build must see it widened by every call. */
+static void test_no_iterations(void **state)
+{
+    (void)state;
+    char *path = main_fixture();
+    built full, lean;
+    keep_log log = {0};
+    tg_model_params p = {.iteration_pattern = "^no_such_range$", .gap_min_ns = 1000};
+    build(&full, path, NULL, &p);
+    p.keep_api = keep_blocking;
+    p.keep_ctx = &log;
+    build(&lean, path, &(tg_load_opts){.defer_api = true}, &p);
+    assert_false(lean.m->has_iterations);
+    SAME(lean.m->steady_start, FIRST_NS);
+    SAME(lean.m->steady_end, LAST_NS);
+    SAME(lean.m->facts.steady_duration, LAST_NS - FIRST_NS);
+    assert_true(lean.m->devices[0].gaps > 0);
+    same_models(full.m, lean.m, true);
+    SAME(lean.t->n_apis, N_BLOCKING);
+    for (size_t i = 0; i < lean.t->n_apis; i++) {
+        SAME(lean.t->apis[i].iteration, -1);
+        SAME(lean.t->apis[i].steady, 1);     /* all of a trace without iterations is steady */
+    }
+    unbuild(&full);
+    unbuild(&lean);
+    tg_fixture_remove(path);
+}
+
+/* ---------------------------------------------------------------- twins */
+
+/* An old export: calls recorded twice, an outer row and the inner
+** versioned one, one correlation id, one thread, the inner nested in the
+** outer: a kernel launch (first in the table), a blocking copy and a
+** cudaDeviceSynchronize. TWINS_APART puts 40 other calls between the
+** launch twins (too far for the trace layer to notice: the join must, when
+** the inner call finds its kernel taken); TWINS_SYNC_ONLY records only the
+** synchronize twice (it launches nothing: only the trace layer can tell). */
+typedef enum twin_mode { TWINS_SIDE_BY_SIDE, TWINS_APART, TWINS_SYNC_ONLY } twin_mode;
+
+static char *twin_fixture(twin_mode mode)
+{
+    char *sql = NULL;
+    sql_strings(&sql);
+    sql_devices(&sql);
+    sql_range(&sql, 500, 20000, NULL, S_ITERATION);
+    if (mode != TWINS_SYNC_ONLY) sql_call(&sql, 6000, 6100, 11, S_LAUNCH_OUTER);
+    for (int i = 0; mode == TWINS_APART && i < 40; i++)
+        sql_call(&sql, 30000 + 10 * i, 30005 + 10 * i, 100 + i, S_GET_LAST_ERROR);
+    sql_call(&sql, 6010, 6090, 11, S_LAUNCH);
+    sql_kernel(&sql, 6200, 7000, 0, 7, 11, S_GEMM, S_GEMM_SHORT);
+    if (mode != TWINS_SYNC_ONLY) {
+        sql_call(&sql, 1000, 5000, 10, S_MEMCPY_OUTER);
+        sql_call(&sql, 1010, 4990, 10, S_MEMCPY);
+        sql_memcpy(&sql, 1500, 4000, 10, 8388608, 1, 0, 2);
+    }
+    sql_call(&sql, 8000, 9000, 12, S_DEVICE_SYNC_OUTER);
+    sql_call(&sql, 8010, 8990, 12, S_DEVICE_SYNC);
+    sql_call(&sql, 9100, 9110, 13, S_GET_LAST_ERROR);
+    char *path = tg_fixture_build(tg_fixture_schema_3_0, sql);
+    free(sql);
+    assert_non_null(path);
+    return path;
+}
+
+static void check_twins(twin_mode mode)
+{
+    /* by mode: keep_api calls before the stream stopped, calls counted,
+    ** rows, outer rows */
+    static const size_t asked[] = {1, 41, 2}, calls[] = {4, 44, 3}, rows[] = {7, 47, 4}, outers[] = {3, 3, 1};
+    char *path = twin_fixture(mode);
+    built full, lean;
+    build(&full, path, NULL, NULL);
+    keep_log log = {0};
+    tg_model_params p = {.keep_api = keep_blocking, .keep_ctx = &log};
+    build(&lean, path, &(tg_load_opts){.defer_api = true}, &p);
+    /* the stream stopped at the first inner call seen (the trace layer saw
+    ** the twin side by side, or the join found the kernel taken); the rerun
+    ** on the whole table is not streamed: keep_api is not asked again */
+    SAME(log.calls, asked[mode]);
+
+    for (int i = 0; i < 2; i++) {
+        const tg_model *m = i ? lean.m : full.m;
+        const tg_trace *t = m->trace;
+        SAME(t->n_nvtx, 1);
+        SAME(t->nvtx[0].iteration, 0);                     /* the range is in its own iteration */
+        SAME(tg_model_kernels(m)[0].queue, 6200 - 6090);    /* from the inner call's end */
+        SAME(m->facts.api_calls, calls[mode]);             /* each twin pair counted once */
+        SAME(m->facts.blocked_time, 980);                  /* the inner call's duration */
+        SAME(m->facts.blocking_calls, 1); SAME(m->iterations[0].blocking_calls, 1);
+        SAME(m->iterations[0].kernels, 1);
+        if (mode != TWINS_SYNC_ONLY) {
+            assert_string_equal(str_of(t, t->memcpys[0].api_name), "cudaMemcpy");
+            SAME(t->memcpys[0].api_sync, 1);
+            SAME(t->memcpys[0].iteration, 0);
+        }
+        assert_true(t->mixed_duplicate_api);
+    }
+    same_models(full.m, lean.m, false);
+    /* the stream gave up: the table was read whole, every row is there */
+    assert_false(lean.t->apis_partial);
+    SAME(lean.t->n_apis, full.t->n_apis);
+    SAME(lean.t->n_apis, rows[mode]);
+    for (size_t i = 0; i < full.t->n_apis; i++) same_api(full.t, &full.t->apis[i], lean.t, &lean.t->apis[i]);
+    size_t outer = 0;
+    for (size_t i = 0; i < lean.t->n_apis; i++)
+        if (lean.t->apis[i].dup_of >= 0) {
+            outer++;
+            SAME(lean.t->apis[i].blocking, 0);
+            SAME(lean.t->apis[lean.t->apis[i].dup_of].correlation, lean.t->apis[i].correlation);
+        }
+    SAME(outer, outers[mode]);
+    /* nothing was dropped, so a second model on this trace is allowed and equal */
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_model *again = tg_model_build(lean.t, NULL, &d);
+    assert_non_null(again);
+    same_facts(full.m, again);
+    tg_model_free(again);
+    tg_diag_clear(&d);
+    unbuild(&full);
+    unbuild(&lean);
+    tg_fixture_remove(path);
+}
+
+/* c. Streamed builds on old exports equal the full build. */
+static void test_twins(void **state)
+{
+    (void)state;
+    check_twins(TWINS_SIDE_BY_SIDE);
+}
+
+static void test_twins_apart(void **state)
+{
+    (void)state;
+    check_twins(TWINS_APART);
+}
+
+static void test_twins_sync_only(void **state)
+{
+    (void)state;
+    check_twins(TWINS_SYNC_ONLY);
+}
+
+/* ---------------------------------------------------------------- raw stream */
+
+typedef struct visit_log {
+    size_t visited, shown;
+    int stop_at;               /* visit number that returns -1, or 0 */
+    int64_t rowids[LOG_MAX];   /* as visited */
+    int64_t ahead[LOG_MAX];    /* as shown to `ahead` */
+    bool raw;                  /* every row came with its DERIVED fields null */
+    bool shown_first;          /* every row was shown to `ahead` before its visit */
+} visit_log;
+
+static int visit_every_other(void *ctx, tg_api *row)
+{
+    visit_log *v = ctx;
+    if (v->visited < LOG_MAX) v->rowids[v->visited] = row->rowid;
+    if (row->base_name != TG_NO_STR || row->iteration != -1 || row->dup_of != -1 || row->blocking) v->raw = false;
+    if (v->shown <= v->visited || (v->visited < LOG_MAX && v->ahead[v->visited] != row->rowid))
+        v->shown_first = false;
+    size_t n = ++v->visited;
+    if (v->stop_at && n == (size_t)v->stop_at) return -1;
+    return n % 2 == 1;         /* the 1st, 3rd, 5th, ... */
+}
+
+static void show_ahead(void *ctx, const tg_api *row)
+{
+    visit_log *v = ctx;
+    if (v->shown < LOG_MAX) v->ahead[v->shown] = row->rowid;
+    v->shown++;
+}
+
+/* d. tg_trace_stream_apis without a model. */
+static void test_stream_direct(void **state)
+{
+    (void)state;
+    char *path = main_fixture();
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_trace *all = tg_trace_open(path, &d);
+    assert_non_null(all);
+
+    tg_trace *t = tg_trace_open_with(path, &(tg_load_opts){.defer_api = true}, &d);
+    assert_non_null(t);
+    assert_true(t->apis_deferred);
+    SAME(t->n_apis, 0);
+    assert_true(t->first_ns > FIRST_NS);           /* no call read yet */
+    visit_log v = {.raw = true, .shown_first = true};
+    SAME(tg_trace_stream_apis(t, &(tg_api_reader_cb){visit_every_other, show_ahead, &v}, &d), TG_STREAM_DONE);
+    SAME(d.n_errors, 0);
+    SAME(v.visited, N_CALLS);
+    SAME(v.shown, N_CALLS);
+    assert_true(v.raw);
+    assert_true(v.shown_first);
+    for (size_t i = 1; i < N_CALLS; i++) assert_true(v.rowids[i - 1] < v.rowids[i]);   /* table order */
+    assert_true(t->apis_partial);
+    assert_false(t->apis_deferred);
+    SAME(t->n_apis, (N_CALLS + 1) / 2);
+    for (size_t i = 0; i < t->n_apis; i++) {
+        if (i > 0) assert_true(t->apis[i - 1].start <= t->apis[i].start);
+        size_t at = 0;                              /* its visit number must be odd */
+        while (at < N_CALLS && v.rowids[at] != t->apis[i].rowid) at++;
+        assert_true(at < N_CALLS && at % 2 == 0);
+        const tg_trace *ta = all, *tb = t;
+        const tg_api *x = api_by_rowid(all, t->apis[i].rowid), *y = &t->apis[i];
+        F(start); F(end); F(correlation); F(pid); F(tid); FS(name); F(return_value);
+    }
+    /* the span covers the dropped calls too (cudaMalloc is the 79th: kept;
+    ** the cudaDeviceSynchronize is the 78th: dropped) */
+    SAME(t->first_ns, all->first_ns);
+    SAME(t->last_ns, all->last_ns);
+    SAME(t->last_ns, LAST_NS);
+    tg_trace_close(t);
+
+    /* stopped at the third row: the rest comes from tg_trace_load_apis */
+    t = tg_trace_open_with(path, &(tg_load_opts){.defer_api = true}, &d);
+    assert_non_null(t);
+    v = (visit_log){.stop_at = 3, .raw = true};
+    SAME(tg_trace_stream_apis(t, &(tg_api_reader_cb){visit_every_other, NULL, &v}, &d), TG_STREAM_STOPPED);
+    SAME(v.visited, 3);
+    SAME(t->n_apis, 1);                          /* the first; the read stopped */
+    assert_true(tg_trace_load_apis(t, &d));
+    SAME(d.n_errors, 0);
+    assert_false(t->apis_partial);
+    assert_false(t->apis_deferred);
+    SAME(t->n_apis, all->n_apis);
+    for (size_t i = 0; i < all->n_apis; i++) {
+        const tg_trace *ta = all, *tb = t;
+        const tg_api *x = &all->apis[i], *y = &t->apis[i];
+        F(rowid); F(start); F(end); F(correlation); F(pid); F(tid); FS(name); F(return_value);
+    }
+    SAME(t->first_ns, all->first_ns);
+    SAME(t->last_ns, all->last_ns);
+    assert_false(t->mixed_duplicate_api);
+    /* and a model on it is the full one */
+    tg_model *m = tg_model_build(t, NULL, &d);
+    assert_non_null(m);
+    check_main_by_hand(m);
+    tg_model_free(m);
+    tg_trace_close(t);
+    tg_trace_close(all);
+    tg_diag_clear(&d);
+    tg_fixture_remove(path);
+}
+
+/* e. A second model on a streamed trace: one error, no model, no crash. */
+static void test_second_build_refused(void **state)
+{
+    (void)state;
+    char *path = main_fixture();
+    built lean;
+    keep_log log = {0};
+    tg_model_params p = {.keep_api = keep_blocking, .keep_ctx = &log};
+    build(&lean, path, &(tg_load_opts){.defer_api = true}, &p);
+    tg_diag d;
+    tg_diag_init(&d);
+    assert_null(tg_model_build(lean.t, &p, &d));
+    SAME(d.n, 1); SAME(d.n_errors, 1); SAME(d.msgs[0].level, TG_DIAG_ERROR);
+    const char *text = d.msgs[0].text;
+    assert_non_null(strstr(text, path));
+    assert_non_null(strstr(text, "streamed"));
+    assert_null(strchr(text, '\n'));
+    SAME(log.calls, N_CALLS);                     /* the refused build read nothing */
+    tg_diag_clear(&d);
+    /* the first model is untouched */
+    check_main_by_hand(lean.m);
+    SAME(lean.t->n_apis, N_BLOCKING);
+    unbuild(&lean);
+    tg_fixture_remove(path);
+}
+
+/* f. Kernels as tg_kspan: the same kernels, no tg_kernel rows. */
+static void test_kspans(void **state)
+{
+    (void)state;
+    char *path = main_fixture();
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_trace *all = tg_trace_open(path, &d);
+    tg_trace *t = tg_trace_open_with(path, &(tg_load_opts){0}, &d);
+    assert_true(all && all->kernels && !all->kspans);
+    assert_true(t && !t->kernels && t->kspans);
+    SAME(t->n_kernels, N_KERNELS);
+    SAME(t->n_kernels, all->n_kernels);
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        const tg_trace *ta = all, *tb = t;
+        const tg_kernel *x = &all->kernels[i];
+        const tg_kspan *y = &t->kspans[i];
+        F(rowid); F(start); F(end); F(correlation); F(device); F(pid); FS(name);
+    }
+    /* the rest is loaded alike; this one was not deferred */
+    SAME(t->n_apis, all->n_apis);
+    SAME(t->n_memcpys, all->n_memcpys);
+    SAME(t->n_nvtx, all->n_nvtx);
+    SAME(t->first_ns, all->first_ns);
+    SAME(t->last_ns, all->last_ns);
+    tg_model *m = tg_model_build(t, NULL, &d);
+    assert_non_null(m);
+    assert_ptr_equal(tg_model_kernels(m), t->kspans);
+    check_main_by_hand(m);
+    tg_model_free(m);
+    tg_trace_close(t);
+    tg_trace_close(all);
+    tg_diag_clear(&d);
+    tg_fixture_remove(path);
+}
+
+/* skip_nvtx_gpu: NVTX GPU attribution left unset, nothing else changes. */
+static void test_skip_nvtx_gpu(void **state)
+{
+    (void)state;
+    char *path = main_fixture();
+    built full, lean;
+    build(&full, path, NULL, NULL);
+    build(&lean, path, &(tg_load_opts){.defer_api = true}, &(tg_model_params){.skip_nvtx_gpu = true});
+    check_main_by_hand(lean.m);
+    same_iterations(full.m, lean.m);
+    same_devices(full.m, lean.m);
+    same_facts(full.m, lean.m);
+    same_kspans(full.m, lean.m);
+    size_t forward = 0;
+    for (size_t i = 0; i < full.t->n_nvtx; i++) {
+        const tg_nvtx *x = &full.t->nvtx[i], *y = &lean.t->nvtx[i];
+        F(iteration); F(duration);
+        SAME(y->depth, 0); SAME(y->gpu_time, 0); SAME(y->gpu_span, TG_NULL_I64);
+        if (strcmp(str_of(full.t, x->name), "forward") == 0) {
+            forward++;
+            SAME(x->depth, 1);
+            assert_true(x->gpu_time >= 1500);
+        }
+    }
+    SAME(forward, N_ITER);
+    unbuild(&full);
+    unbuild(&lean);
+    tg_fixture_remove(path);
+}
+
+/* ---------------------------------------------------------------- with rules */
+
+/* As `tracegate check` keeps calls: a row filter made on the first call.
+** Base names are interned while the table streams, so "cudaMalloc" is not
+** in the pool when the filter is made. */
+typedef struct rule_keep {
+    const tg_ruleset *rs;
+    tg_row_filter *filter;
+    bool made, all;
+    bool malloc_absent;        /* "cudaMalloc" was not interned when the filter was made */
+} rule_keep;
+
+static bool keep_by_rules(void *ctx, const tg_model *m, const tg_api *row)
+{
+    rule_keep *k = ctx;
+    if (!k->made) {
+        k->made = true;
+        k->malloc_absent = tg_strpool_find(m->trace->strings, "cudaMalloc", 10) < 0;
+        k->filter = tg_row_filter_new(k->rs, TG_SRC_API, m, &k->all);
+    }
+    return k->all || tg_row_filter_pass(k->filter, (const char *)row);
+}
+
+static const tg_rule_result *result_of(const tg_trace_result *r, const char *id)
+{
+    for (size_t i = 0; i < r->n_results; i++)
+        if (strcmp(r->results[i].rule, id) == 0) return &r->results[i];
+    fail_msg("no result for %s", id);
+    return NULL;
+}
+
+static void test_keep_by_rules(void **state)
+{
+    (void)state;
+    static const char rules[] =
+        "version: 1\nrules:\n"
+        "  - id: mallocs\n    title: t\n    severity: info\n    source: api\n"
+        "    where: name == \"cudaMalloc\"\n    fail_when: count > 0\n    message: \"{count}\"\n"
+        "  - id: steady-syncs\n    title: t\n    severity: info\n    source: api\n"
+        "    where: blocking and steady\n    fail_when: count > 0\n    message: \"{count} {sum(duration)}\"\n"
+        "  - id: async\n    title: t\n    severity: info\n    source: api\n"
+        "    where: name matches \"^cuda.*Async$\"\n    fail_when: count > 0\n    message: \"{count}\"\n"
+        "  - id: copies\n    title: t\n    severity: info\n    source: memcpy\n"
+        "    where: api_sync\n    fail_when: count > 0\n    message: \"{count}\"\n";
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_rules_text text = {"keep.yaml", rules};
+    tg_ruleset *rs = tg_rules_load_texts(&text, 1, NULL, 0, &d);
+    if (!rs && d.n) fail_msg("%s", d.msgs[0].text);
+    assert_non_null(rs);
+
+    char *path = main_fixture();
+    built full, lean;
+    build(&full, path, NULL, NULL);
+    rule_keep k = {.rs = rs};
+    build(&lean, path, &(tg_load_opts){.defer_api = true},
+          &(tg_model_params){.keep_api = keep_by_rules, .keep_ctx = &k});
+    assert_true(k.made);
+    assert_false(k.all);
+    assert_true(k.malloc_absent);
+    tg_row_filter_free(k.filter);
+    same_models(full.m, lean.m, true);
+    /* 1 cudaMalloc + 7 steady cudaStreamSynchronize + cudaMemcpyAsync + cudaMemsetAsync */
+    SAME(lean.t->n_apis, 10);
+    size_t mallocs = 0;
+    for (size_t i = 0; i < lean.t->n_apis; i++)
+        mallocs += strcmp(str_of(lean.t, lean.t->apis[i].base_name), "cudaMalloc") == 0;
+    SAME(mallocs, 1);
+
+    const char *ids[] = {"mallocs", "steady-syncs", "async", "copies"};
+    const int64_t counts[] = {1, 7, 2, 2};
+    tg_trace_result out[2];
+    tg_arena *arena[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        arena[i] = tg_arena_new();
+        assert_int_equal(tg_eval_model(rs, i ? lean.m : full.m, NULL, arena[i], &out[i], &d), TG_OK);
+    }
+    for (size_t j = 0; j < 4; j++) {
+        const tg_rule_result *x = result_of(&out[0], ids[j]), *y = result_of(&out[1], ids[j]);
+        SAME(x->count, counts[j]);
+        SAME(y->count, x->count);
+        SAME(y->verdict, x->verdict);
+        assert_string_equal(y->message, x->message);
+    }
+    for (int i = 0; i < 2; i++) tg_arena_free(arena[i]);
+    unbuild(&full);
+    unbuild(&lean);
+    tg_rules_free(rs);
+    tg_diag_clear(&d);
+    tg_fixture_remove(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keep_blocking),
+        cmocka_unit_test(test_keep_all),
+        cmocka_unit_test(test_no_iterations),
+        cmocka_unit_test(test_twins),
+        cmocka_unit_test(test_twins_apart),
+        cmocka_unit_test(test_twins_sync_only),
+        cmocka_unit_test(test_stream_direct),
+        cmocka_unit_test(test_second_build_refused),
+        cmocka_unit_test(test_kspans),
+        cmocka_unit_test(test_skip_nvtx_gpu),
+        cmocka_unit_test(test_keep_by_rules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
