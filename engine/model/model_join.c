@@ -384,6 +384,7 @@ typedef struct launch_pass {
     op_index ops;
     tg_iter_finder finder;
     bool streamed;             /* rows come from tg_trace_stream_apis */
+    tg_model_idmap seen;       /* streamed: (pid, id) of the calls kept or blocking */
     size_t index;              /* loaded rows: index of the call being visited */
     bool oom;
 } launch_pass;
@@ -476,8 +477,20 @@ static int visit(void *ctx, tg_api *a)
         if (joinable(a->correlation) && !join_call(c, a, it)) return -1;
     }
     if (c->oom) return -1;
-    if (!c->streamed || !c->p->keep_api) return 1;
-    return c->p->keep_api(c->p->keep_ctx, m, a) ? 1 : 0;
+    if (!c->streamed) return 1;
+    bool keep = !c->p->keep_api || c->p->keep_api(c->p->keep_ctx, m, a);
+    /* Twins the trace layer's window and the join both miss (far apart,
+    ** launching nothing) would still count twice as rows or as blocking:
+    ** the ids of those calls are remembered, and a repeat means twins. */
+    if ((keep || a->blocking) && joinable(a->correlation)) {
+        int64_t key = (int64_t)((uint64_t)(uint32_t)a->pid << 40 ^ (uint64_t)a->correlation);
+        if (tg_model_idmap_get(&c->seen, key) >= 0) return -1;
+        if (tg_model_idmap_put(&c->seen, key) < 0) {
+            c->oom = true;
+            return -1;
+        }
+    }
+    return keep ? 1 : 0;
 }
 
 /* A streamed call is read a few dozen calls before its visit: fetch the
@@ -492,9 +505,11 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
 {
     tg_trace *t = m->trace;
     launch_pass c = {.m = m, .p = params, .streamed = t->apis_deferred};
-    if (!op_index_build(&c.ops, m) || !tg_model_finder_init(&c.finder, m)) {
+    if (!op_index_build(&c.ops, m) || !tg_model_finder_init(&c.finder, m) ||
+        !tg_model_idmap_init(&c.seen, 64)) {
         free(c.ops.slots);
         tg_model_finder_free(&c.finder);
+        tg_model_idmap_free(&c.seen);
         return 0;
     }
     /* ops no call launches are in no iteration */
@@ -516,5 +531,6 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
     }
     free(c.ops.slots);
     tg_model_finder_free(&c.finder);
+    tg_model_idmap_free(&c.seen);
     return rc;
 }
