@@ -90,7 +90,8 @@ static tg_status evaluate_one(pipeline *p, size_t i)
     tg_model_params mp = *p->model_params;
     keep_ctx keep = {.rs = p->rs};
     if (!p->load_all) {
-        mp.keep_api = keep_api;
+        /* a rule that may count any call: the table is read whole */
+        mp.keep_api = tg_row_filter_keeps_all(p->rs, TG_SRC_API) ? NULL : keep_api;
         mp.keep_ctx = &keep;
         mp.skip_nvtx_gpu = !kernel_rows && !rules_read(p->rs, TG_SRC_NVTX);
     }

@@ -37,6 +37,8 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
 ** one per model build. */
 typedef struct tg_row_filter tg_row_filter;
 tg_row_filter *tg_row_filter_new(const tg_ruleset *rs, tg_source_id src, const tg_model *m, bool *all);
+/* True when every row of src may count (tg_row_filter_new would say *all). */
+bool tg_row_filter_keeps_all(const tg_ruleset *rs, tg_source_id src);
 bool tg_row_filter_pass(tg_row_filter *f, const char *row);
 void tg_row_filter_free(tg_row_filter *f);
 

@@ -27,19 +27,21 @@ static bool reads_late(const tg_expr *e)
     return reads_late(e->a) || reads_late(e->b);
 }
 
-tg_row_filter *tg_row_filter_new(const tg_ruleset *rs, tg_source_id src, const tg_model *m, bool *all)
+bool tg_row_filter_keeps_all(const tg_ruleset *rs, tg_source_id src)
 {
-    *all = false;
-    size_t n = 0;
     for (size_t i = 0; i < rs->n; i++) {
         const tg_rule *r = &rs->rules[i];
-        if (!r->info.enabled || r->source != src) continue;
-        if (!r->where || reads_late(r->where)) {
-            *all = true;
-            return NULL;
-        }
-        n++;
+        if (r->info.enabled && r->source == src && (!r->where || reads_late(r->where))) return true;
     }
+    return false;
+}
+
+tg_row_filter *tg_row_filter_new(const tg_ruleset *rs, tg_source_id src, const tg_model *m, bool *all)
+{
+    *all = tg_row_filter_keeps_all(rs, src);
+    if (*all) return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n; i++) n += rs->rules[i].info.enabled && rs->rules[i].source == src;
     tg_row_filter *f = calloc(1, sizeof *f);
     if (!f) return NULL;
     f->states = calloc(n ? n : 1, sizeof *f->states);

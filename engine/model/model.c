@@ -215,6 +215,13 @@ static bool kernel_spans(tg_model *m)
     return true;
 }
 
+static bool derive_calls(tg_model *m)
+{
+    for (size_t i = 0; i < m->trace->n_apis; i++)
+        if (!tg_model_derive_call(m, &m->trace->apis[i])) return false;
+    return true;
+}
+
 /* Names and null defaults of every DERIVED field; the NVTX rows' too
 ** unless `nvtx` is false (a rerun of the launch pass: the iterations have
 ** numbered them already, and the launch pass does not touch them). */
@@ -223,9 +230,7 @@ static bool derive_rows(tg_model *m, bool nvtx)
     tg_trace *t = m->trace;
     tg_model_priv *p = tg_model_priv_of(m);
     kind_names kinds;
-    if (!kinds_init(&kinds, t->strings)) return false;
-    for (size_t i = 0; i < t->n_apis; i++)
-        if (!tg_model_derive_call(m, &t->apis[i])) return false;
+    if (!kinds_init(&kinds, t->strings) || !derive_calls(m)) return false;
     for (size_t i = 0; i < t->n_kernels; i++) {
         tg_kspan *k = &p->ks[i];
         k->queue = TG_NULL_I64;
@@ -304,6 +309,11 @@ static tg_model *build_failed(tg_model *m, tg_diag *diag, bool report)
 static int launch_pass(tg_model *m, const tg_model_params *p, tg_diag *diag)
 {
     tg_trace *t = m->trace;
+    /* a stream that would keep every call is a load */
+    if (t->apis_deferred && !p->keep_api) {
+        if (!tg_trace_load_apis(t, diag)) return -2;
+        if (!derive_calls(m)) return 0;
+    }
     if (!t->apis_deferred && !tg_model_mark_duplicates(t)) return 0;
     int rc = tg_model_launch_calls(m, p, diag);
     if (rc >= 0) return rc;

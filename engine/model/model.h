@@ -68,8 +68,9 @@ typedef struct tg_model_params {
                                        the rules. device.gaps counts all the same */
     /* A trace opened with a deferred API table (tg_load_opts.defer_api) is
     ** streamed: keep_api says which calls to keep as rows of the `api`
-    ** source (NULL: all), seeing each with its DERIVED fields set. Every
-    ** call is joined, attributed and counted whether kept or not. */
+    ** source, seeing each with its DERIVED fields set. Every call is
+    ** joined, attributed and counted whether kept or not. NULL keeps all:
+    ** the table is then simply loaded. */
     bool (*keep_api)(void *ctx, const tg_model *m, const tg_api *row);
     void *keep_ctx;
     bool skip_nvtx_gpu;             /* no rule reads nvtx.gpu_time/gpu_span/depth or

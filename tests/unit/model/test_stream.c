@@ -1,7 +1,9 @@
 /*
 ** Loading only what the rules read (tg_trace_open_with, tg_trace_stream_apis,
 ** tg_model_build on a deferred API table) on exports written by the fixture
-** builder, so it is covered without ../shared.
+** builder, so it is covered without ../shared. The SQL row writers, builds,
+** comparisons and keep_blocking are in stream_fixture.c; the old exports
+** that record calls twice (case c) in test_stream_twins.c.
 **
 ** The main fixture is a small training loop: 12 NVTX `iteration` ranges
 ** (the first 5 warmup) with a nested `forward` range, in each two kernels
@@ -25,8 +27,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,10 +34,7 @@
 #include "eval/eval.h"
 #include "model/model.h"
 #include "rules/rules.h"
-
-#define GTID "((1234 << 24) | 1235)"
-#define GPID "(1234 << 24)"
-#define TID 1235
+#include "stream_fixture.h"
 
 #define N_ITER 12
 #define ITER_START(i) (100000LL + 10000LL * (i))
@@ -48,80 +45,7 @@
 #define FIRST_NS 50000LL    /* cudaMalloc start */
 #define LAST_NS 221000LL    /* cudaDeviceSynchronize end */
 
-enum {
-    S_LAUNCH = 1, S_GRAPH, S_MEMCPY, S_MEMCPY_ASYNC, S_MEMSET_ASYNC, S_STREAM_SYNC, S_GET_LAST_ERROR,
-    S_DEVICE_SYNC, S_MALLOC, S_GEMM, S_GEMM_SHORT, S_RELU, S_RELU_SHORT, S_NCCL, S_NCCL_SHORT,
-    S_ITERATION, S_ORPHAN, S_OVERHEAD, S_MEMCPY_OUTER, S_DEVICE_SYNC_OUTER, S_LAUNCH_OUTER, S_COUNT
-};
-static const char *const strings[S_COUNT] = {
-    [S_LAUNCH] = "cudaLaunchKernel_v7000", [S_GRAPH] = "cudaGraphLaunch_v10000",
-    [S_MEMCPY] = "cudaMemcpy_v3020", [S_MEMCPY_ASYNC] = "cudaMemcpyAsync_v3020",
-    [S_MEMSET_ASYNC] = "cudaMemsetAsync_v3020", [S_STREAM_SYNC] = "cudaStreamSynchronize_v3020",
-    [S_GET_LAST_ERROR] = "cudaGetLastError_v3020", [S_DEVICE_SYNC] = "cudaDeviceSynchronize_v3020",
-    [S_MALLOC] = "cudaMalloc_v3020",
-    [S_GEMM] = "void gemm_kernel<float>(int, const float*, float*)", [S_GEMM_SHORT] = "gemm_kernel",
-    [S_RELU] = "void relu_kernel(float*, int)", [S_RELU_SHORT] = "relu_kernel",
-    [S_NCCL] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
-    [S_NCCL_SHORT] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL", [S_ITERATION] = "iteration",
-    [S_ORPHAN] = "orphan_kernel", [S_OVERHEAD] = "CUDA profiling overhead",
-    [S_MEMCPY_OUTER] = "cudaMemcpy", [S_DEVICE_SYNC_OUTER] = "cudaDeviceSynchronize",
-    [S_LAUNCH_OUTER] = "cudaLaunchKernel",
-};
-
-/* ---------------------------------------------------------------- fixture SQL */
-
-static void sql_strings(char **sql)
-{
-    for (int i = 1; i < S_COUNT; i++)
-        assert_true(tg_fixture_append(sql, "INSERT INTO StringIds VALUES (%d, '%s');\n", i, strings[i]));
-}
-
-static void sql_call(char **sql, long long start, long long end, long long corr, int name)
-{
-    assert_true(tg_fixture_append(sql,
-        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId,"
-        " nameId, returnValue) VALUES (%lld, %lld, 1, " GTID ", %lld, %d, 0);\n", start, end, corr, name));
-}
-
-static void sql_kernel(char **sql, long long start, long long end, int device, int stream, long long corr,
-                       int name, int short_name)
-{
-    assert_true(tg_fixture_append(sql,
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
-        " globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY,"
-        " blockZ, staticSharedMemory, dynamicSharedMemory) VALUES (%lld, %lld, %d, 1, %d, %lld, " GPID
-        ", %d, %d, 64, 128, 1, 1, 256, 1, 1, 0, 4096);\n", start, end, device, stream, corr, name, short_name));
-}
-
-static void sql_memcpy(char **sql, long long start, long long end, long long corr, long long bytes, int kind,
-                       int src_kind, int dst_kind)
-{
-    assert_true(tg_fixture_append(sql,
-        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId,"
-        " globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId) VALUES (%lld, %lld, 0,"
-        " 1, 7, %lld, " GPID ", %lld, %d, %d, %d, 0, 0);\n", start, end, corr, bytes, kind, src_kind,
-        dst_kind));
-}
-
-static void sql_range(char **sql, long long start, long long end, const char *text, int text_id)
-{
-    if (text)
-        assert_true(tg_fixture_append(sql, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid,"
-                                      " domainId) VALUES (%lld, %lld, 59, '%s', " GTID ", 0);\n", start, end, text));
-    else
-        assert_true(tg_fixture_append(sql, "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid,"
-                                      " domainId) VALUES (%lld, %lld, 59, %d, " GTID ", 0);\n", start, end, text_id));
-}
-
-static void sql_devices(char **sql)
-{
-    assert_true(tg_fixture_append(sql,
-        "INSERT INTO TARGET_INFO_GPU (vmId, id, name, totalMemory, smCount, computeMajor, computeMinor)"
-        " VALUES (0, 0, 'NVIDIA H100 80GB HBM3', 85045460992, 132, 9, 0),"
-        " (0, 1, 'NVIDIA H100 80GB HBM3', 85045460992, 132, 9, 0);\n"
-        "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (" GPID ", 1234, 'train.py');\n"
-        "INSERT INTO TARGET_INFO_SESSION_START_TIME (utcEpochNs) VALUES (1700000000000000000);\n"));
-}
+/* ---------------------------------------------------------------- main fixture */
 
 /* The training loop of the header comment. */
 static char *main_fixture(void)
@@ -177,168 +101,6 @@ static char *main_fixture(void)
     free(sql);
     assert_non_null(path);
     return path;
-}
-
-/* ---------------------------------------------------------------- builds */
-
-typedef struct built {
-    tg_trace *t;
-    tg_model *m;
-    tg_diag d;
-} built;
-
-static void build(built *b, const char *path, const tg_load_opts *opts, const tg_model_params *p)
-{
-    tg_diag_init(&b->d);
-    b->t = opts ? tg_trace_open_with(path, opts, &b->d) : tg_trace_open(path, &b->d);
-    assert_non_null(b->t);
-    b->m = tg_model_build(b->t, p, &b->d);
-    if (!b->m && b->d.n) fail_msg("%s", b->d.msgs[0].text);
-    assert_non_null(b->m);
-    assert_int_equal(b->d.n_errors, 0);
-}
-
-static void unbuild(built *b)
-{
-    tg_model_free(b->m);
-    tg_trace_close(b->t);
-    tg_diag_clear(&b->d);
-}
-
-/* ---------------------------------------------------------------- comparisons */
-
-static const char *str_of(const tg_trace *t, int32_t id)
-{
-    const char *s = tg_trace_str(t, id);
-    return s ? s : "<null>";
-}
-#define SAME(x, y) assert_int_equal((x), (y))
-/* Member f of rows x and y (of traces ta and tb): equal values, equal text. */
-#define F(f) SAME(x->f, y->f)
-#define FS(f) assert_string_equal(str_of(ta, x->f), str_of(tb, y->f))
-#define FD(f) same_double(x->f, y->f)
-
-static void same_double(double x, double y)
-{
-    if (isnan(x) || isnan(y)) assert_true(isnan(x) && isnan(y));
-    else assert_true(x == y);
-}
-
-static void same_kspans(const tg_model *a, const tg_model *b)
-{
-    const tg_trace *ta = a->trace, *tb = b->trace;
-    SAME(ta->n_kernels, tb->n_kernels);
-    for (size_t i = 0; i < ta->n_kernels; i++) {
-        const tg_kspan *x = &tg_model_kernels(a)[i], *y = &tg_model_kernels(b)[i];
-        F(rowid); F(start); F(end); F(correlation); F(queue); F(pid); F(device); FS(name); F(nccl);
-        F(launched);
-        /* a trace's own kernel rows carry the queue the model read */
-        if (ta->kernels) SAME(ta->kernels[i].queue, y->queue);
-        if (tb->kernels) SAME(tb->kernels[i].queue, y->queue);
-    }
-}
-
-/* Kernel rows of both traces (when both hold tg_kernel rows). b was streamed. */
-static void same_kernel_rows(const tg_trace *ta, const tg_trace *tb)
-{
-    for (size_t i = 0; i < ta->n_kernels; i++) {
-        const tg_kernel *x = &ta->kernels[i], *y = &tb->kernels[i];
-        F(rowid); F(queue); F(launch_end); FS(api_name); F(tid); FS(nvtx); F(iteration); F(nccl); F(steady);
-        SAME(y->api, -1);                       /* no index into a streamed table */
-        if (x->api >= 0) SAME(ta->apis[x->api].correlation, x->correlation);
-        else SAME(x->launch_end, TG_NULL_I64);
-    }
-}
-
-static void same_memops(const tg_trace *ta, const tg_memop *x, const tg_trace *tb, const tg_memop *y, size_t n,
-                        bool b_streamed)
-{
-    for (size_t i = 0; i < n; i++, x++, y++) {
-        F(rowid); F(start); F(end); F(correlation); F(bytes); F(device);
-        FS(kind_name); FS(src_kind_name); FS(dst_kind_name);
-        FS(api_name); F(tid); F(iteration); F(api_sync); F(api_async); F(steady); F(launched);
-        if (b_streamed) SAME(y->api, -1);
-        else F(api);
-    }
-}
-
-static void same_iterations(const tg_model *a, const tg_model *b)
-{
-    const tg_trace *ta = a->trace, *tb = b->trace;
-    SAME(a->n_iterations, b->n_iterations);
-    for (size_t i = 0; i < a->n_iterations; i++) {
-        const tg_iteration *x = &a->iterations[i], *y = &b->iterations[i];
-        F(rowid); F(index); FS(name); F(pid); F(tid); F(start); F(end); F(duration); F(warmup);
-        F(period); F(gpu_end); F(gpu_time); F(gpu_span); F(kernels); F(blocking_calls);
-    }
-}
-
-static void same_gaps(const tg_model *a, const tg_model *b)
-{
-    SAME(a->n_gaps, b->n_gaps);
-    for (size_t i = 0; i < a->n_gaps; i++) {
-        const tg_gap *x = &a->gaps[i], *y = &b->gaps[i];
-        F(rowid); F(table); F(next_rowid); F(next_table); F(start); F(end); F(duration); F(device);
-        F(pid); F(in_steady_state);
-    }
-}
-
-static void same_devices(const tg_model *a, const tg_model *b)
-{
-    const tg_trace *ta = a->trace, *tb = b->trace;
-    SAME(a->n_devices, b->n_devices);
-    for (size_t i = 0; i < a->n_devices; i++) {
-        const tg_device *x = &a->devices[i], *y = &b->devices[i];
-        F(rowid); F(device); FS(name); F(start); F(end); F(span); FD(busy_frac); FD(busy_frac_steady);
-        F(kernels); F(kernel_time); F(nccl_time); F(exposed_nccl_time); FD(nccl_overlap); F(queue_p50);
-        F(gaps);
-    }
-}
-
-static void same_facts(const tg_model *a, const tg_model *b)
-{
-    const tg_trace *ta = a->trace, *tb = b->trace;
-    const tg_trace_facts *x = &a->facts, *y = &b->facts;
-    F(rowid); F(duration); FS(schema_version); FS(nsys_version); F(kernels); F(memcpys); F(memsets);
-    F(api_calls); F(nvtx_ranges); F(devices); F(iterations); F(steady_iterations); F(steady_duration);
-    F(blocking_calls); F(blocked_time);
-}
-
-static void same_nvtx(const tg_trace *ta, const tg_trace *tb)
-{
-    SAME(ta->n_nvtx, tb->n_nvtx);
-    for (size_t i = 0; i < ta->n_nvtx; i++) {
-        const tg_nvtx *x = &ta->nvtx[i], *y = &tb->nvtx[i];
-        F(rowid); F(duration); F(depth); F(gpu_time); F(gpu_span); F(iteration);
-    }
-}
-
-static void same_api(const tg_trace *ta, const tg_api *x, const tg_trace *tb, const tg_api *y)
-{
-    F(rowid); F(start); F(end); F(correlation); F(pid); F(tid); FS(name); F(return_value);
-    FS(base_name); F(iteration); F(dup_of); F(driver); F(blocking); F(steady);
-}
-
-/* Everything but the api rows (b may hold a subset of them). */
-static void same_models(const tg_model *a, const tg_model *b, bool b_streamed)
-{
-    const tg_trace *ta = a->trace, *tb = b->trace;
-    SAME(ta->first_ns, tb->first_ns);
-    SAME(ta->last_ns, tb->last_ns);
-    SAME(a->steady_start, b->steady_start);
-    SAME(a->steady_end, b->steady_end);
-    SAME(a->has_iterations, b->has_iterations);
-    same_kspans(a, b);
-    if (ta->kernels && tb->kernels) same_kernel_rows(ta, tb);
-    SAME(ta->n_memcpys, tb->n_memcpys);
-    same_memops(ta, ta->memcpys, tb, tb->memcpys, ta->n_memcpys, b_streamed);
-    SAME(ta->n_memsets, tb->n_memsets);
-    same_memops(ta, ta->memsets, tb, tb->memsets, ta->n_memsets, b_streamed);
-    same_iterations(a, b);
-    same_gaps(a, b);
-    same_devices(a, b);
-    same_facts(a, b);
-    same_nvtx(ta, tb);
 }
 
 /* ---------------------------------------------------------------- by hand */
@@ -429,27 +191,6 @@ static void check_main_by_hand(const tg_model *m)
 
 /* ---------------------------------------------------------------- keep_api */
 
-#define LOG_MAX 128
-
-typedef struct keep_log {
-    size_t calls;
-    struct { int64_t rowid; int32_t iteration; int8_t steady, blocking; char name[64]; } seen[LOG_MAX];
-} keep_log;
-
-static bool keep_blocking(void *ctx, const tg_model *m, const tg_api *row)
-{
-    keep_log *k = ctx;
-    if (k->calls < LOG_MAX) {
-        k->seen[k->calls].rowid = row->rowid;
-        k->seen[k->calls].iteration = row->iteration;
-        k->seen[k->calls].steady = row->steady;
-        k->seen[k->calls].blocking = row->blocking;
-        snprintf(k->seen[k->calls].name, sizeof k->seen[0].name, "%s", str_of(m->trace, row->base_name));
-    }
-    k->calls++;
-    return row->blocking;
-}
-
 static const tg_api *api_by_rowid(const tg_trace *t, int64_t rowid)
 {
     for (size_t i = 0; i < t->n_apis; i++)
@@ -520,7 +261,8 @@ static void test_keep_blocking(void **state)
     tg_fixture_remove(path);
 }
 
-/* b. keep_api NULL: every call kept; with kernel rows too, those match. */
+/* b. keep_api NULL: every call kept, so the deferred table is simply loaded;
+** with kernel rows too, those match a full load, call indices included. */
 static void test_keep_all(void **state)
 {
     (void)state;
@@ -531,7 +273,9 @@ static void test_keep_all(void **state)
     assert_non_null(lean.t->kernels);
     assert_null(lean.t->kspans);
     check_main_by_hand(lean.m);
-    same_models(full.m, lean.m, true);
+    /* keeping every call, the table is loaded whole: rows as in a full load */
+    assert_false(lean.t->apis_partial);
+    same_models(full.m, lean.m, false);
     SAME(lean.t->n_apis, full.t->n_apis);
     for (size_t i = 0; i < full.t->n_apis; i++) same_api(full.t, &full.t->apis[i], lean.t, &lean.t->apis[i]);
     /* kernel.nvtx: the innermost range open at launch */
@@ -572,121 +316,6 @@ static void test_no_iterations(void **state)
     unbuild(&full);
     unbuild(&lean);
     tg_fixture_remove(path);
-}
-
-/* ---------------------------------------------------------------- twins */
-
-/* An old export: calls recorded twice, an outer row and the inner
-** versioned one, one correlation id, one thread, the inner nested in the
-** outer: a kernel launch (first in the table), a blocking copy and a
-** cudaDeviceSynchronize. TWINS_APART puts 40 other calls between the
-** launch twins (too far for the trace layer to notice: the join must, when
-** the inner call finds its kernel taken); TWINS_SYNC_ONLY records only the
-** synchronize twice (it launches nothing: only the trace layer can tell). */
-typedef enum twin_mode { TWINS_SIDE_BY_SIDE, TWINS_APART, TWINS_SYNC_ONLY } twin_mode;
-
-static char *twin_fixture(twin_mode mode)
-{
-    char *sql = NULL;
-    sql_strings(&sql);
-    sql_devices(&sql);
-    sql_range(&sql, 500, 20000, NULL, S_ITERATION);
-    if (mode != TWINS_SYNC_ONLY) sql_call(&sql, 6000, 6100, 11, S_LAUNCH_OUTER);
-    for (int i = 0; mode == TWINS_APART && i < 40; i++)
-        sql_call(&sql, 30000 + 10 * i, 30005 + 10 * i, 100 + i, S_GET_LAST_ERROR);
-    sql_call(&sql, 6010, 6090, 11, S_LAUNCH);
-    sql_kernel(&sql, 6200, 7000, 0, 7, 11, S_GEMM, S_GEMM_SHORT);
-    if (mode != TWINS_SYNC_ONLY) {
-        sql_call(&sql, 1000, 5000, 10, S_MEMCPY_OUTER);
-        sql_call(&sql, 1010, 4990, 10, S_MEMCPY);
-        sql_memcpy(&sql, 1500, 4000, 10, 8388608, 1, 0, 2);
-    }
-    sql_call(&sql, 8000, 9000, 12, S_DEVICE_SYNC_OUTER);
-    sql_call(&sql, 8010, 8990, 12, S_DEVICE_SYNC);
-    sql_call(&sql, 9100, 9110, 13, S_GET_LAST_ERROR);
-    char *path = tg_fixture_build(tg_fixture_schema_3_0, sql);
-    free(sql);
-    assert_non_null(path);
-    return path;
-}
-
-static void check_twins(twin_mode mode)
-{
-    /* by mode: keep_api calls before the stream stopped, calls counted,
-    ** rows, outer rows */
-    static const size_t asked[] = {1, 41, 2}, calls[] = {4, 44, 3}, rows[] = {7, 47, 4}, outers[] = {3, 3, 1};
-    char *path = twin_fixture(mode);
-    built full, lean;
-    build(&full, path, NULL, NULL);
-    keep_log log = {0};
-    tg_model_params p = {.keep_api = keep_blocking, .keep_ctx = &log};
-    build(&lean, path, &(tg_load_opts){.defer_api = true}, &p);
-    /* the stream stopped at the first inner call seen (the trace layer saw
-    ** the twin side by side, or the join found the kernel taken); the rerun
-    ** on the whole table is not streamed: keep_api is not asked again */
-    SAME(log.calls, asked[mode]);
-
-    for (int i = 0; i < 2; i++) {
-        const tg_model *m = i ? lean.m : full.m;
-        const tg_trace *t = m->trace;
-        SAME(t->n_nvtx, 1);
-        SAME(t->nvtx[0].iteration, 0);                     /* the range is in its own iteration */
-        SAME(tg_model_kernels(m)[0].queue, 6200 - 6090);    /* from the inner call's end */
-        SAME(m->facts.api_calls, calls[mode]);             /* each twin pair counted once */
-        SAME(m->facts.blocked_time, 980);                  /* the inner call's duration */
-        SAME(m->facts.blocking_calls, 1); SAME(m->iterations[0].blocking_calls, 1);
-        SAME(m->iterations[0].kernels, 1);
-        if (mode != TWINS_SYNC_ONLY) {
-            assert_string_equal(str_of(t, t->memcpys[0].api_name), "cudaMemcpy");
-            SAME(t->memcpys[0].api_sync, 1);
-            SAME(t->memcpys[0].iteration, 0);
-        }
-        assert_true(t->mixed_duplicate_api);
-    }
-    same_models(full.m, lean.m, false);
-    /* the stream gave up: the table was read whole, every row is there */
-    assert_false(lean.t->apis_partial);
-    SAME(lean.t->n_apis, full.t->n_apis);
-    SAME(lean.t->n_apis, rows[mode]);
-    for (size_t i = 0; i < full.t->n_apis; i++) same_api(full.t, &full.t->apis[i], lean.t, &lean.t->apis[i]);
-    size_t outer = 0;
-    for (size_t i = 0; i < lean.t->n_apis; i++)
-        if (lean.t->apis[i].dup_of >= 0) {
-            outer++;
-            SAME(lean.t->apis[i].blocking, 0);
-            SAME(lean.t->apis[lean.t->apis[i].dup_of].correlation, lean.t->apis[i].correlation);
-        }
-    SAME(outer, outers[mode]);
-    /* nothing was dropped, so a second model on this trace is allowed and equal */
-    tg_diag d;
-    tg_diag_init(&d);
-    tg_model *again = tg_model_build(lean.t, NULL, &d);
-    assert_non_null(again);
-    same_facts(full.m, again);
-    tg_model_free(again);
-    tg_diag_clear(&d);
-    unbuild(&full);
-    unbuild(&lean);
-    tg_fixture_remove(path);
-}
-
-/* c. Streamed builds on old exports equal the full build. */
-static void test_twins(void **state)
-{
-    (void)state;
-    check_twins(TWINS_SIDE_BY_SIDE);
-}
-
-static void test_twins_apart(void **state)
-{
-    (void)state;
-    check_twins(TWINS_APART);
-}
-
-static void test_twins_sync_only(void **state)
-{
-    (void)state;
-    check_twins(TWINS_SYNC_ONLY);
 }
 
 /* ---------------------------------------------------------------- raw stream */
@@ -983,9 +612,6 @@ int main(void)
         cmocka_unit_test(test_keep_blocking),
         cmocka_unit_test(test_keep_all),
         cmocka_unit_test(test_no_iterations),
-        cmocka_unit_test(test_twins),
-        cmocka_unit_test(test_twins_apart),
-        cmocka_unit_test(test_twins_sync_only),
         cmocka_unit_test(test_stream_direct),
         cmocka_unit_test(test_second_build_refused),
         cmocka_unit_test(test_kspans),
