@@ -19,8 +19,11 @@
 ** dup_of = the inner row and stops counting as blocking. Marking them needs
 ** the whole table (tg_model_mark_duplicates, over an index of the calls
 ** below), so a streamed table that turns out to hold twins (the trace layer
-** sees them side by side, or a call finds its op taken) is loaded whole and
-** the pass rerun: old exports are small.
+** sees them side by side, a call finds its op taken, or a kept or blocking
+** call's id comes back) is loaded whole and the pass rerun: old exports are
+** small. The one pair a stream cannot see: twins far apart that launch
+** nothing, block nothing and are not kept; they count twice in
+** trace.api_calls and nowhere else.
 **
 ** The call index: CUPTI hands out correlation ids per process from a
 ** counter, so in start order a process's calls carry increasing ids, but
