@@ -141,11 +141,12 @@ static bool contains_nccl(const char *s)
     return false;
 }
 
+/* 1 when kernel name id contains "nccl", 0 when not, -1 on OOM. */
 static int8_t kernel_is_nccl(tg_model *m, int32_t id)
 {
     tg_name_cache *c = &tg_model_priv_of(m)->names;
     if (id < 0 || id >= tg_strpool_count(m->trace->strings)) return 0;
-    if (id >= c->n && !cache_cover(c, tg_strpool_count(m->trace->strings))) return 0;
+    if (id >= c->n && !cache_cover(c, tg_strpool_count(m->trace->strings))) return -1;
     if (c->nccl[id] < 0) c->nccl[id] = contains_nccl(tg_trace_str(m->trace, id));
     return c->nccl[id];
 }
@@ -235,7 +236,7 @@ static bool derive_rows(tg_model *m, bool nvtx)
         tg_kspan *k = &p->ks[i];
         k->queue = TG_NULL_I64;
         k->launched = 0;
-        k->nccl = kernel_is_nccl(m, k->name);
+        if ((k->nccl = kernel_is_nccl(m, k->name)) < 0) return false;
         if (!t->kernels) continue;
         tg_kernel *r = &t->kernels[i];
         r->api = -1;
