@@ -194,26 +194,14 @@ static void reset_memop(tg_memop *r, const kind_names *k, bool is_copy)
     r->launched = 0;
 }
 
-/* The kernels as the passes read them: the trace's tg_kspan rows, or a
-** copy of the fields they need from its tg_kernel rows. */
-static bool kernel_spans(tg_model *m)
+/* The kernels as the passes read them: the trace's tg_kspan rows, or the
+** tg_kspan head of each of its tg_kernel rows. */
+static void kernel_spans(tg_model *m)
 {
     tg_model_priv *p = tg_model_priv_of(m);
     const tg_trace *t = m->trace;
-    if (!t->kernels) {
-        p->ks = t->kspans;
-        return true;
-    }
-    p->ks = malloc((t->n_kernels ? t->n_kernels : 1) * sizeof *p->ks);
-    if (!p->ks) return false;
-    p->ks_owned = true;
-    for (size_t i = 0; i < t->n_kernels; i++) {
-        const tg_kernel *k = &t->kernels[i];
-        p->ks[i] = (tg_kspan){.rowid = k->rowid, .start = k->start, .end = k->end,
-                              .correlation = k->correlation, .pid = k->pid, .device = k->device,
-                              .name = k->name};
-    }
-    return true;
+    p->ks = t->kernels ? (char *)&t->kernels[0].span : (char *)t->kspans;
+    p->ks_stride = t->kernels ? sizeof(tg_kernel) : sizeof(tg_kspan);
 }
 
 static bool derive_calls(tg_model *m)
@@ -233,7 +221,7 @@ static bool derive_rows(tg_model *m, bool nvtx)
     kind_names kinds;
     if (!kinds_init(&kinds, t->strings) || !derive_calls(m)) return false;
     for (size_t i = 0; i < t->n_kernels; i++) {
-        tg_kspan *k = &p->ks[i];
+        tg_kspan *k = tg_model_ks(p, i);
         k->queue = TG_NULL_I64;
         k->launched = 0;
         if ((k->nccl = kernel_is_nccl(m, k->name)) < 0) return false;
@@ -242,9 +230,7 @@ static bool derive_rows(tg_model *m, bool nvtx)
         r->api = -1;
         r->api_name = -1;
         r->tid = -1;
-        r->queue = TG_NULL_I64;
         r->launch_end = TG_NULL_I64;
-        r->nccl = k->nccl;
         r->steady = 1;
         r->nvtx = -1;
         r->iteration = -1;
@@ -348,7 +334,8 @@ tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag
                       "open it again to build another model", trace->path ? trace->path : "trace");
         return build_failed(m, diag, false);
     }
-    if (!kernel_spans(m) || !derive_rows(m, true)) return build_failed(m, diag, true);
+    kernel_spans(m);
+    if (!derive_rows(m, true)) return build_failed(m, diag, true);
     if (!tg_model_build_iterations(m, &p, diag)) return build_failed(m, diag, false);
     if (!p.skip_nvtx_gpu && !tg_model_nvtx_begin(m)) return build_failed(m, diag, true);
     int errors = diag ? diag->n_errors : 0;
@@ -361,9 +348,9 @@ tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag
     return m;
 }
 
-const tg_kspan *tg_model_kernels(const tg_model *m)
+const tg_kspan *tg_model_kernel(const tg_model *m, size_t i)
 {
-    return tg_model_cpriv_of(m)->ks;
+    return tg_model_ks(tg_model_cpriv_of(m), i);
 }
 
 void tg_model_free(tg_model *m)
@@ -372,7 +359,6 @@ void tg_model_free(tg_model *m)
     tg_model_priv *p = tg_model_priv_of(m);
     tg_model_free_iterations(m);
     tg_model_nvtx_free(m);
-    if (p->ks_owned) free(p->ks);
     free(p->names.base);
     free(p->names.flags);
     free(p->names.nccl);

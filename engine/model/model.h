@@ -97,9 +97,9 @@ bool tg_model_pattern_ok(const char *pattern, tg_diag *diag);
 /* Derive everything. Returns NULL with a diag on failure (bad pattern, OOM). */
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag);
 
-/* The trace's n_kernels kernels as the model read them (queue, nccl set),
+/* Kernel i (< trace->n_kernels) as the model read it (queue, nccl set),
 ** whether the trace holds tg_kernel rows or only tg_kspan ones. */
-const tg_kspan *tg_model_kernels(const tg_model *m);
+const tg_kspan *tg_model_kernel(const tg_model *m, size_t i);
 void tg_model_free(tg_model *m);
 
 #endif

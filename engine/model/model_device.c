@@ -256,7 +256,7 @@ static bool run_sweep(sweep *w, bool counting)
             if (have) {
                 int32_t g = counting ? count_op(w, &op) : group_of(w, op.device, op.pid);
                 if (g < 0) { ok = false; break; }
-                const tg_kspan *k = op.kind == TG_OPK_KERNEL ? &tg_model_cpriv_of(w->m)->ks[op.index] : NULL;
+                const tg_kspan *k = op.kind == TG_OPK_KERNEL ? tg_model_ks(tg_model_cpriv_of(w->m), op.index) : NULL;
                 cur = (item){op.start, op.end, op.rowid, tg_model_op_table(op.kind), g, k != NULL,
                              k ? k->nccl : 0};
                 dev_state *d = &w->devs[w->groups[g].dev];

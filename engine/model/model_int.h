@@ -101,10 +101,10 @@ typedef struct tg_model_priv {
     tg_model pub;
     tg_pid_slice *slices; size_t n_slices;
     int64_t *max_end;              /* running max of iteration end within a slice */
-    /* The kernels as every pass reads them: the trace's tg_kspan array, or
-    ** one derived from its tg_kernel rows (owned). */
-    tg_kspan *ks;
-    bool ks_owned;
+    /* The kernels as every pass reads them (tg_model_ks): the trace's
+    ** tg_kspan array, or the tg_kspan head of each of its tg_kernel rows. */
+    char *ks;
+    size_t ks_stride;
     tg_name_cache names;
     int64_t *gpu_first;            /* per iteration: earliest start of its GPU work */
     tg_nvtx_ctx *nvtx;             /* launches collected for NVTX attribution, or NULL */
@@ -113,6 +113,12 @@ typedef struct tg_model_priv {
 } tg_model_priv;
 
 static inline tg_model_priv *tg_model_priv_of(tg_model *m) { return (tg_model_priv *)(void *)m; }
+
+/* Kernel i as the passes read it. */
+static inline tg_kspan *tg_model_ks(const tg_model_priv *p, size_t i)
+{
+    return (tg_kspan *)(void *)(p->ks + i * p->ks_stride);
+}
 static inline const tg_model_priv *tg_model_cpriv_of(const tg_model *m)
 {
     return (const tg_model_priv *)(const void *)m;

@@ -329,7 +329,12 @@ static void op_key(const tg_model *m, uint32_t ref, int32_t *pid, int64_t *corr)
 {
     size_t row = ref & (REF_ROWS - 1);
     switch (ref >> REF_SHIFT) {
-    case TG_OPK_KERNEL: *pid = tg_model_cpriv_of(m)->ks[row].pid; *corr = tg_model_cpriv_of(m)->ks[row].correlation; break;
+    case TG_OPK_KERNEL: {
+        const tg_kspan *k = tg_model_ks(tg_model_cpriv_of(m), row);
+        *pid = k->pid;
+        *corr = k->correlation;
+        break;
+    }
     case TG_OPK_MEMCPY: *pid = m->trace->memcpys[row].pid; *corr = m->trace->memcpys[row].correlation; break;
     default: *pid = m->trace->memsets[row].pid; *corr = m->trace->memsets[row].correlation; break;
     }
@@ -395,7 +400,7 @@ typedef struct launch_pass {
 static void launch_kernel(launch_pass *c, const tg_api *a, int64_t it, size_t row)
 {
     tg_model *m = c->m;
-    tg_kspan *k = &tg_model_priv_of(m)->ks[row];
+    tg_kspan *k = tg_model_ks(tg_model_priv_of(m), row);
     k->launched = 1;
     if (a->end != TG_NULL_I64 && k->start >= a->end) k->queue = k->start - a->end;
     if (m->trace->kernels) {
@@ -403,7 +408,6 @@ static void launch_kernel(launch_pass *c, const tg_api *a, int64_t it, size_t ro
         r->api = c->streamed ? -1 : (int32_t)c->index;
         r->api_name = a->base_name;
         r->tid = a->tid;
-        r->queue = k->queue;
         r->launch_end = a->end;
         tg_model_mark_row(m, it, &r->iteration, &r->steady);
     }
@@ -447,7 +451,7 @@ static bool join_call(launch_pass *c, const tg_api *a, int64_t it)
         size_t row = ref & (REF_ROWS - 1);
         tg_memop *r = kind == TG_OPK_MEMCPY ? &m->trace->memcpys[row]
                     : kind == TG_OPK_MEMSET ? &m->trace->memsets[row] : NULL;
-        bool taken = r ? r->launched : tg_model_cpriv_of(m)->ks[row].launched;
+        bool taken = r ? r->launched : tg_model_ks(tg_model_cpriv_of(m), row)->launched;
         if (taken) {
             if (c->streamed) return false;
             continue;

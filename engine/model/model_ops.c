@@ -32,7 +32,7 @@ void tg_model_op_get(const tg_model *m, int kind, size_t index, tg_op *op)
     op->kind = kind;
     op->index = index;
     if (kind == TG_OPK_KERNEL) {
-        const tg_kspan *k = &tg_model_cpriv_of(m)->ks[index];
+        const tg_kspan *k = tg_model_ks(tg_model_cpriv_of(m), index);
         op->rowid = k->rowid; op->start = k->start; op->end = k->end;
         op->device = k->device; op->pid = k->pid;
     } else {
@@ -46,7 +46,7 @@ static int64_t op_start(const tg_model *m, int kind, size_t i)
 {
     const tg_trace *t = m->trace;
     switch (kind) {
-    case TG_OPK_KERNEL: return tg_model_cpriv_of(m)->ks[i].start;
+    case TG_OPK_KERNEL: return tg_model_ks(tg_model_cpriv_of(m), i)->start;
     case TG_OPK_MEMCPY: return t->memcpys[i].start;
     default: return t->memsets[i].start;
     }

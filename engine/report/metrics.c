@@ -125,12 +125,11 @@ static counts count_rows(const tg_model *m)
 static double queue_median(const tg_model *m, bool *ok)
 {
     const tg_trace *t = m->trace;
-    const tg_kspan *ks = tg_model_kernels(m);
     int64_t *v = malloc((t->n_kernels ? t->n_kernels : 1) * sizeof *v);
     if (!v) { *ok = false; return NAN; }
     size_t n = 0;
     for (size_t i = 0; i < t->n_kernels; i++)
-        if (ks[i].queue != TG_NULL_I64) v[n++] = ks[i].queue;
+        if (tg_model_kernel(m, i)->queue != TG_NULL_I64) v[n++] = tg_model_kernel(m, i)->queue;
     double p50 = tg_model_median(v, n);
     free(v);
     return p50;

@@ -25,6 +25,8 @@
 #ifndef TG_TRACE_H
 #define TG_TRACE_H
 
+#include <stddef.h>
+
 #include "../common/common.h"
 
 /* The activity tables the engine reads; used for "missing data" reports. */
@@ -50,15 +52,33 @@ extern const char *const tg_table_names[TG_TABLE_COUNT];   /* canonical names */
 extern const char *const tg_table_what[TG_TABLE_COUNT];    /* "CUDA kernels" */
 extern const char *const tg_table_option[TG_TABLE_COUNT];  /* how to record it */
 
+/* A kernel as the model needs it: what the device sweep, the launch join
+** and the queue statistics read, 56 bytes against tg_kernel's 136. Loaded
+** instead of tg_kernel rows when no rule reads the `kernel` source (ten
+** million kernels: 0.56 GB, not 1.4 GB); the head of every tg_kernel row
+** otherwise, so the model reads either through one stride. */
+#define TG_KSPAN_FIELDS                                                       \
+    int64_t rowid, start, end;                                                \
+    int64_t correlation;                                                      \
+    int64_t queue;             /* DERIVED: start - end of the launching call; \
+                                  null if unmatched/negative */               \
+    int32_t pid;               /* from globalPid */                           \
+    int32_t device;                                                           \
+    int32_t name;              /* demangledName (falls back to shortName) */  \
+    int8_t nccl;               /* DERIVED: name contains "nccl" (any case) */ \
+    int8_t launched;           /* DERIVED: joined to its launching call */
+
+typedef struct tg_kspan {
+    TG_KSPAN_FIELDS
+} tg_kspan;
+
 typedef struct tg_kernel {
-    int64_t rowid, start, end;
-    int64_t correlation;
-    int64_t queue;             /* DERIVED: start - end of the launching call;
-                                  null if unmatched/negative */
+    union {
+        tg_kspan span;         /* the same members, as one tg_kspan */
+        struct { TG_KSPAN_FIELDS };
+    };
     int64_t launch_end;        /* DERIVED: end of the launching call, null if unmatched */
-    int32_t pid;               /* from globalPid */
-    int32_t device, context, stream;
-    int32_t name;              /* demangledName (falls back to shortName) */
+    int32_t context, stream;
     int32_t short_name;
     int32_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
     int32_t registers, static_smem, dynamic_smem;
@@ -69,24 +89,11 @@ typedef struct tg_kernel {
     int32_t tid;               /* launching thread, -1 if unmatched */
     int32_t nvtx;              /* innermost NVTX range name at launch, -1 */
     int32_t iteration;         /* iteration index, -1 = null */
-    int8_t nccl;               /* name contains "nccl" (case-insensitive) */
     int8_t steady;             /* launched in steady state */
 } tg_kernel;
 
-/* A kernel as the model needs it: what the device sweep, the launch join
-** and the queue statistics read, 56 bytes against tg_kernel's 136. Loaded
-** instead of tg_kernel rows when no rule reads the `kernel` source (ten
-** million kernels: 0.56 GB, not 1.4 GB); derived from them by the model
-** otherwise. */
-typedef struct tg_kspan {
-    int64_t rowid, start, end;
-    int64_t correlation;
-    int64_t queue;             /* DERIVED, as tg_kernel.queue */
-    int32_t pid, device;
-    int32_t name;              /* as tg_kernel.name */
-    int8_t nccl;               /* DERIVED */
-    int8_t launched;           /* DERIVED: joined to its launching call */
-} tg_kspan;
+_Static_assert(sizeof(tg_kspan) == 56, "tg_kspan is 56 bytes");
+_Static_assert(offsetof(tg_kernel, launched) == offsetof(tg_kspan, launched), "tg_kernel starts with a tg_kspan");
 
 /* Memcpy and memset share one row type: `kind` is the copy kind for copies
 ** (ENUM_CUDA_MEMCPY_OPER code) and -1 for memsets. */

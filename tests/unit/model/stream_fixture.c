@@ -129,7 +129,7 @@ void same_kspans(const tg_model *a, const tg_model *b)
     const tg_trace *ta = a->trace, *tb = b->trace;
     SAME(ta->n_kernels, tb->n_kernels);
     for (size_t i = 0; i < ta->n_kernels; i++) {
-        const tg_kspan *x = &tg_model_kernels(a)[i], *y = &tg_model_kernels(b)[i];
+        const tg_kspan *x = tg_model_kernel(a, i), *y = tg_model_kernel(b, i);
         F(rowid); F(start); F(end); F(correlation); F(queue); F(pid); F(device); FS(name); F(nccl);
         F(launched);
         /* a trace's own kernel rows carry the queue the model read */

@@ -108,8 +108,8 @@ static char *main_fixture(void)
 static const tg_kspan *kspan_of(const tg_model *m, int64_t corr, int64_t start)
 {
     for (size_t i = 0; i < m->trace->n_kernels; i++)
-        if (tg_model_kernels(m)[i].correlation == corr && tg_model_kernels(m)[i].start == start)
-            return &tg_model_kernels(m)[i];
+        if (tg_model_kernel(m, i)->correlation == corr && tg_model_kernel(m, i)->start == start)
+            return tg_model_kernel(m, i);
     fail_msg("no kernel %lld at %lld", (long long)corr, (long long)start);
     return NULL;
 }
@@ -160,8 +160,8 @@ static void check_main_by_hand(const tg_model *m)
     SAME(orphan->launched, 0);
     size_t launched = 0, nccl = 0;
     for (size_t i = 0; i < t->n_kernels; i++) {
-        launched += tg_model_kernels(m)[i].launched == 1;
-        nccl += tg_model_kernels(m)[i].nccl == 1;
+        launched += tg_model_kernel(m, i)->launched == 1;
+        nccl += tg_model_kernel(m, i)->nccl == 1;
     }
     SAME(launched, N_KERNELS - 1);
     SAME(nccl, N_ITER);
@@ -474,7 +474,7 @@ static void test_kspans(void **state)
     SAME(t->last_ns, all->last_ns);
     tg_model *m = tg_model_build(t, NULL, &d);
     assert_non_null(m);
-    assert_ptr_equal(tg_model_kernels(m), t->kspans);
+    assert_ptr_equal(tg_model_kernel(m, 0), t->kspans);
     check_main_by_hand(m);
     tg_model_free(m);
     tg_trace_close(t);

@@ -117,7 +117,7 @@ static void check_twins(twin_mode mode)
         const tg_trace *t = m->trace;
         SAME(t->n_nvtx, 1);
         SAME(t->nvtx[0].iteration, 0);                     /* the range is in its own iteration */
-        SAME(tg_model_kernels(m)[0].queue, 6200 - 6090);    /* from the inner call's end */
+        SAME(tg_model_kernel(m, 0)->queue, 6200 - 6090);    /* from the inner call's end */
         SAME(m->facts.api_calls, calls[mode]);             /* each twin pair counted once */
         SAME(m->facts.blocked_time, 980);                  /* the inner call's duration */
         SAME(m->facts.blocking_calls, 1); SAME(m->iterations[0].blocking_calls, 1);
