@@ -314,6 +314,34 @@ static void test_disabled_and_order(void **state)
     world_free(w);
 }
 
+/* api.return_value: a failed call is found; a call whose code was not
+** recorded (null) is neither 0 nor anything else. */
+static void test_return_value(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    add_api(w, 1, 0, 10, "cudaMalloc");                      /* 0: success */
+    add_api(w, 2, 20, 10, "cudaMalloc")->return_value = 2;   /* cudaErrorMemoryAllocation */
+    add_api(w, 3, 40, 10, "cudaFree")->return_value = -1;    /* not recorded */
+    world_rules(w, "version: 1\nrules:\n" HEAD("failed", "api")
+                   "    where: return_value != 0\n"
+                   "    fail_when: count > 0\n"
+                   "    evidence: {columns: [name, return_value]}\n"
+                   "    message: \"{count} failed, first code {min(return_value)}\"\n"
+                   HEAD("unknown", "api")
+                   "    where: return_value == null\n"
+                   "    fail_when: count > 0\n");
+    tg_rule_result *r = world_eval(w, NULL, "failed");
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    assert_int_equal(r->count, 1);
+    assert_string_equal(r->message, "1 failed, first code 2");
+    assert_int_equal(r->evidence[0].rowid, 2);
+    assert_int_equal(field_of(&r->evidence[0], "return_value")->u.i, 2);
+    assert_int_equal(w->result.results[1].count, 1);
+    assert_int_equal(w->result.results[1].evidence[0].rowid, 3);
+    world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_missing_data),
         cmocka_unit_test(test_regression_rule),
         cmocka_unit_test(test_disabled_and_order),
+        cmocka_unit_test(test_return_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
