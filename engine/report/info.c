@@ -204,7 +204,7 @@ static size_t table_rows(const tg_trace *t, tg_table_id id)
     case TG_TABLE_KERNEL: return t->n_kernels;
     case TG_TABLE_MEMCPY: return t->n_memcpys;
     case TG_TABLE_MEMSET: return t->n_memsets;
-    case TG_TABLE_RUNTIME: return t->n_apis;
+    case TG_TABLE_RUNTIME: return t->n_api_rows > t->n_apis ? t->n_api_rows : t->n_apis;
     case TG_TABLE_SYNC: return t->n_syncs;
     case TG_TABLE_NVTX: return t->n_nvtx;
     case TG_TABLE_GPU: return t->n_gpus;
@@ -273,7 +273,7 @@ json_t *tg_info_json(const tg_trace *t)
     json_t *counts = json_pack(
         "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
         "kernel", (json_int_t)t->n_kernels, "memcpy", (json_int_t)t->n_memcpys,
-        "memset", (json_int_t)t->n_memsets, "api", (json_int_t)t->n_apis,
+        "memset", (json_int_t)t->n_memsets, "api", (json_int_t)table_rows(t, TG_TABLE_RUNTIME),
         "nvtx", (json_int_t)t->n_nvtx, "nvtx_ranges", (json_int_t)ranges,
         "nvtx_marks", (json_int_t)marks, "sync", (json_int_t)t->n_syncs,
         "overhead", (json_int_t)t->n_overheads, "gpu", (json_int_t)t->n_gpus);

@@ -308,6 +308,7 @@ static bool finish_apis(tg_loader *ld, bool span)
         return false;
     }
     if (span) SPAN(t->apis, t->n_apis, tg_api);
+    t->n_api_rows = t->n_apis;
     t->mixed_duplicate_api = has_duplicate_apis(t);
     warn_rowstats(ld, TG_TABLE_RUNTIME);
     return true;
@@ -480,6 +481,7 @@ tg_stream_status tg_trace_stream_apis(tg_trace *t, const tg_api_reader_cb *cb, t
     int rc = tg_load_apis_with(ld, cb);
     if (rc < 0) return TG_STREAM_STOPPED;     /* the reader stays open for tg_trace_load_apis */
     bool ok = rc > 0 && finish_apis(ld, false);
+    t->n_api_rows = ld->apis_visited;
     t->apis_partial = ld->apis_visited != t->n_apis;
     reader_end(t);
     return ok ? TG_STREAM_DONE : TG_STREAM_FAILED;

@@ -202,6 +202,8 @@ typedef struct tg_trace {
     tg_memop *memsets;    size_t n_memsets;    /* sorted by start */
     tg_api *apis;         size_t n_apis;       /* sorted by start; after a streamed
                                                   read, only the rows the reader kept */
+    size_t n_api_rows;         /* rows of the API table read, kept or not (n_apis
+                                  once read whole) */
     bool apis_deferred;        /* the API table waits for tg_trace_stream_apis */
     bool apis_partial;         /* apis holds a chosen subset of the calls (a
                                   streamed read dropped some) */

@@ -3,7 +3,9 @@
 ** $TG_SHARED_TRACES/{h200-nsys,h200-torch,public} loads without an error
 ** or warning, with as many kernels as reference/metrics.jsonl says, rows
 ** in start order; `tracegate info --format json` ($TG_BINARY) exits 0 with
-** the same kernel count; and the file is byte-for-byte unchanged (size,
+** the same kernel count and the very document tg_info_json makes from the
+** trace loaded whole (the command streams the API table and holds kernels
+** as spans: its counts and processes must not change); and the file is byte-for-byte unchanged (size,
 ** mtime, inode and a 64-bit hash of its content) with no -journal, -wal or
 ** -shm file beside it. Skips (exit 77) when the traces folder is absent.
 */
@@ -21,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "report/info.h"
 #include "trace/trace.h"
 
 static const char *traces_dir;
@@ -74,7 +77,8 @@ static const char *basename_of(const char *path)
     for (size_t i_ = 1; i_ < (n); i_++)                                        \
         if ((arr)[i_ - 1].start > (arr)[i_].start) fail_msg("%s: " #arr " not sorted at %zu", path, i_)
 
-static void load_and_check(const char *path, long expected)
+/* The info document of the trace loaded whole (every row), or fails. */
+static json_t *load_and_check(const char *path, long expected)
 {
     tg_diag d;
     tg_diag_init(&d);
@@ -90,11 +94,14 @@ static void load_and_check(const char *path, long expected)
     if (t->first_ns != TG_NULL_I64) assert_true(t->first_ns <= t->last_ns);
     for (size_t i = 0; i < t->n_kernels; i++)
         if (t->kernels[i].name < 0) fail_msg("%s: kernel %zu has no name", path, i);
+    json_t *info = tg_info_json(t);
+    if (!info) fail_msg("%s: tg_info_json failed", path);
     tg_trace_close(t);
     tg_diag_clear(&d);
+    return info;
 }
 
-static void run_info_json(const char *path, long expected)
+static void run_info_json(const char *path, long expected, json_t *whole)
 {
     const char *bin = getenv("TG_BINARY");
     if (!bin) fail_msg("TG_BINARY is not set");
@@ -113,6 +120,11 @@ static void run_info_json(const char *path, long expected)
     if (!json_is_integer(kernels) || json_integer_value(kernels) != expected)
         fail_msg("%s: counts.kernel is not %ld", cmd, expected);
     assert_string_equal(json_string_value(json_object_get(trace, "file")), path);
+    if (!json_equal(trace, whole)) {
+        char *a = json_dumps(trace, JSON_SORT_KEYS), *b = json_dumps(whole, JSON_SORT_KEYS);
+        fail_msg("%s: `tracegate info` differs from the info of the trace loaded whole:\n  %.1500s\n  %.1500s",
+                 path, a ? a : "?", b ? b : "?");
+    }
     json_decref(doc);
 }
 
@@ -124,9 +136,10 @@ static void test_one_trace(void **state)
     long expected = (long)json_integer_value(ref);
 
     fingerprint before = take_fingerprint(path);
-    load_and_check(path, expected);
+    json_t *whole = load_and_check(path, expected);
     assert_no_siblings(path);
-    run_info_json(path, expected);
+    run_info_json(path, expected, whole);
+    json_decref(whole);
     assert_no_siblings(path);
     fingerprint after = take_fingerprint(path);
     if (before.size != after.size || before.inode != after.inode || before.hash != after.hash ||
