@@ -153,23 +153,6 @@ void fz_run_trace(tg_trace *t, const tg_ruleset *rs)
     tg_model_free(m);
 }
 
-typedef struct keep {
-    const tg_ruleset *rs;
-    tg_row_filter *filter;
-    bool made;
-} keep;
-
-static bool keep_api(void *ctx, const tg_model *m, const tg_api *row)
-{
-    keep *k = ctx;
-    bool all = false;
-    if (!k->made) {
-        k->made = true;
-        k->filter = tg_row_filter_new(k->rs, TG_SRC_API, m, &all);
-    }
-    return !k->filter || tg_row_filter_pass(k->filter, (const char *)row);
-}
-
 /* The way `check` loads by default: kernels as spans, the API table
 ** streamed keeping the calls a rule admits. Its verdicts and counts must
 ** be those of the full load (the oracle); a difference aborts. */
@@ -181,8 +164,8 @@ static void run_lean(const char *path, const tg_ruleset *rs)
     tg_trace *t = tg_trace_open_with(path, &lean, &diag);
     tg_diag_clear(&diag);
     if (!t) return;
-    keep k = {.rs = rs};
-    tg_model_params mp = {.keep_api = keep_api, .keep_ctx = &k, .skip_nvtx_gpu = true};
+    tg_row_keeper k = {.rs = rs};
+    tg_model_params mp = {.keep_api = tg_row_keep_api, .keep_ctx = &k, .skip_nvtx_gpu = true};
     tg_model *m = tg_model_build(t, &mp, &diag);
     tg_diag_clear(&diag);
     tg_row_filter_free(k.filter);

@@ -58,25 +58,6 @@ tg_load_opts tg_cli_load_opts(const tg_ruleset *rs, bool load_all)
     return (tg_load_opts){.kernel_rows = load_all || rules_read(rs, TG_SRC_KERNEL), .defer_api = !load_all};
 }
 
-/* Which streamed calls to keep as `api` rows: those some rule's `where`
-** admits (the filter is made on the first call, when the model exists). */
-typedef struct keep_ctx {
-    const tg_ruleset *rs;
-    tg_row_filter *filter;
-    bool made, all;
-} keep_ctx;
-
-static bool keep_api(void *ctx, const tg_model *m, const tg_api *row)
-{
-    keep_ctx *k = ctx;
-    if (!k->made) {
-        k->made = true;
-        k->filter = tg_row_filter_new(k->rs, TG_SRC_API, m, &k->all);
-        if (!k->filter) k->all = true;    /* out of memory: keeping every row is still right */
-    }
-    return k->all || tg_row_filter_pass(k->filter, (const char *)row);
-}
-
 static tg_status evaluate_one(pipeline *p, size_t i)
 {
     tg_trace_result *out = &p->run->traces[i];
@@ -88,10 +69,10 @@ static tg_status evaluate_one(pipeline *p, size_t i)
     tg_load_opts load = tg_cli_load_opts(p->rs, p->load_all);
     bool kernel_rows = load.kernel_rows;
     tg_model_params mp = *p->model_params;
-    keep_ctx keep = {.rs = p->rs};
+    tg_row_keeper keep = {.rs = p->rs};
     if (!p->load_all) {
         /* a rule that may count any call: the table is read whole */
-        mp.keep_api = tg_row_filter_keeps_all(p->rs, TG_SRC_API) ? NULL : keep_api;
+        mp.keep_api = tg_row_filter_keeps_all(p->rs, TG_SRC_API) ? NULL : tg_row_keep_api;
         mp.keep_ctx = &keep;
         mp.skip_nvtx_gpu = !kernel_rows && !rules_read(p->rs, TG_SRC_NVTX);
     }

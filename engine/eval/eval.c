@@ -49,8 +49,7 @@ static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opt
     /* Tables present but every one empty (or every row unusable): a pass
     ** would say nothing about the program, so it counts as missing data. */
     const tg_trace *t = m->trace;
-    size_t calls = t->n_apis > (size_t)m->facts.api_calls ? t->n_apis : (size_t)m->facts.api_calls;
-    if (need && t->n_kernels + t->n_memcpys + t->n_memsets + calls + t->n_nvtx + t->n_syncs +
+    if (need && t->n_kernels + t->n_memcpys + t->n_memsets + tg_trace_api_rows(t) + t->n_nvtx + t->n_syncs +
                         t->n_overheads == 0 && tg_model_source(m, r->source).n == 0) {
         int first = __builtin_ctz(need);
         res->missing_data = true;

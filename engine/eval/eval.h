@@ -39,6 +39,17 @@ typedef struct tg_row_filter tg_row_filter;
 tg_row_filter *tg_row_filter_new(const tg_ruleset *rs, tg_source_id src, const tg_model *m, bool *all);
 /* True when every row of src may count (tg_row_filter_new would say *all). */
 bool tg_row_filter_keeps_all(const tg_ruleset *rs, tg_source_id src);
+
+/* tg_model_params.keep_api for a streamed API table: keeps the calls some
+** rule of rs can count. ctx is a zeroed tg_row_keeper with rs set (one per
+** model build; the filter is made on the first call, when the model
+** exists); free k.filter with tg_row_filter_free after the build. */
+typedef struct tg_row_keeper {
+    const tg_ruleset *rs;
+    tg_row_filter *filter;
+    bool made, all;
+} tg_row_keeper;
+bool tg_row_keep_api(void *ctx, const tg_model *m, const tg_api *row);
 bool tg_row_filter_pass(tg_row_filter *f, const char *row);
 void tg_row_filter_free(tg_row_filter *f);
 

@@ -76,3 +76,14 @@ void tg_row_filter_free(tg_row_filter *f)
     free(f->states);
     free(f);
 }
+
+bool tg_row_keep_api(void *ctx, const tg_model *m, const tg_api *row)
+{
+    tg_row_keeper *k = ctx;
+    if (!k->made) {
+        k->made = true;
+        k->filter = tg_row_filter_new(k->rs, TG_SRC_API, m, &k->all);
+        if (!k->filter) k->all = true;    /* out of memory: keeping every row is still right */
+    }
+    return k->all || tg_row_filter_pass(k->filter, (const char *)row);
+}

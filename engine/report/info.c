@@ -204,7 +204,7 @@ static size_t table_rows(const tg_trace *t, tg_table_id id)
     case TG_TABLE_KERNEL: return t->n_kernels;
     case TG_TABLE_MEMCPY: return t->n_memcpys;
     case TG_TABLE_MEMSET: return t->n_memsets;
-    case TG_TABLE_RUNTIME: return t->n_api_rows > t->n_apis ? t->n_api_rows : t->n_apis;
+    case TG_TABLE_RUNTIME: return tg_trace_api_rows(t);
     case TG_TABLE_SYNC: return t->n_syncs;
     case TG_TABLE_NVTX: return t->n_nvtx;
     case TG_TABLE_GPU: return t->n_gpus;

@@ -273,22 +273,6 @@ static void span_of(tg_trace *t, const void *rows, size_t n, size_t esz, size_t 
     tg_sort_rows_by_i64((void **)&(arr), &t->rows_mapped[table], (n), sizeof(type), offsetof(type, start))
 #define SPAN(arr, n, type) span_of(t, (arr), (n), sizeof(type), offsetof(type, start), offsetof(type, end))
 
-/* Old exports record each runtime call twice (cudaMemcpy and
-** cudaMemcpy_v3020, one correlation id, nested on one thread): in start
-** order the twin is among the few calls just before. */
-static bool has_duplicate_apis(const tg_trace *t)
-{
-    for (size_t i = 1; i < t->n_apis; i++) {
-        const tg_api *a = &t->apis[i];
-        if (a->correlation == TG_NULL_I64 || a->correlation == 0) continue;
-        for (size_t j = i; j-- > 0 && i - j <= 8;) {
-            const tg_api *b = &t->apis[j];
-            if (b->correlation == a->correlation && b->pid == a->pid && b->tid == a->tid) return true;
-        }
-    }
-    return false;
-}
-
 static void warn_rowstats(tg_loader *ld, int table)
 {
     const tg_rowstats *rs = &ld->stats[table];
@@ -299,7 +283,7 @@ static void warn_rowstats(tg_loader *ld, int table)
                 ld->path, ld->t->table_name[table], rs->skipped, rs->clamped);
 }
 
-/* After the API table is read (whole or streamed): order, span, twins. */
+/* After the API table is read (whole or streamed): order and span. */
 static bool finish_apis(tg_loader *ld, bool span)
 {
     tg_trace *t = ld->t;
@@ -309,7 +293,6 @@ static bool finish_apis(tg_loader *ld, bool span)
     }
     if (span) SPAN(t->apis, t->n_apis, tg_api);
     t->n_api_rows = t->n_apis;
-    t->mixed_duplicate_api = has_duplicate_apis(t);
     warn_rowstats(ld, TG_TABLE_RUNTIME);
     return true;
 }

@@ -283,6 +283,13 @@ int64_t tg_trace_estimate_bytes_with(const char *path, const tg_load_opts *opts)
 bool tg_trace_fits(const char *path, int64_t max_bytes, tg_diag *diag);
 bool tg_trace_fits_with(const char *path, const tg_load_opts *opts, int64_t max_bytes, tg_diag *diag);
 
+/* Rows of the API table: those read (a streamed read keeps few of them as
+** rows), or, for a trace built by hand, its rows. */
+static inline size_t tg_trace_api_rows(const tg_trace *t)
+{
+    return t->n_api_rows > t->n_apis ? t->n_api_rows : t->n_apis;
+}
+
 /* Convenience: string of an id (NULL for TG_NO_STR). */
 static inline const char *tg_trace_str(const tg_trace *t, int32_t id)
 {

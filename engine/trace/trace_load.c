@@ -233,8 +233,9 @@ static const tg_colspec api_cols[AC_N] = {
 
 /* Old exports record each runtime call twice (cudaMemcpy and
 ** cudaMemcpy_v3020: one correlation id, nested on one thread), and write
-** the twins next to each other. A streamed read watches the last rows for
-** that and stops: such a table is read whole (model_join.c pairs them). */
+** the twins next to each other. Every read watches the last rows for that:
+** a whole read records it (trace->mixed_duplicate_api), a streamed one
+** stops, and the table is read whole (model_join.c pairs the twins). */
 #define TWIN_WINDOW 32
 
 typedef struct twin_ring {
@@ -262,7 +263,7 @@ static bool twin_seen(twin_ring *r, const tg_api *a)
 typedef struct api_batch {
     tg_api rows[AHEAD_ROWS];
     size_t n, cap;
-    twin_ring ring;
+    twin_ring *ring;
 } api_batch;
 
 /* Visit the batched rows in order, keeping what visit keeps: 1 done, -1
@@ -273,7 +274,7 @@ static int flush_batch(tg_loader *ld, api_batch *b, const tg_api_reader_cb *cb)
     int result = 1;
     for (size_t i = 0; i < b->n && result > 0; i++) {
         tg_api *a = &b->rows[i];
-        int keep = twin_seen(&b->ring, a) ? -1 : cb->visit(cb->ctx, a);
+        int keep = twin_seen(b->ring, a) ? -1 : cb->visit(cb->ctx, a);
         if (keep < 0) {
             result = -1;
             break;
@@ -299,8 +300,10 @@ int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb)
     if (!st) return 0;
     tg_rowstats *rs = &ld->stats[TG_TABLE_RUNTIME];
     size_t cap = 0;
+    twin_ring ring = {.n = 0};
     api_batch *b = cb ? calloc(1, sizeof *b) : NULL;
     if (cb && !b) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+    if (b) b->ring = &ring;
     int result = 1;
     while (!ld->failed && tg_load_step(ld, st, table)) {
         tg_api a;
@@ -324,9 +327,12 @@ int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb)
             if (cb->ahead) cb->ahead(cb->ctx, &a);
             b->rows[b->n++] = a;
             if (b->n == AHEAD_ROWS && (result = flush_batch(ld, b, cb)) <= 0) break;
-        } else if (!TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
+        } else {
+            if (!t->mixed_duplicate_api && twin_seen(&ring, &a)) t->mixed_duplicate_api = true;
+            if (!TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
+                tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+                break;
+            }
         }
     }
     if (b && result > 0 && !ld->failed) result = flush_batch(ld, b, cb);

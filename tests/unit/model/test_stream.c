@@ -515,25 +515,19 @@ static void test_skip_nvtx_gpu(void **state)
 
 /* ---------------------------------------------------------------- with rules */
 
-/* As `tracegate check` keeps calls: a row filter made on the first call.
-** Base names are interned while the table streams, so "cudaMalloc" is not
-** in the pool when the filter is made. */
+/* As `tracegate check` keeps calls (tg_row_keep_api: a row filter made on
+** the first call). Base names are interned while the table streams, so
+** "cudaMalloc" is not in the pool when the filter is made. */
 typedef struct rule_keep {
-    const tg_ruleset *rs;
-    tg_row_filter *filter;
-    bool made, all;
+    tg_row_keeper keeper;
     bool malloc_absent;        /* "cudaMalloc" was not interned when the filter was made */
 } rule_keep;
 
 static bool keep_by_rules(void *ctx, const tg_model *m, const tg_api *row)
 {
     rule_keep *k = ctx;
-    if (!k->made) {
-        k->made = true;
-        k->malloc_absent = tg_strpool_find(m->trace->strings, "cudaMalloc", 10) < 0;
-        k->filter = tg_row_filter_new(k->rs, TG_SRC_API, m, &k->all);
-    }
-    return k->all || tg_row_filter_pass(k->filter, (const char *)row);
+    if (!k->keeper.made) k->malloc_absent = tg_strpool_find(m->trace->strings, "cudaMalloc", 10) < 0;
+    return tg_row_keep_api(&k->keeper, m, row);
 }
 
 static const tg_rule_result *result_of(const tg_trace_result *r, const char *id)
@@ -567,13 +561,13 @@ static void test_keep_by_rules(void **state)
     char *path = main_fixture();
     built full, lean;
     build(&full, path, NULL, NULL);
-    rule_keep k = {.rs = rs};
+    rule_keep k = {.keeper = {.rs = rs}};
     build(&lean, path, &(tg_load_opts){.defer_api = true},
           &(tg_model_params){.keep_api = keep_by_rules, .keep_ctx = &k});
-    assert_true(k.made);
-    assert_false(k.all);
+    assert_true(k.keeper.made);
+    assert_false(k.keeper.all);
     assert_true(k.malloc_absent);
-    tg_row_filter_free(k.filter);
+    tg_row_filter_free(k.keeper.filter);
     same_models(full.m, lean.m, true);
     /* 1 cudaMalloc + 7 steady cudaStreamSynchronize + cudaMemcpyAsync + cudaMemsetAsync */
     SAME(lean.t->n_apis, 10);
