@@ -126,10 +126,6 @@ static inline const tg_model_priv *tg_model_cpriv_of(const tg_model *m)
 
 /* ---------------------------------------------------------------- passes */
 
-/* Iteration lookup: index into m->iterations of the iteration of process
-** pid whose host range contains t (the latest-starting one), or -1. */
-int64_t tg_model_find_iteration(const tg_model *m, int32_t pid, int64_t t);
-
 /* Start of the first steady iteration of process pid; the first steady
 ** start of any process when pid has none; null without iterations. */
 int64_t tg_model_first_steady_start(const tg_model *m, int32_t pid);
@@ -172,6 +168,8 @@ typedef struct tg_iter_finder {
 
 bool tg_model_finder_init(tg_iter_finder *f, const tg_model *m);
 void tg_model_finder_free(tg_iter_finder *f);
+/* Index into m->iterations of the iteration of process pid whose host
+** range contains t (the latest-starting one), or -1. */
 int64_t tg_model_finder_find(tg_iter_finder *f, int32_t pid, int64_t t);
 /* .iteration and .steady of a row in iteration it (-1: none). */
 void tg_model_mark_row(const tg_model *m, int64_t it, int32_t *iteration, int8_t *steady);

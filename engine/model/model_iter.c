@@ -102,7 +102,7 @@ static int64_t slice_of(const tg_model_priv *p, int32_t pid)
     return lo < p->n_slices && p->slices[lo].pid == pid ? (int64_t)lo : -1;
 }
 
-/* The iteration of slice s containing t (see tg_model_find_iteration).
+/* The iteration of slice s containing t (see tg_model_finder_find).
 ** *a is the number of the slice's iterations starting at or before the
 ** previous t: rows come in start order, so it mostly moves a step or two,
 ** and only a long way triggers a binary search. */
@@ -130,15 +130,6 @@ static int64_t find_in_slice(const tg_model *m, const tg_pid_slice *s, size_t *a
         if (it[k].end >= t) return (int64_t)(s->first + k);
     }
     return -1;
-}
-
-int64_t tg_model_find_iteration(const tg_model *m, int32_t pid, int64_t t)
-{
-    const tg_model_priv *p = tg_model_cpriv_of(m);
-    if (t == TG_NULL_I64 || p->n_slices == 0) return -1;
-    int64_t s = slice_of(p, pid);
-    size_t a = 0;
-    return s < 0 ? -1 : find_in_slice(m, &p->slices[s], &a, t);
 }
 
 bool tg_model_finder_init(tg_iter_finder *f, const tg_model *m)
