@@ -277,7 +277,7 @@ static void compute_facts(tg_model *m)
     f->devices = (int64_t)m->n_devices;
     f->iterations = (int64_t)m->n_iterations;
     for (size_t i = 0; i < m->n_iterations; i++)
-        if (!m->iterations[i].warmup) f->steady_iterations++;
+        if (m->iterations[i].steady) f->steady_iterations++;
     f->steady_duration = m->steady_end > m->steady_start ? m->steady_end - m->steady_start : 0;
 }
 

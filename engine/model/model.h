@@ -16,9 +16,12 @@ typedef struct tg_iteration {
     int64_t rowid;             /* NVTX_EVENTS rowid of the range */
     int32_t index;             /* within its process, 0-based */
     int32_t name;
+    int32_t marker;            /* the name with digit runs as N (string id) */
     int32_t pid, tid;
-    int64_t start, end, duration;
+    int64_t start, end, duration;  /* end: the capture's end when the range never closed */
     int8_t warmup;
+    int8_t partial;            /* cut by the capture (docs/iterations.md) */
+    int8_t steady;             /* neither warmup nor partial */
     int64_t period;            /* null for the first of a process */
     int64_t gpu_end;           /* end of the last GPU op launched inside; null if none */
     int64_t gpu_time, gpu_span;
@@ -58,6 +61,69 @@ typedef struct tg_trace_facts {
     int64_t blocking_calls, blocked_time;
 } tg_trace_facts;
 
+/* ------------------------------------------------- iteration markers */
+
+/* What a range matching the iteration pattern became (docs/iterations.md).
+** X(id, name, doc): one list for the enum, the names and the docs. */
+#define TG_MARKER_ROLES(X) \
+    X(ITERATIONS, "iterations", "the outermost matching ranges of the chosen thread") \
+    X(NESTED, "nested", "inside another matching range of the chosen thread: not iterations") \
+    X(OTHER_THREAD, "other thread", "on another thread of the process: not iterations")
+
+enum {
+#define X(id, name, doc) TG_MARKER_##id,
+    TG_MARKER_ROLES(X)
+#undef X
+    TG_MARKER_ROLE_COUNT
+};
+
+const char *tg_marker_role_name(int role);
+
+/* Matching ranges of one process counted by thread, marker and role. */
+typedef struct tg_marker_count {
+    int32_t pid, tid;
+    int32_t marker;            /* tg_iter_marker_name */
+    int8_t role;               /* TG_MARKER_* */
+    int64_t ranges;
+} tg_marker_count;
+
+/* The iterations of one process. */
+typedef struct tg_iter_series {
+    int32_t pid, tid;          /* tid: the thread whose ranges are the iterations */
+    bool main_thread;          /* tid == pid */
+    int64_t iterations, partial;
+    size_t first_count, n_counts;  /* its entries of counts[]: iterations first,
+                                      then nested, then other threads */
+} tg_iter_series;
+
+/* One chosen range. */
+typedef struct tg_iter_pick {
+    uint32_t nvtx;             /* index into trace->nvtx */
+    int32_t marker;
+    int64_t start, end;        /* end: the capture's end when the range never closed */
+    bool open;                 /* never closed */
+    int8_t partial;
+} tg_iter_pick;
+
+typedef struct tg_iter_selection {
+    tg_strpool *names;                           /* marker names */
+    tg_marker_count *counts; size_t n_counts;    /* grouped by process, as series */
+    tg_iter_series *series;  size_t n_series;    /* sorted by pid */
+    tg_iter_pick *picks;     size_t n_picks;     /* by pid, then start */
+} tg_iter_selection;
+
+/* Choose the iterations of every process of a loaded trace (the model does
+** this; `info` calls it alone). pattern NULL: the default. NULL with one
+** error in diag on a bad pattern (TG_EUSAGE) or out of memory. */
+tg_iter_selection *tg_model_select_iterations(const tg_trace *t, const char *pattern, tg_diag *diag);
+void tg_iter_selection_free(tg_iter_selection *sel);
+const char *tg_iter_marker_name(const tg_iter_selection *sel, int32_t marker);
+/* The distinct markers of the iterations, sorted, joined by ", " ("" when
+** none); malloc'd, NULL when out of memory. */
+char *tg_iter_selection_markers(const tg_iter_selection *sel);
+
+/* ------------------------------------------------------------- model */
+
 typedef struct tg_model tg_model;
 
 typedef struct tg_model_params {
@@ -77,11 +143,15 @@ typedef struct tg_model_params {
                                        kernel.nvtx: leave them unset */
 } tg_model_params;
 
-#define TG_DEFAULT_ITERATION_PATTERN "^(iteration|train_step|step|ProfilerStep#[0-9]+)$"
+/* Step markers of common layouts, with or without a step counter:
+** `iteration`, `iter_0012`, `step 12`, `train_step`, `ProfilerStep#3`. */
+#define TG_DEFAULT_ITERATION_PATTERN \
+    "^(iteration|iter|train_step|step|ProfilerStep)([ _#-]?[0-9]+)?$"
 
 struct tg_model {
     tg_trace *trace;                /* not owned */
     tg_iteration *iterations; size_t n_iterations;  /* sorted by pid, start */
+    tg_iter_selection *selection;   /* how they were chosen */
     tg_gap *gaps;             size_t n_gaps;        /* sorted by device, start */
     tg_device *devices;       size_t n_devices;     /* sorted by device id */
     tg_trace_facts facts;

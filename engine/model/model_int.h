@@ -13,6 +13,8 @@
 
 #include "model.h"
 
+#include <regex.h>
+
 /* ---------------------------------------------------------------- ops */
 
 enum { TG_OPK_KERNEL, TG_OPK_MEMCPY, TG_OPK_MEMSET, TG_OPK_COUNT };
@@ -148,6 +150,10 @@ bool tg_model_mark_duplicates(tg_trace *t);
 ** in diag), -1 when a streamed table turned out to record calls twice:
 ** the caller loads it whole and runs again. */
 int tg_model_launch_calls(tg_model *m, const tg_model_params *p, tg_diag *diag);
+
+/* model_iter.c: compile an iteration pattern into re (regfree it), or one
+** TG_EUSAGE error. */
+bool tg_model_compile_pattern(regex_t *re, const char *pattern, tg_diag *diag);
 
 /* model_iter.c: build m->iterations from NVTX ranges (numbered, warmup,
 ** slices) and the iteration of every NVTX row; the calls and ops are

@@ -1,17 +1,20 @@
 /*
 ** The iteration source (DESIGN §2) and the steady state built on it.
 **
-** Iterations are NVTX ranges (push/pop or start/end, not marks) whose name
-** matches the iteration pattern (POSIX ERE), numbered per process in start
-** order. With more than 10 in a process, its first 5 are warmup; "steady"
-** means inside a non-warmup iteration. GPU work belongs to the iteration
+** Iterations are the NVTX ranges model_marker.c chooses among those whose
+** name matches the iteration pattern (one marker level per process, see
+** docs/iterations.md), numbered per process in start order. With more than
+** 10 in a process, its first 5 are warmup; "steady" means inside an
+** iteration that is neither warmup nor partial (cut by the capture's
+** window). GPU work belongs to the iteration
 ** whose host range contains the start of its launching call (same process),
 ** and API calls to the one containing their own start.
 **
 ** period: completion of an iteration (end of the last GPU op launched in
 ** it, or the host range end when it launched none) minus the completion of
 ** the previous iteration of the same phase. It is null for the first
-** iteration of a process and for its first steady iteration: a period that
+** iteration of a process, for partial ones and the one after them, and
+** for its first steady iteration: a period that
 ** spans the warmup/steady boundary would mix the two phases (the reference
 ** metrics, too, count periods between consecutive steady iterations only).
 */
@@ -24,46 +27,28 @@
 #define WARMUP_COUNT 5
 #define WARMUP_MIN_ITERATIONS 11   /* warmup only "when more than 10 exist" */
 
-static int cmp_iteration(const void *a, const void *b)
-{
-    const tg_iteration *x = a, *y = b;
-    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return (x->rowid > y->rowid) - (x->rowid < y->rowid);
-}
-
-static bool is_range(const tg_nvtx *r)
-{
-    return (r->event_type == 59 || r->event_type == 60) && r->name >= 0 &&
-           r->start != TG_NULL_I64 && r->end != TG_NULL_I64 && r->end >= r->start;
-}
-
-/* Collect the matching ranges into m->iterations (unsorted). */
-static bool collect(tg_model *m, regex_t *re)
+/* The chosen ranges as m->iterations (sorted by pid, start). */
+static bool collect(tg_model *m)
 {
     tg_trace *t = m->trace;
-    int32_t n_strings = tg_strpool_count(t->strings);
-    int8_t *match = malloc(n_strings > 0 ? (size_t)n_strings : 1);
-    if (!match) return false;
-    memset(match, -1, n_strings > 0 ? (size_t)n_strings : 1);
-    size_t n = 0, cap = 0;
-    bool ok = true;
-    for (size_t i = 0; i < t->n_nvtx && ok; i++) {
-        const tg_nvtx *r = &t->nvtx[i];
-        if (!is_range(r) || r->name >= n_strings) continue;
-        if (match[r->name] < 0)
-            match[r->name] = regexec(re, tg_trace_str(t, r->name), 0, NULL, 0) == 0;
-        if (!match[r->name]) continue;
-        tg_iteration it = {
-            .rowid = r->rowid, .name = r->name, .pid = r->pid, .tid = r->tid,
-            .start = r->start, .end = r->end, .duration = r->end - r->start,
+    const tg_iter_selection *sel = m->selection;
+    size_t n = sel->n_picks;
+    m->iterations = calloc(n ? n : 1, sizeof *m->iterations);
+    if (!m->iterations) return false;
+    for (size_t i = 0; i < n; i++) {
+        const tg_iter_pick *p = &sel->picks[i];
+        const tg_nvtx *r = &t->nvtx[p->nvtx];
+        const char *marker = tg_iter_marker_name(sel, p->marker);
+        int32_t marker_id = tg_strpool_intern(t->strings, marker, strlen(marker));
+        if (marker_id < 0) return false;
+        m->iterations[i] = (tg_iteration){
+            .rowid = r->rowid, .name = r->name, .marker = marker_id, .pid = r->pid, .tid = r->tid,
+            .start = p->start, .end = p->end, .duration = p->end - p->start, .partial = p->partial,
             .period = TG_NULL_I64, .gpu_end = TG_NULL_I64, .gpu_span = TG_NULL_I64,
         };
-        ok = TG_PUSH(m->iterations, n, cap, it);
     }
     m->n_iterations = n;
-    free(match);
-    return ok;
+    return true;
 }
 
 /* Number the iterations per process, mark warmup, build the pid slices. */
@@ -82,7 +67,8 @@ static bool slice(tg_model *m)
             tg_iteration *it = &m->iterations[k];
             it->index = (int32_t)(k - i);
             it->warmup = s.count >= WARMUP_MIN_ITERATIONS && it->index < WARMUP_COUNT;
-            if (!it->warmup && s.first_steady_start == TG_NULL_I64) s.first_steady_start = it->start;
+            it->steady = !it->warmup && !it->partial;
+            if (it->steady && s.first_steady_start == TG_NULL_I64) s.first_steady_start = it->start;
             p->max_end[k] = k > i && p->max_end[k - 1] > it->end ? p->max_end[k - 1] : it->end;
         }
         if (!TG_PUSH(p->slices, p->n_slices, cap, s)) return false;
@@ -172,7 +158,7 @@ void tg_model_attribute_op(tg_model *m, int64_t i, int64_t start, int64_t end, b
 void tg_model_mark_row(const tg_model *m, int64_t i, int32_t *iteration, int8_t *steady)
 {
     *iteration = i >= 0 ? m->iterations[i].index : -1;
-    *steady = m->has_iterations ? (i >= 0 && !m->iterations[i].warmup) : 1;
+    *steady = m->has_iterations ? (i >= 0 && m->iterations[i].steady) : 1;
 }
 
 void tg_model_reset_attribution(tg_model *m)
@@ -210,7 +196,7 @@ static void periods_and_window(tg_model *m)
         const tg_iteration *prev = NULL;
         for (size_t k = 0; k < p->slices[s].count; k++) {
             tg_iteration *it = &m->iterations[p->slices[s].first + k];
-            if (prev && prev->warmup == it->warmup) {
+            if (prev && prev->warmup == it->warmup && !prev->partial && !it->partial) {
                 int64_t done = it->gpu_end != TG_NULL_I64 ? it->gpu_end : it->end;
                 int64_t prev_done = prev->gpu_end != TG_NULL_I64 ? prev->gpu_end : prev->end;
                 it->period = done - prev_done;
@@ -224,15 +210,14 @@ static void periods_and_window(tg_model *m)
     bool any = false;
     for (size_t i = 0; i < m->n_iterations; i++) {
         const tg_iteration *it = &m->iterations[i];
-        if (it->warmup) continue;
+        if (!it->steady) continue;
         if (!any || it->start < m->steady_start) m->steady_start = it->start;
         if (!any || it->end > m->steady_end) m->steady_end = it->end;
         any = true;
     }
 }
 
-/* Compile an iteration pattern into re (regfree it), or one error. */
-static bool compile_pattern(regex_t *re, const char *pattern, tg_diag *diag)
+bool tg_model_compile_pattern(regex_t *re, const char *pattern, tg_diag *diag)
 {
     const char *refused = tg_regex_refuse(pattern);
     if (refused) {
@@ -253,20 +238,17 @@ static bool compile_pattern(regex_t *re, const char *pattern, tg_diag *diag)
 bool tg_model_pattern_ok(const char *pattern, tg_diag *diag)
 {
     regex_t re;
-    if (!compile_pattern(&re, pattern ? pattern : TG_DEFAULT_ITERATION_PATTERN, diag)) return false;
+    if (!tg_model_compile_pattern(&re, pattern ? pattern : TG_DEFAULT_ITERATION_PATTERN, diag)) return false;
     regfree(&re);
     return true;
 }
 
 bool tg_model_build_iterations(tg_model *m, const tg_model_params *params, tg_diag *diag)
 {
-    regex_t re;
-    if (!compile_pattern(&re, params->iteration_pattern, diag)) return false;
-    bool ok = collect(m, &re);
-    regfree(&re);
+    m->selection = tg_model_select_iterations(m->trace, params->iteration_pattern, diag);
+    if (!m->selection) return false;
+    bool ok = collect(m);
     if (ok) {
-        if (m->n_iterations > 1)
-            qsort(m->iterations, m->n_iterations, sizeof *m->iterations, cmp_iteration);
         m->has_iterations = m->n_iterations > 0;
         tg_model_priv *p = tg_model_priv_of(m);
         p->gpu_first = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *p->gpu_first);
@@ -293,6 +275,8 @@ void tg_model_free_iterations(tg_model *m)
 {
     tg_model_priv *p = tg_model_priv_of(m);
     free(m->iterations);
+    tg_iter_selection_free(m->selection);
+    m->selection = NULL;
     free(p->slices);
     free(p->max_end);
     free(p->gpu_first);

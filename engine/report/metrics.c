@@ -213,7 +213,7 @@ static void put_iterations(doc *d, const tg_model *m, const counts *c)
         size_t n = 0;
         for (size_t i = 0; i < m->n_iterations; i++) {
             const tg_iteration *it = &m->iterations[i];
-            if (it->warmup) continue;
+            if (!it->steady) continue;
             int64_t x = which == 0 ? it->duration : which == 1 ? it->period : it->gpu_time;
             if (x != TG_NULL_I64) v[n++] = x;
         }

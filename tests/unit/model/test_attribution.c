@@ -152,7 +152,19 @@ static void run_case(uint32_t case_seed, bool calls_sorted)
     }
     mt_finish(t);
     tg_model *m = mt_build(t);
-    assert_true(m->n_iterations >= 120);
+    /* one thread per process (pid 1: its main thread 1), outermost ranges only */
+    assert_true(m->n_iterations >= 50);
+    for (size_t i = 0; i < m->n_iterations; i++) {
+        const tg_iteration *it = &m->iterations[i];
+        assert_true(it->pid != 1 || it->tid == 1);
+        for (size_t j = 0; j < m->n_iterations; j++) {
+            const tg_iteration *o = &m->iterations[j];
+            if (j == i || o->pid != it->pid) continue;
+            assert_int_equal(o->tid, it->tid);
+            assert_false(o->start <= it->start && it->end <= o->end &&
+                         (o->start < it->start || it->end < o->end || j < i));
+        }
+    }
     check(t, m);
     tg_model_free(m);
     mt_free(t);

@@ -153,9 +153,11 @@ static void test_custom_and_invalid_pattern(void **state)
     assert_int_equal(m->n_iterations, 2);
     tg_model_free(m);
 
-    m = tg_model_build(t, NULL, &d);              /* default pattern */
+    m = tg_model_build(t, NULL, &d);              /* default pattern: a step counter matches */
     assert_non_null(m);
-    assert_int_equal(m->n_iterations, 1);
+    assert_int_equal(m->n_iterations, 3);
+    assert_string_equal(mt_s(t, m->iterations[0].marker), "step_N");
+    assert_string_equal(mt_s(t, m->iterations[2].marker), "iteration");
     tg_model_free(m);
 
     p.iteration_pattern = "(step";
@@ -172,11 +174,16 @@ static void test_default_pattern(void **state)
     (void)state;
     tg_trace *t = mt_new();
     const char *names[] = {"iteration", "train_step", "step", "ProfilerStep#12", "warmup",
-                           "iteration_0", "ProfilerStep#", "my step"};
+                           "iteration_0", "ProfilerStep#", "my step", "step 12", "iter_0012",
+                           "iter", "step12", "train_step-3", "Step", "steps", "iteration 1 of 3"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         mt_nvtx(t, 1, 1, 59, names[i], 100 * (int64_t)i, 100 * (int64_t)i + 50);
     tg_model *m = mt_build(t);
-    assert_int_equal(m->n_iterations, 4);
+    const char *want[] = {"iteration", "train_step", "step", "ProfilerStep#N", "iteration_N",
+                          "step N", "iter_N", "iter", "stepN", "train_step-N"};
+    assert_int_equal(m->n_iterations, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        assert_string_equal(mt_s(t, m->iterations[i].marker), want[i]);
     tg_model_free(m);
     mt_free(t);
 }
