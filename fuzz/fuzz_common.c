@@ -113,9 +113,9 @@ static char *summary(const tg_trace_result *out)
 void fz_run_trace(tg_trace *t, const tg_ruleset *rs)
 {
     if (!rs) rs = fz_builtin_rules();
-    json_t *info = tg_info_json(t);
+    json_t *info = tg_info_json(t, NULL);
     json_decref(info);
-    free(tg_info_text(t));
+    free(tg_info_text(t, NULL));
 
     tg_diag diag;
     tg_diag_init(&diag);

@@ -122,6 +122,19 @@ expect_status 1 "merge keeps the failing verdict" -- "$bin" merge "$tmp/ra.json"
 grep -q "rank-straggler" "$tmp/out" || fail "merge: no straggler check"
 expect_status 2 "merge of a non-result" -- "$bin" merge "$tmp/pass.yaml"
 
+# how iterations were found: info and metrics say it, a bad pattern is a usage error
+expect_status 0 "info names the iteration marker" -- "$bin" info "$example"
+grep -q "iterations: process .*: 30 iteration" "$tmp/out" || fail "info: no iteration marker line ($(grep iterations "$tmp/out"))"
+expect_status 0 "info --format json" -- "$bin" info --format json "$example"
+grep -q '"marker": "iteration"' "$tmp/out" || fail "info --format json: no iteration_markers"
+expect_status 0 "info with a pattern that matches nothing" -- "$bin" info --iteration-pattern '^none$' "$example"
+grep -qF 'iterations: none: no NVTX range matches ^none$' "$tmp/out" || fail "info: no 'none' line"
+expect_status 2 "info with a bad pattern" -- "$bin" info --iteration-pattern '(' "$example"
+expect_status 0 "metrics names the iteration marker" -- "$bin" metrics "$example"
+grep -q "markers: process .*: 30 iteration" "$tmp/out" || fail "metrics: no iteration marker line"
+expect_status 1 "check names the marker in its header" -- "$bin" check "$example"
+grep -q "iterations: iteration)" "$tmp/out" || fail "check: no marker in the header"
+
 if [ "$failures" = 0 ]; then echo "cli: all checks passed"; exit 0; fi
 echo "cli: $failures checks failed"
 exit 1

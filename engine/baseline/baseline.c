@@ -222,6 +222,7 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
             .nsys_version = dup_or_null(b->arena, tr->nsys_version),
             .schema_version = dup_or_null(b->arena, tr->schema_version),
             .gpu_names = dup_or_null(b->arena, tr->gpu_names),
+            .iteration_marker = tg_arena_strdup(b->arena, tr->iteration_marker ? tr->iteration_marker : ""),
         };
     }
 
@@ -330,6 +331,10 @@ tg_status tg_baseline_check_runs(const tg_baseline *b, bool allow_mismatch, tg_d
         int major = tg_baseline_schema_major(ri->schema_version);
         if (r0->gpu_names && ri->gpu_names && !tg_baseline_same_names(r0->gpu_names, ri->gpu_names) &&
             runs_differ(r0, ri, "GPU model", r0->gpu_names, ri->gpu_names, allow_mismatch, diag))
+            st = TG_EUSAGE;
+        const char *m0 = r0->iteration_marker, *mi = ri->iteration_marker;
+        if (m0 && mi && m0[0] && mi[0] && !tg_baseline_same_names(m0, mi) &&
+            runs_differ(r0, ri, "iteration marker", m0, mi, allow_mismatch, diag))
             st = TG_EUSAGE;
         if (major0 >= 0 && major >= 0 && major0 != major &&
             runs_differ(r0, ri, "export schema major version", r0->schema_version,

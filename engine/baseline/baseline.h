@@ -39,6 +39,9 @@ typedef struct tg_baseline_run {
     const char *nsys_version;
     const char *schema_version;
     const char *gpu_names;      /* comma-separated distinct GPU names */
+    const char *iteration_marker;  /* markers of its iterations ("ProfilerStep#N";
+                                      several joined by ", "), "" when it had
+                                      none; NULL: not recorded (older baselines) */
 } tg_baseline_run;
 
 typedef struct tg_baseline_metric {
@@ -94,9 +97,9 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
                                      const char *tool_version, const char *date,
                                      tg_diag *diag);
 
-/* The recorded runs must come from one GPU model and one export schema
-** major version: otherwise an error (TG_EUSAGE) naming both, or only a
-** warning when allow_mismatch. Returns TG_OK or TG_EUSAGE. */
+/* The recorded runs must come from one GPU model, one export schema major
+** version and one iteration marker: otherwise an error (TG_EUSAGE) naming
+** both, or only a warning when allow_mismatch. Returns TG_OK or TG_EUSAGE. */
 tg_status tg_baseline_check_runs(const tg_baseline *b, bool allow_mismatch, tg_diag *diag);
 
 /* ------------------------------------------------------------- file I/O */
@@ -121,8 +124,9 @@ const tg_baseline_metric *tg_baseline_find(const tg_baseline *b, const char *rul
 /* ----------------------------------------------------------- comparison */
 
 /* Compare a run with the baseline, rule by rule (DESIGN §6):
-** - first, every readable trace must match the baseline's GPU model(s) and
-**   export schema major version; otherwise TG_EUSAGE (nothing is changed),
+** - first, every readable trace must match the baseline's GPU model(s),
+**   export schema major version and, when both have iterations, iteration
+**   marker (docs/iterations.md); otherwise TG_EUSAGE (nothing is changed),
 **   or a warning when allow_mismatch;
 ** - each regression rule (result.regression != 0) with a baseline entry
 **   gets result.baseline filled and its verdict decided: FAIL only when the

@@ -170,6 +170,10 @@ static void write_run(writer *w, const tg_baseline_run *r)
     w_map_start(w, YAML_BLOCK_MAPPING_STYLE);
     w_key(w, "gpu_names");
     w_str(w, r->gpu_names);
+    if (r->iteration_marker) {
+        w_key(w, "iteration_marker");
+        w_str(w, r->iteration_marker[0] ? r->iteration_marker : NULL);
+    }
     w_key(w, "nsys_version");
     w_str(w, r->nsys_version);
     w_key(w, "schema_version");

@@ -1,6 +1,6 @@
 /*
 ** Comparing a run with a baseline (DESIGN §6): the mismatch guard (GPU
-** model, export schema major version), then per rule with a metric the
+** model, export schema major version, iteration marker), then per rule with a metric the
 ** baseline comparison, and for regression rules the verdict.
 **
 ** A regression needs all of: a relative change beyond min_change in the
@@ -62,6 +62,22 @@ static bool schema_matches(const tg_baseline *b, const char *schema, const char 
     return !any_known;
 }
 
+/* The trace's iteration marker against the runs' that recorded one; a
+** side without iterations is left to the regression rules. */
+static bool marker_matches(const tg_baseline *b, const char *marker, const char **seen)
+{
+    if (!marker || !marker[0]) return true;
+    bool any_known = false;
+    for (size_t i = 0; i < b->n_runs; i++) {
+        const char *m = b->runs[i].iteration_marker;
+        if (!m || !m[0]) continue;
+        any_known = true;
+        *seen = m;
+        if (tg_baseline_same_names(marker, m)) return true;
+    }
+    return !any_known;
+}
+
 static tg_status mismatch(const char *file, const char *what, const char *cur,
                           const char *bname, const char *seen, bool allow_mismatch,
                           tg_diag *diag)
@@ -92,6 +108,21 @@ static tg_status check_mismatch(const tg_baseline *b, const tg_run_result *run,
         if (tr->gpu_names && !gpu_matches(b, tr->gpu_names, &seen) &&
             mismatch(file, "GPU", tr->gpu_names, bname, seen, allow_mismatch, diag))
             st = TG_EUSAGE;
+        if (!marker_matches(b, tr->iteration_marker, &seen)) {
+            if (allow_mismatch) {
+                tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                            "%s: its iterations are %s ranges but %s was recorded on %s ranges; "
+                            "comparing anyway because of --allow-mismatch", file, tr->iteration_marker,
+                            bname, seen);
+            } else {
+                tg_diag_error(diag, TG_EUSAGE,
+                              "%s: its iterations are %s ranges but %s was recorded on %s ranges, "
+                              "so their times are not comparable; select the baseline's marker with "
+                              "--iteration-pattern, or record a baseline on this one",
+                              file, tr->iteration_marker, bname, seen);
+                st = TG_EUSAGE;
+            }
+        }
         if (!schema_matches(b, tr->schema_version, &seen) &&
             mismatch(file, "export schema", tr->schema_version, bname, seen, allow_mismatch,
                      diag))

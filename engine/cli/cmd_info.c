@@ -16,10 +16,13 @@
 
 static void info_usage(FILE *f)
 {
-    fprintf(f, "usage: tracegate info [--format text|json] [--max-memory SIZE] TRACE...\n"
+    fprintf(f, "usage: tracegate info [--format text|json] [--iteration-pattern RE] [--max-memory SIZE] TRACE...\n"
                "  what each nsys SQLite export holds: versions, GPUs, processes, row counts,\n"
-               "  NVTX range names and the data the capture did not record\n"
-               "  --max-memory SIZE  refuse (exit 3) a trace that would need more than SIZE\n");
+               "  NVTX range names, how iterations are found and the data the capture did not record\n"
+               "  --iteration-pattern RE  NVTX range names that mark iterations (POSIX ERE;\n"
+               "                          default %s)\n"
+               "  --max-memory SIZE  refuse (exit 3) a trace that would need more than SIZE\n",
+            TG_DEFAULT_ITERATION_PATTERN);
 }
 
 /* First error message of a diag, for the JSON error entry. */
@@ -97,6 +100,7 @@ int tg_cmd_info(int argc, char **argv)
 {
     bool json = false;
     int64_t max_memory = 0;
+    const char *pattern = NULL;
     int first = 1;
     for (; first < argc; first++) {
         const char *a = argv[first];
@@ -110,6 +114,17 @@ int tg_cmd_info(int argc, char **argv)
             return TG_OK;
         }
         const char *fmt = NULL;
+        if (!strcmp(a, "--iteration-pattern") || !strncmp(a, "--iteration-pattern=", 20)) {
+            pattern = a[19] == '=' ? a + 20 : first + 1 < argc ? argv[++first] : NULL;
+            tg_diag d;
+            tg_diag_init(&d);
+            bool ok = pattern && tg_model_pattern_ok(pattern, &d);
+            if (!pattern) fprintf(stderr, "tracegate: info: --iteration-pattern needs a value\n");
+            else if (!ok) fprintf(stderr, "tracegate: info: %s\n", d.n ? d.msgs[0].text : "bad pattern");
+            tg_diag_clear(&d);
+            if (!ok) return TG_EUSAGE;
+            continue;
+        }
         if (!strcmp(a, "--max-memory") || !strncmp(a, "--max-memory=", 13)) {
             const char *v = a[12] == '=' ? a + 13 : first + 1 < argc ? argv[++first] : NULL;
             if (!v || !tg_parse_size(v, &max_memory)) {
@@ -163,10 +178,10 @@ int tg_cmd_info(int argc, char **argv)
         }
         tg_diag_clear(&diag);
         if (json) {
-            json_t *doc = tg_info_json(t);
+            json_t *doc = tg_info_json(t, pattern);
             if (!doc || json_array_append_new(traces, doc) != 0) status = TG_EINTERNAL;
         } else {
-            char *text = tg_info_text(t);
+            char *text = tg_info_text(t, pattern);
             if (text) {
                 fputs(text, stdout);
                 if (i + 1 < argc) fputc('\n', stdout);

@@ -70,6 +70,8 @@ typedef struct tg_trace_result {
     const char *nsys_version;  /* NULL if not recorded */
     const char *schema_version;
     const char *gpu_names;     /* comma-separated distinct GPU names, or NULL */
+    const char *iteration_marker;  /* markers of its iterations ("ProfilerStep#N",
+                                      several joined by ", "), NULL without */
     tg_status status;          /* TG_OK, or TG_ETRACE when unreadable */
     const char *error;         /* the sentence, when status != TG_OK */
     tg_rule_result *results;

@@ -106,6 +106,7 @@ typedef struct tg_iter_pick {
 } tg_iter_pick;
 
 typedef struct tg_iter_selection {
+    char *pattern;                               /* the iteration pattern used */
     tg_strpool *names;                           /* marker names */
     tg_marker_count *counts; size_t n_counts;    /* grouped by process, as series */
     tg_iter_series *series;  size_t n_series;    /* sorted by pid */

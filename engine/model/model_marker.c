@@ -246,6 +246,7 @@ static bool choose(const tg_trace *t, tg_iter_selection *sel, cand *c, size_t a,
 void tg_iter_selection_free(tg_iter_selection *sel)
 {
     if (!sel) return;
+    free(sel->pattern);
     tg_strpool_free(sel->names);
     free(sel->counts);
     free(sel->series);
@@ -256,12 +257,13 @@ void tg_iter_selection_free(tg_iter_selection *sel)
 tg_iter_selection *tg_model_select_iterations(const tg_trace *t, const char *pattern, tg_diag *diag)
 {
     regex_t re;
-    if (!tg_model_compile_pattern(&re, pattern ? pattern : TG_DEFAULT_ITERATION_PATTERN, diag))
-        return NULL;
+    if (!pattern) pattern = TG_DEFAULT_ITERATION_PATTERN;
+    if (!tg_model_compile_pattern(&re, pattern, diag)) return NULL;
     tg_iter_selection *sel = calloc(1, sizeof *sel);
     cand *c = NULL;
     size_t n = 0, cap_counts = 0, cap_picks = 0, cap_series = 0;
-    bool ok = sel && (sel->names = tg_strpool_new()) && collect(t, &re, sel, &c, &n);
+    bool ok = sel && (sel->pattern = strdup(pattern)) && (sel->names = tg_strpool_new()) &&
+              collect(t, &re, sel, &c, &n);
     regfree(&re);
     for (size_t a = 0; ok && a < n;) {
         size_t b = a;

@@ -173,6 +173,7 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
     put(c, o, "nsys_version", tg_report_json_str(t->nsys_version));
     put(c, o, "schema_version", tg_report_json_str(t->schema_version));
     if (t->gpu_names) put(c, o, "gpus", gpus_json(c, t->gpu_names));
+    if (t->iteration_marker) put(c, o, "iteration_marker", tg_report_json_str(t->iteration_marker));
     if (t->status != TG_OK)
         put(c, o, "error", tg_report_json_str(t->error ? t->error : "trace could not be read"));
     json_t *results = json_array();

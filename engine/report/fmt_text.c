@@ -184,6 +184,10 @@ static void put_trace(const text_ctx *c, const tg_trace_result *t)
             fputs(", ", out);
             put_text(out, t->gpu_names);
         }
+        if (t->iteration_marker) {
+            fputs(", iterations: ", out);
+            put_text(out, t->iteration_marker);
+        }
         fputc(')', out);
     }
     fputc('\n', out);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iterdoc.h"
 #include "units.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -263,7 +264,19 @@ static json_t *tables_json(const tg_trace *t)
 
 /* ---------------------------------------------------------------- document */
 
-json_t *tg_info_json(const tg_trace *t)
+/* How the iterations are found, as the model would choose them. */
+static json_t *markers_json(const tg_trace *t, const char *pattern)
+{
+    tg_diag diag;
+    tg_diag_init(&diag);
+    tg_iter_selection *sel = tg_model_select_iterations(t, pattern, &diag);
+    json_t *doc = sel ? tg_iterdoc_json(sel) : NULL;
+    tg_iter_selection_free(sel);
+    tg_diag_clear(&diag);
+    return doc;
+}
+
+json_t *tg_info_json(const tg_trace *t, const char *pattern)
 {
     size_t ranges = 0, marks = 0, distinct = 0;
     for (size_t i = 0; i < t->n_nvtx; i++) {
@@ -283,7 +296,7 @@ json_t *tg_info_json(const tg_trace *t)
     json_t *nvtx_names = nvtx_names_json(t, &distinct);
     int64_t span = t->first_ns == TG_NULL_I64 ? TG_NULL_I64 : t->last_ns - t->first_ns;
     /* json_pack's "o" steals references and fails on NULL, freeing the rest. */
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:o}",
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b, s:o}",
                      "file", str_or_null(t->path ? t->path : ""),
                      "product", str_or_null(t->product_name),
                      "nsys_version", str_or_null(t->nsys_version),
@@ -298,6 +311,7 @@ json_t *tg_info_json(const tg_trace *t)
                      "counts", counts,
                      "nvtx_ranges", nvtx_names,
                      "nvtx_range_names", (json_int_t)distinct,
+                     "iteration_markers", markers_json(t, pattern),
                      "duplicate_api_calls", (int)t->mixed_duplicate_api,
                      "missing", missing_json(t));
 }
@@ -369,9 +383,9 @@ static void print_nvtx(FILE *f, const json_t *doc)
         fprintf(f, "  %-11s %8s  ... and %lld more names\n", "", "", (long long)(distinct - (json_int_t)k));
 }
 
-char *tg_info_text(const tg_trace *t)
+char *tg_info_text(const tg_trace *t, const char *pattern)
 {
-    json_t *doc = tg_info_json(t);
+    json_t *doc = tg_info_json(t, pattern);
     if (!doc) return NULL;
     char *out = NULL;
     size_t size = 0;
@@ -415,6 +429,7 @@ char *tg_info_text(const tg_trace *t)
             (long long)jint(c, "memset"), (long long)jint(c, "api"), (long long)jint(c, "nvtx_ranges"),
             (long long)jint(c, "nvtx_marks"), (long long)jint(c, "sync"), (long long)jint(c, "overhead"));
     print_nvtx(f, doc);
+    tg_iterdoc_text(f, json_object_get(doc, "iteration_markers"), "  iterations: ", "              ");
     if (json_is_true(json_object_get(doc, "duplicate_api_calls")))
         fprintf(f, "  %-11s API calls are recorded twice (versioned and plain names), as old exports do\n",
                 "note:");

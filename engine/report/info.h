@@ -20,10 +20,13 @@
 ** tables {canonical name: name in this file or null}, counts {kernel,
 ** memcpy, memset, api, nvtx, nvtx_ranges, nvtx_marks, sync, overhead, gpu,
 ** process}, nvtx_ranges {name: count}, nvtx_range_names,
-** duplicate_api_calls, missing [sentence]. NULL when out of memory. */
-json_t *tg_info_json(const tg_trace *t);
+** iteration_markers (iterdoc.h: how the iterations are found with the
+** iteration pattern, NULL: the default), duplicate_api_calls, missing
+** [sentence]. NULL when out of memory or with a bad pattern (the CLI checks
+** it first with tg_model_pattern_ok). */
+json_t *tg_info_json(const tg_trace *t, const char *pattern);
 
 /* The same as readable text, one block; malloc'd, NULL when out of memory. */
-char *tg_info_text(const tg_trace *t);
+char *tg_info_text(const tg_trace *t, const char *pattern);
 
 #endif

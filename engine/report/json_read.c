@@ -151,6 +151,7 @@ static bool trace_from(tg_arena *a, json_t *o, tg_trace_result *t, const char *f
         }
         t->gpu_names = tg_arena_strdup(a, buf);
     }
+    t->iteration_marker = str_of(a, o, "iteration_marker");
     t->error = str_of(a, o, "error");
     t->status = t->error ? TG_ETRACE : TG_OK;
     json_t *results = json_object_get(o, "results");

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iterdoc.h"
 #include "units.h"
 #include "../model/model_stats.h"
 
@@ -249,6 +250,7 @@ json_t *tg_metrics_json(const tg_model *m)
     put(&d, d.root, "sync_memset", json_integer(c.sync_memset));
     put(&d, d.root, "sync_memset_steady", json_integer(c.sync_memset_steady));
     put_iterations(&d, m, &c);
+    put(&d, d.root, "iteration_markers", tg_iterdoc_json(m->selection));
     if (!d.ok) {
         json_decref(d.root);
         return NULL;
@@ -308,10 +310,12 @@ static void text_iterations(FILE *f, const json_t *doc)
 {
     const json_t *tr = json_object_get(doc, "trace");
     if (num(tr, "iterations") == 0) {
-        fprintf(f, "iterations: none (no NVTX range matches the pattern: the whole trace is the steady state)\n");
+        fprintf(f, "iterations: none (the whole trace is the steady state)\n");
+        tg_iterdoc_text(f, json_object_get(doc, "iteration_markers"), "  markers: ", "           ");
         return;
     }
     fprintf(f, "iterations: %.0f (%.0f steady)\n", num(tr, "iterations"), num(tr, "steady_iterations"));
+    tg_iterdoc_text(f, json_object_get(doc, "iteration_markers"), "  markers: ", "           ");
     if (!json_is_object(json_object_get(doc, "iteration_duration_ns"))) return;
     fprintf(f, "  %-10s %6s %12s %12s %10s %10s %12s\n", "steady", "n", "p50", "mean", "cv",
             "max/p50", "max");

@@ -31,10 +31,11 @@
 **   steady_iterations, iteration_duration_ns, iteration_period_ns,
 **     iteration_gpu_time_ns {n, p50, mean, cv, max_over_p50, min, max}
 **     over steady iterations (null without iterations)
+**   iteration_markers: how the iterations were found (iterdoc.h)
 **   devices [{device, name, start_ns, end_ns, span_ns, busy_frac,
 **     busy_frac_steady, kernels, kernel_time_ns, nccl_time_ns, nccl_overlap,
 **     exposed_nccl_time_ns, queue_p50_ns, gaps_ge_min}]
-** "Steady" follows the model: inside a non-warmup iteration, or the whole
+** "Steady" follows the model: inside a steady iteration, or the whole
 ** trace when it has none. NULL when out of memory. */
 json_t *tg_metrics_json(const tg_model *m);
 

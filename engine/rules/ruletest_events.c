@@ -98,9 +98,17 @@ static bool i32_key(tg_rt_reader *rd, const tg_ynode *map, const char *key, int6
     return true;
 }
 
-/* start plus end or duration; marks (end_optional) may have neither. */
+/* A plain `null` (or `~`): an NVTX range that never closed. */
+static bool is_null_scalar(const tg_ynode *n)
+{
+    return n->kind == TG_Y_SCALAR && n->style == TG_YS_PLAIN &&
+           (!strcmp(n->value, "null") || !strcmp(n->value, "~"));
+}
+
+/* start plus end or duration; marks (end_optional) may have neither;
+** `end: null` (open_ok) is a range the capture stopped before it closed. */
 static bool read_span(tg_rt_reader *rd, const tg_ynode *map, const char *what, bool end_optional,
-                      int64_t *start, int64_t *end)
+                      bool open_ok, int64_t *start, int64_t *end)
 {
     const tg_ynode *s = tg_ymap_get(map, "start"), *e = tg_ymap_get(map, "end"),
                    *d = tg_ymap_get(map, "duration");
@@ -114,7 +122,9 @@ static bool read_span(tg_rt_reader *rd, const tg_ynode *map, const char *what, b
         return false;
     }
     *end = TG_NULL_I64;
-    if (e) {
+    if (e && open_ok && is_null_scalar(e)) {
+        return true;
+    } else if (e) {
         if (!tg_rt_int(rd, e, TG_UNIT_NS, 0, TIME_MAX, "end", end)) return false;
         if (*end < *start) {
             tg_rt_error(rd, e->pos, "end %s is before start %s", e->value, s->value);
@@ -189,7 +199,7 @@ static bool read_launch(ev_reader *er, const tg_ynode *n, const tg_rt_op *op, tg
         return false;
     }
     bool ok = tg_rt_string(rd, name, "launch.name", &out->name);
-    ok = ok && read_span(rd, n, "launch", false, &out->start, &out->end);
+    ok = ok && read_span(rd, n, "launch", false, false, &out->start, &out->end);
     ok = ok && i32_key(rd, n, "tid", 0, &out->tid) && i32_key(rd, n, "return_value", INT32_MIN, &out->return_value);
     return ok;
 }
@@ -236,7 +246,7 @@ static bool read_op_fields(tg_rt_reader *rd, const tg_ynode *n, int cat, tg_rt_o
 {
     const tg_ynode *v;
     static const char *const what[3] = {"a kernel", "a copy", "a memset"};
-    bool ok = read_span(rd, n, what[cat], false, &op->start, &op->end);
+    bool ok = read_span(rd, n, what[cat], false, false, &op->start, &op->end);
     ok = ok && i32_key(rd, n, "device", 0, &op->device) && i32_key(rd, n, "stream", 0, &op->stream) &&
          i32_key(rd, n, "context", 0, &op->context) && i32_key(rd, n, "pid", 1, &op->pid);
     if (ok && op->pid > 0xFFFFFF) {
@@ -353,7 +363,7 @@ static bool read_call(ev_reader *er, const tg_ynode *n)
         tg_rt_error(rd, n->pos, "an api entry needs 'name:' (e.g. cudaStreamSynchronize)");
         return false;
     }
-    bool ok = tg_rt_string(rd, v, "name", &c.name) && read_span(rd, n, "an api entry", false, &c.start, &c.end) &&
+    bool ok = tg_rt_string(rd, v, "name", &c.name) && read_span(rd, n, "an api entry", false, false, &c.start, &c.end) &&
               read_thread(rd, n, &c.pid, &c.tid) && i32_key(rd, n, "return_value", INT32_MIN, &c.return_value);
     if (ok && (v = tg_ymap_get(n, "correlation")))
         ok = tg_rt_int(rd, v, TG_UNIT_NONE, 1, INT32_MAX, "correlation", &c.correlation);
@@ -390,7 +400,7 @@ static bool read_range(ev_reader *er, const tg_ynode *n)
         return false;
     }
     bool ok = tg_rt_string(rd, v, "name", &r.name) && read_thread(rd, n, &r.pid, &r.tid) &&
-              read_span(rd, n, "an nvtx range", r.event_type == 34, &r.start, &r.end);
+              read_span(rd, n, "an nvtx range", r.event_type == 34, r.event_type != 34, &r.start, &r.end);
     if (ok && r.event_type == 34 && r.end != TG_NULL_I64) {
         tg_rt_error(rd, n->pos, "an nvtx mark has a start only");
         ok = false;
@@ -421,7 +431,7 @@ static bool read_overhead(ev_reader *er, const tg_ynode *n)
     tg_rt_overhead o = {.name = TG_RT_OVERHEAD_NAME};
     const tg_ynode *v = tg_ymap_get(n, "name");
     bool ok = (!v || tg_rt_string(rd, v, "name", &o.name)) && read_thread(rd, n, &o.pid, &o.tid) &&
-              read_span(rd, n, "an overhead entry", false, &o.start, &o.end);
+              read_span(rd, n, "an overhead entry", false, false, &o.start, &o.end);
     repeat rep;
     if (!ok || !read_repeat(rd, n, o.end, &rep)) return false;
     for (int64_t k = 0; k < rep.count; k++) {

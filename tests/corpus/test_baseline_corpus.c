@@ -150,6 +150,43 @@ static void test_other_gpu_is_refused(void **state)
     json_decref(doc);
 }
 
+/* realistic_nocache marks each step twice (ProfilerStep#N around
+** train_step): against a baseline of the realistic runs (train_step) its
+** iterations are another marker, refused (exit 2) unless the pattern
+** selects the baseline's; a baseline recorded on it remembers its marker. */
+static void test_other_marker_is_refused(void **state)
+{
+    (void)state;
+    char base[512], own[512];
+    snprintf(base, sizeof base, "%s/realistic.yaml", tmpdir);
+    snprintf(own, sizeof own, "%s/nocache.yaml", tmpdir);
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s/h200-torch/realistic_baseline_run1.sqlite' "
+                                "'%s/h200-torch/realistic_baseline_run2.sqlite'", base, corpus_traces,
+                                corpus_traces), 0);
+    assert_int_equal(corpus_run("check --baseline '%s' '%s/h200-torch/realistic_nocache.sqlite' 2>/dev/null",
+                                base, corpus_traces), 2);
+    int st;
+    json_t *doc = check_json(&st, base, "h200-torch/realistic_nocache.sqlite", "--iteration-pattern '^train_step$'");
+    assert_int_equal(st, 1);       /* compared: 45 train_step periods of ~126 ms vs ~29.5 ms */
+    assert_string_equal(json_string_value(json_object_get(result_of(doc, "iteration-time-regression"), "status")),
+                        "fail");
+    json_decref(doc);
+
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s/h200-torch/realistic_nocache.sqlite'", own,
+                                corpus_traces), 0);
+    FILE *f = fopen(own, "r");
+    assert_non_null(f);
+    char line[256];
+    bool found = false;
+    while (fgets(line, sizeof line, f)) found |= strstr(line, "iteration_marker: \"ProfilerStep#N\"") != NULL;
+    fclose(f);
+    assert_true(found);
+    assert_int_equal(corpus_run("check --baseline '%s' --iteration-pattern '^train_step$' "
+                                "'%s/h200-torch/realistic_nocache.sqlite' 2>/dev/null", own, corpus_traces), 2);
+    assert_int_equal(corpus_run("check --baseline '%s' '%s/h200-torch/realistic_nocache.sqlite' >/dev/null",
+                                own, corpus_traces), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -174,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_drv_train_series_passes),
         cmocka_unit_test(test_recording_is_byte_stable),
         cmocka_unit_test(test_other_gpu_is_refused),
+        cmocka_unit_test(test_other_marker_is_refused),
     };
     return cmocka_run_group_tests_name("corpus baselines", tests, setup, teardown);
 }

@@ -94,7 +94,7 @@ static json_t *load_and_check(const char *path, long expected)
     if (t->first_ns != TG_NULL_I64) assert_true(t->first_ns <= t->last_ns);
     for (size_t i = 0; i < t->n_kernels; i++)
         if (t->kernels[i].name < 0) fail_msg("%s: kernel %zu has no name", path, i);
-    json_t *info = tg_info_json(t);
+    json_t *info = tg_info_json(t, NULL);
     if (!info) fail_msg("%s: tg_info_json failed", path);
     tg_trace_close(t);
     tg_diag_clear(&d);

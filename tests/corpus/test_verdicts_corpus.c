@@ -53,6 +53,19 @@ static const expect table[] = {
     {"h200-torch/ddp_bad.sqlite", {"low-nccl-overlap"}, {0}, 0, 0},
     {"h200-torch/ddp_good.sqlite", {0}, {"low-nccl-overlap"}, 0, 0},
     {"public/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", {"sync-memcpy"}, {0}, "sync-memcpy", 15},
+    /* ProfilerStep#N around train_step: one iteration per step, 45 steady */
+    {"h200-torch/realistic_nocache.sqlite", {0}, {"iteration-variance"}, "iteration-variance", 45},
+};
+
+/* The marker of each trace's iterations (docs/iterations.md): the
+** outermost matching ranges; "" for none. */
+static const struct { const char *file, *marker; } markers[] = {
+    {"h200-nsys/drv_sync_memcpy.sqlite", "iteration"},
+    {"h200-torch/ddp_good.sqlite", "iteration"},
+    {"h200-torch/realistic_baseline_run1.sqlite", "train_step"},
+    {"h200-torch/realistic_nocache.sqlite", "ProfilerStep#N"},
+    {"public/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", ""},
+    {"public/nvfuser-h200-nsys2025.1-nvtx-heavy.sqlite", ""},
 };
 
 static const char *public_captures[] = {
@@ -66,6 +79,52 @@ static const char *public_captures[] = {
     "public/saxpy-mpi-cuda_nsys_perlmutter0.sqlite",
     "public/nvfuser-h200-nsys2025.1-nvtx-heavy.sqlite",
 };
+
+static void test_iteration_markers(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (size_t i = 0; i < sizeof markers / sizeof *markers; i++) {
+        int st;
+        json_t *doc = corpus_json(&st, "check --format json --missing-data=skip '%s/%s'", corpus_traces,
+                                  markers[i].file);
+        json_t *tr = json_array_get(json_object_get(doc, "traces"), 0);
+        const char *got = json_string_value(json_object_get(tr, "iteration_marker"));
+        if (strcmp(got ? got : "", markers[i].marker) != 0) {
+            print_error("%s: iteration marker '%s', expected '%s'\n", markers[i].file, got ? got : "",
+                        markers[i].marker);
+            failures++;
+        }
+        json_decref(doc);
+    }
+    /* metrics and info say how: nocache's 50 train_step ranges are nested */
+    int st;
+    json_t *m = corpus_json(&st, "metrics --format json '%s/h200-torch/realistic_nocache.sqlite'", corpus_traces);
+    json_t *doc = json_array_get(json_object_get(m, "traces"), 0);
+    if (!doc) doc = m;
+    json_t *tr = json_object_get(doc, "trace");
+    if (json_integer_value(json_object_get(tr, "iterations")) != 50 ||
+        json_integer_value(json_object_get(tr, "steady_iterations")) != 45) {
+        print_error("realistic_nocache: %lld iterations (%lld steady), expected 50 (45)\n",
+                    (long long)json_integer_value(json_object_get(tr, "iterations")),
+                    (long long)json_integer_value(json_object_get(tr, "steady_iterations")));
+        failures++;
+    }
+    json_t *proc = json_array_get(json_object_get(json_object_get(doc, "iteration_markers"), "processes"), 0);
+    json_t *list = json_object_get(proc, "markers");
+    json_t *first = json_array_get(list, 0), *second = json_array_get(list, 1);
+    if (json_array_size(list) != 2 ||
+        strcmp(json_string_value(json_object_get(first, "marker")), "ProfilerStep#N") != 0 ||
+        json_integer_value(json_object_get(first, "ranges")) != 50 ||
+        strcmp(json_string_value(json_object_get(second, "marker")), "train_step") != 0 ||
+        strcmp(json_string_value(json_object_get(second, "role")), "nested") != 0 ||
+        !json_is_true(json_object_get(proc, "main_thread"))) {
+        print_error("realistic_nocache: metrics' iteration_markers do not say ProfilerStep#N x50, train_step nested x50\n");
+        failures++;
+    }
+    json_decref(m);
+    assert_int_equal(failures, 0);
+}
 
 static void test_expected_verdicts(void **state)
 {
@@ -210,6 +269,7 @@ int main(void)
 {
     if (!corpus_init("corpus verdicts")) return 77;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_iteration_markers),
         cmocka_unit_test(test_expected_verdicts),
         cmocka_unit_test(test_public_captures),
         cmocka_unit_test(test_custom_rules),

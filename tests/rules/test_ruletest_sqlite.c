@@ -126,7 +126,7 @@ static void test_loads_like_fixture(void **state)
     assert_string_equal(a->nsys_version, "2022.4.2.1");
 
     /* `tracegate info --format json`, file name aside, is the same document */
-    json_t *ja = tg_info_json(a), *jb = tg_info_json(b);
+    json_t *ja = tg_info_json(a, NULL), *jb = tg_info_json(b, NULL);
     assert_non_null(ja);
     assert_non_null(jb);
     json_object_del(ja, "file");

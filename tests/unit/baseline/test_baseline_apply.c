@@ -404,6 +404,37 @@ static void test_mismatch(void **state)
     assert_int_equal(d.n, 0);
     assert_int_equal(result_of(run, RULE)->verdict, TG_V_PASS);
     tb_run_free(run);
+    tg_diag_clear(&d);
+
+    /* iterations on another marker (train_step vs ProfilerStep#N around it):
+    ** an error naming both and the option that selects a marker */
+    b->runs[0].iteration_marker = "ProfilerStep#N";
+    b->runs[1].iteration_marker = "ProfilerStep#N";
+    tg_diag_init(&d);
+    run = make_current(48 * MS, "NVIDIA H200", "3.11.0");
+    run->traces[0].iteration_marker = "train_step";
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_EUSAGE);
+    assert_non_null(strstr(d.msgs[0].text, "its iterations are train_step ranges"));
+    assert_non_null(strstr(d.msgs[0].text, "recorded on ProfilerStep#N ranges"));
+    assert_non_null(strstr(d.msgs[0].text, "--iteration-pattern"));
+    assert_false(result_of(run, RULE)->baseline.present);
+    tg_diag_clear(&d);
+    tg_diag_init(&d);                                /* allowed: a warning */
+    assert_int_equal(apply(b, run, NAN, NAN, true, &d), TG_OK);
+    assert_int_equal(d.n, 1);
+    assert_int_equal(d.msgs[0].level, TG_DIAG_WARNING);
+    tg_diag_clear(&d);
+    /* the same marker, or a baseline recorded before markers were: compared */
+    run->traces[0].iteration_marker = "ProfilerStep#N";
+    tg_diag_init(&d);
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    tg_diag_clear(&d);
+    run->traces[0].iteration_marker = "train_step";
+    b->runs[0].iteration_marker = b->runs[1].iteration_marker = NULL;
+    tg_diag_init(&d);
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(d.n, 0);
+    tb_run_free(run);
     tg_baseline_free(b);
     tg_diag_clear(&d);
 }

@@ -50,10 +50,12 @@ static tg_run_result *small_run(void)
     static const double s1[] = {11546000, 11544000, 11545000};
     static const double s2[] = {11547000.5, NAN, 11545500};
     tg_trace_result *t1 = tb_trace(run, "/data/ci/run1.sqlite", "NVIDIA H200", "3.11.0");
+    t1->iteration_marker = "ProfilerStep#N";
     tb_rule(run, t1, "gpu-time-regression", "p50(gpu_time)", 1, 11545000, s1, 3);
     tb_rule(run, t1, "sync-memcpy", NULL, 0, NAN, NULL, 0);
     tb_rule(run, t1, "busy", "count", 0, 0.25, NULL, 0);
     tg_trace_result *t2 = tb_trace(run, "run2.sqlite", "NVIDIA H200", "3.11.0");
+    t2->iteration_marker = "ProfilerStep#N";
     tb_rule(run, t2, "gpu-time-regression", "p50(gpu_time)", 1, 11546000, s2, 3);
     tb_rule(run, t2, "sync-memcpy", NULL, 0, NAN, NULL, 0);
     tb_rule(run, t2, "busy", "count", 0, 1e-7, NULL, 0);
@@ -90,10 +92,12 @@ static const char expected_yaml[] =
     "    unit: ns\n"
     "runs:\n"
     "- gpu_names: \"NVIDIA H200\"\n"
+    "  iteration_marker: \"ProfilerStep#N\"\n"
     "  nsys_version: \"2024.5.1.113\"\n"
     "  schema_version: \"3.11.0\"\n"
     "  trace: \"run1.sqlite\"\n"
     "- gpu_names: \"NVIDIA H200\"\n"
+    "  iteration_marker: \"ProfilerStep#N\"\n"
     "  nsys_version: \"2024.5.1.113\"\n"
     "  schema_version: \"3.11.0\"\n"
     "  trace: \"run2.sqlite\"\n"
@@ -146,6 +150,7 @@ static void test_round_trip(void **state)
     assert_int_equal(back->n_runs, 2);
     assert_string_equal(back->runs[0].trace, "run1.sqlite");
     assert_string_equal(back->runs[1].gpu_names, "NVIDIA H200");
+    assert_string_equal(back->runs[1].iteration_marker, "ProfilerStep#N");
     assert_int_equal(back->n_metrics, b->n_metrics);
     for (size_t i = 0; i < b->n_metrics; i++) {
         const tg_baseline_metric *x = &b->metrics[i], *y = &back->metrics[i];
@@ -309,6 +314,26 @@ static void test_check_runs(void **state)
     assert_int_equal(tg_baseline_check_runs(b, false, &d), TG_EUSAGE);
     assert_non_null(strstr(d.msgs[0].text, "2.9.1"));
     assert_non_null(strstr(d.msgs[0].text, "3.11.0"));
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+    /* runs on different iteration markers: an error naming both; a run
+    ** without iterations (its metrics are missing) is not a marker */
+    t1->schema_version = "3.11.0";
+    t1->iteration_marker = "ProfilerStep#N";
+    t2->iteration_marker = "train_step";
+    tg_diag_init(&d);
+    b = tg_baseline_record_with(run, NULL, "0.1.0", "2025-03-01", &d);
+    assert_int_equal(tg_baseline_check_runs(b, false, &d), TG_EUSAGE);
+    assert_non_null(strstr(d.msgs[0].text, "iteration marker"));
+    assert_non_null(strstr(d.msgs[0].text, "ProfilerStep#N"));
+    assert_non_null(strstr(d.msgs[0].text, "train_step"));
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+    t2->iteration_marker = NULL;
+    tg_diag_init(&d);
+    b = tg_baseline_record_with(run, NULL, "0.1.0", "2025-03-01", &d);
+    assert_string_equal(b->runs[1].iteration_marker, "");
+    assert_int_equal(tg_baseline_check_runs(b, false, &d), TG_OK);
     tg_baseline_free(b);
     tg_diag_clear(&d);
     tb_run_free(run);

@@ -36,7 +36,7 @@ static void test_info_json(void **state)
         "DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET;",
         &path, &d);
     assert_non_null(t);
-    json_t *doc = tg_info_json(t);
+    json_t *doc = tg_info_json(t, NULL);
     assert_non_null(doc);
     assert_string_equal(json_string_value(json_object_get(doc, "file")), path);
     assert_string_equal(json_string_value(json_object_get(doc, "nsys_version")), "2022.4.2.1");
@@ -97,7 +97,7 @@ static void test_info_empty_capture(void **state)
     tg_diag d;
     tg_trace *t = tt_open("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);", NULL, &path, &d);
     assert_non_null(t);
-    json_t *doc = tg_info_json(t);
+    json_t *doc = tg_info_json(t, NULL);
     assert_non_null(doc);
     assert_true(json_is_null(json_object_get(doc, "nsys_version")));
     assert_true(json_is_null(json_object_get(doc, "span_ns")));
@@ -106,7 +106,7 @@ static void test_info_empty_capture(void **state)
     assert_non_null(strstr(json_string_value(json_array_get(missing, 0)), "no CUDA kernels"));
     assert_non_null(strstr(json_string_value(json_array_get(missing, 0)), "nsys profile -t cuda"));
     assert_non_null(strstr(json_string_value(json_array_get(missing, 4)), "nsys profile -t nvtx"));
-    char *text = tg_info_text(t);
+    char *text = tg_info_text(t, NULL);
     assert_non_null(text);
     assert_non_null(strstr(text, "no events"));
     assert_non_null(strstr(text, "missing:"));
@@ -128,14 +128,14 @@ static void test_info_invalid_utf8(void **state)
         " (1, 2, 59, CAST(x'6C6F6F70FF0A7374657000' AS TEXT)), (3, 4, 59, 'loop?\nstep');",
         &path, &d);
     assert_non_null(t);
-    json_t *doc = tg_info_json(t);
+    json_t *doc = tg_info_json(t, NULL);
     assert_non_null(doc);
     char *s = json_dumps(doc, 0);
     assert_non_null(s);
     free(s);
     /* The cleaned name merges with the valid one spelled the same. */
     assert_int_equal(jint_at(doc, "nvtx_ranges", "loop?\nstep"), 2);
-    char *text = tg_info_text(t);
+    char *text = tg_info_text(t, NULL);
     assert_non_null(text);
     assert_non_null(strstr(text, "loop? step"));     /* one line per name */
     free(text);
@@ -152,7 +152,7 @@ static void test_info_text(void **state)
     tg_diag d;
     tg_trace *t = tt_open(tg_fixture_schema_3_25, TT_ROWS, &path, &d);
     assert_non_null(t);
-    char *text = tg_info_text(t);
+    char *text = tg_info_text(t, NULL);
     assert_non_null(text);
     assert_true(strncmp(text, path, strlen(path)) == 0);
     assert_non_null(strstr(text, "NVIDIA Nsight Systems 2026.2.1.210, schema 3.25.0"));
