@@ -90,9 +90,12 @@ static bool cache_cover(tg_name_cache *c, int32_t n)
     if (flags) c->flags = flags;
     int8_t *nccl = realloc(c->nccl, want);
     if (nccl) c->nccl = nccl;
-    if (!base || !flags || !nccl) return false;
+    int32_t *family = realloc(c->family, want * sizeof *family);
+    if (family) c->family = family;
+    if (!base || !flags || !nccl || !family) return false;
     memset(c->flags + c->n, 0, want - (size_t)c->n);
     memset(c->nccl + c->n, -1, want - (size_t)c->n);
+    for (size_t i = (size_t)c->n; i < want; i++) c->family[i] = -1;
     c->n = (int32_t)want;
     return true;
 }
@@ -139,6 +142,58 @@ static bool contains_nccl(const char *s)
         if ((s[0] | 32) == 'n' && (s[1] | 32) == 'c' && (s[2] | 32) == 'c' && (s[3] | 32) == 'l')
             return true;
     return false;
+}
+
+/* The family of a demangled kernel name: the qualified name without return
+** type, template arguments and parameters ("void at::native::
+** vectorized_elementwise_kernel<4, ...>(int, ...)" is
+** "at::native::vectorized_elementwise_kernel"); "(anonymous namespace)"
+** stays part of it. A C name is its own family. */
+static void family_span(const char *s, size_t len, size_t *start, size_t *flen)
+{
+    static const char anon[] = "(anonymous namespace)";
+    size_t end = len, space = 0;
+    bool have_space = false;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '(' && len - i >= sizeof anon - 1 && !memcmp(s + i, anon, sizeof anon - 1)) {
+            i += sizeof anon - 2;
+            continue;
+        }
+        if (s[i] == '<' || s[i] == '(') {
+            end = i;
+            break;
+        }
+        if (s[i] == ' ') {
+            space = i + 1;
+            have_space = true;
+        }
+    }
+    *start = have_space && space < end ? space : 0;
+    *flen = end > *start ? end - *start : len;
+    if (end <= *start) *start = 0;
+}
+
+int32_t tg_model_kernel_family(const tg_model *m, int32_t id)
+{
+    const tg_name_cache *c = &tg_model_cpriv_of(m)->names;
+    return id >= 0 && id < c->n && c->family ? c->family[id] : id;
+}
+
+/* Intern the family of kernel name id into the cache; false on OOM. */
+static bool kernel_family(tg_model *m, int32_t id)
+{
+    tg_name_cache *c = &tg_model_priv_of(m)->names;
+    tg_strpool *pool = m->trace->strings;
+    if (id < 0 || id >= tg_strpool_count(pool)) return true;
+    if (id >= c->n && !cache_cover(c, tg_strpool_count(pool))) return false;
+    if (c->family[id] >= 0) return true;
+    const char *s = tg_strpool_get(pool, id);
+    size_t start, len;
+    family_span(s, tg_strpool_len(pool, id), &start, &len);
+    int32_t f = tg_strpool_intern(pool, s + start, len);
+    if (f < 0) return false;
+    c->family[id] = f;
+    return true;
 }
 
 /* 1 when kernel name id contains "nccl", 0 when not, -1 on OOM. */
@@ -224,14 +279,14 @@ static bool derive_rows(tg_model *m, bool nvtx)
         tg_kspan *k = tg_model_ks(p, i);
         k->queue = TG_NULL_I64;
         k->launched = 0;
-        if ((k->nccl = kernel_is_nccl(m, k->name)) < 0) return false;
+        k->steady = 1;
+        if ((k->nccl = kernel_is_nccl(m, k->name)) < 0 || !kernel_family(m, k->name)) return false;
         if (!t->kernels) continue;
         tg_kernel *r = &t->kernels[i];
         r->api = -1;
         r->api_name = -1;
         r->tid = -1;
         r->launch_end = TG_NULL_I64;
-        r->steady = 1;
         r->nvtx = -1;
         r->iteration = -1;
     }
@@ -362,6 +417,7 @@ void tg_model_free(tg_model *m)
     free(p->names.base);
     free(p->names.flags);
     free(p->names.nccl);
+    free(p->names.family);
     free(m->gaps);
     free(m->devices);
     free(p);

@@ -123,9 +123,44 @@ const char *tg_iter_marker_name(const tg_iter_selection *sel, int32_t marker);
 ** none); malloc'd, NULL when out of memory. */
 char *tg_iter_selection_markers(const tg_iter_selection *sel);
 
-/* ------------------------------------------------------------- model */
+/* Is name's marker (digit runs as N) one of the markers the pattern
+** matched? False for names the pattern never saw. */
+bool tg_iter_selection_has_marker(const tg_iter_selection *sel, const char *name);
+
+/* --------------------------------------------------------- work by name */
 
 typedef struct tg_model tg_model;
+
+enum { TG_WORK_KERNEL, TG_WORK_MEMCPY, TG_WORK_MEMSET };
+
+/* GPU work of one name (a kernel name, "[memcpy HtoD]", "[memset]"), or
+** NVTX ranges of one name (kind -1). */
+typedef struct tg_work_name {
+    const char *name;          /* points into the trace's pool or static text */
+    int kind;                  /* TG_WORK_*; -1 for NVTX ranges */
+    int64_t count, time;       /* whole trace */
+    int64_t steady_count, steady_time;  /* launched (opened) in steady iterations */
+    int64_t p50;               /* median duration; null unless asked for */
+} tg_work_name;
+
+typedef struct tg_work_summary {
+    tg_work_name *names;  size_t n_names;   /* by steady_time, then time, descending */
+    tg_work_name *ranges; size_t n_ranges;  /* NVTX ranges in steady iterations, not
+                                               iteration markers; none without iterations */
+    int64_t steady_iterations;
+    int64_t time, steady_time;              /* sums over names */
+} tg_work_summary;
+
+/* The family of kernel name id (string id): the demangled name without
+** return type, template arguments and parameters; id itself when unknown. */
+int32_t tg_model_kernel_family(const tg_model *m, int32_t id);
+
+/* GPU work by name over a built model (model_work.c); with_medians also
+** sorts every op's duration for p50. False when out of memory. */
+bool tg_model_work_summary(const tg_model *m, bool with_medians, tg_work_summary *out);
+void tg_work_summary_free(tg_work_summary *s);
+
+/* ------------------------------------------------------------- model */
 
 typedef struct tg_model_params {
     const char *iteration_pattern;  /* POSIX ERE; NULL = default of DESIGN §2 */

@@ -93,6 +93,7 @@ typedef struct tg_name_cache {
     int32_t *base;             /* raw name id -> base name id */
     uint8_t *flags;            /* raw name id -> TG_NAME_* */
     int8_t *nccl;              /* kernel name id -> contains "nccl" (-1 unknown) */
+    int32_t *family;           /* kernel name id -> its family's id (-1 unknown) */
 } tg_name_cache;
 
 typedef struct tg_nvtx_ctx tg_nvtx_ctx;
@@ -177,6 +178,8 @@ void tg_model_finder_free(tg_iter_finder *f);
 /* Index into m->iterations of the iteration of process pid whose host
 ** range contains t (the latest-starting one), or -1. */
 int64_t tg_model_finder_find(tg_iter_finder *f, int32_t pid, int64_t t);
+/* The iteration numbered `index` in process pid, or NULL. */
+const tg_iteration *tg_model_iteration_at(const tg_model *m, int32_t pid, int32_t index);
 /* .iteration and .steady of a row in iteration it (-1: none). */
 void tg_model_mark_row(const tg_model *m, int64_t it, int32_t *iteration, int8_t *steady);
 /* One GPU op [start, end) launched in iteration it (>= 0). */

@@ -118,6 +118,14 @@ static int64_t find_in_slice(const tg_model *m, const tg_pid_slice *s, size_t *a
     return -1;
 }
 
+const tg_iteration *tg_model_iteration_at(const tg_model *m, int32_t pid, int32_t index)
+{
+    const tg_model_priv *p = tg_model_cpriv_of(m);
+    int64_t s = slice_of(p, pid);
+    if (s < 0 || index < 0 || (size_t)index >= p->slices[s].count) return NULL;
+    return &m->iterations[p->slices[s].first + (size_t)index];
+}
+
 bool tg_model_finder_init(tg_iter_finder *f, const tg_model *m)
 {
     size_t n = tg_model_cpriv_of(m)->n_slices;

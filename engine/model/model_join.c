@@ -409,7 +409,10 @@ static void launch_kernel(launch_pass *c, const tg_api *a, int64_t it, size_t ro
         r->api_name = a->base_name;
         r->tid = a->tid;
         r->launch_end = a->end;
-        tg_model_mark_row(m, it, &r->iteration, &r->steady);
+        tg_model_mark_row(m, it, &r->iteration, &k->steady);
+    } else {
+        int32_t iteration;
+        tg_model_mark_row(m, it, &iteration, &k->steady);
     }
     if (it >= 0) tg_model_attribute_op(m, it, k->start, k->end, true);
     if (tg_model_priv_of(m)->nvtx && !tg_model_nvtx_launch(m, a, TG_OPK_KERNEL, row, k->start, k->end))
@@ -520,8 +523,10 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
         return 0;
     }
     /* ops no call launches are in no iteration */
-    for (size_t i = 0; t->kernels && i < t->n_kernels; i++)
-        tg_model_mark_row(m, -1, &t->kernels[i].iteration, &t->kernels[i].steady);
+    int32_t no_iteration;
+    for (size_t i = 0; i < t->n_kernels; i++)
+        tg_model_mark_row(m, -1, t->kernels ? &t->kernels[i].iteration : &no_iteration,
+                          &tg_model_ks(tg_model_priv_of(m), i)->steady);
     for (size_t i = 0; i < t->n_memcpys; i++) tg_model_mark_row(m, -1, &t->memcpys[i].iteration, &t->memcpys[i].steady);
     for (size_t i = 0; i < t->n_memsets; i++) tg_model_mark_row(m, -1, &t->memsets[i].iteration, &t->memsets[i].steady);
     int rc = 1;

@@ -58,7 +58,7 @@ static bool is_range(const tg_nvtx *r)
 /* The marker of a range name: each run of digits becomes N. */
 static int32_t marker_of(tg_strpool *names, const char *s, size_t len)
 {
-    char small[256];
+    char small[256] = "";
     char *buf = len < sizeof small ? small : malloc(len + 1);
     if (!buf) return -1;
     size_t n = 0;
@@ -283,6 +283,17 @@ tg_iter_selection *tg_model_select_iterations(const tg_trace *t, const char *pat
 const char *tg_iter_marker_name(const tg_iter_selection *sel, int32_t marker)
 {
     return tg_strpool_get(sel->names, marker);
+}
+
+bool tg_iter_selection_has_marker(const tg_iter_selection *sel, const char *name)
+{
+    tg_strpool *scratch = tg_strpool_new();
+    if (!scratch) return false;
+    int32_t id = marker_of(scratch, name, strlen(name));
+    const char *marker = tg_strpool_get(scratch, id);
+    bool found = marker && tg_strpool_find(sel->names, marker, strlen(marker)) >= 0;
+    tg_strpool_free(scratch);
+    return found;
 }
 
 const char *tg_marker_role_name(int role)

@@ -223,6 +223,58 @@ static void put_iterations(doc *d, const tg_model *m, const counts *c)
     free(v);
 }
 
+static const char *work_kind(int kind)
+{
+    return kind == TG_WORK_KERNEL ? "kernel" : kind == TG_WORK_MEMCPY ? "memcpy"
+         : kind == TG_WORK_MEMSET ? "memset" : "nvtx";
+}
+
+/* One name's line of the per-name view. */
+static json_t *work_json(const tg_work_name *w, const tg_work_summary *s, int64_t total)
+{
+    doc d = {json_object(), true};
+    if (!d.root) return NULL;
+    put(&d, d.root, "name", str_or_null(w->name));
+    put(&d, d.root, "kind", json_string(work_kind(w->kind)));
+    put(&d, d.root, "count", json_integer(w->count));
+    put(&d, d.root, "total_ns", json_integer(w->time));
+    put(&d, d.root, "mean_ns", real_or_null(w->count ? (double)w->time / (double)w->count : NAN));
+    put(&d, d.root, "p50_ns", int_or_null(w->p50));
+    put(&d, d.root, "share", real_or_null(total > 0 ? (double)w->time / (double)total : NAN));
+    bool it = s->steady_iterations > 0;
+    put(&d, d.root, "steady_count", json_integer(w->steady_count));
+    put(&d, d.root, "per_iteration_ns", real_or_null(it ? (double)w->steady_time / (double)s->steady_iterations : NAN));
+    put(&d, d.root, "launches_per_iteration",
+        real_or_null(it ? (double)w->steady_count / (double)s->steady_iterations : NAN));
+    if (!d.ok) {
+        json_decref(d.root);
+        return NULL;
+    }
+    return d.root;
+}
+
+/* work_by_name: GPU work (kernels by name, copies by kind, memsets), by
+** total time; at most TG_METRICS_MAX_NAMES of them. */
+static void put_work(doc *d, const tg_model *m)
+{
+    tg_work_summary s;
+    if (!tg_model_work_summary(m, true, &s)) {
+        d->ok = false;
+        return;
+    }
+    /* by total time for this view (the summary orders by steady time) */
+    json_t *o = json_object(), *list = json_array();
+    put(d, d->root, "work_by_name", o);
+    put(d, o, "steady_iterations", json_integer(s.steady_iterations));
+    put(d, o, "total_ns", json_integer(s.time));
+    put(d, o, "names", list);
+    size_t shown = s.n_names < TG_METRICS_MAX_NAMES ? s.n_names : TG_METRICS_MAX_NAMES;
+    for (size_t i = 0; list && i < shown; i++)
+        if (json_array_append_new(list, work_json(&s.names[i], &s, s.time)) != 0) d->ok = false;
+    put(d, o, "more_names", json_integer((json_int_t)(s.n_names - shown)));
+    tg_work_summary_free(&s);
+}
+
 json_t *tg_metrics_json(const tg_model *m)
 {
     const tg_trace *t = m->trace;
@@ -251,6 +303,7 @@ json_t *tg_metrics_json(const tg_model *m)
     put(&d, d.root, "sync_memset_steady", json_integer(c.sync_memset_steady));
     put_iterations(&d, m, &c);
     put(&d, d.root, "iteration_markers", tg_iterdoc_json(m->selection));
+    put_work(&d, m);
     if (!d.ok) {
         json_decref(d.root);
         return NULL;
@@ -324,6 +377,32 @@ static void text_iterations(FILE *f, const json_t *doc)
     text_series(f, "gpu_time", json_object_get(doc, "iteration_gpu_time_ns"));
 }
 
+/* The heaviest names of work_by_name, one line each. */
+static void text_work(FILE *f, const json_t *doc)
+{
+    const json_t *w = json_object_get(doc, "work_by_name"), *list = json_object_get(w, "names");
+    if (json_array_size(list) == 0) return;
+    bool per_it = num(w, "steady_iterations") > 0;
+    fprintf(f, "GPU work by name (of %s in all)\n", dur((char[TG_UNITS_BUF]){0}, num(w, "total_ns")));
+    fprintf(f, "  %8s %10s %10s %10s %7s %12s %9s  %s\n", "count", "total", "mean", "p50", "share",
+            per_it ? "per iter" : "", per_it ? "launches" : "", "name");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(list, i, e) {
+        if (i == TG_METRICS_TEXT_NAMES) break;
+        char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF], g[TG_UNITS_BUF], h[TG_UNITS_BUF];
+        const char *name = json_string_value(json_object_get(e, "name"));
+        fprintf(f, "  %8.0f %10s %10s %10s %7s %12s", num(e, "count"), dur(a, num(e, "total_ns")),
+                dur(b, num(e, "mean_ns")), dur(c, num(e, "p50_ns")), pct(g, num(e, "share")),
+                per_it ? dur(h, num(e, "per_iteration_ns")) : "");
+        if (per_it) fprintf(f, " %9.3g", num(e, "launches_per_iteration"));
+        else fprintf(f, " %9s", "");
+        fprintf(f, "  %.100s%s\n", name ? name : "-", name && strlen(name) > 100 ? "..." : "");
+    }
+    size_t more = json_array_size(list) - i + (size_t)num(w, "more_names");
+    if (more) fprintf(f, "  ... and %zu more names (--format json lists up to %d)\n", more, TG_METRICS_MAX_NAMES);
+}
+
 char *tg_metrics_text(const json_t *doc)
 {
     char *out = NULL;
@@ -348,6 +427,7 @@ char *tg_metrics_text(const json_t *doc)
             num(doc, "gaps"), num(doc, "gaps_ge_500ms"), num(doc, "gaps_ge_500ms_steady"),
             dur(a, num(doc, "longest_gap_ns")), dur(b, num(doc, "queue_ns_p50")));
     text_iterations(f, doc);
+    text_work(f, doc);
     double per_it = num(doc, "blocking_per_iteration");
     fprintf(f, "host sync\n");
     fprintf(f, "  blocking synchronize calls %.0f (%.0f in steady state", num(doc, "blocking_calls"),

@@ -10,6 +10,10 @@
 #include <jansson.h>
 #include "../model/model.h"
 
+/* work_by_name: names listed in JSON, and in text. */
+#define TG_METRICS_MAX_NAMES 200
+#define TG_METRICS_TEXT_NAMES 15
+
 /* Threshold of the gaps_ge_500ms counts (the gpu-idle-gap default). */
 #define TG_METRICS_LONG_GAP_NS 500000000LL
 
@@ -32,6 +36,11 @@
 **     iteration_gpu_time_ns {n, p50, mean, cv, max_over_p50, min, max}
 **     over steady iterations (null without iterations)
 **   iteration_markers: how the iterations were found (iterdoc.h)
+**   work_by_name {steady_iterations, total_ns, names [{name, kind (kernel,
+**     memcpy, memset), count, total_ns, mean_ns, p50_ns, share (of total_ns),
+**     steady_count, per_iteration_ns, launches_per_iteration (over steady
+**     iterations; null without)}], more_names}: GPU work by kernel name,
+**     copy kind ("[memcpy HtoD]") and "[memset]", by steady time then total
 **   devices [{device, name, start_ns, end_ns, span_ns, busy_frac,
 **     busy_frac_steady, kernels, kernel_time_ns, nccl_time_ns, nccl_overlap,
 **     exposed_nccl_time_ns, queue_p50_ns, gaps_ge_min}]

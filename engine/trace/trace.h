@@ -66,7 +66,8 @@ extern const char *const tg_table_option[TG_TABLE_COUNT];  /* how to record it *
     int32_t device;                                                           \
     int32_t name;              /* demangledName (falls back to shortName) */  \
     int8_t nccl;               /* DERIVED: name contains "nccl" (any case) */ \
-    int8_t launched;           /* DERIVED: joined to its launching call */
+    int8_t launched;           /* DERIVED: joined to its launching call */    \
+    int8_t steady;             /* DERIVED: launched in steady state */
 
 typedef struct tg_kspan {
     TG_KSPAN_FIELDS
@@ -89,7 +90,6 @@ typedef struct tg_kernel {
     int32_t tid;               /* launching thread, -1 if unmatched */
     int32_t nvtx;              /* innermost NVTX range name at launch, -1 */
     int32_t iteration;         /* iteration index, -1 = null */
-    int8_t steady;             /* launched in steady state */
 } tg_kernel;
 
 _Static_assert(sizeof(tg_kspan) == 56, "tg_kspan is 56 bytes");
