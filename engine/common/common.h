@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "vocab.h"
+
 /* Exit statuses of DESIGN §5; library calls return them too. */
 typedef enum tg_status {
     TG_OK = 0,

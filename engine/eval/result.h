@@ -10,11 +10,7 @@
 #include "../common/common.h"
 #include "../common/value.h"
 
-typedef enum tg_severity { TG_SEV_INFO, TG_SEV_WARNING, TG_SEV_ERROR } tg_severity;
-typedef enum tg_verdict { TG_V_PASS, TG_V_FAIL, TG_V_SKIP, TG_V_ERROR } tg_verdict;
-
-const char *tg_severity_name(tg_severity s);
-const char *tg_verdict_name(tg_verdict v);
+/* tg_severity and tg_verdict: the shared vocabulary (common/vocab.h). */
 
 typedef struct tg_named_value {
     const char *name;          /* "count", "sum_duration_ns", "p50_period_ns", ... */

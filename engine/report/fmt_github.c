@@ -48,11 +48,6 @@ static void put_command(FILE *out, const char *level, const char *rule, const ch
     fputc('\n', out);
 }
 
-static const char *command_level(tg_severity s)
-{
-    return s == TG_SEV_ERROR ? "error" : s == TG_SEV_WARNING ? "warning" : "notice";
-}
-
 static tg_status write_summary(const tg_run_result *run, const tg_report_opts *opts)
 {
     FILE *f = fopen(opts->step_summary_path, "a");
@@ -75,7 +70,7 @@ tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
             const tg_rule_result *r = &tr->results[i];
             const char *msg = r->message ? r->message : r->title ? r->title : "";
             if (r->verdict == TG_V_FAIL)
-                put_command(out, command_level(r->severity), r->rule, tg_report_basename(file), msg,
+                put_command(out, tg_severity_github(r->severity), r->rule, tg_report_basename(file), msg,
                             r->advice);
             else if (r->verdict == TG_V_ERROR)
                 put_command(out, "error", r->rule, tg_report_basename(file), msg, NULL);

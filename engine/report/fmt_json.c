@@ -116,8 +116,8 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
     json_t *o = json_object();
     put(c, o, "rule", tg_report_json_str(r->rule));
     put(c, o, "title", tg_report_json_str(r->title));
-    put(c, o, "status", json_string(tg_report_verdict_name(r->verdict)));
-    put(c, o, "severity", json_string(tg_report_severity_name(r->severity)));
+    put(c, o, "status", json_string(tg_verdict_name(r->verdict)));
+    put(c, o, "severity", json_string(tg_severity_name(r->severity)));
     put(c, o, "count", i64(r->count));
     put(c, o, "message", tg_report_json_str(r->message));
     put(c, o, "advice", tg_report_json_str(r->advice));

@@ -121,7 +121,7 @@ static void put_testcase(FILE *out, const char *file, const tg_rule_result *r)
     case TG_V_FAIL:
         fputs("      <failure", out);
         put_attr(out, "message", msg);
-        put_attr(out, "type", tg_report_severity_name(r->severity));
+        put_attr(out, "type", tg_severity_name(r->severity));
         fputs(">", out);
         put_failure_body(out, r);
         fputs("</failure>\n", out);

@@ -104,11 +104,11 @@ static void put_sql(FILE *out, const char *sql)
 
 static void put_failure(FILE *out, const tg_trace_result *t, const tg_rule_result *r)
 {
-    fprintf(out, "### %s ", tg_report_verdict_upper(r->verdict));
+    fprintf(out, "### %s ", tg_verdict_upper(r->verdict));
     put_code(out, r->rule);
     fputs(" in ", out);
     put_code(out, tg_report_basename(t->file));
-    fprintf(out, " (%s)\n\n", tg_report_severity_name(r->severity));
+    fprintf(out, " (%s)\n\n", tg_severity_name(r->severity));
     put_md(out, r->message ? r->message : r->title);
     fputs("\n\n", out);
     if (r->advice) {
@@ -192,8 +192,8 @@ tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opt
             put_code(out, tg_report_basename(run->traces[t].file));
             fputs(" | ", out);
             put_code(out, r->rule);
-            fprintf(out, " | %s | %s%s%s | ", tg_report_severity_name(r->severity),
-                    r->verdict == TG_V_FAIL ? "**" : "", tg_report_verdict_upper(r->verdict),
+            fprintf(out, " | %s | %s%s%s | ", tg_severity_name(r->severity),
+                    r->verdict == TG_V_FAIL ? "**" : "", tg_verdict_upper(r->verdict),
                     r->verdict == TG_V_FAIL ? "**" : "");
             if (r->count != TG_NULL_I64) fprintf(out, "%lld", (long long)r->count);
             fputs(" | ", out);

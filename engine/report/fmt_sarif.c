@@ -110,7 +110,7 @@ static json_t *rule_json(sarif_ctx *c, const sarif_rule *r)
     if (r->explain) put(c, o, "fullDescription", text_obj(c, r->explain));
     put(c, o, "help", text_obj(c, r->advice ? r->advice : r->title ? r->title : r->id));
     json_t *conf = json_object();
-    put(c, conf, "level", json_string(tg_report_level(r->severity)));
+    put(c, conf, "level", json_string(tg_severity_sarif(r->severity)));
     put(c, o, "defaultConfiguration", conf);
     json_t *props = json_object(), *tags = json_array();
     for (size_t i = 0; i < r->n_tags; i++) append(c, tags, tg_report_json_str(r->tags[i]));
@@ -178,7 +178,7 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
     long idx = find_rule(c, r->rule);
     put(c, o, "ruleId", tg_report_json_str(r->rule));
     put(c, o, "ruleIndex", json_integer(idx));
-    put(c, o, "level", json_string(tg_report_level(r->severity)));
+    put(c, o, "level", json_string(tg_severity_sarif(r->severity)));
     char *msg = NULL;
     size_t msg_len = 0;
     FILE *m = open_memstream(&msg, &msg_len);

@@ -132,8 +132,8 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
     FILE *out = c->out;
     const char *msg = r->message && *r->message ? r->message : r->title;
     fprintf(out, "  %s%-5s%s %-8s %-*s ", paint(c, verdict_color(r->verdict)),
-            tg_report_verdict_upper(r->verdict), paint(c, "\033[0m"),
-            tg_report_severity_name(r->severity), c->id_width, r->rule ? r->rule : "?");
+            tg_verdict_upper(r->verdict), paint(c, "\033[0m"),
+            tg_severity_name(r->severity), c->id_width, r->rule ? r->rule : "?");
     put_text(out, msg);
     if (r->missing_data) fputs(" (missing data)", out);
     fputc('\n', out);

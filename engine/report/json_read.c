@@ -29,22 +29,6 @@ static double num_of(json_t *o, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static bool parse_severity(const char *s, tg_severity *out)
-{
-    static const char *names[] = {"info", "warning", "error"};
-    for (int i = 0; s && i < 3; i++)
-        if (!strcmp(s, names[i])) return *out = (tg_severity)i, true;
-    return false;
-}
-
-static bool parse_verdict(const char *s, tg_verdict *out)
-{
-    static const char *names[] = {"pass", "fail", "skip", "error"};
-    for (int i = 0; s && i < 4; i++)
-        if (!strcmp(s, names[i])) return *out = (tg_verdict)i, true;
-    return false;
-}
-
 static tg_value value_from(tg_arena *a, json_t *v)
 {
     if (json_is_boolean(v)) return tg_bool(json_is_true(v));
@@ -110,7 +94,7 @@ static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *f
     r->rule = str_of(a, o, "rule");
     const char *sev = json_string_value(json_object_get(o, "severity"));
     const char *st = json_string_value(json_object_get(o, "status"));
-    if (!r->rule || !parse_severity(sev, &r->severity) || !parse_verdict(st, &r->verdict)) {
+    if (!r->rule || !tg_severity_parse(sev, &r->severity) || !tg_verdict_parse(st, &r->verdict)) {
         tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = file}, NULL,
                     "a result lacks its rule, severity or status: not a tracegate result");
         return false;

@@ -31,30 +31,6 @@ const char *tg_format_name(tg_format f)
 
 /* ---------------------------------------------------------------- names */
 
-const char *tg_report_severity_name(tg_severity s)
-{
-    static const char *const names[] = {"info", "warning", "error"};
-    return (unsigned)s < 3 ? names[s] : "error";
-}
-
-const char *tg_report_verdict_name(tg_verdict v)
-{
-    static const char *const names[] = {"pass", "fail", "skip", "error"};
-    return (unsigned)v < 4 ? names[v] : "error";
-}
-
-const char *tg_report_verdict_upper(tg_verdict v)
-{
-    static const char *const names[] = {"PASS", "FAIL", "SKIP", "ERROR"};
-    return (unsigned)v < 4 ? names[v] : "ERROR";
-}
-
-const char *tg_report_level(tg_severity s)
-{
-    static const char *const names[] = {"note", "warning", "error"};
-    return (unsigned)s < 3 ? names[s] : "error";
-}
-
 const char *tg_report_basename(const char *path)
 {
     if (!path) return "";

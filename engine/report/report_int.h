@@ -10,13 +10,6 @@
 #include <jansson.h>
 #include "report.h"
 
-/* Lower-case names used in every machine-readable output. */
-const char *tg_report_severity_name(tg_severity s);   /* "error" ... */
-const char *tg_report_verdict_name(tg_verdict v);     /* "pass" ... */
-const char *tg_report_verdict_upper(tg_verdict v);    /* "PASS" ... */
-/* SARIF / GitHub level of a severity: "error", "warning", "note". */
-const char *tg_report_level(tg_severity s);
-
 /* True when this result makes the run fail under opts (see tg_run_status). */
 bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts);
 /* The unit of a result's metric (and so of its baseline numbers): that of

@@ -69,14 +69,14 @@ static void compile_header(rule_cc *cc)
     r->info.advice = scalar_text(cc, TG_RK_ADVICE, false);
     r->info.explain = scalar_text(cc, TG_RK_EXPLAIN, false);
     const char *sev = scalar_text(cc, TG_RK_SEVERITY, true);
-    static const char *const sevs[] = {"info", "warning", "error"};
     if (sev) {
-        int k = -1;
-        for (int i = 0; i < 3; i++)
-            if (strcmp(sev, sevs[i]) == 0) k = i;
+        tg_severity parsed;
+        int k = tg_severity_parse(sev, &parsed) ? (int)parsed : -1;
         if (k < 0) {
-            const char *hint = tg_suggest(sev, sevs, 3);
-            ERR(cc, cc->def->key[TG_RK_SEVERITY]->pos, "severity must be error, warning or info, not '%s'%s%s%s", sev,
+            const char *hint = tg_suggest(sev, tg_severity_names, TG_SEV_COUNT);
+            char all[64];
+            ERR(cc, cc->def->key[TG_RK_SEVERITY]->pos, "severity must be %s, not '%s'%s%s%s",
+                tg_vocab_join(tg_severity_names, all, sizeof all), sev,
                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
         }
         r->info.severity = k < 0 ? TG_SEV_WARNING : (tg_severity)k;

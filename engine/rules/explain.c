@@ -140,9 +140,8 @@ char *tg_rules_explain(const tg_ruleset *rs, const char *id)
     const tg_rule *r = &rs->rules[idx];
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    static const char *const sev[] = {"info", "warning", "error"};
     put(&buf, &len, &cap, "%s: %s\n", r->info.id, r->info.title ? r->info.title : "");
-    put(&buf, &len, &cap, "  severity: %s%s\n", sev[r->info.severity], r->info.enabled ? "" : " (disabled)");
+    put(&buf, &len, &cap, "  severity: %s%s\n", tg_severity_name(r->info.severity), r->info.enabled ? "" : " (disabled)");
     put(&buf, &len, &cap, "  source:   %s (%s)\n", tg_source_defs[r->source].name, tg_source_defs[r->source].doc);
     if (r->info.n_tags) {
         put(&buf, &len, &cap, "  tags:     ");

@@ -156,7 +156,6 @@ static const char *resolve(tg_rt_reader *rd, const char *p)
 
 /* --------------------------------------------------------- expectations */
 
-static const char *const verdict_names[] = {"pass", "fail", "skip", "error"};
 
 /* One expected value: a literal, null, a string, or {value, tolerance}. */
 static bool read_value(tg_rt_reader *rd, const tg_ynode *n, const char *name, tg_rt_value_expect *out)
@@ -276,18 +275,20 @@ static bool read_expect(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
     bool ok = tg_rt_check_keys(rd, n, keys, 5, "expect");
     const tg_ynode *v;
     c->status = -1;
+    char all[128];
+    tg_vocab_join(tg_verdict_names, all, sizeof all);
     if ((v = tg_ymap_get(n, "status"))) {
-        for (int i = 0; i < 4; i++)
-            if (tg_yscalar_is(v, verdict_names[i])) c->status = i;
+        for (int i = 0; i < TG_V_COUNT; i++)
+            if (tg_yscalar_is(v, tg_verdict_names[i])) c->status = i;
         if (c->status < 0) {
-            const char *hint = v->kind == TG_Y_SCALAR ? tg_suggest(v->value, verdict_names, 4) : NULL;
-            tg_rt_error(rd, v->pos, "status must be pass, fail, skip or error, not '%s'%s%s%s",
+            const char *hint = v->kind == TG_Y_SCALAR ? tg_suggest(v->value, tg_verdict_names, TG_V_COUNT) : NULL;
+            tg_rt_error(rd, v->pos, "status must be %s, not '%s'%s%s%s", all,
                         v->kind == TG_Y_SCALAR ? v->value : tg_ynode_kind_name(v), hint ? " (did you mean '" : "",
                         hint ? hint : "", hint ? "'?)" : "");
             ok = false;
         }
     } else {
-        tg_rt_error(rd, n->pos, "expect needs 'status:' (pass, fail, skip or error)");
+        tg_rt_error(rd, n->pos, "expect needs 'status:' (%s)", all);
         ok = false;
     }
     if ((v = tg_ymap_get(n, "count"))) {

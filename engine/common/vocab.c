@@ -1,0 +1,72 @@
+/* The shared vocabulary of vocab.h, expanded from its lists. */
+#include "vocab.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const tg_severity_names[TG_SEV_COUNT + 1] = {
+#define X(id, name, sarif, github) name,
+    TG_SEVERITY_LIST(X)
+#undef X
+    NULL};
+
+static const char *const severity_sarif[TG_SEV_COUNT] = {
+#define X(id, name, sarif, github) sarif,
+    TG_SEVERITY_LIST(X)
+#undef X
+};
+
+static const char *const severity_github[TG_SEV_COUNT] = {
+#define X(id, name, sarif, github) github,
+    TG_SEVERITY_LIST(X)
+#undef X
+};
+
+const char *const tg_verdict_names[TG_V_COUNT + 1] = {
+#define X(id, name, upper) name,
+    TG_VERDICT_LIST(X)
+#undef X
+    NULL};
+
+static const char *const verdict_upper[TG_V_COUNT] = {
+#define X(id, name, upper) upper,
+    TG_VERDICT_LIST(X)
+#undef X
+};
+
+static tg_severity sev_in_range(tg_severity s) { return (unsigned)s < TG_SEV_COUNT ? s : TG_SEV_ERROR; }
+static tg_verdict verdict_in_range(tg_verdict v) { return (unsigned)v < TG_V_COUNT ? v : TG_V_ERROR; }
+
+const char *tg_severity_name(tg_severity s) { return tg_severity_names[sev_in_range(s)]; }
+const char *tg_severity_sarif(tg_severity s) { return severity_sarif[sev_in_range(s)]; }
+const char *tg_severity_github(tg_severity s) { return severity_github[sev_in_range(s)]; }
+const char *tg_verdict_name(tg_verdict v) { return tg_verdict_names[verdict_in_range(v)]; }
+const char *tg_verdict_upper(tg_verdict v) { return verdict_upper[verdict_in_range(v)]; }
+
+const char *tg_vocab_join(const char *const *names, char *buf, size_t size)
+{
+    size_t n = 0, len = 0;
+    while (names[n]) n++;
+    if (size) buf[0] = 0;
+    for (size_t i = 0; i < n && len < size; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        int w = snprintf(buf + len, size - len, "%s%s", sep, names[i]);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+    return buf;
+}
+
+bool tg_severity_parse(const char *s, tg_severity *out)
+{
+    for (int i = 0; s && i < TG_SEV_COUNT; i++)
+        if (!strcmp(s, tg_severity_names[i])) return *out = (tg_severity)i, true;
+    return false;
+}
+
+bool tg_verdict_parse(const char *s, tg_verdict *out)
+{
+    for (int i = 0; s && i < TG_V_COUNT; i++)
+        if (!strcmp(s, tg_verdict_names[i])) return *out = (tg_verdict)i, true;
+    return false;
+}

@@ -1,0 +1,62 @@
+/*
+** The words every layer shares, each list defined once and expanded into
+** the enum, the names, the parsers and the hints (jq's opcode_list.h
+** idea): rule severities with the level SARIF and GitHub Actions give
+** them, and the verdicts of a rule result (docs/formats.md).
+*/
+#ifndef TG_VOCAB_H
+#define TG_VOCAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* X(ID, name, sarif level, github command); ORDER: tg_severity, least
+** severe first (--fail-on compares them). */
+#define TG_SEVERITY_LIST(X)                  \
+    X(INFO, "info", "note", "notice")        \
+    X(WARNING, "warning", "warning", "warning") \
+    X(ERROR, "error", "error", "error")
+
+typedef enum tg_severity {
+#define X(id, name, sarif, github) TG_SEV_##id,
+    TG_SEVERITY_LIST(X)
+#undef X
+    TG_SEV_COUNT
+} tg_severity;
+
+/* X(ID, name, upper-case label). ORDER: tg_verdict. inconclusive: a
+** regression rule whose change the baseline cannot tell from run-to-run
+** noise (docs/regressions.md); it passes unless --inconclusive=fail. */
+#define TG_VERDICT_LIST(X)                          \
+    X(PASS, "pass", "PASS")                         \
+    X(FAIL, "fail", "FAIL")                         \
+    X(SKIP, "skip", "SKIP")                         \
+    X(ERROR, "error", "ERROR")                      \
+    X(INCONCLUSIVE, "inconclusive", "INCONCLUSIVE")
+
+typedef enum tg_verdict {
+#define X(id, name, upper) TG_V_##id,
+    TG_VERDICT_LIST(X)
+#undef X
+    TG_V_COUNT
+} tg_verdict;
+
+/* Names; a value out of range reads as the most severe ("error"). */
+const char *tg_severity_name(tg_severity s);
+const char *tg_severity_sarif(tg_severity s);
+const char *tg_severity_github(tg_severity s);
+const char *tg_verdict_name(tg_verdict v);
+const char *tg_verdict_upper(tg_verdict v);
+
+/* name -> value; false when s is not one of the names. */
+bool tg_severity_parse(const char *s, tg_severity *out);
+bool tg_verdict_parse(const char *s, tg_verdict *out);
+
+/* "a, b, c or d" from a NULL-terminated list of names, into buf. */
+const char *tg_vocab_join(const char *const *names, char *buf, size_t size);
+
+/* The names in order, NULL-terminated (hints: tg_suggest). */
+extern const char *const tg_severity_names[TG_SEV_COUNT + 1];
+extern const char *const tg_verdict_names[TG_V_COUNT + 1];
+
+#endif
