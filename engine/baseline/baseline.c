@@ -134,6 +134,119 @@ static char *dup_or_null(tg_arena *a, const char *s)
     return s ? tg_arena_strdup(a, s) : NULL;
 }
 
+/* ---------------------------------------------------------- workload */
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const tg_work_entry *x = a, *y = b;
+    double wx = isnan(x->time) ? x->total : x->time, wy = isnan(y->time) ? y->total : y->time;
+    if (wx != wy) return wx > wy ? -1 : 1;
+    if (x->kind != y->kind) return x->kind - y->kind;
+    return strcmp(x->name, y->name);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const tg_work_entry *x = a, *y = b;
+    if (x->kind != y->kind) return x->kind - y->kind;
+    return strcmp(x->name, y->name);
+}
+
+/* Entries of every trace's list (ops or ranges) pooled by (kind, name):
+** counts and totals summed, per-iteration values weighted by each run's
+** steady iterations; sorted, the tail past `keep` summed as "(other)". */
+static bool pool_entries(tg_baseline *b, const tg_run_result *run, bool ranges, size_t keep, tg_work_entry **out,
+                         size_t *n_out, int64_t iters)
+{
+    size_t cap = 0, n = 0;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_workload *w = run->traces[t].workload;
+        if (w) cap += ranges ? w->n_ranges : w->n_ops;
+    }
+    tg_work_entry *e = malloc((cap + 1) * sizeof *e);
+    if (!e) return false;
+    /* every run's entries, weighted, then merged by (kind, name) after one sort */
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_workload *w = run->traces[t].workload;
+        if (!w) continue;
+        const tg_work_entry *list = ranges ? w->ranges : w->ops;
+        size_t nl = ranges ? w->n_ranges : w->n_ops;
+        double weight = iters > 0 ? (double)w->steady_iterations / (double)iters : 0;
+        for (size_t i = 0; i < nl; i++) {
+            const tg_work_entry *x = &list[i];
+            e[n++] = (tg_work_entry){.name = x->name, .kind = x->kind, .count = x->count, .total = x->total,
+                                     .time = isnan(x->time) ? 0 : x->time * weight,
+                                     .launches = isnan(x->launches) ? 0 : x->launches * weight};
+        }
+    }
+    qsort(e, n, sizeof *e, cmp_key);
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (m > 0 && cmp_key(&e[m - 1], &e[k]) == 0) {
+            e[m - 1].count += e[k].count;
+            e[m - 1].total += e[k].total;
+            e[m - 1].time += e[k].time;
+            e[m - 1].launches += e[k].launches;
+        } else {
+            e[m++] = e[k];
+        }
+    }
+    n = m;
+    for (size_t k = 0; k < n && iters <= 0; k++) e[k].time = e[k].launches = NAN;
+    qsort(e, n, sizeof *e, cmp_entry);
+    if (n > keep) {
+        tg_work_entry other = {.name = TG_BASELINE_OTHER, .kind = ranges ? -1 : 0,
+                               .time = iters > 0 ? 0 : NAN, .launches = iters > 0 ? 0 : NAN};
+        for (size_t k = keep; k < n; k++) {
+            other.count += e[k].count;
+            other.total += e[k].total;
+            if (iters > 0) {
+                other.time += e[k].time;
+                other.launches += e[k].launches;
+            }
+        }
+        e[keep] = other;
+        n = keep + 1;
+    }
+    *out = tg_arena_alloc(b->arena, (n ? n : 1) * sizeof **out);
+    bool ok = *out != NULL;
+    for (size_t k = 0; ok && k < n; k++) {
+        (*out)[k] = e[k];
+        ok = ((*out)[k].name = tg_arena_strdup(b->arena, e[k].name)) != NULL;
+    }
+    *n_out = n;
+    free(e);
+    return ok;
+}
+
+/* What ran, pooled over the runs that have a workload. */
+static bool record_workload(tg_baseline *b, const tg_run_result *run)
+{
+    int64_t iters = 0;
+    size_t with = 0;
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_workload *w = run->traces[t].workload;
+        if (!w) continue;
+        with++;
+        iters += w->steady_iterations;
+    }
+    if (with == 0) return true;
+    tg_workload *w = tg_arena_alloc(b->arena, sizeof *w);
+    if (!w) return false;
+    *w = (tg_workload){.steady_iterations = iters, .gpu_time = iters > 0 ? 0 : NAN};
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_workload *x = run->traces[t].workload;
+        if (!x) continue;
+        w->total += x->total;
+        if (iters > 0 && !isnan(x->gpu_time)) w->gpu_time += x->gpu_time * (double)x->steady_iterations / (double)iters;
+    }
+    if (!pool_entries(b, run, false, TG_BASELINE_MAX_WORK, &w->ops, &w->n_ops, iters) ||
+        !pool_entries(b, run, true, TG_BASELINE_MAX_RANGES, &w->ranges, &w->n_ranges, iters))
+        return false;
+    b->workload = w;
+    return true;
+}
+
 /* Pool the finite samples of every trace, sort, thin to K strata. */
 static bool record_samples(tg_baseline *b, tg_baseline_metric *m, const tg_run_result *run)
 {
@@ -243,6 +356,22 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
             tg_baseline_metric *m = &b->metrics[b->n_metrics];
             *m = (tg_baseline_metric){.rule = tg_arena_strdup(b->arena, r->rule)};
             if (!m->rule || !record_metric(b, m, r, run, rules)) goto oom;
+            if (r->regression && m->n_runs < run->n_traces) {
+                /* a gate built on this baseline would compare against fewer
+                ** runs than asked for, or none: refuse */
+                for (size_t k = 0; k < run->n_traces; k++) {
+                    const tg_rule_result *x = find_result(&run->traces[k], m->rule);
+                    if (x && x->metric && !x->missing_data && isfinite(x->metric_value)) continue;
+                    tg_diag_error(diag, TG_ETRACE, "cannot record regression rule %s from %s: %s%s", m->rule,
+                                  base_name(run->traces[k].file),
+                                  !x ? "the rule did not run" : x->missing_data && x->message ? x->message
+                                  : x->metric_missing ? x->metric_missing : "its metric has no value",
+                                  "; no baseline written");
+                    break;
+                }
+                tg_baseline_free(b);
+                return NULL;
+            }
             if (m->n_runs == 0) {
                 tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
                             "rule %s: metric %s has no value on any trace; not recorded",
@@ -253,6 +382,14 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
         }
     }
     qsort(b->metrics, b->n_metrics, sizeof *b->metrics, cmp_metric);
+    if (b->n_metrics == 0) {
+        tg_diag_error(diag, TG_ETRACE, "no metric could be recorded from %s: a baseline without metrics would "
+                      "pass every check; no baseline written", run->n_traces == 1 ? base_name(run->traces[0].file)
+                      : "these traces");
+        tg_baseline_free(b);
+        return NULL;
+    }
+    if (!record_workload(b, run)) goto oom;
     return b;
 oom:
     tg_diag_error(diag, TG_EINTERNAL, "out of memory while recording the baseline");
@@ -321,13 +458,13 @@ static tg_status runs_differ(const tg_baseline_run *r0, const tg_baseline_run *r
     return TG_EUSAGE;
 }
 
-tg_status tg_baseline_check_runs(const tg_baseline *b, bool allow_mismatch, tg_diag *diag)
+static tg_status check_runs(const tg_baseline_run *runs, size_t n_runs, bool allow_mismatch, tg_diag *diag)
 {
     tg_status st = TG_OK;
-    const tg_baseline_run *r0 = &b->runs[0];
+    const tg_baseline_run *r0 = &runs[0];
     int major0 = tg_baseline_schema_major(r0->schema_version);
-    for (size_t i = 1; i < b->n_runs; i++) {
-        const tg_baseline_run *ri = &b->runs[i];
+    for (size_t i = 1; i < n_runs; i++) {
+        const tg_baseline_run *ri = &runs[i];
         int major = tg_baseline_schema_major(ri->schema_version);
         if (r0->gpu_names && ri->gpu_names && !tg_baseline_same_names(r0->gpu_names, ri->gpu_names) &&
             runs_differ(r0, ri, "GPU model", r0->gpu_names, ri->gpu_names, allow_mismatch, diag))
@@ -341,5 +478,29 @@ tg_status tg_baseline_check_runs(const tg_baseline *b, bool allow_mismatch, tg_d
                         ri->schema_version, allow_mismatch, diag))
             st = TG_EUSAGE;
     }
+    return st;
+}
+
+tg_status tg_baseline_check_runs(const tg_baseline *b, bool allow_mismatch, tg_diag *diag)
+{
+    return b->n_runs ? check_runs(b->runs, b->n_runs, allow_mismatch, diag) : TG_OK;
+}
+
+tg_status tg_baseline_check_results(const tg_run_result *run, bool allow_mismatch, tg_diag *diag)
+{
+    if (!run || run->n_traces < 2) return TG_OK;
+    tg_baseline_run *runs = calloc(run->n_traces, sizeof *runs);
+    if (!runs) {
+        tg_diag_error(diag, TG_EINTERNAL, "out of memory while recording the baseline");
+        return TG_EINTERNAL;
+    }
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_trace_result *tr = &run->traces[t];
+        runs[t] = (tg_baseline_run){.trace = base_name(tr->file), .nsys_version = tr->nsys_version,
+                                    .schema_version = tr->schema_version, .gpu_names = tr->gpu_names,
+                                    .iteration_marker = tr->iteration_marker ? tr->iteration_marker : ""};
+    }
+    tg_status st = check_runs(runs, run->n_traces, allow_mismatch, diag);
+    free(runs);
     return st;
 }

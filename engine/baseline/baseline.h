@@ -28,10 +28,18 @@
 
 #define TG_BASELINE_FORMAT 1             /* format_version written and understood */
 #define TG_BASELINE_MAX_SAMPLES 1000     /* per-row values kept per metric */
-#define TG_BASELINE_MIN_BAND_RUNS 3      /* runs needed for the run-to-run band */
-#define TG_BASELINE_BAND_K 3.0           /* band = median +- K * 1.4826 * MAD */
+#define TG_BASELINE_MIN_BAND_RUNS 3      /* runs needed to measure the run-to-run spread */
+#define TG_BASELINE_BAND_K 3.0           /* band = median +- K * spread (docs/regressions.md) */
 #define TG_BASELINE_DEFAULT_MIN_CHANGE 0.05
 #define TG_BASELINE_DEFAULT_ALPHA 0.01
+#define TG_BASELINE_DEFAULT_RUN_NOISE 0.10  /* assumed relative run-to-run spread (param run_noise) */
+#define TG_BASELINE_MIN_SAMPLES 10       /* per side, for the within-run test */
+#define TG_BASELINE_DEFAULT_MIN_MATCH 0.5   /* param min_workload_match */
+#define TG_BASELINE_MAX_WORK 200         /* workload names kept (the rest summed as TG_BASELINE_OTHER) */
+#define TG_BASELINE_MAX_RANGES 50        /* NVTX range names kept */
+#define TG_BASELINE_OTHER "(other)"
+#define TG_BASELINE_MAX_CONTRIBUTORS 8   /* GPU work names a finding lists */
+#define TG_BASELINE_MAX_RANGE_CONTRIBUTORS 4
 
 /* Provenance of one recorded run (one trace). NULL: not recorded. */
 typedef struct tg_baseline_run {
@@ -69,6 +77,8 @@ typedef struct tg_baseline {
     size_t n_runs;
     tg_baseline_metric *metrics;   /* sorted by rule id (strcmp) */
     size_t n_metrics;
+    tg_workload *workload;      /* what ran, pooled over the runs (docs/regressions.md);
+                                   NULL in baselines recorded before it was kept */
 } tg_baseline;
 
 /* What baselines need to know about rules. Any member may be NULL. */
@@ -101,6 +111,9 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
 ** version and one iteration marker: otherwise an error (TG_EUSAGE) naming
 ** both, or only a warning when allow_mismatch. Returns TG_OK or TG_EUSAGE. */
 tg_status tg_baseline_check_runs(const tg_baseline *b, bool allow_mismatch, tg_diag *diag);
+/* The same on the traces of a run, before recording (a mismatch is said
+** before what else may be wrong with them). */
+tg_status tg_baseline_check_results(const tg_run_result *run, bool allow_mismatch, tg_diag *diag);
 
 /* ------------------------------------------------------------- file I/O */
 
@@ -153,6 +166,23 @@ tg_status tg_baseline_apply_with(const tg_baseline *b, const tg_baseline_rules *
 ** when out of memory. */
 tg_baseline_cmp *tg_baseline_rule_stats(const tg_baseline *b, const tg_ruleset *rs,
                                         tg_arena *arena);
+
+/* ------------------------------------------------------- run-to-run spread */
+
+/* How far the metric moves between runs of unchanged code
+** (docs/regressions.md): measured from the per-run values with 3+ runs
+** (tg_stats_spread), else assumed: run_noise x |median| (the rule's param;
+** NaN: TG_BASELINE_DEFAULT_RUN_NOISE), or the spread of 2 runs when that is
+** larger. The band is median +- TG_BASELINE_BAND_K x spread. */
+typedef struct tg_spread {
+    double spread;             /* in the metric's unit */
+    double rel;                /* spread / |median| */
+    bool measured;             /* from 3+ runs */
+    size_t n_runs;             /* runs with a value */
+    double lo, hi;             /* the band */
+} tg_spread;
+
+bool tg_baseline_spread(const tg_baseline *b, const tg_baseline_metric *m, double run_noise, tg_spread *out);
 
 /* ------------------------------------------------------------- helpers */
 

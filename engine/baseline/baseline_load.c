@@ -398,6 +398,11 @@ static bool load_metrics(loader *L, yaml_node_t *n)
         return false;
     }
     size_t len = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    if (len == 0) {
+        LOAD_ERROR(L, n, "'metrics' is empty: a baseline without metrics would pass every check; "
+                   "re-record it with `tracegate baseline record`");
+        return false;
+    }
     L->b->metrics = tg_arena_alloc(L->b->arena, (len ? len : 1) * sizeof *L->b->metrics);
     if (!L->b->metrics) return false;
     metrics_ctx mc = {0};
@@ -407,10 +412,119 @@ static bool load_metrics(loader *L, yaml_node_t *n)
     return ok;
 }
 
+/* ------------------------------------------------------------ workload */
+
+typedef struct entry_nodes {
+    tg_work_entry *e;
+    bool name, kind;
+} entry_nodes;
+
+static bool entry_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
+{
+    entry_nodes *c = ctx;
+    tg_work_entry *e = c->e;
+    if (!strcmp(key, "name")) {
+        c->name = true;
+        if (!get_str(L, v, "workload name", &e->name)) return false;
+        if (!e->name) {
+            LOAD_ERROR(L, v, "a workload entry's name must be a string");
+            return false;
+        }
+        return true;
+    }
+    if (!strcmp(key, "kind")) {
+        static const char *const kinds[] = {"kernel", "memcpy", "memset", "nvtx"};
+        const char *s = scalar(v);
+        for (int i = 0; s && i < 4; i++)
+            if (!strcmp(s, kinds[i])) e->kind = i == 3 ? -1 : i, c->kind = true;
+        if (!c->kind) LOAD_ERROR(L, v, "kind must be kernel, memcpy, memset or nvtx");
+        return c->kind;
+    }
+    double x;
+    if (!strcmp(key, "count")) {
+        size_t n;
+        if (!get_count(L, v, "count", &n)) return false;
+        e->count = (int64_t)n;
+        return true;
+    }
+    if (!strcmp(key, "time")) return get_num(L, v, "time", true, &e->time);
+    if (!strcmp(key, "launches")) return get_num(L, v, "launches", true, &e->launches);
+    if (!strcmp(key, "total")) {
+        if (!get_num(L, v, "total", false, &x)) return false;
+        e->total = x;
+        return true;
+    }
+    unknown_key(L, k, key, "a workload entry");
+    return true;
+}
+
+static bool load_entries(loader *L, yaml_node_t *n, const char *what, tg_work_entry **out, size_t *n_out)
+{
+    if (n->type != YAML_SEQUENCE_NODE) {
+        LOAD_ERROR(L, n, "workload %s must be a list, not %s", what, node_kind(n));
+        return false;
+    }
+    size_t len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    *out = tg_arena_alloc(L->b->arena, (len ? len : 1) * sizeof **out);
+    if (!*out) return false;
+    bool ok = true;
+    for (size_t i = 0; i < len; i++) {
+        yaml_node_t *item = node_at(L, n->data.sequence.items.start[i]);
+        tg_work_entry *e = &(*out)[i];
+        *e = (tg_work_entry){.time = NAN, .launches = NAN};
+        entry_nodes c = {.e = e};
+        if (!each_pair(L, item, "a workload entry", entry_pair, &c)) ok = false;
+        else if (!c.name || !c.kind) {
+            LOAD_ERROR(L, item, "a workload entry needs 'name' and 'kind'");
+            ok = false;
+        }
+    }
+    *n_out = len;
+    return ok;
+}
+
+typedef struct workload_nodes {
+    tg_workload *w;
+    yaml_node_t *ops;
+} workload_nodes;
+
+static bool workload_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
+{
+    workload_nodes *c = ctx;
+    tg_workload *w = c->w;
+    if (!strcmp(key, "ops")) return c->ops = v, load_entries(L, v, "ops", &w->ops, &w->n_ops);
+    if (!strcmp(key, "nvtx")) return load_entries(L, v, "nvtx", &w->ranges, &w->n_ranges);
+    if (!strcmp(key, "gpu_time")) return get_num(L, v, "gpu_time", true, &w->gpu_time);
+    if (!strcmp(key, "total")) return get_num(L, v, "total", false, &w->total);
+    if (!strcmp(key, "steady_iterations")) {
+        size_t n;
+        if (!get_count(L, v, "steady_iterations", &n)) return false;
+        w->steady_iterations = (int64_t)n;
+        return true;
+    }
+    unknown_key(L, k, key, "the workload");
+    return true;
+}
+
+static bool load_workload(loader *L, yaml_node_t *n)
+{
+    tg_workload *w = tg_arena_alloc(L->b->arena, sizeof *w);
+    if (!w) return false;
+    *w = (tg_workload){.gpu_time = NAN};
+    workload_nodes c = {.w = w};
+    if (!each_pair(L, n, "the workload", workload_pair, &c)) return false;
+    if (!c.ops) {
+        LOAD_ERROR(L, n, "the workload lacks 'ops'");
+        return false;
+    }
+    L->b->workload = w;
+    return true;
+}
+
 /* ------------------------------------------------------------ the root */
 
 typedef struct root_nodes {
-    yaml_node_t *date, *format_version, *metrics, *runs, *tool_version;
+    yaml_node_t *date, *format_version, *metrics, *runs, *tool_version, *workload;
 } root_nodes;
 
 static bool root_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
@@ -421,6 +535,7 @@ static bool root_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v
     else if (!strcmp(key, "metrics")) r->metrics = v;
     else if (!strcmp(key, "runs")) r->runs = v;
     else if (!strcmp(key, "tool_version")) r->tool_version = v;
+    else if (!strcmp(key, "workload")) r->workload = v;
     else unknown_key(L, k, key, "the baseline");
     return true;
 }
@@ -457,6 +572,7 @@ static bool load_root(loader *L, yaml_node_t *root)
         return false;
     }
     if (!load_runs(L, r.runs)) return false;    /* metrics are checked against the runs */
+    if (r.workload && !load_workload(L, r.workload)) ok = false;
     return load_metrics(L, r.metrics) && ok;
 }
 

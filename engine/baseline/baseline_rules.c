@@ -8,6 +8,58 @@
 #include "stats.h"
 
 #include <math.h>
+#include <string.h>
+
+static bool same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+tg_status tg_baseline_validate(const tg_baseline *b, const tg_ruleset *rs, tg_diag *diag)
+{
+    tg_status st = TG_OK;
+    const char *bname = b->path ? b->path : "the baseline";
+    for (size_t i = 0; i < tg_rules_count(rs); i++) {
+        const tg_rule_info *r = tg_rules_info(rs, i);
+        if (!r->enabled || !r->regression || !r->metric) continue;
+        const tg_baseline_metric *m = tg_baseline_find(b, r->id);
+        if (!m) {
+            tg_diag_error(diag, TG_EUSAGE, "%s has no entry for regression rule %s (enabled); a check against it "
+                          "could not judge that rule: record the baseline again with this rule set, or disable "
+                          "the rule (enabled: false)", bname, r->id);
+            st = TG_EUSAGE;
+            continue;
+        }
+        tg_unit unit = tg_baseline_metric_unit(r->source, r->metric);
+        const char *was = NULL, *now = NULL, *what = NULL;
+        if (!same_text(m->metric, r->metric)) {
+            what = "metric", was = m->metric, now = r->metric;
+        } else if (!same_text(m->samples_field, r->samples)) {
+            what = "samples field", was = m->samples_field ? m->samples_field : "none",
+            now = r->samples ? r->samples : "none";
+        } else if (m->unit != unit) {
+            what = "unit", was = tg_unit_name(m->unit), now = tg_unit_name(unit);
+        } else if ((m->direction > 0) != (r->regression > 0)) {
+            what = "direction", was = tg_baseline_direction_name(m->direction),
+            now = tg_baseline_direction_name(r->regression);
+        }
+        if (what) {
+            tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, m->pos, NULL,
+                        "entry '%s' was recorded for another definition of the rule: its %s is %s, the rule's "
+                        "is %s, so the numbers are not comparable; record the baseline again",
+                        m->rule, what, was, now);
+            st = TG_EUSAGE;
+            continue;
+        }
+        if (r->samples && m->n_samples == 0) {
+            tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, m->pos, NULL,
+                        "entry '%s' holds no %s samples though the rule compares them; record the baseline again",
+                        m->rule, r->samples);
+            st = TG_EUSAGE;
+        }
+    }
+    return st;
+}
 
 static double ruleset_param(const void *ctx, const char *rule, const char *param, double dflt)
 {

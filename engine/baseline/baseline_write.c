@@ -183,6 +183,51 @@ static void write_run(writer *w, const tg_baseline_run *r)
     w_map_end(w);
 }
 
+static const char *work_kind(int kind)
+{
+    return kind == 0 ? "kernel" : kind == 1 ? "memcpy" : kind == 2 ? "memset" : "nvtx";
+}
+
+/* One name of the workload, keys sorted, on one line. */
+static void write_entry(writer *w, const tg_work_entry *e)
+{
+    w_map_start(w, YAML_FLOW_MAPPING_STYLE);
+    w_key(w, "count");
+    w_num(w, (double)e->count);
+    w_key(w, "kind");
+    w_scalar(w, work_kind(e->kind), YAML_PLAIN_SCALAR_STYLE);
+    w_key(w, "launches");
+    w_num(w, e->launches);
+    w_key(w, "name");
+    w_str(w, e->name);
+    w_key(w, "time");
+    w_num(w, e->time);
+    w_key(w, "total");
+    w_num(w, e->total);
+    w_map_end(w);
+}
+
+static void write_workload(writer *w, const tg_workload *wl)
+{
+    w_key(w, "workload");
+    w_map_start(w, YAML_BLOCK_MAPPING_STYLE);
+    w_key(w, "gpu_time");
+    w_num(w, wl->gpu_time);
+    w_key(w, "nvtx");
+    w_seq_start(w, YAML_BLOCK_SEQUENCE_STYLE);
+    for (size_t i = 0; i < wl->n_ranges; i++) write_entry(w, &wl->ranges[i]);
+    w_seq_end(w);
+    w_key(w, "ops");
+    w_seq_start(w, YAML_BLOCK_SEQUENCE_STYLE);
+    for (size_t i = 0; i < wl->n_ops; i++) write_entry(w, &wl->ops[i]);
+    w_seq_end(w);
+    w_key(w, "steady_iterations");
+    w_num(w, (double)wl->steady_iterations);
+    w_key(w, "total");
+    w_num(w, wl->total);
+    w_map_end(w);
+}
+
 tg_status tg_baseline_write(const tg_baseline *b, FILE *out)
 {
     fprintf(out, "# tracegate baseline, format %d: the fields are described in "
@@ -216,6 +261,7 @@ tg_status tg_baseline_write(const tg_baseline *b, FILE *out)
     w_seq_end(&w);
     w_key(&w, "tool_version");
     w_str(&w, b->tool_version);
+    if (b->workload) write_workload(&w, b->workload);
 
     w_map_end(&w);
     yaml_document_end_event_initialize(&ev, 1);

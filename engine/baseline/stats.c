@@ -81,14 +81,35 @@ double tg_stats_mad(const double *x, size_t n)
     return r;
 }
 
+double tg_stats_sd(const double *x, size_t n)
+{
+    if (n < 2) return NAN;
+    double mean = 0;
+    for (size_t i = 0; i < n; i++) mean += x[i];
+    mean /= (double)n;
+    double ss = 0;
+    for (size_t i = 0; i < n; i++) ss += (x[i] - mean) * (x[i] - mean);
+    return sqrt(ss / (double)(n - 1));
+}
+
+double tg_stats_spread(const double *x, size_t n)
+{
+    if (n < 2) return NAN;
+    double mad = tg_stats_mad(x, n);
+    if (isnan(mad)) return NAN;
+    if (n >= TG_SPREAD_ROBUST_N) return TG_MAD_SCALE * mad;
+    double sd = tg_stats_sd(x, n);
+    return isnan(sd) ? NAN : fmax(TG_MAD_SCALE * mad, sd);
+}
+
 bool tg_stats_band(const double *x, size_t n, size_t min_n, double k,
                    double *lo, double *hi)
 {
     *lo = *hi = NAN;
     if (n == 0 || n < min_n) return false;
-    double med = tg_stats_median(x, n), mad = tg_stats_mad(x, n);
-    if (isnan(med) || isnan(mad)) return false;
-    double half = k * TG_MAD_SCALE * mad;
+    double med = tg_stats_median(x, n), spread = tg_stats_spread(x, n);
+    if (isnan(med) || isnan(spread)) return false;
+    double half = k * spread;
     *lo = med - half;
     *hi = med + half;
     return true;

@@ -33,7 +33,17 @@ double tg_stats_median(const double *x, size_t n);
 /* Median absolute deviation, raw (not scaled): median(|x_i - median(x)|). */
 double tg_stats_mad(const double *x, size_t n);
 
-/* Run-to-run band: median +- k * TG_MAD_SCALE * MAD. Returns false (and NaN
+/* Sample standard deviation (n - 1 in the denominator); NaN for n < 2. */
+double tg_stats_sd(const double *x, size_t n);
+
+/* Spread of per-run values: TG_MAD_SCALE * MAD, robust to one odd run;
+** with fewer than TG_SPREAD_ROBUST_N values the larger of that and the
+** sd, because the MAD of a few values reads 0 when two of three runs agree
+** however far the third is (30, 30, 45 ms). NaN for n < 2. */
+#define TG_SPREAD_ROBUST_N 5
+double tg_stats_spread(const double *x, size_t n);
+
+/* Run-to-run band: median +- k * tg_stats_spread. Returns false (and NaN
 ** bounds) when n is below min_n. */
 bool tg_stats_band(const double *x, size_t n, size_t min_n, double k,
                    double *lo, double *hi);

@@ -12,6 +12,7 @@
 #include "../common/common.h"
 #include "../eval/eval.h"
 #include "../model/model.h"
+#include "../report/report.h"
 
 int tg_cmd_info(int argc, char **argv);      /* cmd_info.c */
 int tg_cmd_metrics(int argc, char **argv);   /* cmd_metrics.c */
@@ -46,10 +47,13 @@ tg_load_opts tg_cli_load_opts(const tg_ruleset *rs, bool load_all);
 /* Free what tg_cli_evaluate allocated, including run->arena. */
 void tg_cli_run_free(tg_run_result *run);
 
-/* Exit status of a run from its verdicts (DESIGN §5): 4 internal or rule
-** evaluation error, 3 a trace unreadable or lacking data a rule needs, 1 a
-** failing finding at or above fail_on (or a failing regression), else 0. */
-int tg_cli_exit_status(const tg_run_result *run, tg_severity fail_on, bool fail_never, int eval_status);
+/* Exit status of a run from its verdicts (DESIGN §5, docs/formats.md): 4
+** internal or rule evaluation error, 2 a trace that does not fit the
+** baseline, 3 a trace unreadable or lacking data a rule needs, 1 a result
+** that gates under `gate` (tg_report_gates: a failing finding at or above
+** fail_on, a failing regression, an inconclusive one with
+** inconclusive_fail), else 0. */
+int tg_cli_exit_status(const tg_run_result *run, const tg_report_opts *gate, int eval_status);
 
 int tg_cmd_merge(int argc, char **argv);     /* cmd_merge.c */
 

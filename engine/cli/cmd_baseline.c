@@ -347,11 +347,8 @@ static int cmd_record(int argc, char **argv)
                         "the other runs' values)\n");
         goto done;
     }
-    b = tg_baseline_record(&run, rs, TG_VERSION, date, &diag);
-    if (b && tg_baseline_check_runs(b, o.allow_mismatch, &diag) != TG_OK) {
-        tg_baseline_free(b);
-        b = NULL;
-    }
+    if (tg_baseline_check_results(&run, o.allow_mismatch, &diag) == TG_OK)
+        b = tg_baseline_record(&run, rs, TG_VERSION, date, &diag);
     rc = tg_cli_report_diag(&diag, TG_OK);
     if (!b) {
         if (rc == TG_OK) rc = TG_EINTERNAL;
@@ -385,14 +382,16 @@ static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE 
             tg_baseline_direction_name(m->direction));
     fprintf(out, "    median   %s   MAD %s   runs with a value: %zu of %zu\n", med, mad,
             m->n_runs, b->n_runs);
-    if (m->n_runs >= TG_BASELINE_MIN_BAND_RUNS) {
+    tg_spread sp;
+    if (tg_baseline_spread(b, m, NAN, &sp) && sp.measured) {
         char lo[48], hi[48];
-        double half = TG_BASELINE_BAND_K * 1.4826 * m->mad;
-        tg_baseline_format_value(m->median - half, m->unit, lo, sizeof lo);
-        tg_baseline_format_value(m->median + half, m->unit, hi, sizeof hi);
-        fprintf(out, "    band     %s .. %s (median +- 3 x 1.4826 x MAD)\n", lo, hi);
+        tg_baseline_format_value(sp.lo, m->unit, lo, sizeof lo);
+        tg_baseline_format_value(sp.hi, m->unit, hi, sizeof hi);
+        fprintf(out, "    band     %s .. %s (median +- %g x the spread of %zu runs, %.3g%%)\n", lo, hi,
+                TG_BASELINE_BAND_K, sp.n_runs, 100 * sp.rel);
     } else {
-        fprintf(out, "    band     none (needs %d runs)\n", TG_BASELINE_MIN_BAND_RUNS);
+        fprintf(out, "    band     not measured (needs %d runs; a check assumes the rule's run_noise)\n",
+                TG_BASELINE_MIN_BAND_RUNS);
     }
     fprintf(out, "    per run ");
     for (size_t i = 0; i < b->n_runs; i++) {

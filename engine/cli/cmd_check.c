@@ -38,6 +38,8 @@ static void check_usage(FILE *f)
         "  --format FORMAT       text (default), json, junit, sarif, github, markdown\n"
         "  -o FORMAT=FILE        also write FORMAT to FILE (repeatable)\n"
         "  --fail-on LEVEL       error (default), warning, info or never\n"
+        "  --inconclusive MODE   pass (default) or fail: a regression rule whose change\n"
+        "                        the baseline cannot tell from run-to-run noise\n"
         "  --missing-data MODE   fail (default: exit 3) or skip rules whose data was not recorded\n"
         "  --baseline FILE       compare metrics with a stored baseline\n"
         "  --allow-mismatch      accept a baseline from another GPU model or schema\n"
@@ -78,7 +80,7 @@ static int bad_usage(const char *fmt, const char *arg)
 
 static int parse_args(int argc, char **argv, check_args *a)
 {
-    enum { O_RULES = 256, O_FORMAT, O_FAIL_ON, O_MISSING, O_BASELINE, O_MISMATCH,
+    enum { O_RULES = 256, O_FORMAT, O_FAIL_ON, O_INCONCLUSIVE, O_MISSING, O_BASELINE, O_MISMATCH,
            O_SET, O_PATTERN, O_JOBS, O_COLOR, O_QUIET, O_HELP, O_MAX_MEMORY, O_LOAD };
     static const struct option opts[] = {
         {"rules", required_argument, 0, O_RULES},     {"format", required_argument, 0, O_FORMAT},
@@ -88,7 +90,7 @@ static int parse_args(int argc, char **argv, check_args *a)
         {"jobs", required_argument, 0, O_JOBS},       {"color", required_argument, 0, O_COLOR},
         {"quiet", no_argument, 0, O_QUIET},           {"help", no_argument, 0, O_HELP},
         {"max-memory", required_argument, 0, O_MAX_MEMORY},
-        {"load", required_argument, 0, O_LOAD},
+        {"load", required_argument, 0, O_LOAD},       {"inconclusive", required_argument, 0, O_INCONCLUSIVE},
         {0, 0, 0, 0}};
     tg_cli_outputs_init(&a->out);
     a->missing = TG_MISSING_FAIL;
@@ -109,6 +111,9 @@ static int parse_args(int argc, char **argv, check_args *a)
             break;
         case O_FAIL_ON:
             if (tg_cli_outputs_option(&a->out, "fail-on", optarg) < 0) return TG_EUSAGE;
+            break;
+        case O_INCONCLUSIVE:
+            if (tg_cli_outputs_option(&a->out, "inconclusive", optarg) < 0) return TG_EUSAGE;
             break;
         case O_MISSING:
             if (!strcmp(optarg, "fail")) a->missing = TG_MISSING_FAIL;
@@ -269,7 +274,8 @@ static int run_check(check_args *a, int n_traces, char **traces)
         tg_diag_clear(&diag);
     }
 
-    st = tg_cli_exit_status(&run, a->out.fail_on, a->out.fail_never, eval_status);
+    tg_report_opts gate = tg_cli_outputs_gate(&a->out);
+    st = tg_cli_exit_status(&run, &gate, eval_status);
     int wst = tg_cli_outputs_write(&a->out, &run, rs);
     if (wst != TG_OK && st == TG_OK) st = wst;
 done:

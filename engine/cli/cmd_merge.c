@@ -21,6 +21,7 @@ static void merge_usage(FILE *f)
         "  --format FORMAT            text (default), json, junit, sarif, github, markdown\n"
         "  -o FORMAT=FILE             also write FORMAT to FILE (repeatable)\n"
         "  --fail-on LEVEL            error (default), warning, info or never\n"
+        "  --inconclusive MODE        pass (default) or fail\n"
         "  --straggler-threshold X    a rank whose p50 iteration period exceeds the median\n"
         "                             rank by more than X fails rank-straggler (default 10%%)\n"
         "  --straggler-severity S     error, warning (default) or info\n"
@@ -44,13 +45,14 @@ static bool parse_ratio(const char *s, double *out)
 
 int tg_cmd_merge(int argc, char **argv)
 {
-    enum { O_FORMAT = 256, O_FAIL_ON, O_THRESHOLD, O_SEVERITY, O_COLOR, O_QUIET, O_HELP };
+    enum { O_FORMAT = 256, O_FAIL_ON, O_INCONCLUSIVE, O_THRESHOLD, O_SEVERITY, O_COLOR, O_QUIET, O_HELP };
     static const struct option opts[] = {
         {"format", required_argument, 0, O_FORMAT},     {"fail-on", required_argument, 0, O_FAIL_ON},
         {"straggler-threshold", required_argument, 0, O_THRESHOLD},
         {"straggler-severity", required_argument, 0, O_SEVERITY},
         {"color", required_argument, 0, O_COLOR},       {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, O_HELP},               {0, 0, 0, 0}};
+        {"help", no_argument, 0, O_HELP},               {"inconclusive", required_argument, 0, O_INCONCLUSIVE},
+        {0, 0, 0, 0}};
     tg_cli_outputs out;
     tg_cli_outputs_init(&out);
     double threshold = 0.10;
@@ -63,6 +65,7 @@ int tg_cmd_merge(int argc, char **argv)
         case O_FORMAT: bad = tg_cli_outputs_option(&out, "format", optarg) < 0; break;
         case 'o': bad = tg_cli_outputs_option(&out, "o", optarg) < 0; break;
         case O_FAIL_ON: bad = tg_cli_outputs_option(&out, "fail-on", optarg) < 0; break;
+        case O_INCONCLUSIVE: bad = tg_cli_outputs_option(&out, "inconclusive", optarg) < 0; break;
         case O_COLOR: bad = tg_cli_outputs_option(&out, "color", optarg) < 0; break;
         case 'q':
         case O_QUIET: out.quiet = true; break;
@@ -104,7 +107,8 @@ int tg_cmd_merge(int argc, char **argv)
     tg_diag_clear(&diag);
     if (st == TG_OK) {
         tg_merge_stragglers(&run, threshold, severity);
-        st = tg_cli_exit_status(&run, out.fail_on, out.fail_never, TG_OK);
+        tg_report_opts gate = tg_cli_outputs_gate(&out);
+        st = tg_cli_exit_status(&run, &gate, TG_OK);
         int wst = tg_cli_outputs_write(&out, &run, NULL);
         if (wst != TG_OK && st == TG_OK) st = wst;
     }

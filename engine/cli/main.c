@@ -50,7 +50,7 @@ int tg_cli_report_diag(const tg_diag *diag, int fallback)
     return diag->n_errors ? (int)diag->status : fallback;
 }
 
-int tg_cli_exit_status(const tg_run_result *run, tg_severity fail_on, bool fail_never, int eval_status)
+int tg_cli_exit_status(const tg_run_result *run, const tg_report_opts *gate, int eval_status)
 {
     bool failed = false, missing = false, rule_error = false, usage = eval_status == TG_EUSAGE;
     for (size_t i = 0; i < run->n_traces; i++) {
@@ -61,11 +61,13 @@ int tg_cli_exit_status(const tg_run_result *run, tg_severity fail_on, bool fail_
         for (size_t j = 0; j < tr->n_results; j++) {
             const tg_rule_result *r = &tr->results[j];
             if (r->verdict == TG_V_ERROR) {
-                if (r->missing_data) missing = true;
+                tg_status es = r->error_status != TG_OK ? r->error_status
+                             : r->missing_data ? TG_ETRACE : TG_EINTERNAL;
+                if (es == TG_ETRACE) missing = true;
+                else if (es == TG_EUSAGE) usage = true;
                 else rule_error = true;
             }
-            if (r->verdict == TG_V_FAIL && !fail_never && (r->severity >= fail_on || r->regression != 0))
-                failed = true;
+            if (tg_report_gates(r, gate)) failed = true;
         }
     }
     if (eval_status == TG_EINTERNAL || rule_error) return TG_EINTERNAL;

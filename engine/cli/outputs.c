@@ -55,6 +55,12 @@ int tg_cli_outputs_option(tg_cli_outputs *o, const char *name, char *arg)
         else return usage_error("--fail-on wants error, warning, info or never, not '%s'", arg);
         return 1;
     }
+    if (!strcmp(name, "inconclusive")) {
+        if (!strcmp(arg, "pass")) o->inconclusive_fail = false;
+        else if (!strcmp(arg, "fail")) o->inconclusive_fail = true;
+        else return usage_error("--inconclusive wants pass or fail, not '%s'", arg);
+        return 1;
+    }
     if (!strcmp(name, "color")) {
         if (!strcmp(arg, "auto")) o->color = -1;
         else if (!strcmp(arg, "always")) o->color = 1;
@@ -67,6 +73,12 @@ int tg_cli_outputs_option(tg_cli_outputs *o, const char *name, char *arg)
         return 1;
     }
     return 0;
+}
+
+tg_report_opts tg_cli_outputs_gate(const tg_cli_outputs *o)
+{
+    return (tg_report_opts){.fail_on = o->fail_on, .fail_never = o->fail_never,
+                            .inconclusive_fail = o->inconclusive_fail, .tool_version = TG_VERSION};
 }
 
 int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, const tg_ruleset *rs)
@@ -85,6 +97,7 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
             .quiet = o->quiet,
             .fail_on = o->fail_on,
             .fail_never = o->fail_never,
+            .inconclusive_fail = o->inconclusive_fail,
             .tool_version = TG_VERSION,
             .step_summary_path = getenv("GITHUB_STEP_SUMMARY"),
         };

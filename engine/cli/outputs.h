@@ -19,14 +19,18 @@ typedef struct tg_cli_outputs {
     bool fail_never;
     int color;                 /* -1 auto, 0 never, 1 always */
     bool quiet;
+    bool inconclusive_fail;    /* --inconclusive fail */
 } tg_cli_outputs;
 
 void tg_cli_outputs_init(tg_cli_outputs *o);
 
 /* Handle one report option (`name` without dashes: "format", "o", "fail-on",
-** "color", "quiet"). Returns 1 when handled, 0 when not a report option,
-** -1 after printing a usage error. */
+** "inconclusive", "color", "quiet"). Returns 1 when handled, 0 when not a
+** report option, -1 after printing a usage error. */
 int tg_cli_outputs_option(tg_cli_outputs *o, const char *name, char *arg);
+
+/* What decides the gate (fail_on, fail_never, inconclusive_fail). */
+tg_report_opts tg_cli_outputs_gate(const tg_cli_outputs *o);
 
 /* Write every report. Returns TG_OK, TG_EUSAGE (cannot write a file) or
 ** TG_EINTERNAL. */

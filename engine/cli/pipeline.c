@@ -96,9 +96,6 @@ static tg_status evaluate_one(pipeline *p, size_t i)
                              : "the trace model could not be built";
     } else {
         out->gpu_names = gpu_names(m, out->arena);
-        char *markers = tg_iter_selection_markers(m->selection);
-        if (markers && markers[0]) out->iteration_marker = tg_arena_strdup(out->arena, markers);
-        free(markers);
         st = tg_eval_model(p->rs, m, p->eval_opts, out->arena, out, diag);
         if (st != TG_OK) {
             out->status = st;

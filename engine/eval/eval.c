@@ -99,6 +99,33 @@ static void set_values(tg_rule_state *st, const tg_value *aggs, tg_arena *arena)
     }
 }
 
+/* Why a rule's metric has no value, as a sentence. */
+static const char *why_no_metric(const tg_rule_state *st, tg_arena *arena)
+{
+    const tg_rule *r = st->rule;
+    const tg_model *m = st->m;
+    size_t rows = tg_model_source(m, r->source).n;
+    if (r->source == TG_SRC_ITERATION && rows == 0) {
+        size_t ranges = 0;
+        for (size_t i = 0; i < m->trace->n_nvtx; i++) ranges += m->trace->nvtx[i].end != TG_NULL_I64;
+        if (ranges == 0)
+            return tg_arena_printf(arena, "the capture holds no NVTX ranges, so there are no iterations (record "
+                                   "them with 'nsys profile -t nvtx' and NVTX ranges around each step)");
+        return tg_arena_printf(arena, "no iteration: none of its %zu NVTX ranges matches the iteration pattern "
+                               "%s (see 'tracegate info' for their names; --iteration-pattern RE)", ranges,
+                               m->selection ? m->selection->pattern : TG_DEFAULT_ITERATION_PATTERN);
+    }
+    if (rows == 0) return tg_arena_printf(arena, "the %s source has no rows in this trace", r->info.source);
+    if (st->count == 0) {
+        if (r->source == TG_SRC_ITERATION)
+            return tg_arena_printf(arena, "none of its %zu iterations is steady (the first 5 of more than 10 "
+                                   "are warmup, partial ones never count)", rows);
+        return tg_arena_printf(arena, "none of the %zu %s rows passes the rule's where", rows, r->info.source);
+    }
+    return tg_arena_printf(arena, "%s has no value over the %lld %s rows that pass the rule's where",
+                           r->info.metric, (long long)st->count, r->info.source);
+}
+
 static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *arena)
 {
     const tg_rule *r = st->rule;
@@ -110,7 +137,10 @@ static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *a
     }
     res->count = st->count;
     set_values(st, aggs, arena);
-    if (r->metric) res->metric_value = tg_value_num(tg_eval_agg(st, aggs, r->metric));
+    if (r->metric) {
+        res->metric_value = tg_value_num(tg_eval_agg(st, aggs, r->metric));
+        if (isnan(res->metric_value)) res->metric_missing = why_no_metric(st, arena);
+    }
     if (st->n_samples) {
         res->samples = tg_arena_alloc(arena, st->n_samples * sizeof *res->samples);
         if (res->samples) {
@@ -143,12 +173,19 @@ static void free_state(tg_rule_state *st)
     free(st->heap);
 }
 
-static void fill_trace_info(const tg_model *m, tg_arena *arena, tg_trace_result *out)
+static bool fill_trace_info(const tg_ruleset *rs, const tg_model *m, tg_arena *arena, tg_trace_result *out)
 {
     const tg_trace *t = m->trace;
     if (!out->file && t->path) out->file = tg_arena_strdup(arena, t->path);
     if (!out->nsys_version && t->nsys_version) out->nsys_version = tg_arena_strdup(arena, t->nsys_version);
     if (!out->schema_version && t->schema_version) out->schema_version = tg_arena_strdup(arena, t->schema_version);
+    char *markers = tg_iter_selection_markers(m->selection);
+    if (!markers) return false;
+    if (markers[0]) out->iteration_marker = tg_arena_strdup(arena, markers);
+    free(markers);
+    bool regression = false;
+    for (size_t i = 0; i < rs->n; i++) regression |= rs->rules[i].info.enabled && rs->rules[i].info.regression;
+    return !regression || (out->workload = tg_eval_workload(m, arena)) != NULL;
 }
 
 tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_opts *opts, tg_arena *arena,
@@ -156,7 +193,10 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
 {
     static const tg_eval_opts defaults = {0};
     if (!opts) opts = &defaults;
-    fill_trace_info(m, arena, out);
+    if (!fill_trace_info(rs, m, arena, out)) {
+        tg_diag_error(diag, TG_EINTERNAL, "out of memory while evaluating rules");
+        return TG_EINTERNAL;
+    }
     size_t n = 0;
     for (size_t i = 0; i < rs->n; i++) n += rs->rules[i].info.enabled;
     out->results = tg_arena_alloc(arena, (n ? n : 1) * sizeof *out->results);

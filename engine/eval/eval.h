@@ -29,6 +29,16 @@ typedef struct tg_eval_opts {
 tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_opts *opts,
                         tg_arena *arena, tg_trace_result *out, tg_diag *diag);
 
+/* The workload of a built model (eval_workload.c), in arena; NULL when out
+** of memory. tg_eval_model fills tg_trace_result.workload with it when an
+** enabled rule has `regression`. */
+tg_workload *tg_eval_workload(const tg_model *m, tg_arena *arena);
+
+/* SQL that gives entry e's launches and per-iteration total (over the
+** steady iterations) from the export w came from; NULL for NVTX entries,
+** without iterations, or out of memory. */
+const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *arena);
+
 /* Which rows of source src can count for some enabled rule of rs (its
 ** `where` holds): for a table that streams by, the rows worth keeping.
 ** NULL with *all set when every row may count (a rule on src without

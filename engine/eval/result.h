@@ -25,6 +25,22 @@ typedef struct tg_evidence {
     size_t n_fields;
 } tg_evidence;
 
+/* What changed, one name of GPU work (a kernel family, a copy kind) or
+** NVTX range, per steady iteration, baseline vs now
+** (docs/regressions.md). */
+typedef enum tg_contrib_status { TG_CONTRIB_GREW, TG_CONTRIB_SHRANK, TG_CONTRIB_NEW, TG_CONTRIB_GONE } tg_contrib_status;
+
+typedef struct tg_contributor {
+    const char *name;
+    int kind;                  /* 0 kernel, 1 memcpy, 2 memset, -1 NVTX range */
+    tg_contrib_status status;
+    double then_time, now_time;        /* ns per steady iteration */
+    double then_launches, now_launches;
+    double delta;              /* now_time - then_time */
+    double share;              /* of the total change of GPU time per iteration; NaN without */
+    const char *query;         /* SQL: this trace's launches and per-iteration total */
+} tg_contributor;
+
 typedef struct tg_baseline_cmp {
     bool present;
     double value;              /* baseline metric (median over runs) */
@@ -33,8 +49,17 @@ typedef struct tg_baseline_cmp {
     double p_value;            /* Mann-Whitney two-sided; NaN if not computed */
     size_t n_baseline, n_current;
     bool regression, improvement;
-    bool outside_band;         /* run-to-run band check (3+ runs) */
-    double band_lo, band_hi;   /* NaN when fewer than 3 runs */
+    bool outside_band;         /* current value outside the band */
+    double band_lo, band_hi;   /* median +- K x spread; NaN without a spread */
+    bool inconclusive;         /* the change cannot be told from run-to-run noise */
+    bool band_measured;        /* the spread comes from 3+ runs (else assumed) */
+    double spread;             /* run-to-run spread, relative to the baseline value */
+    size_t n_runs;             /* baseline runs with a value */
+    double workload_match;     /* share of the baseline's GPU time whose kernels this
+                                  trace runs; NaN when not compared */
+    double busy_then, busy_now;        /* GPU time per steady iteration; NaN without */
+    tg_contributor *contributors;      /* what changed most, by |delta| */
+    size_t n_contributors;
 } tg_baseline_cmp;
 
 typedef struct tg_rule_result {
@@ -54,12 +79,41 @@ typedef struct tg_rule_result {
     const char *reproduce;     /* SQL selecting the cited rows */
     const char *metric;        /* metric expression text, or NULL */
     double metric_value;       /* NaN when none */
+    const char *metric_missing; /* why metric_value is NaN (a sentence), or NULL */
     double *samples;           /* per-row values of `samples`, for baselines */
     size_t n_samples;
     tg_baseline_cmp baseline;
     bool missing_data;         /* skipped/errored because the capture lacks a table */
+    tg_status error_status;    /* an ERROR's exit status class: TG_ETRACE (the trace
+                                  lacks what the rule needs), TG_EUSAGE (the trace and
+                                  the baseline do not fit), TG_EINTERNAL; TG_OK: from
+                                  missing_data (TG_ETRACE) or else TG_EINTERNAL */
     int regression;            /* 0, +1 higher_is_worse, -1 lower_is_worse */
 } tg_rule_result;
+
+/* GPU work of one name per steady iteration (the workload a baseline keeps). */
+typedef struct tg_work_entry {
+    const char *name;          /* kernel family, "[memcpy HtoD]", "[memset]", NVTX name */
+    int kind;                  /* 0 kernel, 1 memcpy, 2 memset, -1 NVTX range */
+    int64_t count;             /* whole trace */
+    double total;              /* ns, whole trace */
+    double time, launches;     /* per steady iteration; NaN without iterations */
+} tg_work_entry;
+
+typedef struct tg_workload {
+    int64_t steady_iterations;
+    double gpu_time;           /* GPU work per steady iteration (ops summed); NaN without */
+    double total;              /* GPU work over the whole trace (ns) */
+    tg_work_entry *ops;        /* by time per iteration (else total), descending */
+    size_t n_ops;
+    tg_work_entry *ranges;     /* NVTX ranges in steady iterations, not the markers */
+    size_t n_ranges;
+    /* SQL pieces that reproduce an entry's per-iteration total from the
+    ** export (tg_workload_query): the steady iterations as a CTE body,
+    ** the tables as named in the file. */
+    const char *sql_steady;
+    const char *table_kernel, *table_memcpy, *table_memset, *table_runtime, *table_nvtx;
+} tg_workload;
 
 typedef struct tg_trace_result {
     const char *file;
@@ -68,6 +122,7 @@ typedef struct tg_trace_result {
     const char *gpu_names;     /* comma-separated distinct GPU names, or NULL */
     const char *iteration_marker;  /* markers of its iterations ("ProfilerStep#N",
                                       several joined by ", "), NULL without */
+    tg_workload *workload;     /* when a regression rule is enabled; NULL otherwise */
     tg_status status;          /* TG_OK, or TG_ETRACE when unreadable */
     const char *error;         /* the sentence, when status != TG_OK */
     tg_rule_result *results;

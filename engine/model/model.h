@@ -120,7 +120,9 @@ tg_iter_selection *tg_model_select_iterations(const tg_trace *t, const char *pat
 void tg_iter_selection_free(tg_iter_selection *sel);
 const char *tg_iter_marker_name(const tg_iter_selection *sel, int32_t marker);
 /* The distinct markers of the iterations, sorted, joined by ", " ("" when
-** none); malloc'd, NULL when out of memory. */
+** none; after TG_MARKERS_LISTED of them, " and N more"); malloc'd, NULL
+** when out of memory. */
+#define TG_MARKERS_LISTED 8
 char *tg_iter_selection_markers(const tg_iter_selection *sel);
 
 /* Is name's marker (digit runs as N) one of the markers the pattern

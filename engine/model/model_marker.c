@@ -25,6 +25,7 @@
 */
 #include "model_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,6 +288,7 @@ const char *tg_iter_marker_name(const tg_iter_selection *sel, int32_t marker)
 
 bool tg_iter_selection_has_marker(const tg_iter_selection *sel, const char *name)
 {
+    if (!sel) return false;
     tg_strpool *scratch = tg_strpool_new();
     if (!scratch) return false;
     int32_t id = marker_of(scratch, name, strlen(name));
@@ -311,6 +313,7 @@ const char *tg_marker_role_name(int role)
 char *tg_iter_selection_markers(const tg_iter_selection *sel)
 {
     size_t n = 0, len = 1;
+    if (!sel) return calloc(1, 1);
     const char **names = malloc((sel->n_counts ? sel->n_counts : 1) * sizeof *names);
     if (!names) return NULL;
     for (size_t i = 0; i < sel->n_counts; i++) {
@@ -328,13 +331,15 @@ char *tg_iter_selection_markers(const tg_iter_selection *sel)
             names[k] = names[k - 1];
             names[k - 1] = x;
         }
-    char *out = malloc(len);
+    size_t shown = n > TG_MARKERS_LISTED ? TG_MARKERS_LISTED : n;
+    char *out = malloc(len + 48);
     if (out) {
         out[0] = 0;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < shown; i++) {
             if (i) strcat(out, ", ");
             strcat(out, names[i]);
         }
+        if (shown < n) sprintf(out + strlen(out), " and %zu more", n - shown);
     }
     free(names);
     return out;

@@ -74,6 +74,9 @@ tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
                             r->advice);
             else if (r->verdict == TG_V_ERROR)
                 put_command(out, "error", r->rule, tg_report_basename(file), msg, NULL);
+            else if (r->verdict == TG_V_INCONCLUSIVE)
+                put_command(out, tg_report_gates(r, opts) ? "error" : "warning", r->rule,
+                            tg_report_basename(file), msg, r->advice);
         }
     }
     if (ferror(out)) return TG_EINTERNAL;

@@ -106,7 +106,7 @@ static void put_attr(FILE *out, const char *name, const char *value)
     fputc('"', out);
 }
 
-static void put_testcase(FILE *out, const char *file, const tg_rule_result *r)
+static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, const tg_report_opts *opts)
 {
     fputs("    <testcase", out);
     put_attr(out, "classname", file);
@@ -131,6 +131,15 @@ static void put_testcase(FILE *out, const char *file, const tg_rule_result *r)
         put_attr(out, "message", msg);
         fputs("/>\n", out);
         break;
+    case TG_V_INCONCLUSIVE:
+        /* a skip CI views show, or a failure under --inconclusive=fail */
+        fputs(tg_report_gates(r, opts) ? "      <failure" : "      <skipped", out);
+        put_attr(out, "message", msg);
+        put_attr(out, "type", "inconclusive");
+        fputs(">", out);
+        put_failure_body(out, r);
+        fputs(tg_report_gates(r, opts) ? "</failure>\n" : "</skipped>\n", out);
+        break;
     case TG_V_ERROR:
         fputs("      <error", out);
         put_attr(out, "message", msg);
@@ -153,12 +162,14 @@ static void put_property(FILE *out, const char *name, const char *value)
     fputs("/>\n", out);
 }
 
-static void put_suite(FILE *out, const tg_trace_result *t)
+static void put_suite(FILE *out, const tg_trace_result *t, const tg_report_opts *opts)
 {
     size_t n_fail = 0, n_skip = 0, n_err = t->status != TG_OK;
     for (size_t i = 0; i < t->n_results; i++) {
-        n_fail += t->results[i].verdict == TG_V_FAIL;
-        n_skip += t->results[i].verdict == TG_V_SKIP;
+        const tg_rule_result *r = &t->results[i];
+        bool inconclusive = r->verdict == TG_V_INCONCLUSIVE;
+        n_fail += r->verdict == TG_V_FAIL || (inconclusive && tg_report_gates(r, opts));
+        n_skip += r->verdict == TG_V_SKIP || (inconclusive && !tg_report_gates(r, opts));
         n_err += t->results[i].verdict == TG_V_ERROR;
     }
     const char *file = t->file ? t->file : "";
@@ -183,7 +194,7 @@ static void put_suite(FILE *out, const tg_trace_result *t)
         put_xml(out, err, false);
         fputs("</error>\n    </testcase>\n", out);
     }
-    for (size_t i = 0; i < t->n_results; i++) put_testcase(out, file, &t->results[i]);
+    for (size_t i = 0; i < t->n_results; i++) put_testcase(out, file, &t->results[i], opts);
     fputs("  </testsuite>\n", out);
 }
 
@@ -191,11 +202,13 @@ tg_status tg_report_junit(const tg_run_result *run, const tg_report_opts *opts, 
 {
     tg_report_tally t;
     tg_report_tally_run(run, opts, &t);
+    size_t inconclusive_failing = opts && opts->inconclusive_fail && !opts->fail_never ? t.inconclusive : 0;
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
     fprintf(out, "<testsuites name=\"tracegate\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\""
                  " skipped=\"%zu\" time=\"0\">\n",
-            t.results + t.traces_unreadable, t.failed, t.errors + t.traces_unreadable, t.skipped);
-    for (size_t i = 0; i < run->n_traces; i++) put_suite(out, &run->traces[i]);
+            t.results + t.traces_unreadable, t.failed + inconclusive_failing,
+            t.errors + t.traces_unreadable, t.skipped + t.inconclusive - inconclusive_failing);
+    for (size_t i = 0; i < run->n_traces; i++) put_suite(out, &run->traces[i], opts);
     fputs("</testsuites>\n", out);
     return ferror(out) ? TG_EINTERNAL : TG_OK;
 }

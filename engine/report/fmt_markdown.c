@@ -193,8 +193,9 @@ tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opt
             fputs(" | ", out);
             put_code(out, r->rule);
             fprintf(out, " | %s | %s%s%s | ", tg_severity_name(r->severity),
-                    r->verdict == TG_V_FAIL ? "**" : "", tg_verdict_upper(r->verdict),
-                    r->verdict == TG_V_FAIL ? "**" : "");
+                    r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE ? "**" : "",
+                    tg_verdict_upper(r->verdict),
+                    r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE ? "**" : "");
             if (r->count != TG_NULL_I64) fprintf(out, "%lld", (long long)r->count);
             fputs(" | ", out);
             put_md(out, r->message ? r->message : r->title);
@@ -207,8 +208,8 @@ tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opt
     for (size_t t = 0; t < run->n_traces; t++)
         for (size_t i = 0; i < run->traces[t].n_results; i++) {
             const tg_rule_result *r = &run->traces[t].results[i];
-            if (r->verdict != TG_V_FAIL) continue;
-            if (failures++ == 0) fputs("## Failures\n\n", out);
+            if (r->verdict != TG_V_FAIL && r->verdict != TG_V_INCONCLUSIVE) continue;
+            if (failures++ == 0) fputs("## Failures and inconclusive comparisons\n\n", out);
             if (details < MAX_DETAILS) {
                 details++;
                 put_failure(out, &run->traces[t], r);

@@ -172,13 +172,20 @@ static json_t *fingerprint(const char *rule, const char *trace_file)
     return json_string(hex);
 }
 
-static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule_result *r)
+static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule_result *r,
+                           const tg_report_opts *opts)
 {
     json_t *o = json_object();
     long idx = find_rule(c, r->rule);
     put(c, o, "ruleId", tg_report_json_str(r->rule));
     put(c, o, "ruleIndex", json_integer(idx));
-    put(c, o, "level", json_string(tg_severity_sarif(r->severity)));
+    if (r->verdict == TG_V_INCONCLUSIVE && !tg_report_gates(r, opts)) {
+        /* SARIF: a result that needs a person to look ("review") has level none */
+        put(c, o, "kind", json_string("review"));
+        put(c, o, "level", json_string("none"));
+    } else {
+        put(c, o, "level", json_string(r->verdict == TG_V_INCONCLUSIVE ? "error" : tg_severity_sarif(r->severity)));
+    }
     char *msg = NULL;
     size_t msg_len = 0;
     FILE *m = open_memstream(&msg, &msg_len);
@@ -198,6 +205,7 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
     put(c, o, "partialFingerprints", fp);
     json_t *props = json_object();
     put(c, props, "trace", tg_report_json_str(t->file));
+    put(c, props, "status", json_string(tg_verdict_name(r->verdict)));
     put(c, props, "count", r->count == TG_NULL_I64 ? json_null() : json_integer(r->count));
     put(c, props, "values", tg_report_json_values(r->values, r->n_values));
     if (r->reproduce) put(c, props, "reproduce", tg_report_json_str(r->reproduce));
@@ -288,7 +296,8 @@ tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
     for (size_t t = 0; t < run->n_traces; t++)
         for (size_t i = 0; i < run->traces[t].n_results; i++) {
             const tg_rule_result *r = &run->traces[t].results[i];
-            if (r->verdict == TG_V_FAIL && r->rule) append(&c, results, result_json(&c, &run->traces[t], r));
+            if ((r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE) && r->rule)
+                append(&c, results, result_json(&c, &run->traces[t], r, opts));
         }
     put(&c, sarif_run, "results", results);
     json_t *props = json_object();

@@ -32,6 +32,7 @@ static const char *verdict_color(tg_verdict v)
     case TG_V_PASS: return "\033[32m";
     case TG_V_FAIL: return "\033[1;31m";
     case TG_V_SKIP: return "\033[33m";
+    case TG_V_INCONCLUSIVE: return "\033[1;33m";
     default: return "\033[1;35m";
     }
 }
@@ -137,7 +138,7 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
     put_text(out, msg);
     if (r->missing_data) fputs(" (missing data)", out);
     fputc('\n', out);
-    bool detail = r->verdict == TG_V_FAIL;
+    bool detail = r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE;
     if (detail && r->n_values) {
         fputs(INDENT "values: ", out);
         put_named(out, r->values, r->n_values);
@@ -163,7 +164,8 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
 
 static bool shown(const text_ctx *c, const tg_rule_result *r)
 {
-    return !c->opts->quiet || r->verdict == TG_V_FAIL || r->verdict == TG_V_ERROR;
+    return !c->opts->quiet || r->verdict == TG_V_FAIL || r->verdict == TG_V_ERROR ||
+           r->verdict == TG_V_INCONCLUSIVE;
 }
 
 static void put_trace(const text_ctx *c, const tg_trace_result *t)

@@ -55,7 +55,9 @@ static const tg_report_opts default_opts = {.fail_on = TG_SEV_ERROR};
 bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts)
 {
     if (!opts) opts = &default_opts;
-    if (r->verdict != TG_V_FAIL || opts->fail_never) return false;
+    if (opts->fail_never) return false;
+    if (r->verdict == TG_V_INCONCLUSIVE) return opts->inconclusive_fail;
+    if (r->verdict != TG_V_FAIL) return false;
     if (r->regression != 0 || r->baseline.regression) return true;
     return r->severity >= opts->fail_on;
 }
@@ -80,6 +82,10 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
                 if (tg_report_gates(r, opts)) out->gating++;
                 break;
             case TG_V_SKIP: out->skipped++; break;
+            case TG_V_INCONCLUSIVE:
+                out->inconclusive++;
+                if (tg_report_gates(r, opts)) out->gating++;
+                break;
             default: out->errors++; break;
             }
             if (r->baseline.present && r->baseline.regression) out->regressions++;
@@ -117,6 +123,7 @@ char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opt
     add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_WARNING], "warning", "warnings");
     add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_INFO], "note", "notes");
     add_part(parts, sizeof parts, t.regressions, "regression", "regressions");
+    add_part(parts, sizeof parts, t.inconclusive, "inconclusive", "inconclusive");
     add_part(parts, sizeof parts, t.skipped, "skipped", "skipped");
     if (!parts[0])
         snprintf(parts, sizeof parts, "%zu %s passed", t.passed, t.passed == 1 ? "rule" : "rules");

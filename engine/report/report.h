@@ -24,6 +24,7 @@ typedef struct tg_report_opts {
     bool quiet;                /* text: only failures and the verdict line */
     tg_severity fail_on;       /* for the overall verdict */
     bool fail_never;           /* --fail-on never */
+    bool inconclusive_fail;    /* --inconclusive=fail: an inconclusive result fails the run */
     const char *tool_version;
     /* github: append the markdown summary to this file (the CLI passes
     ** $GITHUB_STEP_SUMMARY); NULL = no summary. */
@@ -33,17 +34,21 @@ typedef struct tg_report_opts {
 /* Overall status of a run for a fail-on level: "pass", "fail" or "error".
 ** "error": a trace failed to load (status != TG_OK) or a rule result is
 ** ERROR. "fail": a FAIL at or above opts->fail_on, or a FAIL of a
-** regression rule whatever its severity; never with opts->fail_never.
-** "pass" otherwise. opts may be NULL (fail_on error). */
+** regression rule whatever its severity, or (opts->inconclusive_fail) an
+** INCONCLUSIVE result; never with opts->fail_never. "pass" otherwise.
+** opts may be NULL (fail_on error). */
 const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts);
+
+/* True when this result makes the run fail under opts (see tg_run_status). */
+bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts);
 
 /* What a run contains, counted the same way by every format. */
 typedef struct tg_report_tally {
     size_t traces, traces_unreadable;
     size_t results;                /* rule results over all traces */
-    size_t passed, failed, skipped, errors;
+    size_t passed, failed, skipped, errors, inconclusive;
     size_t failed_by_severity[3];  /* FAIL results, indexed by tg_severity */
-    size_t gating;                 /* FAIL results that make the run fail */
+    size_t gating;                 /* results that make the run fail */
     size_t regressions, improvements;  /* baseline comparisons */
 } tg_report_tally;
 

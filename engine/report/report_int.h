@@ -10,8 +10,6 @@
 #include <jansson.h>
 #include "report.h"
 
-/* True when this result makes the run fail under opts (see tg_run_status). */
-bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts);
 /* The unit of a result's metric (and so of its baseline numbers): that of
 ** a value equal to metric_value, else the one its expression implies. */
 tg_unit tg_report_metric_unit(const tg_rule_result *r);

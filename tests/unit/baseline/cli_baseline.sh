@@ -68,7 +68,13 @@ expect 3 "unreadable trace" "$TG" baseline record -o "$DIR/x.yaml" "$R1" "$DIR/m
 [ -e "$DIR/x.yaml" ] && fail "a baseline was written although a trace was unreadable"
 expect 2 "runs from two GPU models" "$TG" baseline record -o "$DIR/x.yaml" "$D1" "$OTHER_GPU"
 grep -q "NVIDIA H200" "$DIR/err" || fail "mismatch message lacks the GPU names"
-expect 0 "--allow-mismatch" "$TG" baseline record --allow-mismatch -o "$DIR/x.yaml" "$D1" "$OTHER_GPU"
+# allowed, but that capture has no iterations: the regression rules cannot
+# be recorded from it, and no baseline is written
+expect 3 "--allow-mismatch, no iterations" "$TG" baseline record --allow-mismatch -o "$DIR/x.yaml" "$D1" "$OTHER_GPU"
+grep -q "cannot record regression rule .* from dlprof.*NVTX range" "$DIR/err" || fail "no reason why the rule cannot be recorded"
+[ -e "$DIR/x.yaml" ] && fail "a baseline was written without its regression metrics"
+expect 0 "--allow-mismatch, both runs with iterations" "$TG" baseline record --allow-mismatch \
+    --iteration-pattern '^(iteration|\{.*)$' -o "$DIR/x.yaml" "$D1" "$OTHER_GPU"
 expect 2 "check against another GPU's baseline" "$TG" check --baseline "$DIR/d.yaml" "$OTHER_GPU"
 printf 'format_version: 1\nruns: [\n' >"$DIR/bad.yaml"
 expect 2 "malformed baseline" "$TG" baseline show "$DIR/bad.yaml"

@@ -1,12 +1,16 @@
 /*
-** Unit tests of tg_baseline_apply_with: verdicts of regression rules against
-** a baseline recorded from hand-built runs (regression, improvement, below
-** min_change, not significant, the run-to-run band with 3 runs, lower is
-** worse, nothing to test), trend info for other metrics, "not in the
-** baseline", and the GPU / schema mismatch guard with and without
+** Unit tests of tg_baseline_apply_with (docs/regressions.md): verdicts of
+** regression rules against a baseline recorded from hand-built runs
+** (regression, improvement, below min_change, not significant within the
+** run, the band measured with 3 runs or assumed from run_noise, the
+** inconclusive outcome, lower is worse, nothing to test within the run),
+** trend info for other metrics, the errors that keep a gate from passing
+** what it could not judge (not in the baseline, no value, missing data),
+** and the GPU / schema / marker mismatch guard with and without
 ** allow_mismatch. Params come through a tg_baseline_rules lookup filled by
-** the test (min_change / alpha per rule), the way baseline_rules.c feeds
-** them from a compiled rule set.
+** the test (min_change / alpha / run_noise per rule), the way
+** baseline_rules.c feeds them from a compiled rule set. Expected bands are
+** worked out in the comments (sd from Python's statistics.stdev).
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,7 +30,7 @@
 #define RULE "iteration-time-regression"
 
 typedef struct test_params {
-    double min_change, alpha;
+    double min_change, alpha, run_noise;
 } test_params;
 
 static double param_of(const void *ctx, const char *rule, const char *param, double dflt)
@@ -35,6 +39,7 @@ static double param_of(const void *ctx, const char *rule, const char *param, dou
     if (strcmp(rule, RULE) && strcmp(rule, "throughput")) return dflt;
     if (!strcmp(param, "min_change") && !isnan(p->min_change)) return p->min_change;
     if (!strcmp(param, "alpha") && !isnan(p->alpha)) return p->alpha;
+    if (!strcmp(param, "run_noise") && !isnan(p->run_noise)) return p->run_noise;
     return dflt;
 }
 
@@ -90,10 +95,18 @@ static tg_rule_result *result_of(tg_run_result *run, const char *id)
     return NULL;
 }
 
+static tg_status apply_noise(const tg_baseline *b, tg_run_result *run, double min_change, double alpha,
+                             double run_noise, bool allow, tg_diag *d)
+{
+    test_params p = {min_change, alpha, run_noise};
+    tg_baseline_rules rules = {.ctx = &p, .param = param_of, .describe = describe};
+    return tg_baseline_apply_with(b, &rules, run, allow, d);
+}
+
 static tg_status apply(const tg_baseline *b, tg_run_result *run, double min_change, double alpha,
                        bool allow, tg_diag *d)
 {
-    test_params p = {min_change, alpha};
+    test_params p = {min_change, alpha, NAN};
     tg_baseline_rules rules = {.ctx = &p, .param = param_of, .describe = describe};
     return tg_baseline_apply_with(b, &rules, run, allow, d);
 }
@@ -125,9 +138,17 @@ static void test_regression_fails(void **state)
     assert_int_equal(c->n_baseline, 200);
     assert_int_equal(c->n_current, 95);
     assert_true(c->p_value < 1e-20);             /* no overlap at all */
-    assert_true(isnan(c->band_lo) && isnan(c->band_hi));   /* 2 runs: no band */
+    /* 2 runs: the spread is assumed, run_noise 10% (the default) of 30 ms
+    ** = 3 ms, larger than the runs' own sd 0.7071 ms: band 30 +- 9 ms */
+    assert_false(c->band_measured);
+    assert_int_equal(c->n_runs, 2);
+    assert_true(fabs(c->spread - 0.1) < 1e-12);
+    assert_true(fabs(c->band_lo - 21 * MS) < 1e-3 && fabs(c->band_hi - 39 * MS) < 1e-3);
+    assert_true(c->outside_band);
     expect_message(r, "p50(period) 48 ms vs baseline 30 ms (+60.0%, p=");
-    expect_message(r, "n=95 now vs 200 in the baseline): regression beyond the 5% threshold, significant at alpha 0.01");
+    expect_message(r, "n=95 now vs 200 in the baseline): regression beyond the 5% threshold, outside the "
+                      "run-to-run band 21 ms..39 ms (3 x 10% run-to-run spread assumed with 2 baseline runs), "
+                      "significant within the run at alpha 0.01");
 
     /* the trend-only rule gets numbers, not a verdict */
     tg_rule_result *t = result_of(run, "trend");
@@ -136,10 +157,11 @@ static void test_regression_fails(void **state)
     assert_true(t->baseline.present);
     assert_false(t->baseline.regression);
     assert_true(fabs(t->baseline.change - 0.6) < 1e-12);
-    /* a regression rule the baseline does not know */
+    /* a regression rule the baseline does not know: an error, not a skip */
     tg_rule_result *n = result_of(run, "new-rule");
-    assert_int_equal(n->verdict, TG_V_SKIP);
-    expect_message(n, "not in the baseline");
+    assert_int_equal(n->verdict, TG_V_ERROR);
+    assert_int_equal(n->error_status, TG_EUSAGE);
+    expect_message(n, "is not in the baseline");
     assert_false(n->baseline.present);
     /* a rule without metric is untouched */
     assert_int_equal(result_of(run, "sync-memcpy")->verdict, TG_V_FAIL);
@@ -199,11 +221,26 @@ static void test_min_change(void **state)
     expect_message(r, "within the 5% threshold");
     tb_run_free(run);
 
+    /* min_change 1%: +3% is beyond it and significant, but inside what the
+    ** assumed run-to-run noise can do (30 +- 3 x 10% x 30 = 21..39 ms):
+    ** inconclusive, asking for more baseline runs */
     run = make_current(30.9 * MS, "NVIDIA H200", "3.11.0");
     assert_int_equal(apply(b, run, 0.01, NAN, false, &d), TG_OK);
     r = result_of(run, RULE);
+    assert_int_equal(r->verdict, TG_V_INCONCLUSIVE);
+    assert_true(r->baseline.inconclusive);
+    assert_false(r->baseline.regression);
+    expect_message(r, "inconclusive: beyond the 1% threshold and significant within the run, but inside "
+                      "21 ms..39 ms");
+    expect_message(r, "record at least 3 runs in the baseline");
+    tb_run_free(run);
+
+    /* where runs are known to agree (run_noise 0.5%: band 30 +- 0.45 ms) it fails */
+    run = make_current(30.9 * MS, "NVIDIA H200", "3.11.0");
+    assert_int_equal(apply_noise(b, run, 0.01, NAN, 0.005, false, &d), TG_OK);
+    r = result_of(run, RULE);
     assert_int_equal(r->verdict, TG_V_FAIL);
-    expect_message(r, "beyond the 1% threshold");
+    expect_message(r, "beyond the 1% threshold, outside the run-to-run band 29.6 ms..30.4 ms");
     tb_run_free(run);
     tg_baseline_free(b);
     tg_diag_clear(&d);
@@ -226,7 +263,7 @@ static void test_not_significant(void **state)
     tg_rule_result *r = result_of(run, RULE);
     assert_int_equal(r->verdict, TG_V_PASS);
     assert_true(r->baseline.p_value > 0.1);
-    expect_message(r, "not significant at alpha 0.01");
+    expect_message(r, "beyond the 5% threshold but not significant within the run at alpha 0.01");
     tb_run_free(run);
     tg_baseline_free(b);
     tg_diag_clear(&d);
@@ -250,7 +287,7 @@ static void test_band_three_runs(void **state)
     assert_false(r->baseline.outside_band);
     assert_true(r->baseline.p_value < 0.01);
     assert_int_equal(r->verdict, TG_V_PASS);
-    expect_message(r, "inside the run-to-run band 16.7 ms..43.3 ms");
+    expect_message(r, "inside the run-to-run band 16.7 ms..43.3 ms (3 x the spread of 3 baseline runs)");
     tb_run_free(run);
 
     run = make_current(45 * MS, "NVIDIA H200", "3.11.0");
@@ -279,7 +316,11 @@ static void test_lower_is_worse(void **state)
     tg_run_result *run = tb_run_new();
     t = tb_trace(run, "c.sqlite", NULL, NULL);
     tb_rule(run, t, "throughput", "mean(kernels)", -1, 80, tb_values(run, 50, 80, 2, 4), 50);
+    /* one run, run_noise 10%: band 100 +- 30, so -20% is inconclusive ... */
     assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(run->traces[0].results[0].verdict, TG_V_INCONCLUSIVE);
+    /* ... and with run_noise 2% (band 100 +- 6) a regression */
+    assert_int_equal(apply_noise(b, run, NAN, NAN, 0.02, false, &d), TG_OK);
     assert_int_equal(run->traces[0].results[0].verdict, TG_V_FAIL);
     assert_true(run->traces[0].results[0].baseline.regression);
     expect_message(&run->traces[0].results[0], "mean(kernels) 80 vs baseline 100 (-20.0%");
@@ -288,7 +329,7 @@ static void test_lower_is_worse(void **state)
     run = tb_run_new();
     t = tb_trace(run, "c.sqlite", NULL, NULL);
     tb_rule(run, t, "throughput", "mean(kernels)", -1, 120, tb_values(run, 50, 120, 2, 4), 50);
-    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(apply_noise(b, run, NAN, NAN, 0.02, false, &d), TG_OK);
     assert_int_equal(run->traces[0].results[0].verdict, TG_V_PASS);
     assert_true(run->traces[0].results[0].baseline.improvement);
     tb_run_free(run);
@@ -296,8 +337,10 @@ static void test_lower_is_worse(void **state)
     tg_diag_clear(&d);
 }
 
-/* Without per-row samples and with fewer than 3 runs there is nothing to
-** test significance with: pass, saying so. With 3 runs the band decides. */
+/* Without per-row samples there is no within-run test: with fewer than 3
+** runs (the spread only assumed) +100% is inconclusive, saying why; with 3
+** runs the measured band decides alone (runs 30, 31, 32: spread
+** max(1.4826 x 1, sd 1) = 1.4826 ms, band 31 +- 4.45 ms). */
 static void test_without_samples(void **state)
 {
     (void)state;
@@ -318,9 +361,9 @@ static void test_without_samples(void **state)
         tg_rule_result *r = &run->traces[0].results[0];
         assert_true(isnan(r->baseline.p_value));
         if (n_runs == 1) {
-            assert_int_equal(r->verdict, TG_V_PASS);
-            expect_message(r, "not testable");
+            assert_int_equal(r->verdict, TG_V_INCONCLUSIVE);
             expect_message(r, "p=n/a, n=0 now vs 0 in the baseline");
+            expect_message(r, "with fewer than 10 values per side there is no within-run test");
         } else {
             assert_int_equal(r->verdict, TG_V_FAIL);    /* 60 ms is far outside 31 +- 4.4 ms */
             assert_true(r->baseline.outside_band);
@@ -331,8 +374,10 @@ static void test_without_samples(void **state)
     tg_diag_clear(&d);
 }
 
-/* A result without a metric value in this trace, or already an error for
-** missing data, is not judged. */
+/* A regression rule the baseline holds but the trace cannot give a value
+** for is an error saying why (exit 3), never a pass; a result already an
+** error for missing data keeps its message; one skipped for missing data
+** (--missing-data=skip) becomes an error too: the baseline asks for it. */
 static void test_missing_values(void **state)
 {
     (void)state;
@@ -340,7 +385,8 @@ static void test_missing_values(void **state)
     tg_baseline *b = make_baseline(runs, 1, "G", "3.0.0");
     tg_run_result *run = tb_run_new();
     tg_trace_result *t = tb_trace(run, "c.sqlite", "G", "3.0.0");
-    tb_rule(run, t, RULE, "p50(period)", 1, NAN, NULL, 0);
+    tg_rule_result *nan = tb_rule(run, t, RULE, "p50(period)", 1, NAN, NULL, 0);
+    nan->metric_missing = "no iteration: none of its 12 NVTX ranges matches the iteration pattern ^x$";
     tg_rule_result *e = tb_rule(run, t, "trend", "p50(period)", 1, NAN, NULL, 0);
     e->verdict = TG_V_ERROR;
     e->missing_data = true;
@@ -348,10 +394,26 @@ static void test_missing_values(void **state)
     tg_diag d;
     tg_diag_init(&d);
     assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
-    assert_int_equal(t->results[0].verdict, TG_V_SKIP);
-    expect_message(&t->results[0], "has no value in this trace");
+    assert_int_equal(t->results[0].verdict, TG_V_ERROR);
+    assert_int_equal(t->results[0].error_status, TG_ETRACE);
+    expect_message(&t->results[0], "p50(period) cannot be computed on this trace: no iteration: none of its 12 "
+                                   "NVTX ranges matches the iteration pattern ^x$");
     assert_int_equal(t->results[1].verdict, TG_V_ERROR);
     assert_string_equal(t->results[1].message, "needs NVTX");
+    tb_run_free(run);
+
+    /* skipped for missing data (--missing-data=skip): an error all the same */
+    run = tb_run_new();
+    t = tb_trace(run, "c.sqlite", "G", "3.0.0");
+    tg_rule_result *s = tb_rule(run, t, RULE, "p50(period)", 1, NAN, NULL, 0);
+    s->verdict = TG_V_SKIP;
+    s->missing_data = true;
+    s->message = "rule iteration-time-regression needs NVTX ranges (table NVTX_EVENTS)";
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(s->verdict, TG_V_ERROR);
+    assert_int_equal(s->error_status, TG_ETRACE);
+    expect_message(s, "needs NVTX ranges (table NVTX_EVENTS); the baseline holds this rule's metric, so the "
+                      "comparison cannot be skipped");
     tb_run_free(run);
     tg_baseline_free(b);
     tg_diag_clear(&d);
@@ -494,8 +556,8 @@ static void test_params_from_ruleset(void **state)
     assert_true(st[0].present);
     assert_true(st[0].value == 30 * MS);
     assert_int_equal(st[0].n_baseline, 300);
-    /* runs 30, 30, 30.2: MAD 0 -> a zero-width band at 30 ms */
-    assert_true(st[0].band_lo == 30 * MS && st[0].band_hi == 30 * MS);
+    /* runs 30, 30, 30.2: MAD 0, sd 0.11547005383792 ms: 30 +- 0.34641016 ms */
+    assert_true(fabs(st[0].band_lo - 29.65358983848622 * MS) < 1 && fabs(st[0].band_hi - 30.34641016151378 * MS) < 1);
     assert_true(isnan(st[0].p_value) && isnan(st[0].current));
     tb_run_free(run);
     tg_rules_free(rs);
@@ -507,7 +569,7 @@ static void test_params_from_ruleset(void **state)
     r = result_of(run, RULE);
     assert_int_equal(r->verdict, TG_V_FAIL);
     expect_message(r, "beyond the 10% threshold");
-    expect_message(r, "outside the run-to-run band 30 ms..30 ms");
+    expect_message(r, "outside the run-to-run band 29.7 ms..30.3 ms (3 x the spread of 3 baseline runs)");
     tb_run_free(run);
     tg_rules_free(rs);
     tg_baseline_free(b);

@@ -258,10 +258,11 @@ static void test_record_rejects(void **state)
     tb_run_free(run);
     tg_diag_clear(&d);
 
-    /* a metric without a value on any trace: left out, with a warning */
+    /* a trend metric (no regression) without a value on any trace: left
+    ** out, with a warning */
     run = tb_run_new();
     t = tb_trace(run, "a.sqlite", NULL, NULL);
-    tb_rule(run, t, "x", "p50(period)", 1, NAN, NULL, 0);
+    tb_rule(run, t, "x", "p50(period)", 0, NAN, NULL, 0);
     tb_rule(run, t, "y", "p50(period)", 1, 5, NULL, 0);
     tg_baseline *b = tg_baseline_record_with(run, NULL, "0.1.0", "2025-03-01", &d);
     assert_non_null(b);
@@ -271,6 +272,34 @@ static void test_record_rejects(void **state)
     assert_int_equal(d.n, 1);
     assert_non_null(strstr(d.msgs[0].text, "rule x"));
     tg_baseline_free(b);
+    tb_run_free(run);
+    tg_diag_clear(&d);
+
+    /* a regression rule without a value on one of the runs: no baseline,
+    ** TG_ETRACE naming the rule, the run and why */
+    run = tb_run_new();
+    t = tb_trace(run, "/ci/a.sqlite", NULL, NULL);
+    tb_rule(run, t, "y", "p50(period)", 1, 5, NULL, 0);
+    t = tb_trace(run, "/ci/b.sqlite", NULL, NULL);
+    tg_rule_result *r = tb_rule(run, t, "y", "p50(period)", 1, NAN, NULL, 0);
+    r->metric_missing = "no iteration: none of its 12 NVTX ranges matches the iteration pattern ^step$";
+    tg_diag_init(&d);
+    assert_null(tg_baseline_record_with(run, NULL, "0.1.0", "2025-03-01", &d));
+    assert_int_equal(d.status, TG_ETRACE);
+    assert_non_null(strstr(d.msgs[0].text, "cannot record regression rule y from b.sqlite: no iteration"));
+    assert_non_null(strstr(d.msgs[0].text, "no baseline written"));
+    tb_run_free(run);
+    tg_diag_clear(&d);
+
+    /* nothing recordable at all: refused, a baseline without metrics would
+    ** pass every check */
+    run = tb_run_new();
+    t = tb_trace(run, "a.sqlite", NULL, NULL);
+    tb_rule(run, t, "x", "p50(period)", 0, NAN, NULL, 0);
+    tg_diag_init(&d);
+    assert_null(tg_baseline_record_with(run, NULL, "0.1.0", "2025-03-01", &d));
+    assert_int_equal(d.status, TG_ETRACE);
+    assert_non_null(strstr(d.msgs[d.n - 1].text, "no metric could be recorded from a.sqlite"));
     tb_run_free(run);
     tg_diag_clear(&d);
 }

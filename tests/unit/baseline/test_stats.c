@@ -70,6 +70,23 @@ static void test_mad_and_band(void **state)
     assert_true(tg_stats_band(same, 3, 3, 3.0, &lo, &hi));
     assert_close(lo, 5, 0);
     assert_close(hi, 5, 0);
+
+    /* sd and spread (known answers from Python's statistics.stdev) */
+    assert_close(tg_stats_sd(x, N_OF(x)), 43.617656975128774, 1e-12);
+    assert_true(isnan(tg_stats_sd(x, 1)));
+    /* 5 runs: the MAD alone, the outlier run does not widen it */
+    assert_close(tg_stats_spread(x, N_OF(x)), 1.4826, 1e-12);
+    /* 3 runs 30, 30, 45: MAD 0, sd 8.660254037844387: the sd */
+    double two_agree[] = {30, 30, 45};
+    assert_close(tg_stats_spread(two_agree, 3), 8.660254037844387, 1e-12);
+    assert_true(tg_stats_band(two_agree, 3, 3, 3.0, &lo, &hi));
+    assert_close(lo, 30 - 3 * 8.660254037844387, 1e-12);
+    /* 3 runs 27, 30, 33: 1.4826 x MAD 3 = 4.4478 > sd 3 */
+    double even3[] = {27, 30, 33};
+    assert_close(tg_stats_spread(even3, 3), 4.4478, 1e-12);
+    /* 4 runs 1..4: 1.4826 x MAD 1 = 1.4826 > sd 1.2909944487358056 */
+    assert_close(tg_stats_spread(even, 4), 1.4826, 1e-12);
+    assert_true(isnan(tg_stats_spread(x, 1)));
 }
 
 static void test_exact_distribution(void **state)

@@ -110,8 +110,11 @@ static void rank1(tg_arena *a, tg_trace_result *t)
     r[1].values = values(a, 1, "p50_gpu_time_ns", tg_float(13.1e6, TG_UNIT_NS));
     r[1].n_values = 1;
     r[1].regression = 1;
-    r[1].baseline = (tg_baseline_cmp){true, 12.3e6, 13.1e6, 0.065, 0.0012, 50, 48, true, false,
-                                      true, 12.0e6, 12.6e6};
+    r[1].baseline = (tg_baseline_cmp){.present = true, .value = 12.3e6, .current = 13.1e6, .change = 0.065,
+                                      .p_value = 0.0012, .n_baseline = 50, .n_current = 48, .regression = true,
+                                      .outside_band = true, .band_lo = 12.0e6, .band_hi = 12.6e6,
+                                      .band_measured = true, .spread = 0.008, .n_runs = 3,
+                                      .workload_match = 1, .busy_then = NAN, .busy_now = NAN};
 
     r[2] = base_result("iteration-time-regression", "Iteration period regressed", TG_SEV_ERROR, TG_V_PASS);
     r[2].count = 48;
@@ -119,8 +122,10 @@ static void rank1(tg_arena *a, tg_trace_result *t)
     r[2].metric = "p50(period)";
     r[2].metric_value = 20e6;
     r[2].regression = 1;
-    r[2].baseline = (tg_baseline_cmp){true, 22e6, 20e6, -0.0909, NAN, 50, 48, false, true,
-                                      false, NAN, NAN};
+    r[2].baseline = (tg_baseline_cmp){.present = true, .value = 22e6, .current = 20e6, .change = -0.0909,
+                                      .p_value = NAN, .n_baseline = 50, .n_current = 48, .improvement = true,
+                                      .band_lo = NAN, .band_hi = NAN, .spread = NAN, .workload_match = NAN,
+                                      .busy_then = NAN, .busy_now = NAN};
 
     r[3] = base_result("team:note,rule", "A note", TG_SEV_INFO, TG_V_FAIL);
     r[3].count = 2;

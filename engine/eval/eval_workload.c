@@ -1,0 +1,169 @@
+/*
+** The workload of a trace as baselines keep it (docs/regressions.md): GPU
+** work per steady iteration by kernel family, copy kind and memset, and
+** the NVTX ranges inside steady iterations (model_work.c sums them), as
+** tg_work_entry lists in the result's arena; plus what it takes to write
+** the SQL that reproduces one entry's per-iteration total from the export:
+** the steady iterations' NVTX rowids and the tables as named in the file.
+*/
+#include "eval_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *table_of(const tg_trace *t, int id)
+{
+    return t->table_name[id] ? t->table_name[id] : tg_table_names[id];
+}
+
+/* "SELECT pid, start, end FROM NVTX_EVENTS WHERE rowid IN (...)": the
+** steady iterations, for a WITH clause. */
+static const char *steady_cte(const tg_model *m, tg_arena *a)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    fprintf(f, "SELECT (globalTid >> 24) & 16777215 AS pid, start, end FROM %s WHERE rowid IN (",
+            table_of(m->trace, TG_TABLE_NVTX));
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_iterations; i++)
+        if (m->iterations[i].steady) fprintf(f, "%s%lld", n++ ? ", " : "", (long long)m->iterations[i].rowid);
+    fputc(')', f);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    const char *out = tg_arena_strdup(a, buf);
+    free(buf);
+    return out;
+}
+
+static bool entries(const tg_work_name *src, size_t n, int64_t iters, tg_arena *a, tg_work_entry **out)
+{
+    *out = tg_arena_alloc(a, (n ? n : 1) * sizeof **out);
+    if (!*out) return false;
+    for (size_t i = 0; i < n; i++) {
+        const tg_work_name *w = &src[i];
+        (*out)[i] = (tg_work_entry){
+            .name = tg_arena_strdup(a, w->name), .kind = w->kind, .count = w->count, .total = (double)w->time,
+            .time = iters > 0 ? (double)w->steady_time / (double)iters : NAN,
+            .launches = iters > 0 ? (double)w->steady_count / (double)iters : NAN,
+        };
+        if (!(*out)[i].name) return false;
+    }
+    return true;
+}
+
+tg_workload *tg_eval_workload(const tg_model *m, tg_arena *a)
+{
+    tg_work_summary s;
+    if (!tg_model_work_summary(m, false, &s)) return NULL;
+    tg_workload *w = tg_arena_alloc(a, sizeof *w);
+    bool ok = w != NULL;
+    if (ok) {
+        const tg_trace *t = m->trace;
+        int64_t iters = m->has_iterations ? s.steady_iterations : 0;
+        *w = (tg_workload){
+            .steady_iterations = iters,
+            .gpu_time = iters > 0 ? (double)s.steady_time / (double)iters : NAN,
+            .total = (double)s.time, .n_ops = s.n_names, .n_ranges = s.n_ranges,
+            .table_kernel = table_of(t, TG_TABLE_KERNEL), .table_memcpy = table_of(t, TG_TABLE_MEMCPY),
+            .table_memset = table_of(t, TG_TABLE_MEMSET), .table_runtime = table_of(t, TG_TABLE_RUNTIME),
+            .table_nvtx = table_of(t, TG_TABLE_NVTX),
+        };
+        ok = entries(s.names, s.n_names, iters, a, &w->ops) && entries(s.ranges, s.n_ranges, iters, a, &w->ranges) &&
+             (iters == 0 || (w->sql_steady = steady_cte(m, a)) != NULL);
+    }
+    tg_work_summary_free(&s);
+    return ok ? w : NULL;
+}
+
+/* ---------------------------------------------------------------- SQL */
+
+/* 'text' as an SQL string literal. */
+static void put_quoted(FILE *f, const char *s);
+
+static void put_literal(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    put_quoted(f, s);
+    fputc('\'', f);
+}
+
+/* The characters of s inside an SQL string literal. */
+static void put_quoted(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\'') fputc('\'', f);
+        fputc(*s, f);
+    }
+}
+
+/* name is kernel family F: F itself, or F followed by its template
+** arguments or parameters, with or without the `void ` of a kernel. */
+static void put_family_test(FILE *f, const char *family)
+{
+    size_t len = strlen(family);
+    fputs("(op.name = ", f);
+    put_literal(f, family);
+    for (int with_void = 0; with_void < 2; with_void++) {
+        fprintf(f, " OR substr(op.name, 1, %zu) IN (", len + 1 + (with_void ? 5 : 0));
+        for (int i = 0; i < 2; i++) {
+            fprintf(f, "%s'%s", i ? ", " : "", with_void ? "void " : "");
+            put_quoted(f, family);
+            fprintf(f, "%c'", i ? '(' : '<');
+        }
+        fputc(')', f);
+    }
+    fputc(')', f);
+}
+
+/* The copy kind code of "[memcpy HtoD]", or -1. */
+static int copy_kind_of(const char *label)
+{
+    static const char *const kinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
+                                        "DtoA", "DtoD", "HtoH", "PtoP", "UVM_HtoD", "UVM_DtoH", "UVM_DtoD"};
+    if (strncmp(label, "[memcpy ", 8) != 0) return -1;
+    for (int i = 0; i < (int)(sizeof kinds / sizeof *kinds); i++) {
+        size_t n = strlen(kinds[i]);
+        if (!strncmp(label + 8, kinds[i], n) && !strcmp(label + 8 + n, "]")) return i;
+    }
+    return -1;
+}
+
+const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *a)
+{
+    if (!w || !e || !w->sql_steady || e->kind < 0) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    fprintf(f, "WITH steady AS (%s), op AS (SELECT rowid, start, end, correlationId AS corr, "
+               "(globalPid >> 24) & 16777215 AS pid", w->sql_steady);
+    if (e->kind == 0)
+        fprintf(f, ", coalesce((SELECT value FROM StringIds WHERE id = demangledName), "
+                   "(SELECT value FROM StringIds WHERE id = shortName)) AS name FROM %s) ", w->table_kernel);
+    else if (e->kind == 1)
+        fprintf(f, ", copyKind AS kind FROM %s) ", w->table_memcpy);
+    else
+        fprintf(f, " FROM %s) ", w->table_memset);
+    fprintf(f, "SELECT COUNT(*) AS launches, SUM(op.end - op.start) AS gpu_time_ns, "
+               "SUM(op.end - op.start) / %lld.0 AS per_iteration_ns FROM op WHERE ",
+            (long long)w->steady_iterations);
+    if (e->kind == 0) put_family_test(f, e->name);
+    else if (e->kind == 1) fprintf(f, "op.kind = %d", copy_kind_of(e->name));
+    else fputs("1", f);
+    fprintf(f, " AND EXISTS (SELECT 1 FROM %s r JOIN steady s ON s.pid = op.pid AND r.start BETWEEN "
+               "s.start AND s.end WHERE r.correlationId = op.corr AND ((r.globalTid >> 24) & 16777215) = op.pid);",
+            w->table_runtime);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    const char *out = tg_arena_strdup(a, buf);
+    free(buf);
+    return out;
+}
