@@ -79,9 +79,10 @@ static void test_junit(void **state)
     assert_int_equal(fixture_count(xml, "<failure "), EXPECT_FAILED);
     assert_int_equal(fixture_count(xml, "<skipped "), EXPECT_SKIPPED);
     assert_int_equal(fixture_count(xml, "<error "), EXPECT_ERRORS + EXPECT_UNREADABLE);
-    /* escaping: no raw specials from the trace, control characters gone */
+    /* escaping: no raw specials from the trace, control characters shown escaped */
     assert_null(strstr(xml, "<y>"));
     assert_null(strchr(xml, '\x01'));
+    assert_non_null(strstr(xml, "a:b,c|d \\x01"));
     assert_non_null(strstr(xml, "cuMemcpy \"x\" 'q' &lt;y&gt; &amp; z\n100% a:b,c|d"));   /* body */
     assert_non_null(strstr(xml, "&quot;x&quot; &apos;q&apos; &lt;y&gt; &amp; z&#10;100%"));  /* attr */
     assert_non_null(strstr(xml, "reproduce: SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
@@ -105,8 +106,8 @@ static void test_junit(void **state)
         free(n);
         n = xpath(path, "string(//testcase[@name=\"low-gpu-utilization\"]/failure/@message)");
         assert_non_null(n);
-        /* the attribute round-trips, minus the control character */
-        assert_string_equal(n, "device 0: busy 31% of steady time, below 50% | see cuMemcpy \"x\" 'q' <y> & z\n100% a:b,c|d ");
+        /* the attribute round-trips, the control character shown escaped */
+        assert_string_equal(n, "device 0: busy 31% of steady time, below 50% | see cuMemcpy \"x\" 'q' <y> & z\n100% a:b,c|d \\x01");
         free(n);
         n = xpath(path, "string(//testsuite[@name=\"runs/broken.sqlite\"]/testcase[@name=\"load\"]/error/@type)");
         assert_string_equal(n, "trace-unreadable");
@@ -248,7 +249,7 @@ static void test_github(void **state)
     assert_int_equal(fixture_count_lines(out, "::notice "), 1);
     assert_non_null(strstr(out,
         "::warning title=tracegate low-gpu-utilization::rank0.sqlite: device 0: busy 31%25 of steady time, "
-        "below 50%25 | see cuMemcpy \"x\" 'q' <y> & z%0A100%25 a:b,c|d %0A"
+        "below 50%25 | see cuMemcpy \"x\" 'q' <y> & z%0A100%25 a:b,c|d \\x01%0A"
         "Feed the GPU: larger batches, fewer host syncs.\n"));
     assert_non_null(strstr(out, "::notice title=tracegate team%3Anote%2Crule::rank1.sqlite: 2 kernels named "
                                 "`__global__` ran\n"));
@@ -328,7 +329,7 @@ static void test_markdown(void **state)
     assert_non_null(strstr(md, "| `rank0.sqlite` | `sync-memcpy` | error | **FAIL** | 400 | "
                                "400 synchronous copies blocked the host for 1.20 s |\n"));
     /* the trace text: | escaped, newline a <br>, markdown specials inert */
-    assert_non_null(strstr(md, "below 50% \\| see cuMemcpy \"x\" 'q' \\<y\\> \\& z<br>100% a:b,c\\|d  |"));
+    assert_non_null(strstr(md, "below 50% \\| see cuMemcpy \"x\" 'q' \\<y\\> \\& z<br>100% a:b,c\\|d \\\\x01 |"));
     assert_non_null(strstr(md, "2 kernels named \\`\\_\\_global\\_\\_\\` ran"));
     assert_int_equal(fixture_count_lines(md, "### FAIL "), EXPECT_FAILED);
     assert_non_null(strstr(md, "```sql\nSELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY "
