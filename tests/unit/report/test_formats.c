@@ -377,6 +377,64 @@ static void test_markdown_limits(void **state)
     tg_arena_free(a);
 }
 
+/* A run whose markdown would take megabytes (1000 rows of 4 KB messages,
+** failures with 1 MB evidence names): cut after a complete block, within
+** 1 MiB, saying so; names capped with their length. */
+static void test_markdown_size_cap(void **state)
+{
+    (void)state;
+    tg_arena *a = tg_arena_new();
+    tg_run_result run = {.arena = a, .n_traces = 1};
+    run.traces = tg_arena_alloc(a, sizeof *run.traces);
+    tg_trace_result *t = run.traces;
+    t->file = "big.sqlite";
+    t->n_results = 1000;
+    t->results = tg_arena_alloc(a, t->n_results * sizeof *t->results);
+    char *message = tg_arena_alloc(a, 5000 + 1);
+    memset(message, 'm', 5000);
+    char *name = tg_arena_alloc(a, (1 << 20) + 1);
+    memset(name, 'k', 1 << 20);
+    for (size_t i = 0; i < t->n_results; i++) {
+        tg_rule_result *r = &t->results[i];
+        r->rule = tg_arena_printf(a, "rule-%zu", i);
+        r->verdict = TG_V_FAIL;
+        r->severity = TG_SEV_WARNING;
+        r->message = message;
+        r->metric_value = r->baseline.p_value = NAN;
+        r->n_evidence = 1;
+        r->evidence = tg_arena_alloc(a, sizeof *r->evidence);
+        r->evidence->table = "CUPTI_ACTIVITY_KIND_KERNEL";
+        r->evidence->start = r->evidence->end = TG_NULL_I64;
+        r->evidence->n_fields = 1;
+        r->evidence->fields = tg_arena_alloc(a, sizeof *r->evidence->fields);
+        r->evidence->fields[0] = (tg_named_value){"name", tg_str(name)};
+    }
+    char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    size_t len = strlen(md);
+    assert_true(len <= TG_REPORT_MARKDOWN_MAX);
+    assert_true(len > TG_REPORT_MARKDOWN_MAX - 8192);   /* cut near the limit, not far below */
+    const char *note = strstr(md, "\n_The report was cut here to stay within 1048576 bytes");
+    assert_non_null(note);
+    assert_true(note[-1] == '\n');                     /* after a complete line: a table row ends there */
+    assert_non_null(strstr(md, "m\xe2\x80\xa6(5000 bytes) |\n"));
+    /* every table row before the cut is whole */
+    const char *row;
+    size_t rows = table_rows(md, "| trace | rule | severity | status | count | message |", &row);
+    assert_true(rows > 100 && rows < 1000);
+    for (size_t i = 0; i < rows; i++, row = strchr(row, '\n') + 1) assert_int_equal(cell_bars(row), 7);
+    free(md);
+
+    /* the same run within a roomy budget is not cut, and then shows the
+    ** capped name in the failure details */
+    t->n_results = 3;
+    md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    assert_null(strstr(md, "The report was cut"));
+    assert_non_null(strstr(md, "kkkk\xe2\x80\xa6(1048576 bytes)`"));
+    assert_true(strlen(md) < 32 * 1024);
+    free(md);
+    tg_arena_free(a);
+}
+
 /* ---------------------------------------------------------------- text */
 
 static void test_text(void **state)
@@ -515,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_github),
         cmocka_unit_test(test_markdown),
         cmocka_unit_test(test_markdown_limits),
+        cmocka_unit_test(test_markdown_size_cap),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_same_counts),
     };
