@@ -24,9 +24,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "common/text.h"
 #include "fixture.h"
 #include "hostile.h"
+#include "logsafe.h"
 
 /* What a hostile upstream puts in a name. */
 #define HOSTILE "\x1b[2J\x1b[1;31m\x1b]0;owned\x07\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\" \
@@ -156,65 +156,14 @@ static int teardown(void **state)
 
 /* ---------------------------------------------------------------- checks */
 
-static uint32_t decode(const unsigned char *s, size_t k)
-{
-    if (k == 1) return s[0];
-    uint32_t cp = s[0] & (0xFF >> (k + 1));
-    for (size_t j = 1; j < k; j++) cp = cp << 6 | (s[j] & 0x3F);
-    return cp;
-}
-
-/* The blanks .NET's TrimStart skips (GitHub's runner trims them before
-** looking for "::"). */
-static bool is_blank(uint32_t cp)
-{
-    return cp == ' ' || cp == '\t' || (cp >= 0x0A && cp <= 0x0D) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-           cp == 0x3000;
-}
-
-/* One line as GitHub's runner reads it: a command when it starts with
-** "::" after blanks, or when it holds "##[" anywhere. */
-static void check_line(const char *what, const char *line, size_t len, bool github)
-{
-    const unsigned char *p = (const unsigned char *)line, *end = p + len;
-    while (p < end) {
-        size_t k = tg_utf8_seq(p, (size_t)(end - p));
-        if (!k || !is_blank(decode(p, k))) break;
-        p += k;
-    }
-    bool command = end - p >= 2 && p[0] == ':' && p[1] == ':';
-    if (github) {
-        bool ours = !strncmp(line, "::error title=tracegate", 23) || !strncmp(line, "::warning title=tracegate", 25) ||
-                    !strncmp(line, "::notice title=tracegate", 24);
-        if (!ours) fail_msg("%s: a line is not one of tracegate's commands: %.*s", what, (int)len, line);
-    } else if (command) {
-        fail_msg("%s: a line would be a workflow command: %.*s", what, (int)len, line);
-    }
-    if (memmem(line, len, "##[", 3)) fail_msg("%s: \"##[\" in a line: %.*s", what, (int)len, line);
-}
-
-/* Log-safe text: valid UTF-8; no control but LF, no DEL, C1, noncharacter,
-** bidi control or line separator; no line a runner reads as a command. */
+/* Log-safe (tests/unit/logsafe.h): valid UTF-8; no control but LF, no
+** DEL, C1, noncharacter, bidi control or line separator; no line a runner
+** reads as a command (github: every line one of ours). */
 static void expect_log_safe(const char *what, const char *text, size_t len, bool github)
 {
-    const unsigned char *p = (const unsigned char *)text;
-    for (size_t i = 0; i < len;) {
-        size_t k = tg_utf8_seq(p + i, len - i);
-        if (!k) fail_msg("%s: invalid UTF-8 at byte %zu: %.40s", what, i, text + (i > 20 ? i - 20 : 0));
-        uint32_t cp = decode(p + i, k);
-        if ((cp < 0x20 && cp != '\n') || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || (cp & 0xFFFE) == 0xFFFE ||
-            (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
-            cp == 0x2028 || cp == 0x2029)
-            fail_msg("%s: U+%04X at byte %zu: %.40s", what, (unsigned)cp, i, text + (i > 20 ? i - 20 : 0));
-        i += k;
-    }
-    for (const char *line = text; line < text + len;) {
-        const char *nl = memchr(line, '\n', (size_t)(text + len - line));
-        size_t n = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
-        if (n) check_line(what, line, n, github);
-        line += n + 1;
-    }
+    size_t at = 0;
+    const char *why = tg_logsafe_problem(text, len, github, &at);
+    if (why) fail_msg("%s: %s at byte %zu: %.60s", what, why, at, text + (at > 20 ? at - 20 : 0));
 }
 
 /* stderr: log-safe, every line a "tracegate: " message. */
