@@ -376,13 +376,23 @@ done:
 
 /* --------------------------------------------------------------- show */
 
+/* A string from the baseline file (names, versions, trace paths: recorded
+** from traces, or edited by hand), escaped (engine/common/text.h). */
+static void show_text(FILE *out, const char *s)
+{
+    tg_text_fput(out, s, TG_TEXT_CAP_NAME, 0);
+}
+
 static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE *out)
 {
     char med[48], mad[48], v[48];
     tg_baseline_format_value_digits(m->median, m->unit, 6, med, sizeof med);
     tg_baseline_format_value(m->mad, m->unit, mad, sizeof mad);
-    fprintf(out, "  %s\n    metric   %s (%s)\n", m->rule, m->metric,
-            tg_baseline_direction_name(m->direction));
+    fputs("  ", out);
+    show_text(out, m->rule);
+    fputs("\n    metric   ", out);
+    show_text(out, m->metric);
+    fprintf(out, " (%s)\n", tg_baseline_direction_name(m->direction));
     fprintf(out, "    median   %s   MAD %s   runs with a value: %zu of %zu\n", med, mad,
             m->n_runs, b->n_runs);
     if (m->n_runs >= TG_BASELINE_MIN_BAND_RUNS) {
@@ -400,7 +410,11 @@ static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE 
         fprintf(out, " %s%s", v, i + 1 < b->n_runs ? "," : "");
     }
     fprintf(out, "\n    samples  %zu kept of %zu", m->n_samples, m->n_samples_total);
-    if (m->samples_field) fprintf(out, " (%s)", m->samples_field);
+    if (m->samples_field) {
+        fputs(" (", out);
+        show_text(out, m->samples_field);
+        fputc(')', out);
+    }
     if (m->n_samples) {
         char lo[48], hi[48];
         tg_baseline_format_value(m->samples[0], m->unit, lo, sizeof lo);
@@ -426,15 +440,24 @@ static int cmd_show(int argc, char **argv)
     int rc = tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
     if (!b) return rc ? rc : TG_EUSAGE;
-    printf("baseline %s: format %d, recorded %s by tracegate %s\n", argv[0], b->format_version,
-           b->date ? b->date : "(no date)", b->tool_version ? b->tool_version : "(unknown)");
-    printf("runs (%zu):\n", b->n_runs);
+    fputs("baseline ", stdout);
+    show_text(stdout, argv[0]);
+    printf(": format %d, recorded ", b->format_version);
+    show_text(stdout, b->date ? b->date : "(no date)");
+    fputs(" by tracegate ", stdout);
+    show_text(stdout, b->tool_version ? b->tool_version : "(unknown)");
+    printf("\nruns (%zu):\n", b->n_runs);
     for (size_t i = 0; i < b->n_runs; i++) {
         const tg_baseline_run *r = &b->runs[i];
-        printf("  %zu. %s  GPU %s  nsys %s  schema %s\n", i + 1, r->trace,
-               r->gpu_names ? r->gpu_names : "unknown",
-               r->nsys_version ? r->nsys_version : "unknown",
-               r->schema_version ? r->schema_version : "unknown");
+        printf("  %zu. ", i + 1);
+        show_text(stdout, r->trace);
+        fputs("  GPU ", stdout);
+        show_text(stdout, r->gpu_names ? r->gpu_names : "unknown");
+        fputs("  nsys ", stdout);
+        show_text(stdout, r->nsys_version ? r->nsys_version : "unknown");
+        fputs("  schema ", stdout);
+        show_text(stdout, r->schema_version ? r->schema_version : "unknown");
+        fputc('\n', stdout);
     }
     printf("metrics (%zu):\n", b->n_metrics);
     for (size_t i = 0; i < b->n_metrics; i++) show_metric(b, &b->metrics[i], stdout);

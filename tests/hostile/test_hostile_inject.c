@@ -6,7 +6,8 @@
 ** newline followed by `::error::`, GitHub's `##[command]` and megabyte
 ** lengths. Through the binary, every human-facing output (the text report,
 ** github annotations and job summary, markdown, JUnit, SARIF message
-** texts, info, metrics, explain, rules list, stderr) must stay log-safe:
+** texts, info, metrics, explain, rules list, baseline show, stderr) must
+** stay log-safe:
 ** valid UTF-8 without controls (but line feeds), C1, noncharacters or
 ** "##[", and no line that a CI runner would read as a command. JUnit must
 ** parse (xmllint), names are capped with "…(N bytes)", the job summary
@@ -399,6 +400,45 @@ static void test_rules_texts(void **state)
     hx_free(&r);
 }
 
+/* `baseline show` on a baseline whose recorded names and versions carry
+** the same (a baseline is a committed file another job may have written). */
+static void test_baseline_show(void **state)
+{
+    world *w = *state;
+    static const char baseline[] =
+        "date: \"2026-12-01\\e[2J\"\n"
+        "format_version: 1\n"
+        "metrics:\n"
+        "  iteration-time-regression:\n"
+        "    direction: higher_is_worse\n"
+        "    mad: 0\n"
+        "    median: 30007919\n"
+        "    metric: \"p50(period)\\e]0;t\\a\"\n"
+        "    n_runs: 1\n"
+        "    n_samples: 2\n"
+        "    runs: [30007919]\n"
+        "    samples: [30007919, 30007919]\n"
+        "    samples_field: \"period\\e[5m\"\n"
+        "    unit: ns\n"
+        "runs:\n"
+        "- gpu_names: \"H200\\e]0;t\\a\\n::error::gpu\"\n"
+        "  nsys_version: \"2022\\x9b2J\\uFFFE\"\n"
+        "  schema_version: \"3.0\\N\"\n"
+        "  trace: \"rank\\e[2J\\n  ::error::trace ##[add-mask]x.sqlite\"\n"
+        "tool_version: \"0.1\\e[31m\\L\"\n";
+    char *path = hx_path(w->dir, "hostile\x1b[2J\n::error::baseline.yaml");
+    hx_write_file(path, baseline, strlen(baseline));
+    hx_result r;
+    hx_run(&r, "baseline", "show", path);
+    assert_int_equal(r.status, 0);
+    expect_log_safe("baseline show", r.out, r.out_len, false);
+    expect_contains("baseline show", r.out, "rank\\x1b[2J\\n  ::error::trace #\\x23[add-mask]x.sqlite");
+    expect_contains("baseline show", r.out, "GPU H200\\x1b]0;t\\x07\\n::error::gpu  nsys 2022\\u009b2J\\ufffe");
+    expect_contains("baseline show", r.out, "hostile\\x1b[2J\\n::error::baseline.yaml");
+    hx_free(&r);
+    free(path);
+}
+
 /* stderr: a trace that cannot be read, a missing one, a rule file whose
 ** error line starts with "::" after blanks, a bad option value. */
 static void test_diagnostics(void **state)
@@ -523,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_check_stdout_formats),
         cmocka_unit_test(test_info_metrics),
         cmocka_unit_test(test_rules_texts),
+        cmocka_unit_test(test_baseline_show),
         cmocka_unit_test(test_diagnostics),
         cmocka_unit_test(test_name_caps),
         cmocka_unit_test(test_summary_cap),
