@@ -292,6 +292,18 @@ static void test_check_formats(void **state)
     expect_contains("json", dump, "\\n::error::forged\\r\\n  ::warning::forged ##[add-mask]secret");
     free(dump);
     json_decref(doc);
+
+    /* merge reads the exact bytes back: its human formats escape them too */
+    static const char *const formats[] = {"text", "github", "markdown", "junit"};
+    for (size_t f = 0; f < 4; f++) {
+        hx_run(&r, "merge", "--format", formats[f], json);
+        assert_int_equal(r.signal, 0);
+        assert_int_equal(r.status, 1);
+        expect_log_safe(formats[f], r.out, r.out_len, f == 1);
+        expect_stderr_safe("merge", &r);
+        if (f == 0) expect_contains("merge text", r.out, "\\x1b[2J");
+        hx_free(&r);
+    }
     free(junit), free(gh), free(md), free(sarif), free(json);
 }
 
