@@ -128,6 +128,7 @@ typedef struct world {
     char *dir;            /* the case's files */
     char *trace;          /* hostile names, and a hostile file name */
     char *rules;          /* team_rules, under a hostile file name */
+    char *big;            /* 1 MiB names (a fixture: teardown removes it, failed case or not) */
 } world;
 
 static int setup(void **state)
@@ -140,6 +141,7 @@ static int setup(void **state)
     tg_fixture_remove(fixture);
     w->rules = hx_path(w->dir, "team\x1b]0;t\x07\n::error::rules.yaml");
     hx_write_file(w->rules, team_rules, strlen(team_rules));
+    w->big = hostile_export(1 << 20, "");
     *state = w;
     return 0;
 }
@@ -151,6 +153,7 @@ static int teardown(void **state)
     free(w->dir);
     free(w->trace);
     free(w->rules);
+    tg_fixture_remove(w->big);
     free(w);
     return 0;
 }
@@ -499,7 +502,7 @@ static void test_diagnostics(void **state)
 static void test_name_caps(void **state)
 {
     world *w = *state;
-    char *fixture = hostile_export(1 << 20, "");
+    const char *fixture = w->big;
     char *json = hx_path(w->dir, "big.json"), *junit = hx_path(w->dir, "big.xml"), *md = hx_path(w->dir, "big.md");
     char *gh = hx_path(w->dir, "big.gh"), *sarif = hx_path(w->dir, "big.sarif");
     char o_json[4200], o_junit[4200], o_md[4200], o_gh[4200], o_sarif[4200];
@@ -534,7 +537,6 @@ static void test_name_caps(void **state)
         expect_contains(cmds[c], r.out, "\xe2\x80\xa6(1048588 bytes)");   /* "NVIDIA H100 " + 1 MiB */
         hx_free(&r);
     }
-    tg_fixture_remove(fixture);
     free(json), free(junit), free(md), free(gh), free(sarif);
 }
 
