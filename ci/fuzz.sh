@@ -4,7 +4,9 @@
 # object), generates the seed corpora (small exports made from SQL, the
 # project's own rule and baseline files), runs each target for
 # FUZZ_SECONDS (default 60) and fails on any crash, leak, sanitizer report
-# or timeout. Crashing inputs are left in build-fuzz/artifacts/ ($FUZZ_BUILD_DIR).
+# or timeout. The merge target's seeds are `check --format json` outputs
+# of the bundled example and of the small exports (alone and in pairs).
+# Crashing inputs are left in build-fuzz/artifacts/ ($FUZZ_BUILD_DIR).
 #
 #   bash ci/fuzz.sh                      # every target, 60 s each
 #   FUZZ_SECONDS=3600 bash ci/fuzz.sh rules trace_rows
@@ -17,7 +19,7 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 # the same inputs first); 0 = a new seed each run.
 SEED=${FUZZ_SEED:-0}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(rules trace_file trace_rows baseline)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(rules trace_file trace_rows baseline merge)
 
 SUDO=""
 [ "$(id -u)" != 0 ] && SUDO="sudo"
@@ -35,7 +37,8 @@ if [ ! -f $B/build.ninja ]; then
     CC=clang meson setup $B --buildtype=debug -Doptimization=1 -Dwerror=false \
         -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link
 fi
-ninja -C $B fuzz/fuzz-rules fuzz/fuzz-trace-file fuzz/fuzz-trace-rows fuzz/fuzz-baseline fuzz/fuzz-mkseeds
+ninja -C $B fuzz/fuzz-rules fuzz/fuzz-trace-file fuzz/fuzz-trace-rows fuzz/fuzz-baseline fuzz/fuzz-merge \
+    fuzz/fuzz-mkseeds tracegate examples/example.sqlite
 
 work=$B/corpus
 mkdir -p "$work" $B/artifacts
@@ -44,6 +47,22 @@ mkdir -p $B/seeds/rules $B/seeds/baseline
 cp rules.d/*.yaml $B/seeds/rules/
 find tests/rules examples -name '*.yaml' -size -64k -exec cp {} $B/seeds/rules/ \; 2>/dev/null || true
 cp baselines/*.yaml $B/seeds/baseline/ 2>/dev/null || true
+# merge: real results (exit 1 or 3 is a verdict here, not a failure)
+mkdir -p $B/seeds/merge
+merge_seed() {   # NAME TRACE [check options...]
+    local name=$1 trace=$2
+    shift 2
+    ASAN_OPTIONS=detect_leaks=0 $B/tracegate check --format json "$@" "$trace" >"$B/seeds/merge/$name.json" 2>/dev/null || true
+}
+merge_seed example $B/examples/example.sqlite
+merge_seed example-baseline $B/examples/example.sqlite --baseline baselines/example.yaml
+merge_seed example-skip $B/examples/example.sqlite --missing-data=skip --fail-on warning
+merge_seed unreadable fuzz/README.md
+for f in $B/seeds/trace_file/*.sqlite; do merge_seed "$(basename "$f" .sqlite)" "$f"; done
+# two ranks in one input (documents split at NUL): the straggler check
+{ cat $B/seeds/merge/example.json; printf '\0'; cat $B/seeds/merge/example-baseline.json; } >$B/seeds/merge/two-ranks.bin
+{ cat $B/seeds/merge/example.json; printf '\0'; cat $B/seeds/merge/unreadable.json; printf '\0';
+  cat $B/seeds/merge/full-3.0.json 2>/dev/null; } >$B/seeds/merge/three-ranks.bin
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -53,11 +72,13 @@ for t in "${TARGETS[@]}"; do
         trace_rows) max_len=1024 ;;   # ~150 edits: the export stays small
         *) max_len=65536 ;;
     esac
+    dict=()
+    [ -f fuzz/$t.dict ] && dict=(-dict=fuzz/$t.dict)
     mkdir -p "$work/$t"
     log=$B/fuzz-$t.log
     echo "fuzz-$t: ${SECONDS_EACH}s"
     if $B/fuzz/fuzz-${t//_/-} -max_total_time="$SECONDS_EACH" -seed="$SEED" -rss_limit_mb=2048 -timeout=10 \
-        -max_len=$max_len -print_final_stats=1 -artifact_prefix=$B/artifacts/$t- \
+        -max_len=$max_len -print_final_stats=1 -artifact_prefix=$B/artifacts/$t- "${dict[@]}" \
         "$work/$t" $B/seeds/$t >"$log" 2>&1; then
         runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
         cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)

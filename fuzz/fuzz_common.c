@@ -18,6 +18,7 @@
 #include "report/report.h"
 #include "tg_config.h"
 #include "fixture.h"
+#include "logsafe.h"
 
 static tg_ruleset *builtin;
 static FILE *devnull;
@@ -59,16 +60,47 @@ static FILE *sink(void)
     return devnull;
 }
 
+static void broken_promise(tg_format fmt, const char *why, const char *text, size_t len, size_t at)
+{
+    size_t from = at > 40 ? at - 40 : 0, n = len - from < 120 ? len - from : 120;
+    fprintf(stderr, "fuzz: the %s report breaks its promise: %s at byte %zu: ", tg_format_name(fmt), why, at);
+    fwrite(text + from, 1, n, stderr);
+    fputc('\n', stderr);
+    abort();
+}
+
+void fz_report_checked(tg_format fmt, const tg_run_result *run, const tg_ruleset *rs, const tg_report_opts *ro)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return;
+    tg_status st = tg_report_write(fmt, run, rs, ro, f);
+    if (fclose(f) != 0 || st != TG_OK || !text) {
+        free(text);
+        return;
+    }
+    size_t at = 0;
+    const char *why = NULL;
+    if (fmt == TG_FMT_JSON || fmt == TG_FMT_SARIF) {
+        json_error_t err;
+        json_t *doc = json_loadb(text, len, 0, &err);
+        if (!doc) why = "it is not JSON";
+        json_decref(doc);
+    } else if (!ro->color) {
+        why = tg_logsafe_problem(text, len, fmt == TG_FMT_GITHUB, &at);
+        if (!why && fmt == TG_FMT_MARKDOWN && len > TG_REPORT_MARKDOWN_MAX) why = "it is larger than 1 MiB";
+    }
+    if (why) broken_promise(fmt, why, text, len, at);
+    free(text);
+}
+
 /* Every format (all = true) or only text and JSON: reports dominate the
 ** cost of an execution, and each path needs them once. */
 static void reports(const tg_ruleset *rs, tg_run_result *run, bool all)
 {
-    static const char *const formats[] = {"text", "json", "junit", "sarif", "github", "markdown"};
     tg_report_opts ro = {.fail_on = TG_SEV_ERROR, .tool_version = "fuzz"};
-    for (size_t i = 0; i < (all ? sizeof formats / sizeof *formats : 2); i++) {
-        int f = tg_format_parse(formats[i]);
-        if (f >= 0) tg_report_write((tg_format)f, run, rs, &ro, sink());
-    }
+    for (int f = 0; f < (all ? TG_FMT_COUNT : 2); f++) fz_report_checked((tg_format)f, run, rs, &ro);
 }
 
 /* Record a baseline from the run, write it, read it back and compare the

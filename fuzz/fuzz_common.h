@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report/report.h"
 #include "rules/rules.h"
 #include "trace/trace.h"
 
@@ -25,6 +26,13 @@ const tg_ruleset *fz_builtin_rules(void);
 ** trace; then info and metrics. Never fails: errors are the engine's
 ** business, crashes are ours. */
 void fz_run_trace(tg_trace *t, const tg_ruleset *rs);
+
+/* Render run in fmt into memory and hold it to the format's promises
+** whatever the input held (docs/formats.md): text, github, markdown and
+** JUnit log-safe (tests/unit/logsafe.h; github: every line one of
+** tracegate's annotations), markdown within 1 MiB, JSON and SARIF
+** parseable. abort()s, so libFuzzer keeps the input, when one breaks. */
+void fz_report_checked(tg_format fmt, const tg_run_result *run, const tg_ruleset *rs, const tg_report_opts *ro);
 
 /* Open path as an export and run fz_run_trace on it when it loads. */
 void fz_run_path(const char *path, const tg_ruleset *rs);

@@ -61,6 +61,20 @@ static const char small_rows[] =
     " copyKind, srcKind, dstKind) VALUES (9600, 9800, 0, 7, 3, 1291845632, 1048576, 1, 0, 2);"
     "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (400, 9950, 59, 'step', 1291845633);";
 
+/* small_rows with names, a GPU and an nsys version that carry what a
+** human-facing report must neutralise (terminal sequences, C1, invalid
+** UTF-8, U+FFFE, a newline before "::error::", "##["): the outputs are
+** held to docs/formats.md by fz_report_checked, and the merge seeds made
+** from this export's JSON result start the merge fuzzer there. */
+static const char hostile_rows[] =
+    "UPDATE StringIds SET value = 'k' || CAST(X'1B5B324A1B5D303B741BC29BEFBFBEFF0A3A3A6572726F723A3A78232323' AS TEXT)"
+    " WHERE id = 1;"
+    "UPDATE StringIds SET value = 'cudaMemcpy' || CAST(X'1B5B33316D0A3A3A7761726E696E673A3A79E280AE' AS TEXT)"
+    " WHERE id = 3;"
+    "INSERT INTO TARGET_INFO_GPU (id, name) VALUES (0, 'GPU' || CAST(X'1B5D383B3B687474703A2F2F781B5C0D0A2323' AS TEXT));"
+    "UPDATE EXPORT_META_DATA SET value = '2024' || CAST(X'0A3A3A6572726F723A3A6E737973C0AF' AS TEXT)"
+    " WHERE name = 'EXPORT_PRODUCT_VERSION';";
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -82,6 +96,10 @@ int main(int argc, char **argv)
     rc |= export_seed(files, "small-2.9", tg_fixture_schema_2_9, small_rows);
     rc |= export_seed(files, "small-3.25", tg_fixture_schema_3_25, small_rows);
     rc |= export_seed(files, "empty-3.0", tg_fixture_schema_3_0, NULL);
+    char *hostile = NULL;
+    if (!tg_fixture_append(&hostile, "%s%s", small_rows, hostile_rows)) return 1;
+    rc |= export_seed(files, "hostile-names", tg_fixture_schema_3_0, hostile);
+    free(hostile);
     rc |= export_seed(files, "strings-only", "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);",
                       "INSERT INTO StringIds VALUES (1, 'x');");
     free(full);

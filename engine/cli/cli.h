@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "../common/common.h"
+#include "../common/text.h"
 #include "../eval/eval.h"
 #include "../model/model.h"
 #include "../report/report.h"
@@ -20,6 +21,13 @@ int tg_cmd_check(int argc, char **argv);     /* cmd_check.c */
 int tg_cmd_rules(int argc, char **argv);     /* cmd_rules.c: list, lint, test */
 int tg_cmd_explain(int argc, char **argv);   /* cmd_rules.c */
 int tg_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: record, show */
+
+/* One line on stderr: "tracegate: ", the printf-formatted message run
+** through tg_text_escape (engine/common/text.h, docs/formats.md) as a
+** whole, so that no path, argument or name in it can add a line or a
+** control sequence, and a newline. Every message of the CLI goes through
+** here or through tg_cli_report_diag. */
+void tg_cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Print every message of diag to stderr like a compiler; returns diag->status
 ** (or fallback when there was no error). */

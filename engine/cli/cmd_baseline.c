@@ -97,7 +97,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
     if (a[len] == '=') return a + len + 1;
     if (a[len] != 0) return NULL;
     if (*i + 1 >= argc) {
-        fprintf(stderr, "tracegate: %s needs a value\n", name);
+        tg_cli_say("%s needs a value", name);
         return "";
     }
     return argv[++*i];
@@ -107,7 +107,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
     do {                                                                             \
         void *grown_ = realloc((void *)(arr), ((n) + 1) * sizeof *(arr));            \
         if (!grown_) {                                                               \
-            fprintf(stderr, "tracegate: out of memory\n");                           \
+            tg_cli_say("out of memory");                           \
             return TG_EINTERNAL;                                                     \
         }                                                                            \
         (arr) = grown_;                                                              \
@@ -138,7 +138,7 @@ static int parse_record(int argc, char **argv, record_opts *o)
             tg_param_set s;
             if (!*v) return TG_EUSAGE;
             if (!parse_set(v, &s)) {
-                fprintf(stderr, "tracegate: --set expects RULE.PARAM=VALUE, not '%s'\n", v);
+                tg_cli_say("--set expects RULE.PARAM=VALUE, not '%s'", v);
                 return TG_EUSAGE;
             }
             PUSH_OR_FAIL(o->sets, o->n_sets, s);
@@ -149,7 +149,7 @@ static int parse_record(int argc, char **argv, record_opts *o)
             if (!strcmp(v, "fail")) o->missing = TG_MISSING_FAIL;
             else if (!strcmp(v, "skip")) o->missing = TG_MISSING_SKIP;
             else {
-                fprintf(stderr, "tracegate: --missing-data is fail or skip, not '%s'\n", v);
+                tg_cli_say("--missing-data is fail or skip, not '%s'", v);
                 return TG_EUSAGE;
             }
         } else if ((v = opt_value(argc, argv, &i, "--jobs")) ||
@@ -157,24 +157,24 @@ static int parse_record(int argc, char **argv, record_opts *o)
             char *end;
             long n = strtol(v, &end, 10);
             if (!*v || *end || n < 1 || n > 1024) {
-                fprintf(stderr, "tracegate: --jobs expects a number from 1 to 1024\n");
+                tg_cli_say("--jobs expects a number from 1 to 1024");
                 return TG_EUSAGE;
             }
             o->jobs = (int)n;
         } else if (!strcmp(a, "--allow-mismatch")) {
             o->allow_mismatch = true;
         } else {
-            fprintf(stderr, "tracegate: baseline record: unknown option '%s'\n", a);
+            tg_cli_say("baseline record: unknown option '%s'", a);
             usage(stderr);
             return TG_EUSAGE;
         }
     }
     if (!o->out) {
-        fprintf(stderr, "tracegate: baseline record needs -o FILE (or -o - for stdout)\n");
+        tg_cli_say("baseline record needs -o FILE (or -o - for stdout)");
         return TG_EUSAGE;
     }
     if (o->n_traces == 0) {
-        fprintf(stderr, "tracegate: baseline record needs at least one TRACE\n");
+        tg_cli_say("baseline record needs at least one TRACE");
         return TG_EUSAGE;
     }
     return TG_OK;
@@ -192,8 +192,8 @@ static bool record_date(char *buf, size_t size)
         errno = 0;
         long long v = strtoll(sde, &end, 10);
         if (errno || *end || v < 0) {
-            fprintf(stderr, "tracegate: SOURCE_DATE_EPOCH must be seconds since 1970, not '%s'\n",
-                    sde);
+            tg_cli_say("SOURCE_DATE_EPOCH must be seconds since 1970, not '%s'",
+                       sde);
             return false;
         }
         when = (time_t)v;
@@ -202,7 +202,7 @@ static bool record_date(char *buf, size_t size)
     }
     struct tm tm;
     if (!gmtime_r(&when, &tm) || !strftime(buf, size, "%Y-%m-%d", &tm)) {
-        fprintf(stderr, "tracegate: cannot format the recording date\n");
+        tg_cli_say("cannot format the recording date");
         return false;
     }
     return true;
@@ -220,8 +220,8 @@ static int rule_paths(const record_opts *o, const char ***paths, size_t *n)
         if (!strcmp(p, "builtin")) {
             p = tg_cli_builtin_rules();
             if (!p) {
-                fprintf(stderr, "tracegate: the built-in rules (rules.d) were not found; "
-                                "set TRACEGATE_RULES_DIR or pass --rules PATH\n");
+                tg_cli_say("the built-in rules (rules.d) were not found; "
+                           "set TRACEGATE_RULES_DIR or pass --rules PATH");
                 return TG_EUSAGE;
             }
         }
@@ -248,10 +248,10 @@ static int check_missing(const tg_run_result *run, tg_missing_mode mode)
         for (size_t i = 0; i < tr->n_results; i++) {
             const tg_rule_result *r = &tr->results[i];
             if (!r->metric || !r->missing_data) continue;
-            fprintf(stderr, "tracegate: %s: %s: rule %s: %s%s\n", tr->file,
-                    mode == TG_MISSING_FAIL ? "error" : "warning", r->rule,
-                    r->message ? r->message : "the capture lacks the data this metric needs",
-                    mode == TG_MISSING_FAIL ? "" : " (not recorded for this run)");
+            tg_cli_say("%s: %s: rule %s: %s%s", tr->file,
+                       mode == TG_MISSING_FAIL ? "error" : "warning", r->rule,
+                       r->message ? r->message : "the capture lacks the data this metric needs",
+                       mode == TG_MISSING_FAIL ? "" : " (not recorded for this run)");
             if (mode == TG_MISSING_FAIL) st = TG_ETRACE;
         }
     }
@@ -270,7 +270,7 @@ static int write_baseline(const tg_baseline *b, const char *path)
     snprintf(tmp, len + 16, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        fprintf(stderr, "tracegate: cannot write %s: %s\n", path, strerror(errno));
+        tg_cli_say("cannot write %s: %s", path, strerror(errno));
         free(tmp);
         return TG_EUSAGE;
     }
@@ -283,7 +283,7 @@ static int write_baseline(const tg_baseline *b, const char *path)
     if (st == TG_OK && chmod(tmp, 0666 & ~mask) != 0) st = TG_EINTERNAL;
     if (st == TG_OK && rename(tmp, path) != 0) st = TG_EINTERNAL;
     if (st != TG_OK) {
-        fprintf(stderr, "tracegate: cannot write %s: %s\n", path, strerror(errno));
+        tg_cli_say("cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
     }
     free(tmp);
@@ -321,7 +321,7 @@ static int cmd_record(int argc, char **argv)
     tg_cli_report_diag(&diag, TG_OK);    /* warnings */
     tg_diag_clear(&diag);
     if (!has_metric_rule(rs)) {
-        fprintf(stderr, "tracegate: no enabled rule has a metric: nothing to record\n");
+        tg_cli_say("no enabled rule has a metric: nothing to record");
         rc = TG_EUSAGE;
         goto done;
     }
@@ -339,12 +339,12 @@ static int cmd_record(int argc, char **argv)
     rc = tg_cli_evaluate(in.paths, in.n, rs, &eval_opts, &model_params, o.jobs, false, &run);
     if (rc != TG_OK) {
         if (rc == TG_ETRACE)
-            fprintf(stderr, "tracegate: no baseline written: every trace must be readable\n");
+            tg_cli_say("no baseline written: every trace must be readable");
         goto done;
     }
     if ((rc = check_missing(&run, o.missing)) != TG_OK) {
-        fprintf(stderr, "tracegate: no baseline written (--missing-data=skip records "
-                        "the other runs' values)\n");
+        tg_cli_say("no baseline written (--missing-data=skip records "
+                   "the other runs' values)");
         goto done;
     }
     if (tg_baseline_check_results(&run, o.allow_mismatch, &diag) == TG_OK)
@@ -356,9 +356,9 @@ static int cmd_record(int argc, char **argv)
     }
     if ((rc = write_baseline(b, o.out)) != TG_OK) goto done;
     if (strcmp(o.out, "-"))
-        fprintf(stderr, "tracegate: recorded %zu metric%s from %zu run%s into %s\n",
-                b->n_metrics, b->n_metrics == 1 ? "" : "s", b->n_runs,
-                b->n_runs == 1 ? "" : "s", o.out);
+        tg_cli_say("recorded %zu metric%s from %zu run%s into %s",
+                   b->n_metrics, b->n_metrics == 1 ? "" : "s", b->n_runs,
+                   b->n_runs == 1 ? "" : "s", o.out);
 
 done:
     tg_baseline_free(b);
@@ -373,13 +373,23 @@ done:
 
 /* --------------------------------------------------------------- show */
 
+/* A string from the baseline file (names, versions, trace paths: recorded
+** from traces, or edited by hand), escaped (engine/common/text.h). */
+static void show_text(FILE *out, const char *s)
+{
+    tg_text_fput(out, s, TG_TEXT_CAP_NAME, 0);
+}
+
 static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE *out)
 {
     char med[48], mad[48], v[48];
     tg_baseline_format_value_digits(m->median, m->unit, 6, med, sizeof med);
     tg_baseline_format_value(m->mad, m->unit, mad, sizeof mad);
-    fprintf(out, "  %s\n    metric   %s (%s)\n", m->rule, m->metric,
-            tg_baseline_direction_name(m->direction));
+    fputs("  ", out);
+    show_text(out, m->rule);
+    fputs("\n    metric   ", out);
+    show_text(out, m->metric);
+    fprintf(out, " (%s)\n", tg_baseline_direction_name(m->direction));
     fprintf(out, "    median   %s   MAD %s   runs with a value: %zu of %zu\n", med, mad,
             m->n_runs, b->n_runs);
     tg_spread sp;
@@ -399,7 +409,11 @@ static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE 
         fprintf(out, " %s%s", v, i + 1 < b->n_runs ? "," : "");
     }
     fprintf(out, "\n    samples  %zu kept of %zu", m->n_samples, m->n_samples_total);
-    if (m->samples_field) fprintf(out, " (%s)", m->samples_field);
+    if (m->samples_field) {
+        fputs(" (", out);
+        show_text(out, m->samples_field);
+        fputc(')', out);
+    }
     if (m->n_samples) {
         char lo[48], hi[48];
         tg_baseline_format_value(m->samples[0], m->unit, lo, sizeof lo);
@@ -425,15 +439,24 @@ static int cmd_show(int argc, char **argv)
     int rc = tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
     if (!b) return rc ? rc : TG_EUSAGE;
-    printf("baseline %s: format %d, recorded %s by tracegate %s\n", argv[0], b->format_version,
-           b->date ? b->date : "(no date)", b->tool_version ? b->tool_version : "(unknown)");
-    printf("runs (%zu):\n", b->n_runs);
+    fputs("baseline ", stdout);
+    show_text(stdout, argv[0]);
+    printf(": format %d, recorded ", b->format_version);
+    show_text(stdout, b->date ? b->date : "(no date)");
+    fputs(" by tracegate ", stdout);
+    show_text(stdout, b->tool_version ? b->tool_version : "(unknown)");
+    printf("\nruns (%zu):\n", b->n_runs);
     for (size_t i = 0; i < b->n_runs; i++) {
         const tg_baseline_run *r = &b->runs[i];
-        printf("  %zu. %s  GPU %s  nsys %s  schema %s\n", i + 1, r->trace,
-               r->gpu_names ? r->gpu_names : "unknown",
-               r->nsys_version ? r->nsys_version : "unknown",
-               r->schema_version ? r->schema_version : "unknown");
+        printf("  %zu. ", i + 1);
+        show_text(stdout, r->trace);
+        fputs("  GPU ", stdout);
+        show_text(stdout, r->gpu_names ? r->gpu_names : "unknown");
+        fputs("  nsys ", stdout);
+        show_text(stdout, r->nsys_version ? r->nsys_version : "unknown");
+        fputs("  schema ", stdout);
+        show_text(stdout, r->schema_version ? r->schema_version : "unknown");
+        fputc('\n', stdout);
     }
     printf("metrics (%zu):\n", b->n_metrics);
     for (size_t i = 0; i < b->n_metrics; i++) show_metric(b, &b->metrics[i], stdout);
@@ -453,6 +476,6 @@ int tg_cmd_baseline(int argc, char **argv)
         usage(stdout);
         return TG_OK;
     }
-    fprintf(stderr, "tracegate: unknown baseline command '%s' (record or show)\n", argv[1]);
+    tg_cli_say("unknown baseline command '%s' (record or show)", argv[1]);
     return TG_EUSAGE;
 }

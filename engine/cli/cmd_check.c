@@ -8,6 +8,7 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,11 +71,17 @@ static bool parse_set(char *arg, tg_param_set *out)
     return true;
 }
 
-static int bad_usage(const char *fmt, const char *arg)
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int bad_usage(const char *fmt, ...)
 {
-    fprintf(stderr, "tracegate: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see 'tracegate check --help')\n");
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
+    va_end(ap);
+    tg_cli_say("%s (see 'tracegate check --help')", msg ? msg : fmt);
+    free(msg);
     return TG_EUSAGE;
 }
 
@@ -176,8 +183,8 @@ static int rule_paths(check_args *a, const char ***paths, size_t *n)
     const char *builtin = tg_cli_builtin_rules();
     if (a->n_rules == 0) {
         if (!builtin) {
-            fprintf(stderr, "tracegate: the built-in rules (rules.d) were not found; "
-                            "set TRACEGATE_RULES_DIR or pass --rules PATH\n");
+            tg_cli_say("the built-in rules (rules.d) were not found; "
+                       "set TRACEGATE_RULES_DIR or pass --rules PATH");
             return TG_EUSAGE;
         }
         static const char *one[1];
@@ -189,7 +196,7 @@ static int rule_paths(check_args *a, const char ***paths, size_t *n)
     for (size_t i = 0; i < a->n_rules; i++) {
         if (strcmp(a->rules[i], "builtin") == 0) {
             if (!builtin) {
-                fprintf(stderr, "tracegate: --rules builtin: the built-in rules (rules.d) were not found\n");
+                tg_cli_say("--rules builtin: the built-in rules (rules.d) were not found");
                 return TG_EUSAGE;
             }
             a->rules[i] = builtin;
@@ -216,8 +223,8 @@ static int run_check(check_args *a, int n_traces, char **traces)
     if (tg_rules_count(rs) == 0) {
         /* e.g. --rules pointing at a folder without *.yaml files: a gate
         ** without rules would pass anything. */
-        fprintf(stderr, "tracegate: no rules were loaded from %s%s; a check without rules would pass "
-                        "anything\n", paths[0], n_paths > 1 ? " and the other --rules paths" : "");
+        tg_cli_say("no rules were loaded from %s%s; a check without rules would pass "
+                   "anything", paths[0], n_paths > 1 ? " and the other --rules paths" : "");
         tg_rules_free(rs);
         return TG_EUSAGE;
     }
@@ -291,7 +298,7 @@ int tg_cmd_check(int argc, char **argv)
     check_args a = {0};
     int st = parse_args(argc, argv, &a);
     if (st == TG_OK && optind >= argc) {
-        fprintf(stderr, "tracegate: check needs at least one TRACE (see 'tracegate check --help')\n");
+        tg_cli_say("check needs at least one TRACE (see 'tracegate check --help')");
         st = TG_EUSAGE;
     }
     if (st == TG_OK) st = run_check(&a, argc - optind, argv + optind);

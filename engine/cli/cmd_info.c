@@ -128,34 +128,34 @@ int tg_cmd_info(int argc, char **argv)
         if (!strcmp(a, "--max-memory") || !strncmp(a, "--max-memory=", 13)) {
             const char *v = a[12] == '=' ? a + 13 : first + 1 < argc ? argv[++first] : NULL;
             if (!v || !tg_parse_size(v, &max_memory)) {
-                fprintf(stderr, "tracegate: info: --max-memory wants a size such as 512MiB, not '%s'\n",
-                        v ? v : "");
+                tg_cli_say("info: --max-memory wants a size such as 512MiB, not '%s'",
+                           v ? v : "");
                 return TG_EUSAGE;
             }
             continue;
         }
         if (!strcmp(a, "--format") || !strcmp(a, "-f")) {
             if (first + 1 >= argc) {
-                fprintf(stderr, "tracegate: info: %s needs a value (text or json)\n", a);
+                tg_cli_say("info: %s needs a value (text or json)", a);
                 return TG_EUSAGE;
             }
             fmt = argv[++first];
         } else if (!strncmp(a, "--format=", 9)) {
             fmt = a + 9;
         } else {
-            fprintf(stderr, "tracegate: info: unknown option '%s'\n", a);
+            tg_cli_say("info: unknown option '%s'", a);
             info_usage(stderr);
             return TG_EUSAGE;
         }
         if (!strcmp(fmt, "json")) json = true;
         else if (!strcmp(fmt, "text")) json = false;
         else {
-            fprintf(stderr, "tracegate: info: unknown format '%s' (text or json)\n", fmt);
+            tg_cli_say("info: unknown format '%s' (text or json)", fmt);
             return TG_EUSAGE;
         }
     }
     if (first >= argc) {
-        fprintf(stderr, "tracegate: info: no trace given\n");
+        tg_cli_say("info: no trace given");
         info_usage(stderr);
         return TG_EUSAGE;
     }

@@ -71,7 +71,7 @@ int tg_cmd_merge(int argc, char **argv)
         case O_QUIET: out.quiet = true; break;
         case O_THRESHOLD:
             if (!parse_ratio(optarg, &threshold)) {
-                fprintf(stderr, "tracegate: --straggler-threshold wants a ratio like 10%% or 0.1, not '%s'\n", optarg);
+                tg_cli_say("--straggler-threshold wants a ratio like 10%% or 0.1, not '%s'", optarg);
                 bad = 1;
             }
             break;
@@ -80,20 +80,20 @@ int tg_cmd_merge(int argc, char **argv)
             else if (!strcmp(optarg, "warning")) severity = TG_SEV_WARNING;
             else if (!strcmp(optarg, "info")) severity = TG_SEV_INFO;
             else {
-                fprintf(stderr, "tracegate: --straggler-severity wants error, warning or info, not '%s'\n", optarg);
+                tg_cli_say("--straggler-severity wants error, warning or info, not '%s'", optarg);
                 bad = 1;
             }
             break;
         case O_HELP: merge_usage(stdout); return TG_OK;
         default:
-            fprintf(stderr, "tracegate: unknown or incomplete option '%s' (see 'tracegate merge --help')\n",
-                    argv[optind - 1]);
+            tg_cli_say("unknown or incomplete option '%s' (see 'tracegate merge --help')",
+                       argv[optind - 1]);
             bad = 1;
         }
     }
     if (bad) return TG_EUSAGE;
     if (optind >= argc) {
-        fprintf(stderr, "tracegate: merge needs at least one RESULT.json (see 'tracegate merge --help')\n");
+        tg_cli_say("merge needs at least one RESULT.json (see 'tracegate merge --help')");
         return TG_EUSAGE;
     }
 

@@ -76,47 +76,47 @@ static int parse_args(int argc, char **argv, metrics_opts *o)
         const char *pattern = fmt || missing ? NULL : option_value(argc, argv, &i, "--iteration-pattern", &missing);
         const char *max_memory = fmt || pattern || missing ? NULL : option_value(argc, argv, &i, "--max-memory", &missing);
         if (missing) {
-            fprintf(stderr, "tracegate: metrics: %s needs a value\n", a);
+            tg_cli_say("metrics: %s needs a value", a);
             return TG_EUSAGE;
         }
         if (fmt) {
             if (!strcmp(fmt, "json")) o->json = true;
             else if (!strcmp(fmt, "text")) o->json = false;
             else {
-                fprintf(stderr, "tracegate: metrics: unknown format '%s' (text or json)\n", fmt);
+                tg_cli_say("metrics: unknown format '%s' (text or json)", fmt);
                 return TG_EUSAGE;
             }
         } else if (max_memory) {
             if (!tg_parse_size(max_memory, &o->max_memory)) {
-                fprintf(stderr, "tracegate: metrics: --max-memory wants a size such as 512MiB, not '%s'\n",
-                        max_memory);
+                tg_cli_say("metrics: --max-memory wants a size such as 512MiB, not '%s'",
+                           max_memory);
                 return TG_EUSAGE;
             }
         } else if (pattern) {
             regex_t re;   /* checked here, so a bad pattern is a usage error before any trace */
             const char *refused = tg_regex_refuse(pattern);
             if (refused) {
-                fprintf(stderr, "tracegate: metrics: --iteration-pattern %.80s%s %s\n", pattern,
-                        strlen(pattern) > 80 ? "..." : "", refused);
+                tg_cli_say("metrics: --iteration-pattern %.80s%s %s", pattern,
+                           strlen(pattern) > 80 ? "..." : "", refused);
                 return TG_EUSAGE;
             }
             int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
             if (rc != 0) {
                 char why[256];
                 regerror(rc, &re, why, sizeof why);
-                fprintf(stderr, "tracegate: metrics: invalid --iteration-pattern \"%s\": %s\n", pattern, why);
+                tg_cli_say("metrics: invalid --iteration-pattern \"%s\": %s", pattern, why);
                 return TG_EUSAGE;
             }
             regfree(&re);
             o->pattern = pattern;
         } else {
-            fprintf(stderr, "tracegate: metrics: unknown option '%s'\n", a);
+            tg_cli_say("metrics: unknown option '%s'", a);
             metrics_usage(stderr);
             return TG_EUSAGE;
         }
     }
     if (i >= argc) {
-        fprintf(stderr, "tracegate: metrics: no trace given\n");
+        tg_cli_say("metrics: no trace given");
         metrics_usage(stderr);
         return TG_EUSAGE;
     }

@@ -10,6 +10,7 @@
 #include "cli.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,7 +22,7 @@ static const char *resolve_path(const char *p)
 {
     if (strcmp(p, "builtin") != 0) return p;
     const char *b = tg_cli_builtin_rules();
-    if (!b) fprintf(stderr, "tracegate: the built-in rules (rules.d) were not found\n");
+    if (!b) tg_cli_say("the built-in rules (rules.d) were not found");
     return b;
 }
 
@@ -50,6 +51,42 @@ static const char **collect_paths(int argc, char **argv, size_t *n)
     return paths;
 }
 
+/* s escaped (engine/common/text.h) and padded to width characters. */
+static void put_cell(const char *s, size_t width)
+{
+    char *clean = tg_text_dup(s, TG_TEXT_CAP_NAME, 0);
+    const char *p = clean ? clean : "?";
+    size_t chars = 0;
+    for (const char *q = p; *q; q++) chars += ((unsigned char)*q & 0xC0) != 0x80;
+    fputs(p, stdout);
+    for (; chars < width; chars++) fputc(' ', stdout);
+    free(clean);
+}
+
+/* One line per rule; ids, titles and files come from rule files, so they
+** are escaped like every human-facing string. */
+static void print_rules(const tg_ruleset *rs)
+{
+    size_t w_id = 2, w_src = 6;
+    for (size_t i = 0; i < tg_rules_count(rs); i++) {
+        const tg_rule_info *r = tg_rules_info(rs, i);
+        if (strlen(r->id) > w_id) w_id = strlen(r->id);
+        if (r->source && strlen(r->source) > w_src) w_src = strlen(r->source);
+    }
+    printf("%-*s  %-8s  %-*s  %s\n", (int)w_id, "ID", "SEVERITY", (int)w_src, "SOURCE", "TITLE (FILE:LINE)");
+    for (size_t i = 0; i < tg_rules_count(rs); i++) {
+        const tg_rule_info *r = tg_rules_info(rs, i);
+        put_cell(r->id, w_id);
+        printf("  %-8s  ", tg_severity_name(r->severity));
+        put_cell(r->source ? r->source : "?", w_src);
+        printf("  %s", r->enabled ? "" : "[disabled] ");
+        tg_text_fput(stdout, r->title ? r->title : "", TG_TEXT_CAP_TEXT, 0);
+        fputs(" (", stdout);
+        tg_text_fput(stdout, r->file, TG_TEXT_CAP_TEXT, 0);
+        printf(":%d)\n", r->line);
+    }
+}
+
 static int rules_list(int argc, char **argv)
 {
     size_t n_paths;
@@ -59,21 +96,7 @@ static int rules_list(int argc, char **argv)
     tg_diag_init(&diag);
     tg_ruleset *rs = tg_rules_load(paths, n_paths, NULL, 0, &diag);
     int status = tg_cli_report_diag(&diag, TG_OK);
-    if (rs) {
-        size_t w_id = 2, w_src = 6;
-        for (size_t i = 0; i < tg_rules_count(rs); i++) {
-            const tg_rule_info *r = tg_rules_info(rs, i);
-            if (strlen(r->id) > w_id) w_id = strlen(r->id);
-            if (r->source && strlen(r->source) > w_src) w_src = strlen(r->source);
-        }
-        printf("%-*s  %-8s  %-*s  %s\n", (int)w_id, "ID", "SEVERITY", (int)w_src, "SOURCE", "TITLE (FILE:LINE)");
-        for (size_t i = 0; i < tg_rules_count(rs); i++) {
-            const tg_rule_info *r = tg_rules_info(rs, i);
-            printf("%-*s  %-8s  %-*s  %s%s (%s:%d)\n", (int)w_id, r->id, tg_severity_name(r->severity), (int)w_src,
-                   r->source ? r->source : "?", r->enabled ? "" : "[disabled] ", r->title ? r->title : "",
-                   r->file, r->line);
-        }
-    }
+    if (rs) print_rules(rs);
     tg_rules_free(rs);
     tg_diag_clear(&diag);
     free(paths);
@@ -92,8 +115,8 @@ static int rules_lint(int argc, char **argv)
     int warnings = 0;
     for (size_t i = 0; i < diag.n; i++) warnings += diag.msgs[i].level == TG_DIAG_WARNING;
     if (diag.n_errors || warnings)
-        fprintf(stderr, "tracegate: %d error%s, %d warning%s\n", diag.n_errors, diag.n_errors == 1 ? "" : "s",
-                warnings, warnings == 1 ? "" : "s");
+        tg_cli_say("%d error%s, %d warning%s", diag.n_errors, diag.n_errors == 1 ? "" : "s",
+                   warnings, warnings == 1 ? "" : "s");
     else
         printf("no problems found in %zu path%s\n", n_paths, n_paths == 1 ? "" : "s");
     int status = st == TG_OK ? TG_OK : (diag.status ? (int)diag.status : TG_EUSAGE);
@@ -128,7 +151,7 @@ static bool collect_tests(const char *dir, char ***files, size_t *n, size_t *cap
 {
     DIR *d = opendir(dir);
     if (!d) {
-        perror(dir);
+        tg_cli_say("%s: %s", dir, strerror(errno));
         return false;
     }
     size_t first = *n;
@@ -146,34 +169,56 @@ static bool collect_tests(const char *dir, char ***files, size_t *n, size_t *cap
     }
     closedir(d);
     if (*n == first) {
-        fprintf(stderr, "tracegate: no rule test files (*.test.yaml, *_test.yaml) in %s\n", dir);
+        tg_cli_say("no rule test files (*.test.yaml, *_test.yaml) in %s", dir);
         return false;
     }
     qsort(*files + first, *n - first, sizeof **files, cmp_str);
     return true;
 }
 
+/* A string from a test file or a result, escaped (engine/common/text.h). */
+static void put_text(const char *s)
+{
+    tg_text_fput(stdout, s ? s : "", TG_TEXT_CAP_TEXT, 0);
+}
+
 static void print_result(const tg_ruletest_file *f, const tg_rt_result *r, bool color)
 {
     const char *red = color ? "\033[31m" : "", *green = color ? "\033[32m" : "", *off = color ? "\033[0m" : "";
-    if (r->passed) {
-        printf("%sok%s   %s:%d %s\n", green, off, f->path, r->c->pos.line, r->c->name);
-    } else {
-        printf("%sFAILED%s %s:%d %s\n", red, off, f->path, r->c->pos.line, r->c->name);
-        if (r->error) {
-            printf("    error: %s\n", r->error);
-        } else {
-            printf("    %s- expected%s\n    %s+ actual%s\n", red, off, green, off);
-            for (size_t i = 0; i < r->n_diffs; i++) {
-                const tg_rt_diff *d = &r->diffs[i];
-                printf("    %s- %s: %s%s\n", red, d->what, d->expected, off);
-                printf("    %s+ %s: %s%s\n", green, d->what, d->actual, off);
-            }
-            printf("    (rule %s gave %s, count %lld: \"%s\")\n", r->c->rule, tg_verdict_name(r->verdict),
-                   (long long)r->count, r->message ? r->message : "");
+    printf("%s%s%s ", r->passed ? green : red, r->passed ? "ok  " : "FAILED", off);
+    put_text(f->path);
+    printf(":%d ", r->c->pos.line);
+    put_text(r->c->name);
+    putchar('\n');
+    if (!r->passed && r->error) {
+        fputs("    error: ", stdout);
+        put_text(r->error);
+        putchar('\n');
+    } else if (!r->passed) {
+        printf("    %s- expected%s\n    %s+ actual%s\n", red, off, green, off);
+        for (size_t i = 0; i < r->n_diffs; i++) {
+            const tg_rt_diff *d = &r->diffs[i];
+            printf("    %s- ", red);
+            put_text(d->what);
+            fputs(": ", stdout);
+            put_text(d->expected);
+            printf("%s\n    %s+ ", off, green);
+            put_text(d->what);
+            fputs(": ", stdout);
+            put_text(d->actual);
+            printf("%s\n", off);
         }
+        fputs("    (rule ", stdout);
+        put_text(r->c->rule);
+        printf(" gave %s, count %lld: \"", tg_verdict_name(r->verdict), (long long)r->count);
+        put_text(r->message);
+        fputs("\")\n", stdout);
     }
-    if (r->kept) printf("    kept: %s\n", r->kept);
+    if (r->kept) {
+        fputs("    kept: ", stdout);
+        put_text(r->kept);
+        putchar('\n');
+    }
 }
 
 static int rules_test(int argc, char **argv)
@@ -190,10 +235,10 @@ static int rules_test(int argc, char **argv)
             rules_usage(stdout);
             goto out;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "tracegate: unknown option '%s' for rules test\n", argv[i]);
+            tg_cli_say("unknown option '%s' for rules test", argv[i]);
             status = TG_EUSAGE;
         } else if (stat(argv[i], &st) != 0) {
-            fprintf(stderr, "tracegate: %s: no such file or folder\n", argv[i]);
+            tg_cli_say("%s: no such file or folder", argv[i]);
             status = TG_EUSAGE;
         } else if (S_ISDIR(st.st_mode)) {
             if (!collect_tests(argv[i], &files, &n_files, &cap)) status = TG_EUSAGE;
@@ -265,7 +310,7 @@ int tg_cmd_rules(int argc, char **argv)
     if (!strcmp(sub, "list")) return rules_list(argc - 2, argv + 2);
     if (!strcmp(sub, "lint")) return rules_lint(argc - 2, argv + 2);
     if (!strcmp(sub, "test")) return rules_test(argc - 2, argv + 2);
-    fprintf(stderr, "tracegate: unknown rules command '%s' (list, lint or test)\n", sub);
+    tg_cli_say("unknown rules command '%s' (list, lint or test)", sub);
     return TG_EUSAGE;
 }
 
@@ -300,15 +345,15 @@ int tg_cmd_explain(int argc, char **argv)
             n_paths++;
         } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
             if (!parse_set(argv[++i], &sets[n_sets])) {
-                fprintf(stderr, "tracegate: --set wants RULE.PARAM=VALUE, not '%s'\n", argv[i]);
+                tg_cli_say("--set wants RULE.PARAM=VALUE, not '%s'", argv[i]);
                 goto out;
             }
             n_sets++;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "tracegate: unknown option '%s' for explain\n", argv[i]);
+            tg_cli_say("unknown option '%s' for explain", argv[i]);
             goto out;
         } else if (rule) {
-            fprintf(stderr, "tracegate: explain takes one rule id ('%s' and '%s' given)\n", rule, argv[i]);
+            tg_cli_say("explain takes one rule id ('%s' and '%s' given)", rule, argv[i]);
             goto out;
         } else {
             rule = argv[i];
@@ -329,7 +374,7 @@ int tg_cmd_explain(int argc, char **argv)
             fputs(text, stdout);
             free(text);
         } else {
-            fprintf(stderr, "tracegate: no rule '%s' in the loaded rules (see 'tracegate rules list')\n", rule);
+            tg_cli_say("no rule '%s' in the loaded rules (see 'tracegate rules list')", rule);
             status = TG_EUSAGE;
         }
     }

@@ -4,6 +4,7 @@
 ** export and a changed report is exported again.
 */
 #include "inputs.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -82,15 +83,15 @@ static char *export_report(const char *report)
 {
     char *nsys = find_on_path("nsys");
     if (!nsys) {
-        fprintf(stderr, "tracegate: %s: this is an Nsight Systems report, and nsys is not on PATH "
-                        "to export it; run `nsys export --type sqlite --output %.*s.sqlite %s` "
-                        "and check the .sqlite file\n",
-                report, (int)(strlen(report) - strlen(".nsys-rep")), report, report);
+        tg_cli_say("%s: this is an Nsight Systems report, and nsys is not on PATH "
+                   "to export it; run `nsys export --type sqlite --output %.*s.sqlite %s` "
+                   "and check the .sqlite file",
+                   report, (int)(strlen(report) - strlen(".nsys-rep")), report, report);
         return NULL;
     }
     uint64_t h;
     if (!hash_file(report, &h)) {
-        fprintf(stderr, "tracegate: %s: cannot read the report: %s\n", report, strerror(errno));
+        tg_cli_say("%s: cannot read the report: %s", report, strerror(errno));
         free(nsys);
         return NULL;
     }
@@ -121,8 +122,8 @@ static char *export_report(const char *report)
     bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
               WEXITSTATUS(status) == 0 && stat(out, &st) == 0;
     if (!ok) {
-        fprintf(stderr, "tracegate: %s: `%s export --type sqlite --output %s %s` failed\n",
-                report, nsys, out, report);
+        tg_cli_say("%s: `%s export --type sqlite --output %s %s` failed",
+                   report, nsys, out, report);
         unlink(out);
         free(out);
         out = NULL;

@@ -5,6 +5,7 @@
 */
 #include "cli.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,13 +42,27 @@ int tg_cli_report_diag(const tg_diag *diag, int fallback)
     for (size_t i = 0; i < diag->n; i++) {
         char *s = tg_diag_format(&diag->msgs[i], color);
         if (s) {
-            fprintf(stderr, "tracegate: %s\n", s);
+            fprintf(stderr, "tracegate: %s\n", s);   /* escaped by tg_diag_format */
             free(s);
         }
     }
     if (diag->n_errors > (int)diag->n)
-        fprintf(stderr, "tracegate: ... and %d more errors\n", diag->n_errors - (int)diag->n);
+        tg_cli_say("... and %d more errors", diag->n_errors - (int)diag->n);
     return diag->n_errors ? (int)diag->status : fallback;
+}
+
+void tg_cli_say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    int n = vasprintf(&msg, fmt, ap);
+    va_end(ap);
+    fputs("tracegate: ", stderr);
+    if (n >= 0) tg_text_fput(stderr, msg, TG_TEXT_CAP_TEXT, 0);
+    else fputs("out of memory (while writing a message)", stderr);
+    fputc('\n', stderr);
+    if (n >= 0) free(msg);
 }
 
 int tg_cli_exit_status(const tg_run_result *run, const tg_report_opts *gate, int eval_status)
@@ -86,7 +101,7 @@ int tg_cli_finish_output(json_t *traces, const char *cmd, int status)
         json_decref(out);
     }
     if (fflush(stdout) != 0 && status == TG_OK) {
-        fprintf(stderr, "tracegate: %s: cannot write the output\n", cmd);
+        tg_cli_say("%s: cannot write the output", cmd);
         status = TG_EINTERNAL;
     }
     return status;
@@ -153,6 +168,6 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "tracegate: unknown command '%s' (try 'tracegate help')\n", cmd);
+    tg_cli_say("unknown command '%s' (try 'tracegate help')", cmd);
     return TG_EUSAGE;
 }

@@ -4,6 +4,7 @@
 #include "outputs.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,11 +20,17 @@ void tg_cli_outputs_init(tg_cli_outputs *o)
     o->color = -1;
 }
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
 {
-    fprintf(stderr, "tracegate: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
+    va_end(ap);
+    tg_cli_say("%s", msg ? msg : fmt);
+    free(msg);
     return -1;
 }
 
@@ -88,7 +95,7 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
         const char *path = o->out[i].path;
         FILE *f = path ? fopen(path, "w") : stdout;
         if (!f) {
-            fprintf(stderr, "tracegate: cannot write %s: %s\n", path, strerror(errno));
+            tg_cli_say("cannot write %s: %s", path, strerror(errno));
             status = TG_EUSAGE;
             continue;
         }
@@ -108,8 +115,8 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
         bool closed = path ? fclose(f) == 0 : fflush(stdout) == 0;
         if (!closed && wrote) status = TG_EUSAGE;
         if (!wrote || !closed)
-            fprintf(stderr, "tracegate: cannot write the %s report to %s: %s\n", tg_format_name(o->out[i].format),
-                    path ? path : "standard output", errno ? strerror(errno) : "write error");
+            tg_cli_say("cannot write the %s report to %s: %s", tg_format_name(o->out[i].format),
+                       path ? path : "standard output", errno ? strerror(errno) : "write error");
     }
     return status;
 }

@@ -127,7 +127,7 @@ int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset
     tg_diag *diags = calloc(n_traces ? n_traces : 1, sizeof *diags);
     if (!run->traces || !diags) {
         free(diags);
-        fprintf(stderr, "tracegate: out of memory\n");
+        tg_cli_say("out of memory");
         return TG_EINTERNAL;
     }
     run->n_traces = n_traces;

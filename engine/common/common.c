@@ -4,6 +4,7 @@
 ** and the growth helper behind TG_PUSH.
 */
 #include "common.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,55 +165,77 @@ void tg_diag_add(tg_diag *d, tg_diag_level level, tg_status status, tg_pos pos,
     va_end(ap);
 }
 
+static void file_sink(void *ctx, const char *s, size_t n) { fwrite(s, 1, n, ctx); }
+
 /* Long source lines (a generated rule file, a 60 KB expression) are shown
 ** as a window of about TG_DIAG_WINDOW bytes around the column, cut at
 ** UTF-8 boundaries and marked with "...", so one message stays one screen. */
 #define TG_DIAG_WINDOW 160
 
+/* Window of the source line shown under a message: [*from, *to) around
+** the 0-based byte column col, cut at UTF-8 boundaries. */
+static void diag_window(const char *line, size_t line_len, size_t col, size_t *from, size_t *to)
+{
+    *from = 0;
+    *to = line_len;
+    if (line_len <= TG_DIAG_WINDOW) return;
+    *from = col > TG_DIAG_WINDOW / 2 ? col - TG_DIAG_WINDOW / 2 : 0;
+    *to = *from + TG_DIAG_WINDOW < line_len ? *from + TG_DIAG_WINDOW : line_len;
+    if (*to == line_len && *to - *from < TG_DIAG_WINDOW) *from = line_len - TG_DIAG_WINDOW;
+    while (*from > 0 && ((unsigned char)line[*from] & 0xC0) == 0x80) (*from)--;
+    while (*to < line_len && ((unsigned char)line[*to] & 0xC0) == 0x80) (*to)++;
+}
+
+static void count_sink(void *ctx, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) *(size_t *)ctx += ((unsigned char)s[i] & 0xC0) != 0x80;
+}
+
+/* Every piece that comes from input (the file name, the message, the
+** source line) is escaped by tg_text_escape (text.h, docs/formats.md): a
+** message is its lines and no more, whatever the path or the line holds.
+** The caret goes under the column: as many spaces as the escaped line
+** has characters before it. */
 char *tg_diag_format(const tg_diag_msg *m, bool color)
 {
     static const char *names[] = {"note", "warning", "error"};
     static const char *colors[] = {"\033[1;36m", "\033[1;35m", "\033[1;31m"};
-    const char *lvl = names[m->level];
-    char head[512] = "";
-    if (m->pos.file && m->pos.line > 0)
-        snprintf(head, sizeof head, "%.400s:%d:%d: ", m->pos.file, m->pos.line, m->pos.col);
-    else if (m->pos.file)
-        snprintf(head, sizeof head, "%.400s: ", m->pos.file);
-    const char *line = m->line_text;
-    size_t line_len = line ? strlen(line) : 0;
-    size_t col = m->pos.col > 0 ? (size_t)m->pos.col - 1 : 0;   /* 0-based byte column */
-    if (col > line_len) col = line_len;
-    size_t from = 0, to = line_len;
-    if (line_len > TG_DIAG_WINDOW) {
-        from = col > TG_DIAG_WINDOW / 2 ? col - TG_DIAG_WINDOW / 2 : 0;
-        to = from + TG_DIAG_WINDOW < line_len ? from + TG_DIAG_WINDOW : line_len;
-        if (to == line_len && to - from < TG_DIAG_WINDOW) from = line_len - TG_DIAG_WINDOW;
-        while (from > 0 && ((unsigned char)line[from] & 0xC0) == 0x80) from--;
-        while (to < line_len && ((unsigned char)line[to] & 0xC0) == 0x80) to++;
+    char *file = m->pos.file ? tg_text_dup(m->pos.file, 400, 0) : NULL;
+    char *text = tg_text_dup(m->text ? m->text : "", TG_TEXT_CAP_TEXT, 0);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f || !text || (m->pos.file && !file)) goto fail;
+    if (file && m->pos.line > 0) fprintf(f, "%s:%d:%d: ", file, m->pos.line, m->pos.col);
+    else if (file) fprintf(f, "%s: ", file);
+    fprintf(f, "%s%s:%s %s", color ? colors[m->level] : "", names[m->level], color ? "\033[0m" : "", text);
+    if (m->line_text) {
+        const char *line = m->line_text;
+        size_t line_len = strlen(line), from, to;
+        size_t col = m->pos.col > 0 ? (size_t)m->pos.col - 1 : 0;   /* 0-based byte column */
+        if (col > line_len) col = line_len;
+        diag_window(line, line_len, col, &from, &to);
+        fprintf(f, "\n  %s", from > 0 ? "..." : "");
+        tg_text_escape(line + from, to - from, TG_TEXT_NO_CAP, 0, file_sink, f);
+        fprintf(f, "%s\n  %s", to < line_len ? "..." : "", from > 0 ? "   " : "");
+        size_t indent = 0;
+        tg_text_escape(line + from, col - from, TG_TEXT_NO_CAP, 0, count_sink, &indent);
+        for (size_t i = 0; i < indent; i++) fputc(' ', f);
+        fputc('^', f);
     }
-    size_t cap = strlen(head) + strlen(m->text ? m->text : "") + 64;
-    if (line) cap += 2 * (to - from) + 32;
-    char *out = malloc(cap);
-    if (!out) return NULL;
-    int n = snprintf(out, cap, "%s%s%s:%s %s", head, color ? colors[m->level] : "", lvl,
-                     color ? "\033[0m" : "", m->text ? m->text : "");
-    if (line && n > 0) {
-        size_t len = (size_t)n;
-        const char *pre = from > 0 ? "..." : "", *post = to < line_len ? "..." : "";
-        len += (size_t)snprintf(out + len, cap - len, "\n  %s%.*s%s\n  %s", pre, (int)(to - from),
-                                line + from, post, from > 0 ? "   " : "");
-        /* The caret goes under the column (a byte column); tabs in the line
-        ** keep their width and a multi-byte UTF-8 character takes one. */
-        for (size_t i = from; i < col && len + 2 < cap; i++) {
-            unsigned char ch = (unsigned char)line[i];
-            if ((ch & 0xC0) == 0x80) continue;
-            out[len++] = ch == '\t' ? '\t' : ' ';
-        }
-        if (len + 2 < cap) out[len++] = '^';
-        out[len] = 0;
+    if (fclose(f) != 0) {
+        f = NULL;
+        goto fail;
     }
+    free(file);
+    free(text);
     return out;
+fail:
+    if (f) fclose(f);
+    free(out);
+    free(file);
+    free(text);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------- strpool */

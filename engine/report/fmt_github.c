@@ -3,29 +3,47 @@
 ** ::warning or ::notice after the rule's severity), per rule error and per
 ** unreadable trace, so they show as annotations on the run; and, when the
 ** CLI passes $GITHUB_STEP_SUMMARY as opts->step_summary_path, the markdown
-** report appended to the job summary. Workflow-command escaping: in the
-** message % \r \n become %25 %0D %0A; property values also escape : and ,
-** (%3A %2C), since those delimit properties; other control characters
-** are dropped.
+** report appended to the job summary, cut to stay within GitHub's 1 MiB
+** (what the file already holds counts).
+**
+** Escaping, in two steps. tg_text_escape (engine/common/text.h) first: no
+** control character, C1, invalid UTF-8 or "##" survives and names are
+** capped; line feeds are kept. Then GitHub's workflow-command escaping
+** (the runner's ActionCommand unescaping, read backwards): in the message
+** % and LF become %25 and %0A (a CR cannot remain); property values also
+** escape : and , (%3A %2C), which delimit properties. So every command is
+** one line, and nothing a trace holds can start another.
 */
 #include "report_int.h"
 
 #include <string.h>
 
-static void put_escaped(FILE *out, const char *s, bool property)
+typedef struct command_out {
+    FILE *out;
+    bool property;     /* a property value (the title), else the message */
+} command_out;
+
+static void command_sink(void *ctx, const char *s, size_t n)
 {
-    for (const char *p = s ? s : ""; *p; p++) {
-        switch (*p) {
+    FILE *out = ((command_out *)ctx)->out;
+    bool property = ((command_out *)ctx)->property;
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
         case '%': fputs("%25", out); break;
         case '\r': fputs("%0D", out); break;
         case '\n': fputs("%0A", out); break;
         case ':': fputs(property ? "%3A" : ":", out); break;
         case ',': fputs(property ? "%2C" : ",", out); break;
-        default:
-            /* other control characters would only garble the log */
-            if ((unsigned char)*p >= 0x20 && *p != 0x7f) fputc(*p, out);
+        default: fputc(s[i], out);
         }
     }
+}
+
+static void put_escaped(FILE *out, const char *s, bool property, size_t cap)
+{
+    command_out c = {out, property};
+    s = s ? s : "";
+    tg_text_escape(s, strlen(s), cap, TG_TEXT_KEEP_NEWLINES, command_sink, &c);
 }
 
 /* ::LEVEL title=tracegate RULE::TRACE: TEXT[\nADVICE] */
@@ -35,15 +53,15 @@ static void put_command(FILE *out, const char *level, const char *rule, const ch
     fprintf(out, "::%s title=tracegate", level);
     if (rule) {
         fputc(' ', out);
-        put_escaped(out, rule, true);
+        put_escaped(out, rule, true, TG_TEXT_CAP_NAME);
     }
     fputs("::", out);
-    put_escaped(out, trace, false);
+    put_escaped(out, trace, false, TG_TEXT_CAP_TEXT);
     fputs(": ", out);
-    put_escaped(out, text, false);
+    put_escaped(out, text, false, TG_TEXT_CAP_TEXT);
     if (advice) {
-        put_escaped(out, "\n", false);
-        put_escaped(out, advice, false);
+        fputs("%0A", out);
+        put_escaped(out, advice, false, TG_TEXT_CAP_TEXT);
     }
     fputc('\n', out);
 }
@@ -52,7 +70,10 @@ static tg_status write_summary(const tg_run_result *run, const tg_report_opts *o
 {
     FILE *f = fopen(opts->step_summary_path, "a");
     if (!f) return TG_EINTERNAL;
-    tg_status st = tg_report_markdown(run, opts, f);
+    long held = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;   /* earlier steps' summaries count */
+    size_t room = held < 0 ? TG_REPORT_MARKDOWN_MAX
+                 : (size_t)held < TG_REPORT_MARKDOWN_MAX ? TG_REPORT_MARKDOWN_MAX - (size_t)held : 0;
+    tg_status st = tg_report_markdown_within(run, opts, f, room);
     if (fclose(f) != 0) st = TG_EINTERNAL;
     return st;
 }

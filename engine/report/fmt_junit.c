@@ -5,9 +5,12 @@
 ** numbers, evidence, reproduce SQL and advice as body; <skipped> and
 ** <error> for skips and rule errors. A trace that could not be read is a
 ** suite with one errored testcase named "load", so the failure shows in the
-** CI view. Text from traces is escaped for XML: the five special
-** characters become entities, control characters other than tab, newline
-** and carriage return are dropped, invalid UTF-8 becomes U+FFFD.
+** CI view. Every string goes through tg_text_escape first
+** (engine/common/text.h): what reaches the XML is printable UTF-8 and line
+** feeds only, so no input can make the file ill-formed (U+FFFE, a C0
+** control, invalid UTF-8 are shown as \ufffe, \x01, \xff); names are
+** capped. Then the XML specials become entities, and in attributes line
+** feeds become &#10; so that parsers keep them.
 */
 #include "report_int.h"
 #include "units.h"
@@ -16,32 +19,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Escaped XML text; in attributes, quotes too, and newlines and tabs
-** become character references so that parsers keep them. */
-static void put_xml(FILE *out, const char *s, bool attr)
+typedef struct xml_out {
+    FILE *out;
+    bool attr;
+} xml_out;
+
+static void xml_sink(void *ctx, const char *s, size_t n)
 {
-    if (!s) return;
-    char *clean = NULL;
-    if (!tg_report_utf8_valid(s, strlen(s))) {
-        clean = tg_report_utf8_clean(s);
-        if (!clean) return;
-        s = clean;
-    }
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs(attr ? "&quot;" : "\"", out); break;
-        case '\'': fputs(attr ? "&apos;" : "'", out); break;
-        case '\n': fputs(attr ? "&#10;" : "\n", out); break;
-        case '\r': fputs(attr ? "&#13;" : "\r", out); break;
-        case '\t': fputs(attr ? "&#9;" : "\t", out); break;
-        default:
-            if (*p >= 0x20) fputc(*p, out);   /* other C0 controls are not XML */
+    const xml_out *x = ctx;
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&': fputs("&amp;", x->out); break;
+        case '<': fputs("&lt;", x->out); break;
+        case '>': fputs("&gt;", x->out); break;
+        case '"': fputs(x->attr ? "&quot;" : "\"", x->out); break;
+        case '\'': fputs(x->attr ? "&apos;" : "'", x->out); break;
+        case '\n': fputs(x->attr ? "&#10;" : "\n", x->out); break;
+        default: fputc(s[i], x->out);
         }
     }
-    free(clean);
+}
+
+/* Escaped, capped XML text (in an attribute when attr). */
+static void put_xml_cap(FILE *out, const char *s, bool attr, size_t cap)
+{
+    if (!s) return;
+    xml_out x = {out, attr};
+    tg_text_escape(s, strlen(s), cap, TG_TEXT_KEEP_NEWLINES, xml_sink, &x);
+}
+
+/* Names and values; sentences use put_xml_cap with TG_TEXT_CAP_TEXT. */
+static void put_xml(FILE *out, const char *s, bool attr)
+{
+    put_xml_cap(out, s, attr, TG_TEXT_CAP_NAME);
 }
 
 static void put_named(FILE *out, const char *label, const tg_named_value *v, size_t n)
@@ -62,7 +72,7 @@ static void put_named(FILE *out, const char *label, const tg_named_value *v, siz
 /* The body of a <failure>: everything a reader needs to act on it. */
 static void put_failure_body(FILE *out, const tg_rule_result *r)
 {
-    put_xml(out, r->message, false);
+    put_xml_cap(out, r->message, false, TG_TEXT_CAP_TEXT);
     fputc('\n', out);
     put_named(out, "values: ", r->values, r->n_values);
     const tg_baseline_cmp *b = &r->baseline;
@@ -89,12 +99,12 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
     }
     if (r->reproduce) {
         fputs("reproduce: ", out);
-        put_xml(out, r->reproduce, false);
+        put_xml_cap(out, r->reproduce, false, TG_TEXT_CAP_LONG);
         fputc('\n', out);
     }
     if (r->advice) {
         fputs("advice: ", out);
-        put_xml(out, r->advice, false);
+        put_xml_cap(out, r->advice, false, TG_TEXT_CAP_TEXT);
         fputc('\n', out);
     }
 }
@@ -102,7 +112,7 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
 static void put_attr(FILE *out, const char *name, const char *value)
 {
     fprintf(out, " %s=\"", name);
-    put_xml(out, value ? value : "", true);
+    put_xml_cap(out, value ? value : "", true, TG_TEXT_CAP_TEXT);
     fputc('"', out);
 }
 
@@ -145,7 +155,7 @@ static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, c
         put_attr(out, "message", msg);
         put_attr(out, "type", r->missing_data ? "missing-data" : "rule-error");
         fputs(">", out);
-        put_xml(out, msg, false);
+        put_xml_cap(out, msg, false, TG_TEXT_CAP_TEXT);
         fputs("</error>\n", out);
         break;
     default: break;
@@ -191,7 +201,7 @@ static void put_suite(FILE *out, const tg_trace_result *t, const tg_report_opts 
         fputs(" name=\"load\" time=\"0\">\n      <error", out);
         put_attr(out, "message", err);
         fputs(" type=\"trace-unreadable\">", out);
-        put_xml(out, err, false);
+        put_xml_cap(out, err, false, TG_TEXT_CAP_TEXT);
         fputs("</error>\n    </testcase>\n", out);
     }
     for (size_t i = 0; i < t->n_results; i++) put_testcase(out, file, &t->results[i], opts);

@@ -2,79 +2,161 @@
 ** Markdown for pull-request comments and the GitHub job summary: the
 ** verdict, one table row per rule result, then for each failure its
 ** message, advice, values, evidence table and reproduce SQL, and a table
-** of baseline comparisons. Trace text is escaped (ASCII punctuation that
-** markdown interprets gets a backslash, newlines become <br>) so a kernel
-** named `__global__` or holding a `|` cannot break the table. Long runs
-** (thousands of ranks) are capped: a job summary holds at most 1 MiB.
+** of baseline comparisons. Every string goes through tg_text_escape
+** (engine/common/text.h: controls and invalid UTF-8 shown escaped, names
+** capped), then markdown's own escaping: ASCII punctuation that markdown
+** interprets gets a backslash, newlines become <br>, so a kernel named
+** `__global__` or holding a `|` cannot break the table.
+**
+** Size: GitHub drops a job summary over 1 MiB whole, so the report is
+** rendered into memory, remembering after each complete block (a table
+** row, a failure section) where it could end; when it would pass the
+** budget it ends at the last such point with a line saying it was cut.
+** Long runs (thousands of ranks) are capped by rows first: at most 1000
+** table rows and 50 failure sections.
 */
 #include "report_int.h"
 #include "units.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_ROWS 1000      /* rule table rows */
 #define MAX_DETAILS 50     /* failure sections */
+/* Room kept for the note that says the report was cut. */
+#define CUT_NOTE_ROOM 512
 
-/* Text in a table cell or a paragraph. */
-static void put_md(FILE *out, const char *s)
+typedef struct md {
+    FILE *out;             /* a memory stream */
+    size_t budget;         /* bytes the report may take before the note */
+    size_t safe;           /* end of the last complete block within budget */
+    bool full;             /* the budget is reached: render nothing more */
+} md;
+
+/* After a complete block: remember where the report may end, or stop
+** when it has grown past the budget. Returns false once full. */
+static bool mark(md *m)
 {
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '\n') fputs("<br>", out);
-        else if (*p == '\r' || *p == '\t') fputc(' ', out);
-        else if (*p < 0x20 || *p == 0x7f) continue;
-        else {
-            if (strchr("\\`*_[]<>|~&#", *p)) fputc('\\', out);
-            fputc(*p, out);
+    if (m->full) return false;
+    long pos = ftell(m->out);
+    if (pos < 0 || (size_t)pos > m->budget) {
+        m->full = true;
+        return false;
+    }
+    m->safe = (size_t)pos;
+    return true;
+}
+
+/* ---------------------------------------------------------------- escaping */
+
+static void md_sink(void *ctx, const char *s, size_t n)
+{
+    FILE *out = ctx;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\n') {
+            fputs("<br>", out);
+            continue;
         }
+        if (strchr("\\`*_[]<>|~&#", s[i])) fputc('\\', out);
+        fputc(s[i], out);
     }
 }
 
-/* An inline code span (ids, file names): only | and newlines need care;
-** the fence grows past any backtick run inside, padded with spaces then. */
+/* Text in a table cell or a paragraph. */
+static void put_md(FILE *out, const char *s, size_t cap)
+{
+    s = s ? s : "";
+    tg_text_escape(s, strlen(s), cap, TG_TEXT_KEEP_NEWLINES, md_sink, out);
+}
+
+static int longest_backtick_run(const char *s)
+{
+    int run = 0, longest = 0;
+    for (; *s; s++) {
+        run = *s == '`' ? run + 1 : 0;
+        if (run > longest) longest = run;
+    }
+    return longest;
+}
+
+static void code_sink(void *ctx, const char *s, size_t n)
+{
+    FILE *out = ctx;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '|') fputc('\\', out);
+        fputc(s[i], out);
+    }
+}
+
+/* An inline code span (ids, file names): only | needs care, newlines are
+** shown as \n; the fence grows past any backtick run inside, padded with
+** spaces then. */
 static void put_code(FILE *out, const char *s)
 {
     s = s ? s : "";
-    int run = 0, longest = 0;
-    for (const char *p = s; *p; p++) {
-        run = *p == '`' ? run + 1 : 0;
-        if (run > longest) longest = run;
-    }
+    int longest = longest_backtick_run(s);
     for (int i = 0; i <= longest; i++) fputc('`', out);
     if (longest) fputc(' ', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '|') fputs("\\|", out);
-        else if (*p < 0x20 || *p == 0x7f) fputc(' ', out);
-        else fputc(*p, out);
-    }
+    tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, code_sink, out);
     if (longest) fputc(' ', out);
     for (int i = 0; i <= longest; i++) fputc('`', out);
 }
+
+typedef struct raw_out {
+    FILE *out;
+    char last;
+} raw_out;
+
+static void raw_sink(void *ctx, const char *s, size_t n)
+{
+    raw_out *r = ctx;
+    fwrite(s, 1, n, r->out);
+    r->last = s[n - 1];
+}
+
+/* A fenced block: longer than any backtick run inside, so nothing in the
+** SQL can close it. */
+static void put_sql(FILE *out, const char *sql)
+{
+    int longest = longest_backtick_run(sql);
+    int fence = longest >= 3 ? longest + 1 : 3;
+    for (int i = 0; i < fence; i++) fputc('`', out);
+    fputs("sql\n", out);
+    raw_out r = {out, '\n'};
+    tg_text_escape(sql, strlen(sql), TG_TEXT_CAP_LONG, TG_TEXT_KEEP_NEWLINES, raw_sink, &r);
+    if (r.last != '\n') fputc('\n', out);
+    for (int i = 0; i < fence; i++) fputc('`', out);
+    fputs("\n\n", out);
+}
+
+/* ---------------------------------------------------------------- blocks */
 
 static void put_value(FILE *out, const tg_named_value *v)
 {
     char buf[TG_UNITS_BUF];
     if (v->value.type == TG_TY_STRING) put_code(out, v->value.u.s);
-    else put_md(out, tg_units_value(buf, sizeof buf, v->name, &v->value));
+    else put_md(out, tg_units_value(buf, sizeof buf, v->name, &v->value), TG_TEXT_CAP_NAME);
 }
 
 static void put_values(FILE *out, const tg_named_value *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ", " : "", out);
-        put_md(out, v[i].name);
+        put_md(out, v[i].name, TG_TEXT_CAP_NAME);
         fputs(" = ", out);
         put_value(out, &v[i]);
     }
 }
 
-static void put_evidence(FILE *out, const tg_rule_result *r)
+static void put_evidence(md *m, const tg_rule_result *r)
 {
+    FILE *out = m->out;
     fputs("| table | rowid | start | end | fields |\n| --- | ---: | ---: | ---: | --- |\n", out);
-    for (size_t i = 0; i < r->n_evidence; i++) {
+    for (size_t i = 0; i < r->n_evidence && mark(m); i++) {
         const tg_evidence *e = &r->evidence[i];
         fputs("| ", out);
-        put_md(out, e->table);
+        put_md(out, e->table, TG_TEXT_CAP_NAME);
         fprintf(out, " | %lld | ", (long long)e->rowid);
         if (e->start != TG_NULL_I64) fprintf(out, "%lld", (long long)e->start);
         fputs(" | ", out);
@@ -86,34 +168,19 @@ static void put_evidence(FILE *out, const tg_rule_result *r)
     fputc('\n', out);
 }
 
-static void put_sql(FILE *out, const char *sql)
+static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r)
 {
-    int run = 0, longest = 0;
-    for (const char *p = sql; *p; p++) {
-        run = *p == '`' ? run + 1 : 0;
-        if (run > longest) longest = run;
-    }
-    int fence = longest >= 3 ? longest + 1 : 3;
-    for (int i = 0; i < fence; i++) fputc('`', out);
-    fputs("sql\n", out);
-    fputs(sql, out);
-    if (*sql && sql[strlen(sql) - 1] != '\n') fputc('\n', out);
-    for (int i = 0; i < fence; i++) fputc('`', out);
-    fputs("\n\n", out);
-}
-
-static void put_failure(FILE *out, const tg_trace_result *t, const tg_rule_result *r)
-{
+    FILE *out = m->out;
     fprintf(out, "### %s ", tg_verdict_upper(r->verdict));
     put_code(out, r->rule);
     fputs(" in ", out);
     put_code(out, tg_report_basename(t->file));
     fprintf(out, " (%s)\n\n", tg_severity_name(r->severity));
-    put_md(out, r->message ? r->message : r->title);
+    put_md(out, r->message ? r->message : r->title, TG_TEXT_CAP_TEXT);
     fputs("\n\n", out);
     if (r->advice) {
         fputs("**Advice:** ", out);
-        put_md(out, r->advice);
+        put_md(out, r->advice, TG_TEXT_CAP_TEXT);
         fputs("\n\n", out);
     }
     if (r->n_values) {
@@ -121,72 +188,76 @@ static void put_failure(FILE *out, const tg_trace_result *t, const tg_rule_resul
         put_values(out, r->values, r->n_values);
         fputs("\n\n", out);
     }
-    if (r->n_evidence) put_evidence(out, r);
-    if (r->reproduce) put_sql(out, r->reproduce);
+    if (r->n_evidence) put_evidence(m, r);
+    if (r->reproduce && !m->full) put_sql(out, r->reproduce);
 }
 
-static void put_baselines(FILE *out, const tg_run_result *run)
+static void put_baseline_row(FILE *out, const tg_trace_result *t, const tg_rule_result *r)
+{
+    const tg_baseline_cmp *b = &r->baseline;
+    char base[TG_UNITS_BUF], cur[TG_UNITS_BUF], chg[TG_UNITS_BUF];
+    tg_value bv = tg_float(b->value, tg_report_metric_unit(r));
+    tg_value cv = tg_float(b->current, bv.unit);
+    fputs("| ", out);
+    put_code(out, tg_report_basename(t->file));
+    fputs(" | ", out);
+    put_code(out, r->rule);
+    fputs(" | ", out);
+    if (r->metric) put_code(out, r->metric);
+    fprintf(out, " | %s | %s | %s | ", tg_units_value(base, sizeof base, NULL, &bv),
+            tg_units_value(cur, sizeof cur, NULL, &cv), tg_units_change(chg, sizeof chg, b->change));
+    if (isnan(b->p_value)) fputs("n/a", out);
+    else fprintf(out, "%.2g", b->p_value);
+    fprintf(out, " | %zu/%zu | %s |\n", b->n_baseline, b->n_current,
+            b->regression ? "**regression**" : b->improvement ? "improvement" : "no significant change");
+}
+
+static void put_baselines(md *m, const tg_run_result *run)
 {
     bool header = false;
     for (size_t t = 0; t < run->n_traces; t++)
-        for (size_t i = 0; i < run->traces[t].n_results; i++) {
+        for (size_t i = 0; i < run->traces[t].n_results && mark(m); i++) {
             const tg_rule_result *r = &run->traces[t].results[i];
-            const tg_baseline_cmp *b = &r->baseline;
-            if (!b->present) continue;
+            if (!r->baseline.present) continue;
             if (!header) {
                 fputs("## Baseline comparison\n\n"
                       "| trace | rule | metric | baseline | current | change | p-value | n (baseline/current) | result |\n"
-                      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n", out);
+                      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n", m->out);
                 header = true;
             }
-            char base[TG_UNITS_BUF], cur[TG_UNITS_BUF], chg[TG_UNITS_BUF];
-            tg_value bv = tg_float(b->value, tg_report_metric_unit(r));
-            tg_value cv = tg_float(b->current, bv.unit);
-            fputs("| ", out);
-            put_code(out, tg_report_basename(run->traces[t].file));
-            fputs(" | ", out);
-            put_code(out, r->rule);
-            fputs(" | ", out);
-            if (r->metric) put_code(out, r->metric);
-            fprintf(out, " | %s | %s | %s | ", tg_units_value(base, sizeof base, NULL, &bv),
-                    tg_units_value(cur, sizeof cur, NULL, &cv), tg_units_change(chg, sizeof chg, b->change));
-            if (isnan(b->p_value)) fputs("n/a", out);
-            else fprintf(out, "%.2g", b->p_value);
-            fprintf(out, " | %zu/%zu | %s |\n", b->n_baseline, b->n_current,
-                     b->regression ? "**regression**" : b->improvement ? "improvement" : "no significant change");
+            put_baseline_row(m->out, &run->traces[t], r);
         }
-    if (header) fputc('\n', out);
+    if (header) fputc('\n', m->out);
+    mark(m);
 }
 
-tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+static void put_unreadable(md *m, const tg_run_result *run)
 {
-    char line[512];
-    tg_report_verdict_line(run, opts, line, sizeof line);
-    const char *status = tg_run_status(run, opts);
-    fprintf(out, "## tracegate: %s\n\n**%s**\n\n", line,
-            !strcmp(status, "pass") ? "The gate passed."
-            : !strcmp(status, "fail") ? "The gate failed."
-                                      : "The check could not complete: see the errors below.");
-    bool any_unreadable = false;
-    for (size_t t = 0; t < run->n_traces; t++)
+    bool any = false;
+    for (size_t t = 0; t < run->n_traces && mark(m); t++)
         if (run->traces[t].status != TG_OK) {
-            if (!any_unreadable) fputs("Unreadable traces:\n\n", out);
-            any_unreadable = true;
-            fputs("- ", out);
-            put_code(out, run->traces[t].file);
-            fputs(": ", out);
-            put_md(out, run->traces[t].error ? run->traces[t].error : "the trace could not be read");
-            fputc('\n', out);
+            if (!any) fputs("Unreadable traces:\n\n", m->out);
+            any = true;
+            fputs("- ", m->out);
+            put_code(m->out, run->traces[t].file);
+            fputs(": ", m->out);
+            put_md(m->out, run->traces[t].error ? run->traces[t].error : "the trace could not be read",
+                   TG_TEXT_CAP_TEXT);
+            fputc('\n', m->out);
         }
-    if (any_unreadable) fputc('\n', out);
+    if (any) fputc('\n', m->out);
+}
 
+static void put_table(md *m, const tg_run_result *run)
+{
+    FILE *out = m->out;
     size_t rows = 0, total = 0;
     fputs("| trace | rule | severity | status | count | message |\n"
           "| --- | --- | --- | --- | ---: | --- |\n", out);
     for (size_t t = 0; t < run->n_traces; t++)
         for (size_t i = 0; i < run->traces[t].n_results; i++, total++) {
             const tg_rule_result *r = &run->traces[t].results[i];
-            if (rows >= MAX_ROWS) continue;
+            if (rows >= MAX_ROWS || !mark(m)) continue;
             rows++;
             fputs("| ", out);
             put_code(out, tg_report_basename(run->traces[t].file));
@@ -198,25 +269,69 @@ tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opt
                     r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE ? "**" : "");
             if (r->count != TG_NULL_I64) fprintf(out, "%lld", (long long)r->count);
             fputs(" | ", out);
-            put_md(out, r->message ? r->message : r->title);
+            put_md(out, r->message ? r->message : r->title, TG_TEXT_CAP_TEXT);
             fputs(" |\n", out);
         }
     fputc('\n', out);
-    if (total > rows) fprintf(out, "_%zu more results not shown; see the JSON report._\n\n", total - rows);
+    if (total > rows && !m->full) fprintf(out, "_%zu more results not shown; see the JSON report._\n\n", total - rows);
+}
 
+static void put_failures(md *m, const tg_run_result *run)
+{
     size_t details = 0, failures = 0;
     for (size_t t = 0; t < run->n_traces; t++)
         for (size_t i = 0; i < run->traces[t].n_results; i++) {
             const tg_rule_result *r = &run->traces[t].results[i];
             if (r->verdict != TG_V_FAIL && r->verdict != TG_V_INCONCLUSIVE) continue;
-            if (failures++ == 0) fputs("## Failures and inconclusive comparisons\n\n", out);
-            if (details < MAX_DETAILS) {
+            if (failures++ == 0 && mark(m)) fputs("## Failures and inconclusive comparisons\n\n", m->out);
+            if (details < MAX_DETAILS && mark(m)) {
                 details++;
-                put_failure(out, &run->traces[t], r);
+                put_failure(m, &run->traces[t], r);
             }
         }
-    if (failures > details)
-        fprintf(out, "_%zu more failures not detailed; see the JSON report._\n\n", failures - details);
-    put_baselines(out, run);
-    return ferror(out) ? TG_EINTERNAL : TG_OK;
+    if (failures > details && mark(m))
+        fprintf(m->out, "_%zu more failures not detailed; see the JSON report._\n\n", failures - details);
+}
+
+static void render(md *m, const tg_run_result *run, const tg_report_opts *opts)
+{
+    char line[512];
+    tg_report_verdict_line(run, opts, line, sizeof line);
+    const char *status = tg_run_status(run, opts);
+    fprintf(m->out, "## tracegate: %s\n\n**%s**\n\n", line,
+            !strcmp(status, "pass") ? "The gate passed."
+            : !strcmp(status, "fail") ? "The gate failed."
+                                      : "The check could not complete: see the errors below.");
+    put_unreadable(m, run);
+    put_table(m, run);
+    put_failures(m, run);
+    put_baselines(m, run);
+}
+
+tg_status tg_report_markdown_within(const tg_run_result *run, const tg_report_opts *opts, FILE *out,
+                                    size_t max_bytes)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    md m = {.out = open_memstream(&buf, &len)};
+    if (!m.out) return TG_EINTERNAL;
+    m.budget = max_bytes > CUT_NOTE_ROOM ? max_bytes - CUT_NOTE_ROOM : 0;
+    render(&m, run, opts);
+    bool ok = fflush(m.out) == 0 && !ferror(m.out);
+    if (ok && len > m.budget) m.full = true;
+    if (fclose(m.out) != 0) ok = false;
+    if (ok && !m.full) {
+        fwrite(buf, 1, len, out);
+    } else if (ok) {
+        fwrite(buf, 1, m.safe, out);
+        fprintf(out, "\n_The report was cut here to stay within %zu bytes (GitHub drops a job summary over "
+                     "1 MiB); the JSON report has every result._\n", max_bytes);
+    }
+    free(buf);
+    return ok && !ferror(out) ? TG_OK : TG_EINTERNAL;
+}
+
+tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+{
+    return tg_report_markdown_within(run, opts, out, TG_REPORT_MARKDOWN_MAX);
 }

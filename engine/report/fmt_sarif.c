@@ -7,6 +7,11 @@
 ** and rule errors become tool execution notifications, which mark the
 ** invocation unsuccessful. The fingerprint hashes the rule id and the
 ** trace's file name, so a finding keeps its identity across runs.
+**
+** The texts people read in those views (message.text, rule descriptions)
+** go through tg_text_escape (engine/common/text.h) and its caps, like every
+** human-facing format; ids, properties and locations keep the exact
+** values, as JSON does.
 */
 #include "report_int.h"
 
@@ -41,11 +46,20 @@ static void append(sarif_ctx *c, json_t *arr, json_t *val)
     if (!arr || !val || json_array_append_new(arr, val) != 0) c->ok = false;
 }
 
-static json_t *text_obj(sarif_ctx *c, const char *s)
+/* {"text": s} with s escaped and capped for a reader. */
+static json_t *text_obj(sarif_ctx *c, const char *s, size_t cap)
 {
     json_t *o = json_object();
-    put(c, o, "text", tg_report_json_str(s ? s : ""));
+    char *clean = tg_text_dup(s ? s : "", cap, TG_TEXT_KEEP_NEWLINES);
+    put(c, o, "text", clean ? json_string(clean) : NULL);
+    free(clean);
     return o;
+}
+
+/* A piece of a composed message, escaped and capped. */
+static void put_piece(FILE *m, const char *s, size_t cap)
+{
+    tg_text_fput(m, s, cap, TG_TEXT_KEEP_NEWLINES);
 }
 
 static long find_rule(const sarif_ctx *c, const char *id)
@@ -106,9 +120,9 @@ static json_t *rule_json(sarif_ctx *c, const sarif_rule *r)
     json_t *o = json_object();
     put(c, o, "id", tg_report_json_str(r->id));
     put(c, o, "name", pascal_name(r->id));
-    put(c, o, "shortDescription", text_obj(c, r->title ? r->title : r->id));
-    if (r->explain) put(c, o, "fullDescription", text_obj(c, r->explain));
-    put(c, o, "help", text_obj(c, r->advice ? r->advice : r->title ? r->title : r->id));
+    put(c, o, "shortDescription", text_obj(c, r->title ? r->title : r->id, TG_TEXT_CAP_TEXT));
+    if (r->explain) put(c, o, "fullDescription", text_obj(c, r->explain, TG_TEXT_CAP_LONG));
+    put(c, o, "help", text_obj(c, r->advice ? r->advice : r->title ? r->title : r->id, TG_TEXT_CAP_TEXT));
     json_t *conf = json_object();
     put(c, conf, "level", json_string(tg_severity_sarif(r->severity)));
     put(c, o, "defaultConfiguration", conf);
@@ -190,11 +204,16 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
     size_t msg_len = 0;
     FILE *m = open_memstream(&msg, &msg_len);
     if (m) {
-        fprintf(m, "%s: %s", tg_report_basename(t->file), r->message ? r->message : r->title ? r->title : "");
-        if (r->advice) fprintf(m, "\n%s", r->advice);
+        put_piece(m, tg_report_basename(t->file), TG_TEXT_CAP_TEXT);
+        fputs(": ", m);
+        put_piece(m, r->message ? r->message : r->title ? r->title : "", TG_TEXT_CAP_TEXT);
+        if (r->advice) {
+            fputc('\n', m);
+            put_piece(m, r->advice, TG_TEXT_CAP_TEXT);
+        }
         fclose(m);
     }
-    put(c, o, "message", text_obj(c, msg));
+    put(c, o, "message", text_obj(c, msg, TG_TEXT_NO_CAP));
     free(msg);
     json_t *locs = json_array();
     if (r->rule_file) append(c, locs, location_json(c, r->rule_file, r->rule_line));
@@ -234,10 +253,12 @@ static json_t *invocation_json(sarif_ctx *c, const tg_run_result *run)
             size_t len = 0;
             FILE *m = open_memstream(&text, &len);
             if (m) {
-                fprintf(m, "%s: %s", tr->file ? tr->file : "?", tr->error ? tr->error : "unreadable");
+                put_piece(m, tr->file ? tr->file : "?", TG_TEXT_CAP_TEXT);
+                fputs(": ", m);
+                put_piece(m, tr->error ? tr->error : "unreadable", TG_TEXT_CAP_TEXT);
                 fclose(m);
             }
-            put(c, n, "message", text_obj(c, text));
+            put(c, n, "message", text_obj(c, text, TG_TEXT_NO_CAP));
             free(text);
             if (tr->file) append(c, locs, location_json(c, tr->file, 0));
             put(c, n, "locations", locs);
@@ -253,11 +274,14 @@ static json_t *invocation_json(sarif_ctx *c, const tg_run_result *run)
             size_t len = 0;
             FILE *m = open_memstream(&text, &len);
             if (m) {
-                fprintf(m, "%s: rule %s: %s", tg_report_basename(tr->file), r->rule ? r->rule : "?",
-                        r->message ? r->message : "error");
+                put_piece(m, tg_report_basename(tr->file), TG_TEXT_CAP_TEXT);
+                fputs(": rule ", m);
+                put_piece(m, r->rule ? r->rule : "?", TG_TEXT_CAP_NAME);
+                fputs(": ", m);
+                put_piece(m, r->message ? r->message : "error", TG_TEXT_CAP_TEXT);
                 fclose(m);
             }
-            put(c, n, "message", text_obj(c, text));
+            put(c, n, "message", text_obj(c, text, TG_TEXT_NO_CAP));
             free(text);
             put(c, ref, "id", tg_report_json_str(r->rule));
             put(c, ref, "index", json_integer(find_rule(c, r->rule)));

@@ -3,9 +3,11 @@
 ** (verdict, severity, id, message), and under each failure the numbers it
 ** rests on: the aggregate values, the evidence rows (table, rowid,
 ** start..end, fields), the SQL that reproduces them, the advice and the
-** baseline comparison. It ends with the verdict line. Control characters
-** from the trace (kernel names are arbitrary text) are shown escaped so a
-** hostile name cannot drive the terminal.
+** baseline comparison. It ends with the verdict line. Every string from
+** the trace or the rules goes through tg_text_escape (engine/common/text.h,
+** docs/formats.md): controls, C1, invalid UTF-8 shown escaped, newlines as
+** \n, names cut at TG_TEXT_CAP_NAME, so a hostile name can neither drive
+** the terminal nor forge a line of a CI log.
 */
 #include "report_int.h"
 #include "units.h"
@@ -37,33 +39,55 @@ static const char *verdict_color(tg_verdict v)
     }
 }
 
-/* Text with control characters escaped (\n, \t, \xNN). */
-static void put_text(FILE *out, const char *s)
+/* A string from the trace or the rules, escaped and capped. */
+static void put_text(FILE *out, const char *s, size_t cap)
 {
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '\n') fputs("\\n", out);
-        else if (*p == '\t') fputs("\\t", out);
-        else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\x%02x", *p);
-        else fputc(*p, out);
+    tg_text_fput(out, s ? s : "", cap, 0);
+}
+
+typedef struct counted {
+    FILE *out;
+    int chars;
+} counted;
+
+static void counting_sink(void *ctx, const char *s, size_t n)
+{
+    counted *c = ctx;
+    fwrite(s, 1, n, c->out);
+    for (size_t i = 0; i < n; i++) c->chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+}
+
+/* A rule id (rule files and merged results choose it), escaped and padded
+** to width characters. */
+static void put_padded(FILE *out, const char *s, int width)
+{
+    counted c = {out, 0};
+    tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, counting_sink, &c);
+    for (; c.chars < width; c.chars++) fputc(' ', out);
+}
+
+/* Inside a quoted value a quote is written \". */
+static void quoted_sink(void *ctx, const char *s, size_t n)
+{
+    FILE *out = ctx;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') fputc('\\', out);
+        fputc(s[i], out);
     }
 }
 
-/* A value: strings quoted when they hold blanks or quotes, numbers in
+/* A value: strings quoted when they hold blanks, quotes or '=', numbers in
 ** their unit. */
 static void put_value(FILE *out, const char *name, const tg_value *v)
 {
     if (v->type == TG_TY_STRING) {
         const char *s = v->u.s ? v->u.s : "";
         if (*s && !strpbrk(s, " \t\n\"'=")) {
-            put_text(out, s);
+            put_text(out, s, TG_TEXT_CAP_NAME);
             return;
         }
         fputc('"', out);
-        for (const char *p = s; *p; p++) {
-            if (*p == '"' || *p == '\\') fputc('\\', out);
-            char one[2] = {*p, 0};
-            put_text(out, one);
-        }
+        tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, quoted_sink, out);
         fputc('"', out);
         return;
     }
@@ -75,7 +99,7 @@ static void put_named(FILE *out, const tg_named_value *vals, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         fputs(i ? "  " : "", out);
-        put_text(out, vals[i].name);
+        put_text(out, vals[i].name, TG_TEXT_CAP_NAME);
         fputc('=', out);
         put_value(out, vals[i].name, &vals[i].value);
     }
@@ -85,7 +109,7 @@ static void put_evidence(const text_ctx *c, const tg_evidence *e)
 {
     FILE *out = c->out;
     fputs(INDENT "  ", out);
-    put_text(out, e->table ? e->table : "?");
+    put_text(out, e->table ? e->table : "?", TG_TEXT_CAP_NAME);
     fprintf(out, " rowid %lld", (long long)e->rowid);
     if (e->start != TG_NULL_I64 || e->end != TG_NULL_I64) {
         fputs("  ", out);
@@ -132,10 +156,11 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
 {
     FILE *out = c->out;
     const char *msg = r->message && *r->message ? r->message : r->title;
-    fprintf(out, "  %s%-5s%s %-8s %-*s ", paint(c, verdict_color(r->verdict)),
-            tg_verdict_upper(r->verdict), paint(c, "\033[0m"),
-            tg_severity_name(r->severity), c->id_width, r->rule ? r->rule : "?");
-    put_text(out, msg);
+    fprintf(out, "  %s%-5s%s %-8s ", paint(c, verdict_color(r->verdict)), tg_verdict_upper(r->verdict),
+            paint(c, "\033[0m"), tg_severity_name(r->severity));
+    put_padded(out, r->rule ? r->rule : "?", c->id_width);
+    fputc(' ', out);
+    put_text(out, msg, TG_TEXT_CAP_TEXT);
     if (r->missing_data) fputs(" (missing data)", out);
     fputc('\n', out);
     bool detail = r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE;
@@ -152,12 +177,12 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
     }
     if (r->reproduce) {
         fputs(INDENT "reproduce: ", out);
-        put_text(out, r->reproduce);
+        put_text(out, r->reproduce, TG_TEXT_CAP_LONG);
         fputc('\n', out);
     }
     if (r->advice) {
         fputs(INDENT "advice: ", out);
-        put_text(out, r->advice);
+        put_text(out, r->advice, TG_TEXT_CAP_TEXT);
         fputc('\n', out);
     }
 }
@@ -175,27 +200,27 @@ static void put_trace(const text_ctx *c, const tg_trace_result *t)
     for (size_t i = 0; i < t->n_results; i++) n_shown += shown(c, &t->results[i]);
     if (c->opts->quiet && t->status == TG_OK && n_shown == 0) return;
     fprintf(out, "%s", paint(c, "\033[1m"));
-    put_text(out, t->file ? t->file : "?");
+    put_text(out, t->file ? t->file : "?", TG_TEXT_CAP_TEXT);
     fprintf(out, "%s", paint(c, "\033[0m"));
     if (t->status == TG_OK) {
         fputs("  (nsys ", out);
-        put_text(out, t->nsys_version ? t->nsys_version : "unknown");
+        put_text(out, t->nsys_version ? t->nsys_version : "unknown", TG_TEXT_CAP_NAME);
         fputs(", schema ", out);
-        put_text(out, t->schema_version ? t->schema_version : "unknown");
+        put_text(out, t->schema_version ? t->schema_version : "unknown", TG_TEXT_CAP_NAME);
         if (t->gpu_names) {
             fputs(", ", out);
-            put_text(out, t->gpu_names);
+            put_text(out, t->gpu_names, TG_TEXT_CAP_TEXT);
         }
         if (t->iteration_marker) {
             fputs(", iterations: ", out);
-            put_text(out, t->iteration_marker);
+            put_text(out, t->iteration_marker, TG_TEXT_CAP_TEXT);
         }
         fputc(')', out);
     }
     fputc('\n', out);
     if (t->status != TG_OK) {
         fprintf(out, "  %sERROR%s unreadable: ", paint(c, verdict_color(TG_V_ERROR)), paint(c, "\033[0m"));
-        put_text(out, t->error ? t->error : "the trace could not be read");
+        put_text(out, t->error ? t->error : "the trace could not be read", TG_TEXT_CAP_TEXT);
         fputc('\n', out);
     }
     for (size_t i = 0; i < t->n_results; i++)

@@ -14,6 +14,7 @@
 
 #include "iterdoc.h"
 #include "units.h"
+#include "../common/text.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -328,17 +329,13 @@ static json_int_t jint(const json_t *o, const char *key)
     return json_integer_value(json_object_get(o, key));
 }
 
-/* A program-supplied name on one line: control characters become spaces,
-** long names are cut to `max` bytes (at a UTF-8 boundary) with "...". */
+/* A string from the export (names, versions, the file name) on one line:
+** tg_text_escape (engine/common/text.h, docs/formats.md) shows controls,
+** C1, invalid UTF-8 and newlines escaped and cuts it at max bytes with
+** "…(N bytes)". Every such string of the text goes through here. */
 static void print_name(FILE *f, const char *s, size_t max)
 {
-    size_t len = strlen(s), cut = len;
-    if (len > max) {
-        cut = max - 3;
-        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
-    }
-    for (size_t i = 0; i < cut; i++) fputc((unsigned char)s[i] < 0x20 ? ' ' : s[i], f);
-    if (cut < len) fputs("...", f);
+    tg_text_fput(f, s ? s : "", max, 0);
 }
 
 static void print_gpus(FILE *f, const json_t *gpus)
@@ -358,8 +355,10 @@ static void print_gpus(FILE *f, const json_t *gpus)
             fprintf(f, ", %lld SMs", (long long)jint(g, "sm_count"));
         if (json_is_integer(json_object_get(g, "memory")))
             fprintf(f, ", %s", tg_units_bytes(mem, sizeof mem, (double)jint(g, "memory")));
-        if (jstr(g, "compute_capability"))
-            fprintf(f, ", compute %s", jstr(g, "compute_capability"));
+        if (jstr(g, "compute_capability")) {
+            fputs(", compute ", f);
+            print_name(f, jstr(g, "compute_capability"), TG_TEXT_CAP_NAME);
+        }
         fputc('\n', f);
     }
 }
@@ -396,11 +395,17 @@ char *tg_info_text(const tg_trace *t, const char *pattern)
     }
     const char *product = jstr(doc, "product"), *nsys = jstr(doc, "nsys_version");
     const char *schema = jstr(doc, "schema_version");
-    print_name(f, jstr(doc, "file"), 4096);
+    print_name(f, jstr(doc, "file"), TG_TEXT_CAP_TEXT);
     fputc('\n', f);
-    fprintf(f, "  %-11s %s%s%s, schema %s\n", "export:",
-            product ? product : "unknown exporter", nsys ? " " : "", nsys ? nsys : "",
-            schema ? schema : "not recorded");
+    fprintf(f, "  %-11s ", "export:");
+    print_name(f, product ? product : "unknown exporter", TG_TEXT_CAP_NAME);
+    if (nsys) {
+        fputc(' ', f);
+        print_name(f, nsys, TG_TEXT_CAP_NAME);
+    }
+    fputs(", schema ", f);
+    print_name(f, schema ? schema : "not recorded", TG_TEXT_CAP_NAME);
+    fputc('\n', f);
     char a[TG_UNITS_BUF];
     if (json_is_integer(json_object_get(doc, "span_ns")))
         fprintf(f, "  %-11s %s (%lld .. %lld ns)\n", "span:",
@@ -434,8 +439,11 @@ char *tg_info_text(const tg_trace *t, const char *pattern)
         fprintf(f, "  %-11s API calls are recorded twice (versioned and plain names), as old exports do\n",
                 "note:");
     json_t *m, *missing = json_object_get(doc, "missing");
-    json_array_foreach(missing, i, m)
-        fprintf(f, "  %-11s %s\n", i == 0 ? "missing:" : "", json_string_value(m));
+    json_array_foreach(missing, i, m) {
+        fprintf(f, "  %-11s ", i == 0 ? "missing:" : "");
+        print_name(f, json_string_value(m), TG_TEXT_CAP_TEXT);
+        fputc('\n', f);
+    }
     fclose(f);
     json_decref(doc);
     return out;

@@ -2,9 +2,10 @@
 ** The iteration-marker document of `info` and `metrics` (iterdoc.h): the
 ** model's tg_iter_selection as JSON, and that JSON as text. Marker names
 ** come from the profiled program; JSON carries them as text (invalid UTF-8
-** replaced by jansson's refusal -> "?" here), text prints them on one line.
+** bytes, which JSON cannot hold, become '?'), text escapes them.
 */
 #include "iterdoc.h"
+#include "../common/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,13 +62,11 @@ json_t *tg_iterdoc_json(const tg_iter_selection *sel)
 
 /* ---------------------------------------------------------------- text */
 
-/* A name on one line: control bytes become spaces, long names are cut. */
+/* A name from the trace or the command line, escaped and capped
+** (docs/formats.md, "Text from traces"). */
 static void put_name(FILE *f, const char *s)
 {
-    size_t len = strlen(s), cut = len > 80 ? 77 : len;
-    while (cut < len && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
-    for (size_t i = 0; i < cut; i++) fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i], f);
-    if (cut < len) fputs("...", f);
+    tg_text_fput(f, s ? s : "", TG_TEXT_CAP_NAME, 0);
 }
 
 static json_int_t jint(const json_t *o, const char *key)

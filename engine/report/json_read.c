@@ -129,6 +129,7 @@ static bool trace_from(tg_arena *a, json_t *o, tg_trace_result *t, const char *f
         size_t len = 0, i;
         json_t *g;
         json_array_foreach(gpus, i, g) {
+            if (!json_is_string(g)) continue;   /* a hand-edited result: not a name */
             int n = snprintf(buf + len, sizeof buf - len, "%s%s", len ? "," : "", json_string_value(g));
             if (n < 0 || (size_t)n >= sizeof buf - len) break;
             len += (size_t)n;

@@ -18,6 +18,7 @@
 
 #include "iterdoc.h"
 #include "units.h"
+#include "../common/text.h"
 #include "../model/model_stats.h"
 
 #define SMALL_HTOD_BYTES 64000
@@ -324,6 +325,21 @@ static const char *dur(char *buf, double ns)
     return isnan(ns) ? "-" : tg_units_duration(buf, TG_UNITS_BUF, ns);
 }
 
+/* A string from the export (file, versions, device names) in the text:
+** tg_text_escape (engine/common/text.h, docs/formats.md) shows controls,
+** C1, invalid UTF-8 and newlines escaped and cuts it at max bytes with
+** "…(N bytes)"; then spaces up to width characters. Every such string of
+** the text goes through here. */
+static void print_name(FILE *f, const char *s, size_t max, int width)
+{
+    char *clean = tg_text_dup(s ? s : "-", max, 0);
+    int chars = 0;
+    for (const char *p = clean ? clean : "?"; *p; p++) chars += ((unsigned char)*p & 0xC0) != 0x80;
+    fputs(clean ? clean : "?", f);
+    for (; chars < width; chars++) fputc(' ', f);
+    free(clean);
+}
+
 static const char *pct(char *buf, double r)
 {
     return isnan(r) ? "-" : tg_units_ratio(buf, TG_UNITS_BUF, r);
@@ -344,8 +360,9 @@ static void text_devices(FILE *f, const json_t *doc)
     json_array_foreach(list, i, d) {
         char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF], e[TG_UNITS_BUF], g[TG_UNITS_BUF];
         const char *name = json_string_value(json_object_get(d, "name"));
-        fprintf(f, "  %-6d %-24.24s %10s %8s %8s %8.0f %10s %8s %8.0f\n",
-                (int)num(d, "device"), name ? name : "-", dur(a, num(d, "span_ns")),
+        fprintf(f, "  %-6d ", (int)num(d, "device"));
+        print_name(f, name ? name : "-", TG_TEXT_CAP_NAME, 24);
+        fprintf(f, " %10s %8s %8s %8.0f %10s %8s %8.0f\n", dur(a, num(d, "span_ns")),
                 pct(b, num(d, "busy_frac")), pct(c, num(d, "busy_frac_steady")), num(d, "kernels"),
                 dur(e, num(d, "queue_p50_ns")), pct(g, num(d, "nccl_overlap")), num(d, "gaps_ge_min"));
     }
@@ -397,7 +414,9 @@ static void text_work(FILE *f, const json_t *doc)
                 per_it ? dur(h, num(e, "per_iteration_ns")) : "");
         if (per_it) fprintf(f, " %9.3g", num(e, "launches_per_iteration"));
         else fprintf(f, " %9s", "");
-        fprintf(f, "  %.100s%s\n", name ? name : "-", name && strlen(name) > 100 ? "..." : "");
+        fputs("  ", f);
+        print_name(f, name ? name : "-", TG_TEXT_CAP_NAME, 0);
+        fputc('\n', f);
     }
     size_t more = json_array_size(list) - i + (size_t)num(w, "more_names");
     if (more) fprintf(f, "  ... and %zu more names (--format json lists up to %d)\n", more, TG_METRICS_MAX_NAMES);
@@ -414,8 +433,12 @@ char *tg_metrics_text(const json_t *doc)
     const char *nsys = json_string_value(json_object_get(doc, "nsys_version"));
     const char *schema = json_string_value(json_object_get(doc, "schema_version"));
     char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF];
-    fprintf(f, "%s (nsys %s, schema %s)\n", file ? file : "-", nsys ? nsys : "unknown",
-            schema ? schema : "unknown");
+    print_name(f, file ? file : "-", TG_TEXT_CAP_TEXT, 0);
+    fputs(" (nsys ", f);
+    print_name(f, nsys ? nsys : "unknown", TG_TEXT_CAP_NAME, 0);
+    fputs(", schema ", f);
+    print_name(f, schema ? schema : "unknown", TG_TEXT_CAP_NAME, 0);
+    fputs(")\n", f);
     fprintf(f, "  duration %s, %.0f kernels, %.0f copies, %.0f memsets, %.0f API calls, %.0f NVTX ranges\n",
             dur(a, num(tr, "duration_ns")), num(tr, "kernels"), num(tr, "memcpys"), num(tr, "memsets"),
             num(tr, "api_calls"), num(tr, "nvtx_ranges"));

@@ -136,35 +136,11 @@ char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opt
 
 /* ---------------------------------------------------------------- UTF-8 */
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;   /* range of the second byte */
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;    /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else return 0;
-    if (len > n) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    return len;
-}
-
 bool tg_report_utf8_valid(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < len;) {
-        size_t k = utf8_seq(p + i, len - i);
+        size_t k = tg_utf8_seq(p + i, len - i);
         if (!k) return false;
         i += k;
     }
@@ -179,7 +155,7 @@ char *tg_report_utf8_clean(const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t o = 0;
     for (size_t i = 0; i < len;) {
-        size_t k = utf8_seq(p + i, len - i);
+        size_t k = tg_utf8_seq(p + i, len - i);
         if (k) {
             memcpy(out + o, p + i, k);
             o += k;

@@ -60,6 +60,10 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
 char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opts,
                              char *buf, size_t size);
 
+/* GitHub drops a job summary larger than this whole; the markdown report
+** never exceeds it (docs/formats.md, "markdown"). */
+#define TG_REPORT_MARKDOWN_MAX ((size_t)1 << 20)
+
 /* Write the run in one format. rs may be NULL (rules then described from the
 ** results alone). Returns TG_OK or TG_EINTERNAL (write error). */
 tg_status tg_report_write(tg_format fmt, const tg_run_result *run, const tg_ruleset *rs,

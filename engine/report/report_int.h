@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include "report.h"
+#include "../common/text.h"
 
 /* The unit of a result's metric (and so of its baseline numbers): that of
 ** a value equal to metric_value, else the one its expression implies. */
@@ -45,5 +46,9 @@ tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
 tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
                            const tg_report_opts *opts, FILE *out);
 tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
+/* The markdown report in at most max_bytes: when the whole does not fit it
+** ends after the last complete block that does, with a line saying so. */
+tg_status tg_report_markdown_within(const tg_run_result *run, const tg_report_opts *opts, FILE *out,
+                                    size_t max_bytes);
 
 #endif

@@ -4,9 +4,13 @@
 ** printed one node per line, indented, each with its type and unit -- the
 ** form the evaluator actually runs, after macros, params and constant
 ** folding. Node names come from nodes.def and aggregates.def, so a new
-** kind of node is printed without touching this file.
+** kind of node is printed without touching this file. Text from the rule
+** file (ids, titles, advice, expressions, string constants, file names)
+** goes through tg_text_escape (engine/common/text.h, docs/formats.md), so
+** a rule file cannot drive the terminal or forge a line of a CI log.
 */
 #include "expr.h"
+#include "../common/text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,13 +33,26 @@ static void put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
     va_end(ap2);
 }
 
+/* Text from the rule file, escaped and capped (TG_TEXT_CAP_LONG: a rule's
+** scalars are at most 64 KiB, so nothing of a valid rule is cut). */
+static void put_text(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    char *clean = tg_text_dup(s ? s : "", TG_TEXT_CAP_LONG, 0);
+    put(buf, len, cap, "%s", clean ? clean : "?");
+    free(clean);
+}
+
 /* A constant as it would be written: 64KB, 500ms, 20%, "HtoD". */
 static void put_value(char **buf, size_t *len, size_t *cap, tg_value v, int suffix)
 {
     switch (v.type) {
     case TG_TY_NULL: put(buf, len, cap, "null"); break;
     case TG_TY_BOOL: put(buf, len, cap, "%s", v.u.b ? "true" : "false"); break;
-    case TG_TY_STRING: put(buf, len, cap, "\"%s\"", v.u.s ? v.u.s : ""); break;
+    case TG_TY_STRING:
+        put(buf, len, cap, "\"");
+        put_text(buf, len, cap, v.u.s);
+        put(buf, len, cap, "\"");
+        break;
     case TG_TY_INT:
     case TG_TY_FLOAT: {
         double x = tg_value_num(v);
@@ -72,7 +89,11 @@ void tg_expr_print(char **buf, size_t *len, size_t *cap, const tg_rule *r, const
     put(buf, len, cap, "%*s", indent * 2, "");
     switch (e->op) {
     case TG_N_CONST:
-        if (e->param) put(buf, len, cap, "params.%s = ", e->param);
+        if (e->param) {
+            put(buf, len, cap, "params.");
+            put_text(buf, len, cap, e->param);
+            put(buf, len, cap, " = ");
+        }
         else put(buf, len, cap, "const ");
         put_value(buf, len, cap, e->k, e->suffix);
         put_type(buf, len, cap, e);
@@ -91,14 +112,17 @@ void tg_expr_print(char **buf, size_t *len, size_t *cap, const tg_rule *r, const
         return;
     case TG_N_AGGREGATE: {
         const tg_agg_use *u = &r->aggs[e->agg];
-        put(buf, len, cap, "aggregate %s -> %s", tg_agg_defs[u->kind].name, u->value_name);
+        put(buf, len, cap, "aggregate %s -> ", tg_agg_defs[u->kind].name);
+        put_text(buf, len, cap, u->value_name);
         put_type(buf, len, cap, e);
         tg_expr_print(buf, len, cap, r, u->arg, indent + 1);
         return;
     }
     case TG_N_IN:
         if (e->list_name) {
-            put(buf, len, cap, "in list %s (%zu items)", e->list_name, e->n_list);
+            put(buf, len, cap, "in list ");
+            put_text(buf, len, cap, e->list_name);
+            put(buf, len, cap, " (%zu items)", e->n_list);
         } else {
             put(buf, len, cap, "in [");
             for (size_t i = 0; i < e->n_list; i++) {
@@ -123,12 +147,16 @@ static void put_wrapped(char **buf, size_t *len, size_t *cap, const char *label,
 {
     if (!text) return;
     put(buf, len, cap, "\n%s:\n", label);
-    /* indent every line of the text by two spaces */
+    /* indent every line of the text by two spaces, each escaped alone */
     const char *s = text;
     while (*s) {
         const char *e = strchr(s, '\n');
         size_t n = e ? (size_t)(e - s) : strlen(s);
-        put(buf, len, cap, "  %.*s\n", (int)n, s);
+        char *one = strndup(s, n);
+        put(buf, len, cap, "  ");
+        put_text(buf, len, cap, one ? one : "?");
+        put(buf, len, cap, "\n");
+        free(one);
         s += n + (e ? 1 : 0);
     }
 }
@@ -140,15 +168,23 @@ char *tg_rules_explain(const tg_ruleset *rs, const char *id)
     const tg_rule *r = &rs->rules[idx];
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    put(&buf, &len, &cap, "%s: %s\n", r->info.id, r->info.title ? r->info.title : "");
+    put_text(&buf, &len, &cap, r->info.id);
+    put(&buf, &len, &cap, ": ");
+    put_text(&buf, &len, &cap, r->info.title);
+    put(&buf, &len, &cap, "\n");
     put(&buf, &len, &cap, "  severity: %s%s\n", tg_severity_name(r->info.severity), r->info.enabled ? "" : " (disabled)");
     put(&buf, &len, &cap, "  source:   %s (%s)\n", tg_source_defs[r->source].name, tg_source_defs[r->source].doc);
     if (r->info.n_tags) {
         put(&buf, &len, &cap, "  tags:     ");
-        for (size_t i = 0; i < r->info.n_tags; i++) put(&buf, &len, &cap, "%s%s", i ? ", " : "", r->info.tags[i]);
+        for (size_t i = 0; i < r->info.n_tags; i++) {
+            put(&buf, &len, &cap, "%s", i ? ", " : "");
+            put_text(&buf, &len, &cap, r->info.tags[i]);
+        }
         put(&buf, &len, &cap, "\n");
     }
-    put(&buf, &len, &cap, "  defined:  %s:%d\n", r->info.file, r->info.line);
+    put(&buf, &len, &cap, "  defined:  ");
+    put_text(&buf, &len, &cap, r->info.file);
+    put(&buf, &len, &cap, ":%d\n", r->info.line);
     if (r->info.regression)
         put(&buf, &len, &cap, "  regression: %s\n", r->info.regression > 0 ? "higher_is_worse" : "lower_is_worse");
     put_wrapped(&buf, &len, &cap, "explain", r->info.explain);
@@ -156,7 +192,9 @@ char *tg_rules_explain(const tg_ruleset *rs, const char *id)
     if (r->n_params) {
         put(&buf, &len, &cap, "\nparams:\n");
         for (size_t i = 0; i < r->n_params; i++) {
-            put(&buf, &len, &cap, "  %s = ", r->params[i].name);
+            put(&buf, &len, &cap, "  ");
+            put_text(&buf, &len, &cap, r->params[i].name);
+            put(&buf, &len, &cap, " = ");
             put_value(&buf, &len, &cap, r->params[i].value, r->params[i].suffix);
             put(&buf, &len, &cap, "%s\n", r->params[i].from_cli ? "   (from --set)" : "");
         }
@@ -169,22 +207,31 @@ char *tg_rules_explain(const tg_ruleset *rs, const char *id)
     };
     for (size_t t = 0; t < sizeof trees / sizeof *trees; t++) {
         if (!trees[t].e && !trees[t].text) continue;
-        put(&buf, &len, &cap, "\n%s: %s\n", trees[t].label, trees[t].text ? trees[t].text : "");
+        put(&buf, &len, &cap, "\n%s: ", trees[t].label);
+        put_text(&buf, &len, &cap, trees[t].text);
+        put(&buf, &len, &cap, "\n");
         if (trees[t].e) tg_expr_print(&buf, &len, &cap, r, trees[t].e, 1);
         else put(&buf, &len, &cap, "  (always true)\n");
     }
     if (!r->where) put(&buf, &len, &cap, "\nwhere: (every row)\n");
     if (r->message_text) {
-        put(&buf, &len, &cap, "\nmessage: %s\n", r->message_text);
+        put(&buf, &len, &cap, "\nmessage: ");
+        put_text(&buf, &len, &cap, r->message_text);
+        put(&buf, &len, &cap, "\n");
         for (size_t i = 0; i < r->n_message; i++)
             if (r->message[i].expr) {
-                put(&buf, &len, &cap, "  {%s}\n", r->message[i].text);
+                put(&buf, &len, &cap, "  {");
+                put_text(&buf, &len, &cap, r->message[i].text);
+                put(&buf, &len, &cap, "}\n");
                 tg_expr_print(&buf, &len, &cap, r, r->message[i].expr, 2);
             }
     }
     put(&buf, &len, &cap, "\nvalues reported: count");
     for (size_t i = 0; i < r->n_aggs; i++)
-        if (r->aggs[i].kind != TG_AGG_COUNT || r->aggs[i].arg) put(&buf, &len, &cap, " %s", r->aggs[i].value_name);
+        if (r->aggs[i].kind != TG_AGG_COUNT || r->aggs[i].arg) {
+            put(&buf, &len, &cap, " ");
+            put_text(&buf, &len, &cap, r->aggs[i].value_name);
+        }
     for (size_t i = 0; i < r->n_trace_refs; i++) put(&buf, &len, &cap, " trace_%s", r->trace_refs[i]->name);
     put(&buf, &len, &cap, "\n");
     put(&buf, &len, &cap, "\nevidence: ");

@@ -79,9 +79,10 @@ static void test_junit(void **state)
     assert_int_equal(fixture_count(xml, "<failure "), EXPECT_FAILED);
     assert_int_equal(fixture_count(xml, "<skipped "), EXPECT_SKIPPED);
     assert_int_equal(fixture_count(xml, "<error "), EXPECT_ERRORS + EXPECT_UNREADABLE);
-    /* escaping: no raw specials from the trace, control characters gone */
+    /* escaping: no raw specials from the trace, control characters shown escaped */
     assert_null(strstr(xml, "<y>"));
     assert_null(strchr(xml, '\x01'));
+    assert_non_null(strstr(xml, "a:b,c|d \\x01"));
     assert_non_null(strstr(xml, "cuMemcpy \"x\" 'q' &lt;y&gt; &amp; z\n100% a:b,c|d"));   /* body */
     assert_non_null(strstr(xml, "&quot;x&quot; &apos;q&apos; &lt;y&gt; &amp; z&#10;100%"));  /* attr */
     assert_non_null(strstr(xml, "reproduce: SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
@@ -105,8 +106,8 @@ static void test_junit(void **state)
         free(n);
         n = xpath(path, "string(//testcase[@name=\"low-gpu-utilization\"]/failure/@message)");
         assert_non_null(n);
-        /* the attribute round-trips, minus the control character */
-        assert_string_equal(n, "device 0: busy 31% of steady time, below 50% | see cuMemcpy \"x\" 'q' <y> & z\n100% a:b,c|d ");
+        /* the attribute round-trips, the control character shown escaped */
+        assert_string_equal(n, "device 0: busy 31% of steady time, below 50% | see cuMemcpy \"x\" 'q' <y> & z\n100% a:b,c|d \\x01");
         free(n);
         n = xpath(path, "string(//testsuite[@name=\"runs/broken.sqlite\"]/testcase[@name=\"load\"]/error/@type)");
         assert_string_equal(n, "trace-unreadable");
@@ -248,7 +249,7 @@ static void test_github(void **state)
     assert_int_equal(fixture_count_lines(out, "::notice "), 1);
     assert_non_null(strstr(out,
         "::warning title=tracegate low-gpu-utilization::rank0.sqlite: device 0: busy 31%25 of steady time, "
-        "below 50%25 | see cuMemcpy \"x\" 'q' <y> & z%0A100%25 a:b,c|d %0A"
+        "below 50%25 | see cuMemcpy \"x\" 'q' <y> & z%0A100%25 a:b,c|d \\x01%0A"
         "Feed the GPU: larger batches, fewer host syncs.\n"));
     assert_non_null(strstr(out, "::notice title=tracegate team%3Anote%2Crule::rank1.sqlite: 2 kernels named "
                                 "`__global__` ran\n"));
@@ -328,7 +329,7 @@ static void test_markdown(void **state)
     assert_non_null(strstr(md, "| `rank0.sqlite` | `sync-memcpy` | error | **FAIL** | 400 | "
                                "400 synchronous copies blocked the host for 1.20 s |\n"));
     /* the trace text: | escaped, newline a <br>, markdown specials inert */
-    assert_non_null(strstr(md, "below 50% \\| see cuMemcpy \"x\" 'q' \\<y\\> \\& z<br>100% a:b,c\\|d  |"));
+    assert_non_null(strstr(md, "below 50% \\| see cuMemcpy \"x\" 'q' \\<y\\> \\& z<br>100% a:b,c\\|d \\\\x01 |"));
     assert_non_null(strstr(md, "2 kernels named \\`\\_\\_global\\_\\_\\` ran"));
     assert_int_equal(fixture_count_lines(md, "### FAIL "), EXPECT_FAILED);
     assert_non_null(strstr(md, "```sql\nSELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY "
@@ -372,6 +373,64 @@ static void test_markdown_limits(void **state)
     assert_int_equal(fixture_count_lines(md, "### FAIL "), 50);
     assert_non_null(strstr(md, "_550 more failures not detailed; see the JSON report._"));
     assert_non_null(strstr(md, "\n````sql\nSELECT '```' AS fence\n````\n"));
+    free(md);
+    tg_arena_free(a);
+}
+
+/* A run whose markdown would take megabytes (1000 rows of 4 KB messages,
+** failures with 1 MB evidence names): cut after a complete block, within
+** 1 MiB, saying so; names capped with their length. */
+static void test_markdown_size_cap(void **state)
+{
+    (void)state;
+    tg_arena *a = tg_arena_new();
+    tg_run_result run = {.arena = a, .n_traces = 1};
+    run.traces = tg_arena_alloc(a, sizeof *run.traces);
+    tg_trace_result *t = run.traces;
+    t->file = "big.sqlite";
+    t->n_results = 1000;
+    t->results = tg_arena_alloc(a, t->n_results * sizeof *t->results);
+    char *message = tg_arena_alloc(a, 5000 + 1);
+    memset(message, 'm', 5000);
+    char *name = tg_arena_alloc(a, (1 << 20) + 1);
+    memset(name, 'k', 1 << 20);
+    for (size_t i = 0; i < t->n_results; i++) {
+        tg_rule_result *r = &t->results[i];
+        r->rule = tg_arena_printf(a, "rule-%zu", i);
+        r->verdict = TG_V_FAIL;
+        r->severity = TG_SEV_WARNING;
+        r->message = message;
+        r->metric_value = r->baseline.p_value = NAN;
+        r->n_evidence = 1;
+        r->evidence = tg_arena_alloc(a, sizeof *r->evidence);
+        r->evidence->table = "CUPTI_ACTIVITY_KIND_KERNEL";
+        r->evidence->start = r->evidence->end = TG_NULL_I64;
+        r->evidence->n_fields = 1;
+        r->evidence->fields = tg_arena_alloc(a, sizeof *r->evidence->fields);
+        r->evidence->fields[0] = (tg_named_value){"name", tg_str(name)};
+    }
+    char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    size_t len = strlen(md);
+    assert_true(len <= TG_REPORT_MARKDOWN_MAX);
+    assert_true(len > TG_REPORT_MARKDOWN_MAX - 8192);   /* cut near the limit, not far below */
+    const char *note = strstr(md, "\n_The report was cut here to stay within 1048576 bytes");
+    assert_non_null(note);
+    assert_true(note[-1] == '\n');                     /* after a complete line: a table row ends there */
+    assert_non_null(strstr(md, "m\xe2\x80\xa6(5000 bytes) |\n"));
+    /* every table row before the cut is whole */
+    const char *row;
+    size_t rows = table_rows(md, "| trace | rule | severity | status | count | message |", &row);
+    assert_true(rows > 100 && rows < 1000);
+    for (size_t i = 0; i < rows; i++, row = strchr(row, '\n') + 1) assert_int_equal(cell_bars(row), 7);
+    free(md);
+
+    /* the same run within a roomy budget is not cut, and then shows the
+    ** capped name in the failure details */
+    t->n_results = 3;
+    md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    assert_null(strstr(md, "The report was cut"));
+    assert_non_null(strstr(md, "kkkk\xe2\x80\xa6(1048576 bytes)`"));
+    assert_true(strlen(md) < 32 * 1024);
     free(md);
     tg_arena_free(a);
 }
@@ -514,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_github),
         cmocka_unit_test(test_markdown),
         cmocka_unit_test(test_markdown_limits),
+        cmocka_unit_test(test_markdown_size_cap),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_same_counts),
     };

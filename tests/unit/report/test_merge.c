@@ -84,6 +84,25 @@ static void test_not_a_result(void **state)
     }
 }
 
+/* A hand-edited result whose gpus hold things other than names: only the
+** names are joined (a NULL once went to printf's %s). */
+static void test_gpus_not_strings(void **state)
+{
+    (void)state;
+    char *path = write_temp("{\"tool\": \"tracegate\", \"schema\": 1, \"traces\": [{\"file\": \"r.sqlite\","
+                            " \"gpus\": [1, \"H100\", null, {\"a\": 1}, \"A100\"], \"results\": []}]}");
+    tg_run_result run = {.arena = tg_arena_new()};
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_result_read_json(path, &run, &diag), TG_OK);
+    assert_int_equal(run.n_traces, 1);
+    assert_string_equal(run.traces[0].gpu_names, "H100,A100");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+    unlink(path);
+    free(path);
+}
+
 /* Three ranks with p50 periods 10, 10.5 and 13 ms: the median is 10.5 ms and
 ** 13 ms is 23.8% above it. */
 static void test_stragglers(void **state)
@@ -129,6 +148,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_not_a_result),
+        cmocka_unit_test(test_gpus_not_strings),
         cmocka_unit_test(test_stragglers),
     };
     return cmocka_run_group_tests_name("merge", tests, NULL, NULL);
