@@ -394,9 +394,15 @@ static bool attribute(const tg_baseline *b, const tg_baseline_metric *m, const t
         diff_lists(base->ranges, base->n_ranges, cur->ranges, cur->n_ranges, NAN, rng, &n_ranges);
         qsort(rng, n_ranges, sizeof *rng, cmp_contrib);
     }
+    /* the ones that matter: at least 2% of the change they are part of
+    ** (GPU work: of the GPU time per iteration; ranges: of the metric) */
+    double busy = fabs(cur->gpu_time - base->gpu_time), total = fabs(r->metric_value - m->median);
     size_t keep_ops = 0, keep_ranges = 0;
-    while (keep_ops < n_ops && keep_ops < TG_BASELINE_MAX_CONTRIBUTORS && ops[keep_ops].delta != 0) keep_ops++;
-    while (keep_ranges < n_ranges && keep_ranges < TG_BASELINE_MAX_RANGE_CONTRIBUTORS && rng[keep_ranges].delta != 0)
+    while (keep_ops < n_ops && keep_ops < TG_BASELINE_MAX_CONTRIBUTORS && ops[keep_ops].delta != 0 &&
+           (keep_ops == 0 || fabs(ops[keep_ops].delta) >= 0.02 * busy))
+        keep_ops++;
+    while (keep_ranges < n_ranges && keep_ranges < TG_BASELINE_MAX_RANGE_CONTRIBUTORS && rng[keep_ranges].delta != 0 &&
+           (keep_ranges == 0 || fabs(rng[keep_ranges].delta) >= 0.02 * total))
         keep_ranges++;
     c->contributors = tg_arena_alloc(a, (keep_ops + keep_ranges + 1) * sizeof *c->contributors);
     bool ok = c->contributors != NULL;

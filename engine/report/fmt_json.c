@@ -91,11 +91,43 @@ static json_t *baseline_json(jctx *c, const tg_baseline_cmp *b)
     put(c, o, "n_current", json_integer((json_int_t)b->n_current));
     put(c, o, "regression", json_boolean(b->regression));
     put(c, o, "improvement", json_boolean(b->improvement));
-    /* The run-to-run band exists only with 3+ baseline runs. */
+    put(c, o, "inconclusive", json_boolean(b->inconclusive));
+    /* The run-to-run band: measured with 3+ baseline runs, else assumed. */
     if (!isnan(b->band_lo) || !isnan(b->band_hi)) {
         put(c, o, "outside_band", json_boolean(b->outside_band));
         put(c, o, "band_lo", tg_report_json_num(b->band_lo));
         put(c, o, "band_hi", tg_report_json_num(b->band_hi));
+        put(c, o, "band_measured", json_boolean(b->band_measured));
+        put(c, o, "spread", tg_report_json_num(b->spread));
+        put(c, o, "n_runs", json_integer((json_int_t)b->n_runs));
+    }
+    if (!isnan(b->workload_match)) put(c, o, "workload_match", tg_report_json_num(b->workload_match));
+    if (!isnan(b->busy_then) || !isnan(b->busy_now)) {
+        put(c, o, "gpu_busy_baseline", tg_report_json_num(b->busy_then));
+        put(c, o, "gpu_busy_current", tg_report_json_num(b->busy_now));
+    }
+    if (b->n_contributors) {
+        static const char *const status[] = {"grew", "shrank", "new", "gone"};
+        static const char *const kinds[] = {"kernel", "memcpy", "memset"};
+        json_t *list = json_array();
+        for (size_t i = 0; i < b->n_contributors; i++) {
+            const tg_contributor *x = &b->contributors[i];
+            json_t *e = json_object();
+            put(c, e, "name", tg_report_json_str(x->name));
+            put(c, e, "kind", json_string(x->kind >= 0 && x->kind < 3 ? kinds[x->kind] : "nvtx"));
+            put(c, e, "status", json_string(status[(unsigned)x->status < 4 ? x->status : 0]));
+            put(c, e, "baseline_ns", tg_report_json_num(x->then_time));
+            put(c, e, "current_ns", tg_report_json_num(x->now_time));
+            put(c, e, "delta_ns", tg_report_json_num(x->delta));
+            put(c, e, "share", tg_report_json_num(x->share));
+            if (x->kind >= 0) {
+                put(c, e, "baseline_launches", tg_report_json_num(x->then_launches));
+                put(c, e, "current_launches", tg_report_json_num(x->now_launches));
+            }
+            put(c, e, "query", tg_report_json_str(x->query));
+            append(c, list, e);
+        }
+        put(c, o, "contributors", list);
     }
     return o;
 }
@@ -132,6 +164,10 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
         put(c, o, "metric_value", tg_report_json_num(r->metric_value));
     }
     if (r->missing_data) put(c, o, "missing_data", json_true());
+    if (r->verdict == TG_V_ERROR) {
+        tg_status es = r->error_status != TG_OK ? r->error_status : r->missing_data ? TG_ETRACE : TG_EINTERNAL;
+        put(c, o, "error_kind", json_string(es == TG_ETRACE ? "data" : es == TG_EUSAGE ? "mismatch" : "internal"));
+    }
     if (r->rule_file) {
         json_t *loc = json_object();
         put(c, loc, "file", tg_report_json_str(r->rule_file));

@@ -84,7 +84,18 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
         fprintf(out, "baseline: %s -> %s (%s), p=%s, n=%zu baseline / %zu now%s\n",
                 tg_units_value(base, sizeof base, NULL, &bv), tg_units_value(cur, sizeof cur, NULL, &cv),
                 tg_units_change(chg, sizeof chg, b->change), p, b->n_baseline, b->n_current,
-                b->regression ? ", regression" : b->improvement ? ", improvement" : "");
+                b->regression ? ", regression" : b->inconclusive ? ", inconclusive" : b->improvement ? ", improvement" : "");
+        for (size_t i = 0; i < b->n_contributors; i++) {
+            const tg_contributor *x = &b->contributors[i];
+            char then[TG_UNITS_BUF], now[TG_UNITS_BUF];
+            tg_units_duration(then, sizeof then, x->then_time);
+            tg_units_duration(now, sizeof now, x->now_time);
+            fputs(i ? "         " : "changed: ", out);
+            put_xml_cap(out, x->name, false, TG_TEXT_CAP_NAME);
+            fprintf(out, " %s -> %s per iteration", then, now);
+            if (x->kind >= 0) fprintf(out, " (%.4g -> %.4g launches)", x->then_launches, x->now_launches);
+            fputc('\n', out);
+        }
     }
     if (r->n_evidence) fputs("evidence:\n", out);
     for (size_t i = 0; i < r->n_evidence; i++) {

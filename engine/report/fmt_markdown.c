@@ -168,6 +168,28 @@ static void put_evidence(md *m, const tg_rule_result *r)
     fputc('\n', out);
 }
 
+/* What changed per steady iteration, as a table. */
+static void put_changed(FILE *out, const tg_baseline_cmp *b)
+{
+    static const char *const status[] = {"grew", "shrank", "new", "gone"};
+    fputs("**What changed** (per steady iteration):\n\n| | name | baseline | now | change | launches |\n"
+          "| --- | --- | ---: | ---: | ---: | ---: |\n", out);
+    for (size_t i = 0; i < b->n_contributors; i++) {
+        const tg_contributor *x = &b->contributors[i];
+        char then[TG_UNITS_BUF], now[TG_UNITS_BUF], d[TG_UNITS_BUF];
+        tg_units_duration(then, sizeof then, x->then_time);
+        tg_units_duration(now, sizeof now, x->now_time);
+        tg_units_duration(d, sizeof d, fabs(x->delta));
+        fprintf(out, "| %s | ", status[(unsigned)x->status < 4 ? x->status : 0]);
+        put_code(out, x->name);
+        fprintf(out, " | %s | %s | %s%s | ", then, now, x->delta >= 0 ? "+" : "-", d);
+        if (x->kind >= 0) fprintf(out, "%.4g \xe2\x86\x92 %.4g", x->then_launches, x->now_launches);
+        else fputs("NVTX range", out);
+        fputs(" |\n", out);
+    }
+    fputc('\n', out);
+}
+
 static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r)
 {
     FILE *out = m->out;
@@ -188,6 +210,7 @@ static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r
         put_values(out, r->values, r->n_values);
         fputs("\n\n", out);
     }
+    if (r->baseline.n_contributors) put_changed(out, &r->baseline);
     if (r->n_evidence) put_evidence(m, r);
     if (r->reproduce && !m->full) put_sql(out, r->reproduce);
 }
@@ -209,7 +232,8 @@ static void put_baseline_row(FILE *out, const tg_trace_result *t, const tg_rule_
     if (isnan(b->p_value)) fputs("n/a", out);
     else fprintf(out, "%.2g", b->p_value);
     fprintf(out, " | %zu/%zu | %s |\n", b->n_baseline, b->n_current,
-            b->regression ? "**regression**" : b->improvement ? "improvement" : "no significant change");
+            b->regression ? "**regression**" : b->inconclusive ? "**inconclusive**"
+            : b->improvement ? "improvement" : "no significant change");
 }
 
 static void put_baselines(md *m, const tg_run_result *run)

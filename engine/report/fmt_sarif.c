@@ -233,6 +233,17 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
         put(c, props, "current", tg_report_json_num(r->baseline.current));
         put(c, props, "change", tg_report_json_num(r->baseline.change));
         put(c, props, "p_value", tg_report_json_num(r->baseline.p_value));
+        json_t *changed = json_array();
+        for (size_t i = 0; i < r->baseline.n_contributors; i++) {
+            const tg_contributor *x = &r->baseline.contributors[i];
+            json_t *e = json_object();
+            put(c, e, "name", tg_report_json_str(x->name));
+            put(c, e, "baseline_ns", tg_report_json_num(x->then_time));
+            put(c, e, "current_ns", tg_report_json_num(x->now_time));
+            put(c, e, "query", tg_report_json_str(x->query));
+            append(c, changed, e);
+        }
+        put(c, props, "contributors", changed);
     }
     put(c, o, "properties", props);
     return o;

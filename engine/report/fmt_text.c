@@ -128,6 +128,24 @@ static void put_evidence(const text_ctx *c, const tg_evidence *e)
     fputc('\n', out);
 }
 
+/* What changed, one line each: per steady iteration, baseline -> now. */
+static void put_contributors(const text_ctx *c, const tg_baseline_cmp *b)
+{
+    for (size_t i = 0; i < b->n_contributors; i++) {
+        const tg_contributor *x = &b->contributors[i];
+        char then[TG_UNITS_BUF], now[TG_UNITS_BUF], d[TG_UNITS_BUF];
+        tg_units_duration(then, sizeof then, x->then_time);
+        tg_units_duration(now, sizeof now, x->now_time);
+        tg_units_duration(d, sizeof d, fabs(x->delta));
+        static const char *const status[] = {"grew", "shrank", "new", "gone"};
+        fprintf(c->out, INDENT "%s %-6s ", i == 0 ? "changed:" : "        ", status[(unsigned)x->status < 4 ? x->status : 0]);
+        put_text(c->out, x->name, TG_TEXT_CAP_NAME);
+        fprintf(c->out, "  %s \xe2\x86\x92 %s per iteration (%s%s", then, now, x->delta >= 0 ? "+" : "-", d);
+        if (x->kind >= 0) fprintf(c->out, ", %.4g \xe2\x86\x92 %.4g launches", x->then_launches, x->now_launches);
+        fprintf(c->out, "%s)\n", x->kind < 0 ? ", NVTX range" : "");
+    }
+}
+
 static void put_baseline(const text_ctx *c, const tg_rule_result *r)
 {
     const tg_baseline_cmp *b = &r->baseline;
@@ -144,12 +162,15 @@ static void put_baseline(const text_ctx *c, const tg_rule_result *r)
     fprintf(c->out, ", n=%zu baseline / %zu now", b->n_baseline, b->n_current);
     if (!isnan(b->band_lo) && !isnan(b->band_hi)) {
         tg_value lv = tg_float(b->band_lo, unit), hv = tg_float(b->band_hi, unit);
-        fprintf(c->out, ", band %s..%s%s", tg_units_value(lo, sizeof lo, NULL, &lv),
-                tg_units_value(hi, sizeof hi, NULL, &hv), b->outside_band ? " (outside)" : "");
+        fprintf(c->out, ", band %s..%s%s%s", tg_units_value(lo, sizeof lo, NULL, &lv),
+                tg_units_value(hi, sizeof hi, NULL, &hv), b->outside_band ? " (outside)" : "",
+                b->band_measured ? "" : " assumed");
     }
     if (b->regression) fprintf(c->out, "  %sregression%s", paint(c, "\033[1;31m"), paint(c, "\033[0m"));
     else if (b->improvement) fprintf(c->out, "  %simprovement%s", paint(c, "\033[32m"), paint(c, "\033[0m"));
+    else if (b->inconclusive) fprintf(c->out, "  %sinconclusive%s", paint(c, "\033[1;33m"), paint(c, "\033[0m"));
     fputc('\n', c->out);
+    put_contributors(c, b);
 }
 
 static void put_result(const text_ctx *c, const tg_rule_result *r)

@@ -53,9 +53,34 @@ static tg_named_value *values_from(tg_arena *a, json_t *obj, size_t *n)
     return vals;
 }
 
-static void baseline_from(json_t *b, tg_baseline_cmp *out)
+static bool contributors_from(tg_arena *a, json_t *arr, tg_baseline_cmp *out)
 {
-    if (!json_is_object(b)) return;
+    static const char *const status[] = {"grew", "shrank", "new", "gone"};
+    static const char *const kinds[] = {"kernel", "memcpy", "memset"};
+    size_t n = json_array_size(arr), i;
+    if (!n) return true;
+    out->contributors = tg_arena_alloc(a, n * sizeof *out->contributors);
+    if (!out->contributors) return false;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        tg_contributor x = {.name = str_of(a, e, "name"), .kind = -1, .then_time = num_of(e, "baseline_ns"),
+                            .now_time = num_of(e, "current_ns"), .delta = num_of(e, "delta_ns"),
+                            .share = num_of(e, "share"), .then_launches = num_of(e, "baseline_launches"),
+                            .now_launches = num_of(e, "current_launches"), .query = str_of(a, e, "query")};
+        const char *k = json_string_value(json_object_get(e, "kind")), *s = json_string_value(json_object_get(e, "status"));
+        for (int j = 0; k && j < 3; j++)
+            if (!strcmp(k, kinds[j])) x.kind = j;
+        for (int j = 0; s && j < 4; j++)
+            if (!strcmp(s, status[j])) x.status = (tg_contrib_status)j;
+        if (!x.name) continue;     /* not a contributor this reader knows */
+        out->contributors[out->n_contributors++] = x;
+    }
+    return true;
+}
+
+static bool baseline_from(tg_arena *a, json_t *b, tg_baseline_cmp *out)
+{
+    if (!json_is_object(b)) return true;
     out->present = true;
     out->value = num_of(b, "value");
     out->current = num_of(b, "current");
@@ -68,6 +93,14 @@ static void baseline_from(json_t *b, tg_baseline_cmp *out)
     out->outside_band = json_is_true(json_object_get(b, "outside_band"));
     out->band_lo = num_of(b, "band_lo");
     out->band_hi = num_of(b, "band_hi");
+    out->inconclusive = json_is_true(json_object_get(b, "inconclusive"));
+    out->band_measured = json_is_true(json_object_get(b, "band_measured"));
+    out->spread = num_of(b, "spread");
+    out->n_runs = (size_t)int_of(b, "n_runs", 0);
+    out->workload_match = num_of(b, "workload_match");
+    out->busy_then = num_of(b, "gpu_busy_baseline");
+    out->busy_now = num_of(b, "gpu_busy_current");
+    return contributors_from(a, json_object_get(b, "contributors"), out);
 }
 
 static bool evidence_from(tg_arena *a, json_t *arr, tg_rule_result *r)
@@ -107,12 +140,14 @@ static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *f
     r->metric = str_of(a, o, "metric");
     r->metric_value = num_of(o, "metric_value");
     r->missing_data = json_is_true(json_object_get(o, "missing_data"));
+    const char *ek = json_string_value(json_object_get(o, "error_kind"));
+    r->error_status = !ek ? TG_OK : !strcmp(ek, "data") ? TG_ETRACE : !strcmp(ek, "mismatch") ? TG_EUSAGE : TG_EINTERNAL;
     json_t *loc = json_object_get(o, "location");
     r->rule_file = str_of(a, loc, "file");
     r->rule_line = (int)int_of(loc, "line", 0);
     r->values = values_from(a, json_object_get(o, "values"), &r->n_values);
     json_t *b = json_object_get(o, "baseline");
-    baseline_from(b, &r->baseline);
+    if (!baseline_from(a, b, &r->baseline)) return false;
     /* a regression rule reports a baseline even when it passes */
     if (r->baseline.present || (r->metric && strstr(r->rule, "regression"))) r->regression = 1;
     return r->values && evidence_from(a, json_object_get(o, "evidence"), r);

@@ -176,8 +176,11 @@ static void test_baseline(void **state)
     json_t *reg = json_array_get(results, 1);
     json_t *b = json_object_get(reg, "baseline");
     static const char *const keys[] = {"value", "current", "change", "p_value", "n_baseline", "n_current",
-                                       "regression", "improvement", "outside_band", "band_lo", "band_hi"};
-    assert_keys(b, keys, 11);
+                                       "regression", "improvement", "inconclusive", "outside_band", "band_lo",
+                                       "band_hi", "band_measured", "spread", "n_runs", "workload_match"};
+    assert_keys(b, keys, 16);
+    assert_true(json_is_true(json_object_get(b, "band_measured")));
+    assert_int_equal(json_integer_value(json_object_get(b, "n_runs")), 3);
     assert_float_equal(json_number_value(json_object_get(b, "value")), 12.3e6, 1e-6);
     assert_float_equal(json_number_value(json_object_get(b, "p_value")), 0.0012, 1e-12);
     assert_int_equal(json_integer_value(json_object_get(b, "n_current")), 48);
