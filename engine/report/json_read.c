@@ -175,6 +175,12 @@ static bool trace_from(tg_arena *a, json_t *o, tg_trace_result *t, const char *f
     t->error = str_of(a, o, "error");
     t->status = t->error ? TG_ETRACE : TG_OK;
     json_t *results = json_object_get(o, "results");
+    if (!json_is_object(o) || (!t->error && json_array_size(results) == 0)) {
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = file}, NULL,
+                    "trace %s has no rule results and no error: not a tracegate result (a trace judged by "
+                    "no rule cannot pass a merge)", t->file ? t->file : "(unnamed)");
+        return false;
+    }
     t->n_results = json_array_size(results);
     t->results = tg_arena_alloc(a, (t->n_results + 1) * sizeof *t->results); /* +1: merge may add one */
     if (!t->results) return false;
@@ -205,6 +211,12 @@ tg_status tg_result_read_json(const char *path, tg_run_result *run, tg_diag *dia
         return TG_EUSAGE;
     }
     size_t n = json_array_size(traces);
+    if (n == 0) {
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = path}, NULL,
+                    "holds no traces: a result that judged nothing cannot pass a merge");
+        json_decref(doc);
+        return TG_EUSAGE;
+    }
     tg_trace_result *all = tg_arena_alloc(run->arena, (run->n_traces + n + 1) * sizeof *all);
     if (!all) {
         json_decref(doc);
