@@ -94,11 +94,19 @@ int tg_cmd_merge(int argc, char **argv)
         return TG_EUSAGE;
     }
 
+    /* no report over a result it merges (engine/cli/outfile.h) */
+    tg_cli_reads reads = {0};
+    int st = TG_OK;
+    for (int i = optind; i < argc && st == TG_OK; i++)
+        if (!tg_cli_reads_add(&reads, argv[i], "result")) st = TG_EINTERNAL;
+    if (st == TG_OK) st = tg_cli_outputs_check(&out, &reads);
+    tg_cli_reads_free(&reads);
+    if (st != TG_OK) return st;
+
     tg_run_result run = {.arena = tg_arena_new()};
     if (!run.arena) return TG_EINTERNAL;
     tg_diag diag;
     tg_diag_init(&diag);
-    int st = TG_OK;
     for (int i = optind; i < argc && st == TG_OK; i++) st = tg_result_read_json(argv[i], &run, &diag);
     tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
@@ -106,7 +114,7 @@ int tg_cmd_merge(int argc, char **argv)
         tg_merge_stragglers(&run, threshold, severity);
         st = tg_cli_exit_status(&run, out.fail_on, out.fail_never, TG_OK);
         int wst = tg_cli_outputs_write(&out, &run, NULL);
-        if (wst != TG_OK && st == TG_OK) st = wst;
+        if (wst != TG_OK) st = wst;   /* exit 4 whatever the verdict */
     }
     tg_arena_free(run.arena);
     return st;

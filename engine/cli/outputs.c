@@ -3,7 +3,6 @@
 */
 #include "outputs.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,15 +68,40 @@ int tg_cli_outputs_option(tg_cli_outputs *o, const char *name, char *arg)
     return 0;
 }
 
+/* "the json report" for messages. */
+static const char *report_label(tg_format f)
+{
+    static const char *const labels[TG_FMT_COUNT] = {
+        "the text report", "the json report", "the junit report",
+        "the sarif report", "the github report", "the markdown report",
+    };
+    return (unsigned)f < TG_FMT_COUNT ? labels[f] : "the report";
+}
+
+int tg_cli_outputs_check(const tg_cli_outputs *o, const tg_cli_reads *reads)
+{
+    tg_cli_output outs[TG_CLI_MAX_OUTPUTS + 1];
+    size_t n = 0;
+    bool github = false;
+    for (size_t i = 0; i < o->n; i++) {
+        outs[n++] = (tg_cli_output){o->out[i].path, report_label(o->out[i].format)};
+        github = github || o->out[i].format == TG_FMT_GITHUB;
+    }
+    /* the github format appends the markdown report to the job summary */
+    const char *summary = getenv("GITHUB_STEP_SUMMARY");
+    if (github && summary && *summary)
+        outs[n++] = (tg_cli_output){summary, "the GitHub job summary"};
+    return tg_cli_outputs_refused(reads, outs, n);
+}
+
 int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, const tg_ruleset *rs)
 {
     int status = TG_OK;
     for (size_t i = 0; i < o->n; i++) {
         const char *path = o->out[i].path;
-        FILE *f = path ? fopen(path, "w") : stdout;
-        if (!f) {
-            fprintf(stderr, "tracegate: cannot write %s: %s\n", path, strerror(errno));
-            status = TG_EUSAGE;
+        tg_cli_outfile of;
+        if (tg_cli_outfile_open(&of, path, report_label(o->out[i].format)) != TG_OK) {
+            status = TG_EINTERNAL;
             continue;
         }
         tg_report_opts ro = {
@@ -88,15 +112,10 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
             .tool_version = TG_VERSION,
             .step_summary_path = getenv("GITHUB_STEP_SUMMARY"),
         };
-        /* A full disk or a closed pipe must be said, not only exit 4. */
-        errno = 0;
-        bool wrote = tg_report_write(o->out[i].format, run, rs, &ro, f) == TG_OK;
-        if (!wrote) status = TG_EINTERNAL;
-        bool closed = path ? fclose(f) == 0 : fflush(stdout) == 0;
-        if (!closed && wrote) status = TG_EUSAGE;
-        if (!wrote || !closed)
-            fprintf(stderr, "tracegate: cannot write the %s report to %s: %s\n", tg_format_name(o->out[i].format),
-                    path ? path : "standard output", errno ? strerror(errno) : "write error");
+        /* a write error is kept by the outfile; a report that fails for
+        ** another reason is discarded all the same */
+        bool produced = tg_report_write(o->out[i].format, run, rs, &ro, of.f) == TG_OK;
+        if (tg_cli_outfile_close(&of, produced || of.err) != TG_OK) status = TG_EINTERNAL;
     }
     return status;
 }

@@ -373,6 +373,12 @@ bool tg_rfile_text(tg_loader *ld, const char *name, const char *text, size_t len
 
 static bool load_file(tg_loader *ld, const char *path)
 {
+    /* remembered so that the CLI never writes an output over a rule file */
+    const char *copy = tg_arena_strdup(ld->ctx.arena, path);
+    if (!copy || !TG_PUSH(ld->files, ld->n_files, ld->cap_files, copy)) {
+        tg_diag_error(ld->ctx.diag, TG_EINTERNAL, "out of memory");
+        return false;
+    }
     const tg_src *src = tg_src_read_file(&ld->ctx, path);
     return src && load_src(ld, src);
 }

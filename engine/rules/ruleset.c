@@ -65,6 +65,7 @@ static void loader_free(tg_loader *ld)
     free(ld->defs);
     free(ld->macros);
     free(ld->lists);
+    free(ld->files);
     free(ld->regexes);
     tg_src_release_all(&ld->ctx);
 }
@@ -93,6 +94,10 @@ static tg_ruleset *load_all(const char *const *paths, const tg_rules_text *texts
         tg_compile_rule(&ld, &ld.defs[i], sets, n_sets, set_used, &rs->rules[rs->n++]);
     check_sets(&ld, rs, sets, n_sets, set_used);
     if (lint) lint_warnings(&ld, rs);
+    rs->files = tg_arena_alloc(rs->arena, (ld.n_files ? ld.n_files : 1) * sizeof *rs->files);
+    if (rs->files && ld.n_files) memcpy(rs->files, ld.files, ld.n_files * sizeof *rs->files);
+    rs->n_files = rs->files ? ld.n_files : 0;
+    if (!rs->files) tg_diag_error(diag, TG_EINTERNAL, "out of memory");
     rs->regexes = ld.regexes;
     rs->n_regexes = ld.n_regexes;
     ld.regexes = NULL;
@@ -141,6 +146,13 @@ void tg_rules_free(tg_ruleset *rs)
 }
 
 size_t tg_rules_count(const tg_ruleset *rs) { return rs ? rs->n : 0; }
+
+size_t tg_rules_file_count(const tg_ruleset *rs) { return rs ? rs->n_files : 0; }
+
+const char *tg_rules_file(const tg_ruleset *rs, size_t i)
+{
+    return rs && i < rs->n_files ? rs->files[i] : NULL;
+}
 
 const tg_rule_info *tg_rules_info(const tg_ruleset *rs, size_t i)
 {
