@@ -89,13 +89,23 @@ static tg_status check_mismatch(const tg_baseline *b, const tg_run_result *run,
         if (tr->status != TG_OK) continue;
         const char *file = tr->file ? tr->file : "the trace";
         const char *seen = NULL;
-        if (tr->gpu_names && !gpu_matches(b, tr->gpu_names, &seen) &&
-            mismatch(file, "GPU", tr->gpu_names, bname, seen, allow_mismatch, diag))
+        /* compared as recorded: invalid UTF-8 bytes became U+FFFD */
+        char *gpus = tg_utf8_clean(NULL, tr->gpu_names);
+        char *schema = tg_utf8_clean(NULL, tr->schema_version);
+        if ((tr->gpu_names && !gpus) || (tr->schema_version && !schema)) {
+            free(gpus);
+            free(schema);
+            tg_diag_error(diag, TG_EINTERNAL, "out of memory while comparing with the baseline");
+            return TG_EINTERNAL;
+        }
+        if (gpus && !gpu_matches(b, gpus, &seen) &&
+            mismatch(file, "GPU", gpus, bname, seen, allow_mismatch, diag))
             st = TG_EUSAGE;
-        if (!schema_matches(b, tr->schema_version, &seen) &&
-            mismatch(file, "export schema", tr->schema_version, bname, seen, allow_mismatch,
-                     diag))
+        if (!schema_matches(b, schema, &seen) &&
+            mismatch(file, "export schema", schema, bname, seen, allow_mismatch, diag))
             st = TG_EUSAGE;
+        free(gpus);
+        free(schema);
     }
     return st;
 }

@@ -157,8 +157,10 @@ static int parse_args(int argc, char **argv, check_args *a)
         case 'q':
         case O_QUIET: a->out.quiet = true; break;
         case O_HELP: check_usage(stdout); return -1;
-        default:
-            return bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+        default: {
+            char why[128];
+            return bad_usage("%s", tg_cli_option_error("o:j:q", argv, why, sizeof why));
+        }
         }
     }
     return TG_OK;

@@ -82,10 +82,12 @@ int tg_cmd_merge(int argc, char **argv)
             }
             break;
         case O_HELP: merge_usage(stdout); return TG_OK;
-        default:
-            fprintf(stderr, "tracegate: unknown or incomplete option '%s' (see 'tracegate merge --help')\n",
-                    argv[optind - 1]);
+        default: {
+            char why[128];
+            fprintf(stderr, "tracegate: %s (see 'tracegate merge --help')\n",
+                    tg_cli_option_error("o:q", argv, why, sizeof why));
             bad = 1;
+        }
         }
     }
     if (bad) return TG_EUSAGE;

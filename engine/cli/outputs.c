@@ -3,7 +3,10 @@
 */
 #include "outputs.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cli.h"
@@ -94,6 +97,18 @@ int tg_cli_outputs_check(const tg_cli_outputs *o, const tg_cli_reads *reads)
     return tg_cli_outputs_refused(reads, outs, n);
 }
 
+/* The github format appends the markdown report to $GITHUB_STEP_SUMMARY
+** itself (engine/report/fmt_github.c) and says only that it failed; the
+** reason is that of opening the file again, a fresh call. */
+static void summary_failed(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+    int err = fd < 0 ? errno : 0;
+    if (fd >= 0) close(fd);
+    fprintf(stderr, "tracegate: cannot append the GitHub job summary to %s (GITHUB_STEP_SUMMARY)%s%s\n",
+            path, err ? ": " : "", err ? strerror(err) : "");
+}
+
 int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, const tg_ruleset *rs)
 {
     int status = TG_OK;
@@ -115,6 +130,12 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
         /* a write error is kept by the outfile; a report that fails for
         ** another reason is discarded all the same */
         bool produced = tg_report_write(o->out[i].format, run, rs, &ro, of.f) == TG_OK;
+        if (!produced && !of.err && o->out[i].format == TG_FMT_GITHUB && ro.step_summary_path) {
+            /* the annotations are whole: what failed is the job summary */
+            summary_failed(ro.step_summary_path);
+            produced = true;
+            status = TG_EINTERNAL;
+        }
         if (tg_cli_outfile_close(&of, produced || of.err) != TG_OK) status = TG_EINTERNAL;
     }
     return status;

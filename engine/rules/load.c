@@ -13,6 +13,7 @@
 #include "load.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -103,6 +104,13 @@ tg_value tg_rfile_scalar_value(tg_loader *ld, const tg_ynode *n, int *suffix)
                     memcmp(tg_unit_suffixes[i].suffix, n->value + b, e - b) == 0)
                     *suffix = (int)i;
             return is_int ? tg_int(ival, unit) : tg_float(num, unit);
+        }
+        if (tg_lex_number_out_of_range(n->value, &unit)) {
+            /* not silently a string either; NaN of its unit keeps the
+            ** rest of the rule from piling type errors on this one */
+            tg_rules_error(&ld->ctx, n->pos, "the number '%.40s' is out of range (a finite number "
+                           "is needed)", n->value);
+            return tg_float(NAN, unit);
         }
         if (strcmp(n->value, "true") == 0) return tg_bool(true);
         if (strcmp(n->value, "false") == 0) return tg_bool(false);

@@ -13,6 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A param the engine reads itself (params.def): never "unused". */
+static bool engine_param(const char *name)
+{
+    static const char *const names[] = {
+#define TG_ENGINE_PARAM(name, lo, lo_open, hi, hi_open, meaning) name,
+#include "params.def"
+#undef TG_ENGINE_PARAM
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(names[i], name)) return true;
+    return false;
+}
+
 static void lint_warnings(tg_loader *ld, const tg_ruleset *rs)
 {
     tg_rules_ctx *ctx = &ld->ctx;
@@ -33,7 +46,7 @@ static void lint_warnings(tg_loader *ld, const tg_ruleset *rs)
     for (size_t i = 0; i < rs->n; i++) {
         const tg_rule *r = &rs->rules[i];
         for (size_t p = 0; p < r->n_params; p++)
-            if (!r->params[p].used && strcmp(r->params[p].name, "min_change") && strcmp(r->params[p].name, "alpha"))
+            if (!r->params[p].used && !engine_param(r->params[p].name))
                 tg_rules_warning(ctx, r->params[p].pos, "param '%s' of rule '%s' is never used", r->params[p].name,
                                  r->info.id);
         if (!r->info.advice)
