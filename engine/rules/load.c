@@ -35,7 +35,7 @@ static bool is_ident(const char *s)
     return true;
 }
 
-static bool is_rule_id(const char *s)
+bool tg_rules_valid_id(const char *s)
 {
     if (!isalnum((unsigned char)*s)) return false;
     for (s++; *s; s++)
@@ -231,7 +231,7 @@ static const char *rule_id(tg_loader *ld, const tg_ynode *map, const char *what)
         tg_rules_error(&ld->ctx, map->pos, "%s without an 'id'", what);
         return NULL;
     }
-    if (id->kind != TG_Y_SCALAR || !is_rule_id(id->value)) {
+    if (id->kind != TG_Y_SCALAR || !tg_rules_valid_id(id->value)) {
         tg_rules_error(&ld->ctx, id->pos,
                        "a rule id is letters, digits, '-' and '_', starting with a letter or digit");
         return NULL;
