@@ -12,6 +12,8 @@
 **   `inf`; params with a natural range (alpha, min_change, durations,
 **   sizes) are range-checked, from rule files and --set;
 ** - an unknown short option is named itself (`-x`), also inside a group;
+** - a job summary ($GITHUB_STEP_SUMMARY) that cannot be appended to is
+**   named with its reason, and the annotations are still written;
 ** - a NUL inside a name (`cudaMemcpy\0Async` in StringIds) is not the
 **   name before it: SQL compares whole values, so does tracegate (the NUL
 **   reads as U+FFFD); a trailing NUL, a C terminator, is dropped.
@@ -251,6 +253,25 @@ static void test_unknown_short_option(void **state)
     hx_free(&r);
 }
 
+/* The github format appends the job summary itself and only says that it
+** failed: the message names the summary and the reason, not a report on
+** standard output with whatever errno was left. */
+static void test_job_summary_unwritable(void **state)
+{
+    world *w = *state;
+    char *summary = hx_path(w->dir, "no-such-dir/summary.md");
+    setenv("GITHUB_STEP_SUMMARY", summary, 1);
+    hx_result r;
+    hx_run(&r, "check", "--format", "github", "--fail-on", "never", w->trace);
+    unsetenv("GITHUB_STEP_SUMMARY");
+    hx_expect_line("GITHUB_STEP_SUMMARY in a missing folder", &r, 4,
+                   "cannot append the GitHub job summary to");
+    if (!strstr(r.err, "No such file or directory")) fail_msg("no reason: %s", r.err);
+    if (!strstr(r.out, "::error")) fail_msg("the annotations were lost: %.300s", r.out);
+    hx_free(&r);
+    free(summary);
+}
+
 /* ------------------------------------------------------- NUL in a name */
 
 /* One blocking 16 MiB copy launched by the call named by StringIds id 3. */
@@ -347,6 +368,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_set_overflow_and_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rule_file_numbers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_short_option, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_summary_unwritable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_inside_name, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
