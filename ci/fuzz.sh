@@ -19,7 +19,7 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 # the same inputs first); 0 = a new seed each run.
 SEED=${FUZZ_SEED:-0}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(rules trace_file trace_rows baseline merge)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(rules trace_file trace_rows baseline baseline_fields merge)
 
 SUDO=""
 [ "$(id -u)" != 0 ] && SUDO="sudo"
@@ -37,7 +37,7 @@ if [ ! -f $B/build.ninja ]; then
     CC=clang meson setup $B --buildtype=debug -Doptimization=1 -Dwerror=false \
         -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link
 fi
-ninja -C $B fuzz/fuzz-rules fuzz/fuzz-trace-file fuzz/fuzz-trace-rows fuzz/fuzz-baseline fuzz/fuzz-merge \
+ninja -C $B fuzz/fuzz-rules fuzz/fuzz-trace-file fuzz/fuzz-trace-rows fuzz/fuzz-baseline fuzz/fuzz-baseline-fields fuzz/fuzz-merge \
     fuzz/fuzz-mkseeds tracegate examples/example.sqlite
 
 work=$B/corpus
@@ -70,6 +70,7 @@ status=0
 for t in "${TARGETS[@]}"; do
     case $t in
         trace_rows) max_len=1024 ;;   # ~150 edits: the export stays small
+        baseline_fields) max_len=512 ;;   # 64 edits are read, plus raw values
         *) max_len=65536 ;;
     esac
     dict=()

@@ -3,8 +3,8 @@
 # runs the whole suite (unit, rule, hostile-input and corpus tests), then
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, then under
 # valgrind memcheck (ci/valgrind.sh, about 5 min), then each libFuzzer
-# target briefly (ci/fuzz.sh, about 5 min). TG_QUICK=1 stops after the
-# sanitized run.
+# target briefly (ci/fuzz.sh: five targets, 45 s each, about 6 min).
+# TG_QUICK=1 stops after the sanitized run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/deps.sh

@@ -62,7 +62,7 @@ if [ $# -eq 0 ]; then
         "$PWD/$B/tracegate" >"$wrapper"
     chmod +x "$wrapper"
     start=$(date +%s)
-    for t in files rules rows inject max_memory readonly; do
+    for t in files rules rows inject max_memory readonly outputs messages; do
         rc=0
         TG_BINARY="$wrapper" TG_HOSTILE_TIMEOUT_SCALE=60 TG_SOURCE_ROOT="$PWD" \
             TG_SHARED_TRACES="$PWD/../shared/traces" "$B/tests/hostile/test_hostile_$t" \

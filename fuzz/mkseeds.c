@@ -81,11 +81,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: fuzz-mkseeds OUTDIR\n");
         return 2;
     }
-    char files[4096], rows[4096];
+    char files[4096], rows[4096], fields[4096];
     snprintf(files, sizeof files, "%s/trace_file", argv[1]);
     snprintf(rows, sizeof rows, "%s/trace_rows", argv[1]);
+    snprintf(fields, sizeof fields, "%s/baseline_fields", argv[1]);
     mkdir(argv[1], 0755);
-    if ((mkdir(files, 0755) != 0 && errno != EEXIST) || (mkdir(rows, 0755) != 0 && errno != EEXIST)) {
+    if ((mkdir(files, 0755) != 0 && errno != EEXIST) || (mkdir(rows, 0755) != 0 && errno != EEXIST) ||
+        (mkdir(fields, 0755) != 0 && errno != EEXIST)) {
         perror("fuzz-mkseeds: mkdir");
         return 1;
     }
@@ -123,6 +125,31 @@ int main(int argc, char **argv)
     rc |= bytes_seed(rows, "rename-start", rename_start, sizeof rename_start);
     rc |= bytes_seed(rows, "nvtx-shift", nvtx_shift, sizeof nvtx_shift);
     rc |= bytes_seed(rows, "delete-strings", delete_strings, sizeof delete_strings);
+
+    /* Baseline edits [op, target, arg] (fuzz_baseline_fields.c): nodes in
+    ** depth-first order are 0 root, 1 date, 2 format_version, 3 metrics,
+    ** 4 iteration-time-regression, 5 direction, 6 mad, 7 median, 8 metric,
+    ** 9 n_runs, 10 n_samples, 11 runs, 12-14 its values, 15 samples, ...
+    ** Values: 1 "1", 10 "1e400", 13 "5e-324", 15 ".inf", 17 ".nan". */
+    static const unsigned char huge_median[] = {0, 7, 10};
+    static const unsigned char nan_run[] = {0, 12, 17};
+    static const unsigned char inf_sample[] = {0, 16, 15};
+    static const unsigned char subnormal_runs[] = {0, 12, 13, 0, 13, 13, 0, 14, 13};
+    static const unsigned char no_n_runs[] = {2, 9, 0};
+    static const unsigned char dup_median[] = {3, 7, 0};
+    static const unsigned char unknown_key[] = {4, 4, 0};
+    static const unsigned char latin1_date[] = {1, 1, 6, 'x', 0xe9, 'y', 0xff, 0x80, '\n'};
+    static const unsigned char short_runs[] = {8, 11, 1};
+    rc |= bytes_seed(fields, "untouched", (const unsigned char *)"", 0);   /* the template */
+    rc |= bytes_seed(fields, "huge-median", huge_median, sizeof huge_median);
+    rc |= bytes_seed(fields, "nan-run", nan_run, sizeof nan_run);
+    rc |= bytes_seed(fields, "inf-sample", inf_sample, sizeof inf_sample);
+    rc |= bytes_seed(fields, "subnormal-runs", subnormal_runs, sizeof subnormal_runs);
+    rc |= bytes_seed(fields, "no-n-runs", no_n_runs, sizeof no_n_runs);
+    rc |= bytes_seed(fields, "duplicate-median", dup_median, sizeof dup_median);
+    rc |= bytes_seed(fields, "unknown-key", unknown_key, sizeof unknown_key);
+    rc |= bytes_seed(fields, "latin1-date", latin1_date, sizeof latin1_date);
+    rc |= bytes_seed(fields, "short-runs", short_runs, sizeof short_runs);
     if (rc) fprintf(stderr, "fuzz-mkseeds: could not write every seed\n");
     return rc ? 1 : 0;
 }

@@ -212,7 +212,7 @@ static bool pool_entries(tg_baseline *b, const tg_run_result *run, bool ranges, 
     bool ok = *out != NULL;
     for (size_t k = 0; ok && k < n; k++) {
         (*out)[k] = e[k];
-        ok = ((*out)[k].name = tg_arena_strdup(b->arena, e[k].name)) != NULL;
+        ok = ((*out)[k].name = tg_utf8_clean(b->arena, e[k].name)) != NULL;
     }
     *n_out = n;
     free(e);
@@ -330,13 +330,20 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
     if (!b->runs) goto oom;
     for (size_t t = 0; t < run->n_traces; t++) {
         const tg_trace_result *tr = &run->traces[t];
+        /* provenance is bytes from the file system and the export; a
+        ** baseline holds UTF-8 (baselines/README.md): U+FFFD per bad byte */
         b->runs[t] = (tg_baseline_run){
-            .trace = dup_or_null(b->arena, base_name(tr->file)),
-            .nsys_version = dup_or_null(b->arena, tr->nsys_version),
-            .schema_version = dup_or_null(b->arena, tr->schema_version),
-            .gpu_names = dup_or_null(b->arena, tr->gpu_names),
-            .iteration_marker = tg_arena_strdup(b->arena, tr->iteration_marker ? tr->iteration_marker : ""),
+            .trace = tg_utf8_clean(b->arena, base_name(tr->file)),
+            .nsys_version = tg_utf8_clean(b->arena, tr->nsys_version),
+            .schema_version = tg_utf8_clean(b->arena, tr->schema_version),
+            .gpu_names = tg_utf8_clean(b->arena, tr->gpu_names),
+            .iteration_marker = tg_utf8_clean(b->arena, tr->iteration_marker ? tr->iteration_marker : ""),
         };
+        const tg_baseline_run *r = &b->runs[t];
+        if ((tr->file && !r->trace) || (tr->nsys_version && !r->nsys_version) ||
+            (tr->schema_version && !r->schema_version) || (tr->gpu_names && !r->gpu_names) ||
+            !r->iteration_marker)
+            goto oom;
     }
 
     /* every rule id that has a metric on some trace, first occurrence wins */

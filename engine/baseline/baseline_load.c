@@ -100,7 +100,11 @@ static bool get_str(loader *L, yaml_node_t *n, const char *what, const char **ou
     return *out != NULL;
 }
 
-/* A number; null gives NaN when allow_null. */
+/* A finite number; null gives NaN when allow_null. No field of a
+** baseline is ever infinite (the recorder writes a missing run value as
+** null), so .inf and overflowing literals (1e400) are refused; a value
+** too small for a double reads as the nearest one (strtod's ERANGE on
+** underflow), as the writer's shortest form of a subnormal must. */
 static bool get_num(loader *L, yaml_node_t *n, const char *what, bool allow_null, double *out)
 {
     if (allow_null && is_null(n)) {
@@ -109,20 +113,17 @@ static bool get_num(loader *L, yaml_node_t *n, const char *what, bool allow_null
     }
     const char *s = scalar(n);
     if (s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-        if (!strcmp(s, ".inf") || !strcmp(s, "+.inf")) { *out = INFINITY; return true; }
-        if (!strcmp(s, "-.inf")) { *out = -INFINITY; return true; }
         char *end;
-        errno = 0;
         double v = strtod(s, &end);
-        if (*s && !*end && errno != ERANGE && !isnan(v)) {
+        if (*s && !*end && isfinite(v)) {
             *out = v;
             return true;
         }
     }
     if (s)
-        LOAD_ERROR(L, n, "%s must be a number%s, not '%s'", what, allow_null ? " or null" : "", s);
+        LOAD_ERROR(L, n, "%s must be a finite number%s, not '%s'", what, allow_null ? " or null" : "", s);
     else
-        LOAD_ERROR(L, n, "%s must be a number%s, not %s", what, allow_null ? " or null" : "",
+        LOAD_ERROR(L, n, "%s must be a finite number%s, not %s", what, allow_null ? " or null" : "",
                    node_kind(n));
     return false;
 }
@@ -371,6 +372,10 @@ typedef struct metrics_ctx {
 static bool metrics_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
 {
     metrics_ctx *mc = ctx;
+    if (!tg_rules_valid_id(key)) {   /* it could never name a rule */
+        LOAD_ERROR(L, k, "'%.80s' is not a rule id (letters, digits, '_' and '-')", key);
+        return false;
+    }
     tg_baseline_metric *m = &L->b->metrics[mc->n];
     *m = (tg_baseline_metric){.rule = tg_arena_strdup(L->b->arena, key),
                               .median = NAN, .mad = NAN,

@@ -33,12 +33,18 @@ static void emit(writer *w, yaml_event_t *ev)
 
 static void w_scalar(writer *w, const char *s, yaml_scalar_style_t style)
 {
+    /* libyaml refuses invalid UTF-8; the recorder already cleaned what it
+    ** stores, this keeps a baseline built by hand writable too */
+    char *clean = tg_utf8_valid(s, strlen(s)) ? NULL : tg_utf8_clean(NULL, s);
+    if (clean) s = clean;
     yaml_event_t ev;
     if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
                                       style)) {
         w->ok = false;
+        free(clean);
         return;
     }
+    free(clean);
     emit(w, &ev);
 }
 

@@ -117,28 +117,41 @@ static tg_status check_mismatch(const tg_baseline *b, const tg_run_result *run,
         if (tr->status != TG_OK) continue;
         const char *file = tr->file ? tr->file : "the trace";
         const char *seen = NULL;
-        if (tr->gpu_names && !gpu_matches(b, tr->gpu_names, &seen) &&
-            mismatch(file, "GPU", tr->gpu_names, bname, seen, allow_mismatch, diag))
+        /* compared as recorded: invalid UTF-8 bytes became U+FFFD */
+        char *gpus = tg_utf8_clean(NULL, tr->gpu_names);
+        char *schema = tg_utf8_clean(NULL, tr->schema_version);
+        char *marker = tg_utf8_clean(NULL, tr->iteration_marker);
+        if ((tr->gpu_names && !gpus) || (tr->schema_version && !schema) || (tr->iteration_marker && !marker)) {
+            free(gpus);
+            free(schema);
+            free(marker);
+            tg_diag_error(diag, TG_EINTERNAL, "out of memory while comparing with the baseline");
+            return TG_EINTERNAL;
+        }
+        if (gpus && !gpu_matches(b, gpus, &seen) &&
+            mismatch(file, "GPU", gpus, bname, seen, allow_mismatch, diag))
             st = TG_EUSAGE;
-        if (!marker_matches(b, tr->iteration_marker, &seen)) {
+        if (!marker_matches(b, marker, &seen)) {
             if (allow_mismatch) {
                 tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
                             "%s: its iterations are %s ranges but %s was recorded on %s ranges; "
-                            "comparing anyway because of --allow-mismatch", file, tr->iteration_marker,
+                            "comparing anyway because of --allow-mismatch", file, marker,
                             bname, seen);
             } else {
                 tg_diag_error(diag, TG_EUSAGE,
                               "%s: its iterations are %s ranges but %s was recorded on %s ranges, "
                               "so their times are not comparable; select the baseline's marker with "
                               "--iteration-pattern, or record a baseline on this one",
-                              file, tr->iteration_marker, bname, seen);
+                              file, marker, bname, seen);
                 st = TG_EUSAGE;
             }
         }
-        if (!schema_matches(b, tr->schema_version, &seen) &&
-            mismatch(file, "export schema", tr->schema_version, bname, seen, allow_mismatch,
-                     diag))
+        if (!schema_matches(b, schema, &seen) &&
+            mismatch(file, "export schema", schema, bname, seen, allow_mismatch, diag))
             st = TG_EUSAGE;
+        free(gpus);
+        free(schema);
+        free(marker);
     }
     return st;
 }

@@ -71,6 +71,13 @@ int tg_cmd_merge(int argc, char **argv);     /* cmd_merge.c */
 ** message naming cmd) when the output cannot be written. */
 int tg_cli_finish_output(json_t *traces, const char *cmd, int status);
 
+/* After getopt_long returned '?' for shortopts: what went wrong, as a
+** phrase about the option itself ("unknown option '-x'", "option '-o'
+** needs a value", "unknown or incomplete option '--frob'"), in buf. A short
+** option inside a group (-qx) is named alone: argv[optind - 1] is then
+** the previous argument. */
+const char *tg_cli_option_error(const char *shortopts, char **argv, char *buf, size_t size);
+
 /* True when stderr/stdout is a terminal and NO_COLOR is unset. */
 bool tg_cli_color(FILE *f);
 

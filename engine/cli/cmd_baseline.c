@@ -14,6 +14,7 @@
 */
 #include "cli.h"
 #include "inputs.h"
+#include "outfile.h"
 #include "baseline/baseline.h"
 #include "tg_config.h"
 
@@ -258,36 +259,27 @@ static int check_missing(const tg_run_result *run, tg_missing_mode mode)
     return st;
 }
 
-/* Write to a temporary file beside `path`, then rename it into place. */
+/* Whole or not at all: a temporary file beside `path` renamed into place,
+** a FIFO or device written directly, "-" standard output (outfile.h). */
 static int write_baseline(const tg_baseline *b, const char *path)
 {
-    if (!strcmp(path, "-")) {
-        return tg_baseline_write(b, stdout) == TG_OK ? TG_OK : TG_EINTERNAL;
-    }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp) return TG_EINTERNAL;
-    snprintf(tmp, len + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        tg_cli_say("cannot write %s: %s", path, strerror(errno));
-        free(tmp);
-        return TG_EUSAGE;
-    }
-    FILE *f = fdopen(fd, "w");
-    tg_status st = f ? tg_baseline_write(b, f) : TG_EINTERNAL;
-    if (f ? fclose(f) != 0 : close(fd) != 0) st = TG_EINTERNAL;
-    /* mkstemp makes the file 0600; a committed baseline is an ordinary file */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (st == TG_OK && chmod(tmp, 0666 & ~mask) != 0) st = TG_EINTERNAL;
-    if (st == TG_OK && rename(tmp, path) != 0) st = TG_EINTERNAL;
-    if (st != TG_OK) {
-        tg_cli_say("cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return st == TG_OK ? TG_OK : TG_EUSAGE;
+    tg_cli_outfile of;
+    if (tg_cli_outfile_open(&of, path, "the baseline") != TG_OK) return TG_EINTERNAL;
+    bool produced = tg_baseline_write(b, of.f) == TG_OK;
+    return tg_cli_outfile_close(&of, produced || of.err);
+}
+
+/* The baseline must not land on a trace or rule file it is recorded from. */
+static int check_output(const record_opts *o, const tg_inputs *in, const tg_ruleset *rs)
+{
+    tg_cli_reads reads = {0};
+    bool listed = tg_cli_reads_add_rules(&reads, rs);
+    for (size_t i = 0; listed && i < o->n_traces; i++) listed = tg_cli_reads_add(&reads, o->traces[i], "trace");
+    for (size_t i = 0; listed && i < in->n; i++) listed = tg_cli_reads_add(&reads, in->paths[i], "trace");
+    tg_cli_output out = {o->out, "the baseline"};
+    int st = listed ? tg_cli_outputs_refused(&reads, &out, 1) : TG_EINTERNAL;
+    tg_cli_reads_free(&reads);
+    return st;
 }
 
 static int cmd_record(int argc, char **argv)
@@ -327,6 +319,7 @@ static int cmd_record(int argc, char **argv)
     }
     if ((rc = tg_inputs_resolve((const char *const *)o.traces, o.n_traces, &in)) != TG_OK)
         goto done;
+    if ((rc = check_output(&o, &in, rs)) != TG_OK) goto done;
 
     run.arena = tg_arena_new();
     if (!run.arena) {

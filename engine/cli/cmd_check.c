@@ -169,8 +169,10 @@ static int parse_args(int argc, char **argv, check_args *a)
         case 'q':
         case O_QUIET: a->out.quiet = true; break;
         case O_HELP: check_usage(stdout); return -1;
-        default:
-            return bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+        default: {
+            char why[128];
+            return bad_usage("%s", tg_cli_option_error("o:j:q", argv, why, sizeof why));
+        }
         }
     }
     return TG_OK;
@@ -248,6 +250,21 @@ static int run_check(check_args *a, int n_traces, char **traces)
         return st;
     }
 
+    /* No report may land on a file this check reads: refused before any
+    ** trace is read or any report written (engine/cli/outfile.h). */
+    tg_cli_reads reads = {0};
+    bool listed = tg_cli_reads_add_rules(&reads, rs) && tg_cli_reads_add(&reads, a->baseline, "baseline");
+    for (int i = 0; listed && i < n_traces; i++) listed = tg_cli_reads_add(&reads, traces[i], "trace");
+    for (size_t i = 0; listed && i < inputs.n; i++) listed = tg_cli_reads_add(&reads, inputs.paths[i], "trace");
+    st = listed ? tg_cli_outputs_check(&a->out, &reads) : TG_EINTERNAL;
+    tg_cli_reads_free(&reads);
+    if (st != TG_OK) {
+        tg_inputs_free(&inputs);
+        tg_baseline_free(baseline);
+        tg_rules_free(rs);
+        return st;
+    }
+
     /* --max-memory: every trace is measured before any is read; one over
     ** the limit stops the check (exit 3) instead of the OOM killer. */
     bool over = false;
@@ -283,8 +300,9 @@ static int run_check(check_args *a, int n_traces, char **traces)
 
     tg_report_opts gate = tg_cli_outputs_gate(&a->out);
     st = tg_cli_exit_status(&run, &gate, eval_status);
+    /* a report that could not be written is exit 4 whatever the verdict */
     int wst = tg_cli_outputs_write(&a->out, &run, rs);
-    if (wst != TG_OK && st == TG_OK) st = wst;
+    if (wst != TG_OK) st = wst;
 done:
     tg_cli_run_free(&run);
     tg_inputs_free(&inputs);

@@ -119,8 +119,8 @@ int tg_cmd_info(int argc, char **argv)
             tg_diag d;
             tg_diag_init(&d);
             bool ok = pattern && tg_model_pattern_ok(pattern, &d);
-            if (!pattern) fprintf(stderr, "tracegate: info: --iteration-pattern needs a value\n");
-            else if (!ok) fprintf(stderr, "tracegate: info: %s\n", d.n ? d.msgs[0].text : "bad pattern");
+            if (!pattern) tg_cli_say("info: --iteration-pattern needs a value");
+            else if (!ok) tg_cli_say("info: %s", d.n ? d.msgs[0].text : "bad pattern");
             tg_diag_clear(&d);
             if (!ok) return TG_EUSAGE;
             continue;

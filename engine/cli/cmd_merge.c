@@ -85,10 +85,12 @@ int tg_cmd_merge(int argc, char **argv)
             }
             break;
         case O_HELP: merge_usage(stdout); return TG_OK;
-        default:
-            tg_cli_say("unknown or incomplete option '%s' (see 'tracegate merge --help')",
-                       argv[optind - 1]);
+        default: {
+            char why[128];
+            tg_cli_say("%s (see 'tracegate merge --help')",
+                    tg_cli_option_error("o:q", argv, why, sizeof why));
             bad = 1;
+        }
         }
     }
     if (bad) return TG_EUSAGE;
@@ -97,11 +99,19 @@ int tg_cmd_merge(int argc, char **argv)
         return TG_EUSAGE;
     }
 
+    /* no report over a result it merges (engine/cli/outfile.h) */
+    tg_cli_reads reads = {0};
+    int st = TG_OK;
+    for (int i = optind; i < argc && st == TG_OK; i++)
+        if (!tg_cli_reads_add(&reads, argv[i], "result")) st = TG_EINTERNAL;
+    if (st == TG_OK) st = tg_cli_outputs_check(&out, &reads);
+    tg_cli_reads_free(&reads);
+    if (st != TG_OK) return st;
+
     tg_run_result run = {.arena = tg_arena_new()};
     if (!run.arena) return TG_EINTERNAL;
     tg_diag diag;
     tg_diag_init(&diag);
-    int st = TG_OK;
     for (int i = optind; i < argc && st == TG_OK; i++) st = tg_result_read_json(argv[i], &run, &diag);
     tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
@@ -110,7 +120,7 @@ int tg_cmd_merge(int argc, char **argv)
         tg_report_opts gate = tg_cli_outputs_gate(&out);
         st = tg_cli_exit_status(&run, &gate, TG_OK);
         int wst = tg_cli_outputs_write(&out, &run, NULL);
-        if (wst != TG_OK && st == TG_OK) st = wst;
+        if (wst != TG_OK) st = wst;   /* exit 4 whatever the verdict */
     }
     tg_arena_free(run.arena);
     return st;

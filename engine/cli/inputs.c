@@ -40,22 +40,24 @@ static char *find_on_path(const char *prog)
     return NULL;
 }
 
-static bool hash_file(const char *path, uint64_t *out)
+/* 0, or the errno of the call that failed (kept before fclose can change it). */
+static int hash_file(const char *path, uint64_t *out)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return false;
+    if (!f) return errno ? errno : EIO;
     uint64_t h = 1469598103934665603ULL;
     unsigned char buf[65536];
     size_t n;
+    errno = 0;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0)
         for (size_t i = 0; i < n; i++) {
             h ^= buf[i];
             h *= 1099511628211ULL;
         }
-    bool ok = !ferror(f);
+    int err = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     *out = h;
-    return ok;
+    return err;
 }
 
 static char *cache_dir(void)
@@ -90,8 +92,9 @@ static char *export_report(const char *report)
         return NULL;
     }
     uint64_t h;
-    if (!hash_file(report, &h)) {
-        tg_cli_say("%s: cannot read the report: %s", report, strerror(errno));
+    int err = hash_file(report, &h);
+    if (err) {
+        tg_cli_say("%s: cannot read the report: %s", report, strerror(err));
         free(nsys);
         return NULL;
     }

@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <stdarg.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,6 +106,18 @@ int tg_cli_finish_output(json_t *traces, const char *cmd, int status)
         status = TG_EINTERNAL;
     }
     return status;
+}
+
+const char *tg_cli_option_error(const char *shortopts, char **argv, char *buf, size_t size)
+{
+    if (optopt > 0 && optopt < 256 && optopt != ':') {
+        const char *known = strchr(shortopts, optopt);
+        if (known && known[1] == ':') snprintf(buf, size, "option '-%c' needs a value", optopt);
+        else snprintf(buf, size, "unknown option '-%c'", optopt);
+    } else {
+        snprintf(buf, size, "unknown or incomplete option '%s'", argv[optind - 1]);
+    }
+    return buf;
 }
 
 bool tg_cli_color(FILE *f)

@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cli.h"
@@ -88,15 +90,52 @@ tg_report_opts tg_cli_outputs_gate(const tg_cli_outputs *o)
                             .inconclusive_fail = o->inconclusive_fail, .tool_version = TG_VERSION};
 }
 
+/* "the json report" for messages. */
+static const char *report_label(tg_format f)
+{
+    static const char *const labels[TG_FMT_COUNT] = {
+        "the text report", "the json report", "the junit report",
+        "the sarif report", "the github report", "the markdown report",
+    };
+    return (unsigned)f < TG_FMT_COUNT ? labels[f] : "the report";
+}
+
+int tg_cli_outputs_check(const tg_cli_outputs *o, const tg_cli_reads *reads)
+{
+    tg_cli_output outs[TG_CLI_MAX_OUTPUTS + 1];
+    size_t n = 0;
+    bool github = false;
+    for (size_t i = 0; i < o->n; i++) {
+        outs[n++] = (tg_cli_output){o->out[i].path, report_label(o->out[i].format)};
+        github = github || o->out[i].format == TG_FMT_GITHUB;
+    }
+    /* the github format appends the markdown report to the job summary */
+    const char *summary = getenv("GITHUB_STEP_SUMMARY");
+    if (github && summary && *summary)
+        outs[n++] = (tg_cli_output){summary, "the GitHub job summary"};
+    return tg_cli_outputs_refused(reads, outs, n);
+}
+
+/* The github format appends the markdown report to $GITHUB_STEP_SUMMARY
+** itself (engine/report/fmt_github.c) and says only that it failed; the
+** reason is that of opening the file again, a fresh call. */
+static void summary_failed(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+    int err = fd < 0 ? errno : 0;
+    if (fd >= 0) close(fd);
+    tg_cli_say("cannot append the GitHub job summary to %s (GITHUB_STEP_SUMMARY)%s%s",
+               path, err ? ": " : "", err ? strerror(err) : "");
+}
+
 int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, const tg_ruleset *rs)
 {
     int status = TG_OK;
     for (size_t i = 0; i < o->n; i++) {
         const char *path = o->out[i].path;
-        FILE *f = path ? fopen(path, "w") : stdout;
-        if (!f) {
-            tg_cli_say("cannot write %s: %s", path, strerror(errno));
-            status = TG_EUSAGE;
+        tg_cli_outfile of;
+        if (tg_cli_outfile_open(&of, path, report_label(o->out[i].format)) != TG_OK) {
+            status = TG_EINTERNAL;
             continue;
         }
         tg_report_opts ro = {
@@ -108,15 +147,16 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
             .tool_version = TG_VERSION,
             .step_summary_path = getenv("GITHUB_STEP_SUMMARY"),
         };
-        /* A full disk or a closed pipe must be said, not only exit 4. */
-        errno = 0;
-        bool wrote = tg_report_write(o->out[i].format, run, rs, &ro, f) == TG_OK;
-        if (!wrote) status = TG_EINTERNAL;
-        bool closed = path ? fclose(f) == 0 : fflush(stdout) == 0;
-        if (!closed && wrote) status = TG_EUSAGE;
-        if (!wrote || !closed)
-            tg_cli_say("cannot write the %s report to %s: %s", tg_format_name(o->out[i].format),
-                       path ? path : "standard output", errno ? strerror(errno) : "write error");
+        /* a write error is kept by the outfile; a report that fails for
+        ** another reason is discarded all the same */
+        bool produced = tg_report_write(o->out[i].format, run, rs, &ro, of.f) == TG_OK;
+        if (!produced && !of.err && o->out[i].format == TG_FMT_GITHUB && ro.step_summary_path) {
+            /* the annotations are whole: what failed is the job summary */
+            summary_failed(ro.step_summary_path);
+            produced = true;
+            status = TG_EINTERNAL;
+        }
+        if (tg_cli_outfile_close(&of, produced || of.err) != TG_OK) status = TG_EINTERNAL;
     }
     return status;
 }

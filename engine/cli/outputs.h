@@ -6,6 +6,7 @@
 #define TG_CLI_OUTPUTS_H
 
 #include "../report/report.h"
+#include "outfile.h"
 
 #define TG_CLI_MAX_OUTPUTS 16
 
@@ -32,8 +33,13 @@ int tg_cli_outputs_option(tg_cli_outputs *o, const char *name, char *arg);
 /* What decides the gate (fail_on, fail_never, inconclusive_fail). */
 tg_report_opts tg_cli_outputs_gate(const tg_cli_outputs *o);
 
-/* Write every report. Returns TG_OK, TG_EUSAGE (cannot write a file) or
-** TG_EINTERNAL. */
+/* Before anything is read or written: refuse (TG_EUSAGE, after printing
+** why) reports that would land on a file the command reads, on another
+** report, or on a directory (outfile.h); also the GitHub job summary. */
+int tg_cli_outputs_check(const tg_cli_outputs *o, const tg_cli_reads *reads);
+
+/* Write every report, each whole or not at all (outfile.h). Returns TG_OK,
+** or TG_EINTERNAL when one could not be written (after saying why). */
 int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, const tg_ruleset *rs);
 
 #endif

@@ -69,6 +69,18 @@ char *tg_arena_printf(tg_arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 size_t tg_arena_bytes(const tg_arena *a);
 
+/* ---------------------------------------------------------------- UTF-8 */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left, n > 0), 0 when
+** s[0] does not start one (overlong forms, surrogates and code points
+** above U+10FFFF are invalid). utf8.c */
+size_t tg_utf8_seq(const unsigned char *s, size_t n);
+bool tg_utf8_valid(const char *s, size_t len);
+/* A copy of s in which each byte that does not start a valid sequence is
+** U+FFFD: in arena, or malloc'd when arena is NULL. NULL for NULL, or when
+** out of memory. */
+char *tg_utf8_clean(tg_arena *arena, const char *s);
+
 /* ---------------------------------------------------------------- diag */
 
 typedef enum tg_diag_level { TG_DIAG_NOTE, TG_DIAG_WARNING, TG_DIAG_ERROR } tg_diag_level;

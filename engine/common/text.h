@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common.h"
+
 /* Caps, in bytes of escaped text (docs/formats.md, "Caps"). */
 #define TG_TEXT_CAP_NAME 1024    /* a name or string value: kernel, API, GPU, version, field */
 #define TG_TEXT_CAP_TEXT 4096    /* a sentence: message, advice, error, path, diagnostic */
@@ -67,8 +69,6 @@ void tg_text_fput(FILE *out, const char *s, size_t cap, unsigned flags);
 ** when out of memory (s NULL gives ""). */
 char *tg_text_dup(const char *s, size_t cap, unsigned flags);
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes, n > 0), 0 when
-** it is not one (RFC 3629: no overlong forms, no surrogates, <= U+10FFFF). */
-size_t tg_utf8_seq(const unsigned char *s, size_t n);
+/* tg_utf8_seq (common.h): the length of a valid UTF-8 sequence. */
 
 #endif

@@ -146,9 +146,12 @@ void tg_lex_init(tg_lexer *lx, tg_rules_ctx *ctx, const tg_srcmap *map);
 /* Next token; on a lexical error reports it and returns TG_TK_ERROR. */
 tg_token tg_lex_next(tg_lexer *lx);
 /* Parse a whole text as one number literal with an optional unit and sign
-** (the values of params and --set). False when it is not one. */
+** (the values of params and --set). False when it is not one, or when its
+** value is not a finite double (1e400, 1e300h, more than 400 characters):
+** tg_lex_number_out_of_range tells that case apart for messages. */
 bool tg_lex_number_literal(const char *text, double *num, bool *is_int, int64_t *ival,
                            tg_unit *unit);
+bool tg_lex_number_out_of_range(const char *text, tg_unit *unit);
 
 /* ------------------------------------------------------------------ AST */
 

@@ -10,6 +10,8 @@
 #include "load.h"
 
 #include <ctype.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,8 +166,12 @@ static void apply_set(rule_cc *cc, const tg_param_set *s)
         int64_t ival;
         tg_unit unit;
         if (!tg_lex_number_literal(s->value, &num, &is_int, &ival, &unit)) {
-            ERR(cc, at, "%s.%s=%s: '%s' is not a number (write e.g. 200ms, 64KB, 0.5%%)", s->rule, s->param,
-                s->value, s->value);
+            if (tg_lex_number_out_of_range(s->value, NULL))
+                ERR(cc, at, "%s.%s=%s: '%s' is out of range: it does not fit a double (too large, or "
+                    "longer than 400 characters)", s->rule, s->param, s->value, s->value);
+            else
+                ERR(cc, at, "%s.%s=%s: '%s' is not a number (write e.g. 200ms, 64KB, 0.5%%)", s->rule,
+                    s->param, s->value, s->value);
             return;
         }
         bool agree = unit == v.unit || (v.unit == TG_UNIT_RATIO && unit == TG_UNIT_NONE) ||
@@ -188,6 +194,51 @@ static void apply_set(rule_cc *cc, const tg_param_set *s)
         }
     }
     p->from_cli = true;
+}
+
+/* The natural range of a param (params.def): NULL when v is within it,
+** else what the param is, for the message. */
+static const char *param_out_of_range(const tg_param *p, double v)
+{
+    static const struct {
+        const char *name;
+        double lo, hi;
+        bool lo_open, hi_open;
+        const char *meaning;
+    } engine_params[] = {
+#define TG_ENGINE_PARAM(name, lo, lo_open, hi, hi_open, meaning) {name, lo, hi, lo_open, hi_open, meaning},
+#include "params.def"
+#undef TG_ENGINE_PARAM
+    };
+    for (size_t i = 0; i < sizeof engine_params / sizeof *engine_params; i++) {
+        if (strcmp(engine_params[i].name, p->name)) continue;
+        bool above = engine_params[i].lo_open ? v > engine_params[i].lo : v >= engine_params[i].lo;
+        bool below = engine_params[i].hi_open ? v < engine_params[i].hi : v <= engine_params[i].hi;
+        if (!above || !below) return engine_params[i].meaning;
+    }
+    if (v < 0 && p->value.unit == TG_UNIT_NS) return "a duration, which cannot be negative";
+    if (v < 0 && p->value.unit == TG_UNIT_BYTES) return "a size, which cannot be negative";
+    return NULL;
+}
+
+static void check_param_ranges(rule_cc *cc)
+{
+    tg_rule *r = cc->r;
+    for (size_t i = 0; i < r->n_params; i++) {
+        const tg_param *p = &r->params[i];
+        double v = tg_value_num(p->value);
+        if (isnan(v)) continue;   /* strings and booleans */
+        const char *meaning = param_out_of_range(p, v);
+        if (!meaning) continue;
+        char shown[64];
+        if (p->suffix >= 0)
+            snprintf(shown, sizeof shown, "%.6g%s", v / tg_unit_suffixes[p->suffix].scale,
+                     tg_unit_suffixes[p->suffix].suffix);
+        else
+            snprintf(shown, sizeof shown, "%.6g", v);
+        ERR(cc, p->from_cli ? (tg_pos){.file = "--set"} : p->pos, "param '%s' of rule '%s' is %s%s, but %s is %s",
+            p->name, r->info.id, shown, p->from_cli ? " (from --set)" : "", p->name, meaning);
+    }
 }
 
 static void compile_params(rule_cc *cc, const tg_param_set *sets, size_t n_sets, bool *set_used)
@@ -224,6 +275,7 @@ static void compile_params(rule_cc *cc, const tg_param_set *sets, size_t n_sets,
         set_used[i] = true;
         apply_set(cc, &sets[i]);
     }
+    check_param_ranges(cc);
 }
 
 /* ----------------------------------------------------------- expressions */

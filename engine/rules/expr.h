@@ -121,6 +121,8 @@ struct tg_ruleset {
     size_t n;
     regex_t **regexes;          /* freed with the set (malloc'd array) */
     size_t n_regexes;
+    const char **files;         /* the rule files read, in order (arena) */
+    size_t n_files;
 };
 
 /* Constant operations shared by the folder and the evaluator's aggregate

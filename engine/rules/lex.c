@@ -48,8 +48,14 @@ static int find_suffix(const char *s, size_t n)
     return -1;
 }
 
+/* The longest number literal read; longer ones (hundreds of digits) are
+** refused as out of range rather than cut (a cut "0.000...1" reads 0). */
+#define TG_NUMBER_MAX_LEN 400
+
 /* digits [. digits] [e [+-] digits], then an optional unit suffix. Returns
-** the length consumed (0: not a number); *suffix_len reports the suffix. */
+** the length consumed (0: not a number); *suffix_len reports the suffix.
+** *num is NaN when the literal is longer than TG_NUMBER_MAX_LEN and
+** infinite when it overflows a double (1e400). */
 static size_t scan_number(const char *s, size_t len, double *num, size_t *suffix_start,
                           size_t *suffix_len)
 {
@@ -68,11 +74,14 @@ static size_t scan_number(const char *s, size_t len, double *num, size_t *suffix
             i = j;
         }
     }
-    char buf[64];
-    size_t n = i < sizeof buf - 1 ? i : sizeof buf - 1;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    *num = strtod(buf, NULL);
+    char buf[TG_NUMBER_MAX_LEN + 1];
+    if (i < sizeof buf) {
+        memcpy(buf, s, i);
+        buf[i] = 0;
+        *num = strtod(buf, NULL);
+    } else {
+        *num = NAN;
+    }
     *suffix_start = i;
     if (i < len && s[i] == '%') {
         i++;
@@ -125,6 +134,9 @@ static tg_token lex_number(tg_lexer *lx, size_t at)
     } else {
         set_number(&t, num, -1);
     }
+    if (!isfinite(t.num))   /* 1e400, 1e300h, a 500-digit literal: never inf or NaN */
+        return lex_error(lx, at, "the number '%.*s' is out of range (%s)", n > 40 ? 40 : (int)n, s,
+                         isnan(t.num) ? "longer than 400 characters" : "it overflows a double");
     lx->at = at + n;
     return t;
 }
@@ -249,7 +261,9 @@ tg_token tg_lex_next(tg_lexer *lx)
     }
 }
 
-bool tg_lex_number_literal(const char *text, double *num, bool *is_int, int64_t *ival, tg_unit *unit)
+/* 0: not a number literal; 1: a finite one, in *t; 2: one whose value is
+** out of range (inf, NaN, too long). */
+static int number_literal(const char *text, tg_token *out)
 {
     while (isspace((unsigned char)*text)) text++;
     bool neg = false;
@@ -259,14 +273,29 @@ bool tg_lex_number_literal(const char *text, double *num, bool *is_int, int64_t 
     double v;
     size_t sfx_start, sfx_len;
     size_t n = scan_number(text, len, &v, &sfx_start, &sfx_len);
-    if (n == 0 || n != len) return false;
+    if (n == 0 || n != len) return 0;
     int k = -1;
-    if (sfx_len && (k = find_suffix(text + sfx_start, sfx_len)) < 0) return false;
-    tg_token t = {0};
-    set_number(&t, neg ? -v : v, k);
+    if (sfx_len && (k = find_suffix(text + sfx_start, sfx_len)) < 0) return 0;
+    *out = (tg_token){0};
+    set_number(out, neg ? -v : v, k);
+    return isfinite(out->num) ? 1 : 2;
+}
+
+bool tg_lex_number_literal(const char *text, double *num, bool *is_int, int64_t *ival, tg_unit *unit)
+{
+    tg_token t;
+    if (number_literal(text, &t) != 1) return false;
     *num = t.num;
     *is_int = t.is_int;
     *ival = t.ival;
     *unit = t.unit;
+    return true;
+}
+
+bool tg_lex_number_out_of_range(const char *text, tg_unit *unit)
+{
+    tg_token t;
+    if (number_literal(text, &t) != 2) return false;
+    if (unit) *unit = t.unit;
     return true;
 }

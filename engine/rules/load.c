@@ -13,6 +13,7 @@
 #include "load.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -34,7 +35,7 @@ static bool is_ident(const char *s)
     return true;
 }
 
-static bool is_rule_id(const char *s)
+bool tg_rules_valid_id(const char *s)
 {
     if (!isalnum((unsigned char)*s)) return false;
     for (s++; *s; s++)
@@ -103,6 +104,13 @@ tg_value tg_rfile_scalar_value(tg_loader *ld, const tg_ynode *n, int *suffix)
                     memcmp(tg_unit_suffixes[i].suffix, n->value + b, e - b) == 0)
                     *suffix = (int)i;
             return is_int ? tg_int(ival, unit) : tg_float(num, unit);
+        }
+        if (tg_lex_number_out_of_range(n->value, &unit)) {
+            /* not silently a string either; NaN of its unit keeps the
+            ** rest of the rule from piling type errors on this one */
+            tg_rules_error(&ld->ctx, n->pos, "the number '%.40s' is out of range (a finite number "
+                           "is needed)", n->value);
+            return tg_float(NAN, unit);
         }
         if (strcmp(n->value, "true") == 0) return tg_bool(true);
         if (strcmp(n->value, "false") == 0) return tg_bool(false);
@@ -223,7 +231,7 @@ static const char *rule_id(tg_loader *ld, const tg_ynode *map, const char *what)
         tg_rules_error(&ld->ctx, map->pos, "%s without an 'id'", what);
         return NULL;
     }
-    if (id->kind != TG_Y_SCALAR || !is_rule_id(id->value)) {
+    if (id->kind != TG_Y_SCALAR || !tg_rules_valid_id(id->value)) {
         tg_rules_error(&ld->ctx, id->pos,
                        "a rule id is letters, digits, '-' and '_', starting with a letter or digit");
         return NULL;
@@ -373,6 +381,12 @@ bool tg_rfile_text(tg_loader *ld, const char *name, const char *text, size_t len
 
 static bool load_file(tg_loader *ld, const char *path)
 {
+    /* remembered so that the CLI never writes an output over a rule file */
+    const char *copy = tg_arena_strdup(ld->ctx.arena, path);
+    if (!copy || !TG_PUSH(ld->files, ld->n_files, ld->cap_files, copy)) {
+        tg_diag_error(ld->ctx.diag, TG_EINTERNAL, "out of memory");
+        return false;
+    }
     const tg_src *src = tg_src_read_file(&ld->ctx, path);
     return src && load_src(ld, src);
 }

@@ -63,6 +63,8 @@ typedef struct tg_loader {
     regex_t **regexes;              /* compiled patterns, handed to the rule set */
     size_t n_regexes, cap_regexes;
     bool lint;                      /* also report warnings */
+    const char **files;             /* every rule file read (arena copies) */
+    size_t n_files, cap_files;
 } tg_loader;
 
 /* load.c: read a file or a directory of *.yaml / *.yml (name order), or an

@@ -56,6 +56,13 @@ tg_ruleset *tg_rules_load_texts(const tg_rules_text *texts, size_t n_texts,
 tg_status tg_rules_lint_texts(const tg_rules_text *texts, size_t n_texts, tg_diag *diag);
 
 size_t tg_rules_count(const tg_ruleset *rs);
+/* A rule id: a letter or digit, then letters, digits, '_' and '-'. */
+bool tg_rules_valid_id(const char *s);
+/* The rule files the set was loaded from (a folder's *.yaml / *.yml
+** files one by one), as given or joined to their folder; the CLI refuses
+** to write an output over any of them. */
+size_t tg_rules_file_count(const tg_ruleset *rs);
+const char *tg_rules_file(const tg_ruleset *rs, size_t i);
 const tg_rule_info *tg_rules_info(const tg_ruleset *rs, size_t i);
 /* Index of a rule by id, or -1. */
 long tg_rules_find(const tg_ruleset *rs, const char *id);

@@ -13,6 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A param the engine reads itself (params.def): never "unused". */
+static bool engine_param(const char *name)
+{
+    static const char *const names[] = {
+#define TG_ENGINE_PARAM(name, lo, lo_open, hi, hi_open, meaning) name,
+#include "params.def"
+#undef TG_ENGINE_PARAM
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(names[i], name)) return true;
+    return false;
+}
+
 static void lint_warnings(tg_loader *ld, const tg_ruleset *rs)
 {
     tg_rules_ctx *ctx = &ld->ctx;
@@ -33,7 +46,7 @@ static void lint_warnings(tg_loader *ld, const tg_ruleset *rs)
     for (size_t i = 0; i < rs->n; i++) {
         const tg_rule *r = &rs->rules[i];
         for (size_t p = 0; p < r->n_params; p++)
-            if (!r->params[p].used && strcmp(r->params[p].name, "min_change") && strcmp(r->params[p].name, "alpha"))
+            if (!r->params[p].used && !engine_param(r->params[p].name))
                 tg_rules_warning(ctx, r->params[p].pos, "param '%s' of rule '%s' is never used", r->params[p].name,
                                  r->info.id);
         if (!r->info.advice)
@@ -65,6 +78,7 @@ static void loader_free(tg_loader *ld)
     free(ld->defs);
     free(ld->macros);
     free(ld->lists);
+    free(ld->files);
     free(ld->regexes);
     tg_src_release_all(&ld->ctx);
 }
@@ -93,6 +107,10 @@ static tg_ruleset *load_all(const char *const *paths, const tg_rules_text *texts
         tg_compile_rule(&ld, &ld.defs[i], sets, n_sets, set_used, &rs->rules[rs->n++]);
     check_sets(&ld, rs, sets, n_sets, set_used);
     if (lint) lint_warnings(&ld, rs);
+    rs->files = tg_arena_alloc(rs->arena, (ld.n_files ? ld.n_files : 1) * sizeof *rs->files);
+    if (rs->files && ld.n_files) memcpy(rs->files, ld.files, ld.n_files * sizeof *rs->files);
+    rs->n_files = rs->files ? ld.n_files : 0;
+    if (!rs->files) tg_diag_error(diag, TG_EINTERNAL, "out of memory");
     rs->regexes = ld.regexes;
     rs->n_regexes = ld.n_regexes;
     ld.regexes = NULL;
@@ -141,6 +159,13 @@ void tg_rules_free(tg_ruleset *rs)
 }
 
 size_t tg_rules_count(const tg_ruleset *rs) { return rs ? rs->n : 0; }
+
+size_t tg_rules_file_count(const tg_ruleset *rs) { return rs ? rs->n_files : 0; }
+
+const char *tg_rules_file(const tg_ruleset *rs, size_t i)
+{
+    return rs && i < rs->n_files ? rs->files[i] : NULL;
+}
 
 const tg_rule_info *tg_rules_info(const tg_ruleset *rs, size_t i)
 {

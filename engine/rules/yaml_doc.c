@@ -74,9 +74,10 @@ tg_src *tg_src_read_file(tg_rules_ctx *ctx, const char *path)
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     if (!f) {
+        int err = errno;   /* close must not replace the reason */
         if (fd >= 0) close(fd);
         tg_diag_add(ctx->diag, TG_DIAG_ERROR, TG_EUSAGE, at, NULL, "cannot open the rule file: %s",
-                    strerror(errno));
+                    strerror(err));
         return NULL;
     }
     struct stat st;

@@ -227,13 +227,24 @@ static bool load_metadata(tg_loader *ld)
     sqlite3_stmt *st = tg_load_select(ld, table, cols, 2, NULL);
     if (!st) return false;
     while (tg_load_step(ld, st, table)) {
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        const char *value = (const char *)sqlite3_column_text(st, 2);
-        if (!name || !value) continue;
-        char **slot = !strcmp(name, "EXPORT_PRODUCT_VERSION") ? &t->nsys_version
+        /* whole values, as names: "2024.5\0x" is not the version 2024.5 */
+        const char *name, *value;
+        size_t name_len, value_len;
+        char *name_owned, *value_owned = NULL;
+        if (!tg_cell_text(st, 1, &name, &name_len, &name_owned) ||
+            !tg_cell_text(st, 2, &value, &value_len, &value_owned)) {
+            free(name_owned);
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+        char **slot = !name || !value ? NULL
+                    : !strcmp(name, "EXPORT_PRODUCT_VERSION") ? &t->nsys_version
                     : !strcmp(name, "EXPORT_SCHEMA_VERSION") ? &t->schema_version
                     : !strcmp(name, "EXPORT_PRODUCT_NAME") ? &t->product_name : NULL;
-        if (slot && !*slot && !(*slot = xstrdup(ld, value))) break;
+        bool stored = !slot || *slot || (*slot = xstrdup(ld, value)) != NULL;
+        free(name_owned);
+        free(value_owned);
+        if (!stored) break;
     }
     sqlite3_finalize(st);
     if (t->schema_version &&

@@ -320,12 +320,46 @@ void tg_idmap_free(tg_idmap *m)
 
 /* ---------------------------------------------------------------- cells */
 
+bool tg_cell_text(sqlite3_stmt *st, int col, const char **text, size_t *len, char **owned)
+{
+    *owned = NULL;
+    *len = 0;
+    *text = sqlite3_column_type(st, col) == SQLITE_NULL ? NULL : (const char *)sqlite3_column_text(st, col);
+    if (!*text) return sqlite3_errcode(sqlite3_db_handle(st)) != SQLITE_NOMEM;
+    size_t n = (size_t)sqlite3_column_bytes(st, col), nuls = 0;
+    while (n && !(*text)[n - 1]) n--;   /* a C writer's terminator: no part of the name */
+    for (const char *p = *text, *end = *text + n; (p = memchr(p, 0, (size_t)(end - p))); p++) nuls++;
+    *len = n;
+    if (!nuls) return true;
+    char *out = malloc(n + 2 * nuls + 1);
+    if (!out) return false;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((*text)[i]) {
+            out[o++] = (*text)[i];
+        } else {
+            memcpy(out + o, "\xef\xbf\xbd", 3);   /* U+FFFD */
+            o += 3;
+        }
+    }
+    out[o] = 0;
+    *text = *owned = out;
+    *len = o;
+    return true;
+}
+
 int32_t tg_load_text(tg_loader *ld, sqlite3_stmt *st, int col)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL) return TG_NO_STR;
-    const char *s = (const char *)sqlite3_column_text(st, col);
+    const char *s;
+    size_t len;
+    char *owned;
+    if (!tg_cell_text(st, col, &s, &len, &owned)) {
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        return TG_NO_STR;
+    }
     if (!s) return TG_NO_STR;
-    int32_t id = tg_strpool_intern(ld->t->strings, s, (size_t)sqlite3_column_bytes(st, col));
+    int32_t id = tg_strpool_intern(ld->t->strings, s, len);
+    free(owned);
     if (id < 0) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
     return id;
 }

@@ -81,7 +81,17 @@ bool tg_idmap_put(tg_idmap *m, int64_t key, int32_t val);
 int32_t tg_idmap_get(const tg_idmap *m, int64_t key);
 void tg_idmap_free(tg_idmap *m);
 
-/* Intern the text of a cell (any non-NULL type), TG_NO_STR for NULL. */
+/* The text of a cell (any non-NULL type) read whole, by its byte count: a
+** NUL byte inside the value becomes U+FFFD, so `cuMemcpyHtoD\0Async` is
+** neither cuMemcpyHtoD (where a C string would stop) nor
+** cuMemcpyHtoDAsync, as for SQL, which compares whole values; NULs at the
+** end (a C writer's terminator stored with the name) are dropped
+** (docs/formats.md). *text is NULL for a NULL cell; when the value had to
+** be rewritten *owned holds it (free it), else NULL and *text points into
+** SQLite's buffer until the next step. False when out of memory. */
+bool tg_cell_text(sqlite3_stmt *st, int col, const char **text, size_t *len, char **owned);
+
+/* Intern the text of a cell (tg_cell_text), TG_NO_STR for NULL. */
 int32_t tg_load_text(tg_loader *ld, sqlite3_stmt *st, int col);
 /* A string-id cell: integer -> StringIds lookup; text -> interned as is. */
 int32_t tg_load_strid(tg_loader *ld, sqlite3_stmt *st, int col);

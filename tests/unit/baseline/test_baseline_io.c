@@ -179,15 +179,17 @@ static void test_round_trip(void **state)
     tb_run_free(run);
 }
 
-/* Numbers that need all 17 digits, tiny and huge ones survive the trip. */
+/* Numbers that need all 17 digits, tiny and huge ones survive the trip,
+** subnormals too (strtod flags them ERANGE; they were refused on reading). */
 static void test_number_round_trip(void **state)
 {
     (void)state;
     tg_run_result *run = tb_run_new();
-    static const double vals[] = {0.1, 1.0 / 3.0, 2.0 / 3.0 * 1e-300, 1e300 / 7, -0.0, 123456789.125};
-    for (size_t i = 0; i < 6; i++) {
+    static const double vals[] = {0.1, 1.0 / 3.0, 2.0 / 3.0 * 1e-300, 1e300 / 7, -0.0, 123456789.125,
+                                  4.9406564584124654e-324, 1e-310};
+    for (size_t i = 0; i < 8; i++) {
         tg_trace_result *t = tb_trace(run, "r.sqlite", NULL, NULL);
-        tb_rule(run, t, "m", "mean(duration)", 0, vals[i], vals, 6);
+        tb_rule(run, t, "m", "mean(duration)", 0, vals[i], vals, 8);
     }
     tg_diag d;
     tg_diag_init(&d);
@@ -196,9 +198,40 @@ static void test_number_round_trip(void **state)
     char *text = write_string(b, &len);
     tg_baseline *back = tg_baseline_load_string(text, len, "mem.yaml", &d);
     assert_non_null(back);
-    for (size_t i = 0; i < 6; i++)
+    for (size_t i = 0; i < 8; i++)
         assert_true(back->metrics[0].runs[i] == vals[i]);
-    assert_int_equal(back->metrics[0].n_samples_total, 36);
+    assert_int_equal(back->metrics[0].n_samples_total, 64);
+    free(text);
+    tg_baseline_free(back);
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+    tb_run_free(run);
+}
+
+/* Provenance that is not UTF-8 (a Latin-1 file name, GPU name, nsys
+** version) is stored with U+FFFD per invalid byte: written, read back. */
+static void test_non_utf8_provenance(void **state)
+{
+    (void)state;
+    tg_run_result *run = tb_run_new();
+    tg_trace_result *t = tb_trace(run, "/data/caf\xe9.sqlite", "NVIDIA \xff\xfe", "3.0");
+    t->nsys_version = "2024.5\x80";
+    tb_rule(run, t, "m", "mean(duration)", 1, 5, (const double[]){5}, 1);
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_baseline *b = tg_baseline_record_with(run, NULL, "0.1.0", "2025-03-01", &d);
+    assert_non_null(b);
+    size_t len;
+    char *text = write_string(b, &len);
+    assert_non_null(text);
+    tg_baseline *back = tg_baseline_load_string(text, len, "mem.yaml", &d);
+    assert_non_null(back);
+    assert_string_equal(back->runs[0].trace, "caf\xef\xbf\xbd.sqlite");
+    assert_string_equal(back->runs[0].gpu_names, "NVIDIA \xef\xbf\xbd\xef\xbf\xbd");
+    assert_string_equal(back->runs[0].nsys_version, "2024.5\xef\xbf\xbd");
+    /* the same trace compares with it without a GPU mismatch */
+    assert_int_equal(tg_baseline_apply_with(back, NULL, run, false, &d), TG_OK);
+    assert_int_equal(d.n_errors, 0);
     free(text);
     tg_baseline_free(back);
     tg_baseline_free(b);
@@ -413,19 +446,20 @@ static void test_malformed(void **state)
         {"- 1\n- 2\n", 1, 1, "not a tracegate baseline"},
         {"runs: []\nmetrics: {}\n", 1, 1, "'format_version' is missing"},
         {"format_version: 2\nruns: []\nmetrics: {}\n", 1, 17, "format version 2"},
-        {"format_version: one\n", 1, 17, "format_version must be a number"},
+        {"format_version: one\n", 1, 17, "format_version must be a finite number"},
         {"format_version: 1\nruns: []\nmetrics: {}\n", 2, 7, "'runs' is empty"},
         {"format_version: 1\nruns:\n- {trace: a}\nruns: []\n", 4, 1, "duplicate key 'runs'"},
         {"format_version: 1\nmetrics: {}\n", 1, 1, "'runs' is missing"},
         {"format_version: 1\nruns:\n- {gpu_names: G}\nmetrics: {}\n", 3, 3, "has no 'trace'"},
         {"format_version: 1\nruns:\n- {trace: [x]}\nmetrics: {}\n", 3, 11, "runs[].trace must be a string"},
+        {"format_version: 1\nruns:\n- {trace: a}\nmetrics: {'': {}}\n", 4, 11, "'' is not a rule id"},
     };
     for (size_t i = 0; i < sizeof plain / sizeof *plain; i++) expect_bad(&plain[i]);
 
     /* metric entries: lines 9 and on follow good_prefix (8 lines) */
     struct { const char *tail; int line, col; const char *needle; } tails[] = {
         {"    median: abc\n    mad: 0\n    n_runs: 2\n    runs: [1, 1]\n", 9, 13,
-         "median must be a number, not 'abc'"},
+         "median must be a finite number, not 'abc'"},
         {"    median: 1\n    mad: 0\n    n_runs: 2\n    runs: [1, 1, 1]\n", 12, 11,
          "has 3 run values but the baseline records 2 runs"},
         {"    median: 2\n    mad: 0\n    n_runs: 2\n    runs: [1, 1]\n", 9, 13,
@@ -436,7 +470,14 @@ static void test_malformed(void **state)
          "n_runs of 'r' is 2 but its runs hold 1 value"},
         {"    median: 1\n    mad: 0\n    runs: [1, 1]\n", 6, 3, "lacks 'n_runs'"},
         {"    median: 1\n    mad: 0\n    n_runs: 2\n    runs: [1, 1]\n    samples: [1, x]\n", 13,
-         18, "samples must be a number, not 'x'"},
+         18, "samples must be a finite number, not 'x'"},
+        /* never infinite (tampered: the recorder writes no infinity) */
+        {"    median: 1\n    mad: 0\n    n_runs: 2\n    runs: [1, 1]\n    samples: [1, .inf]\n", 13,
+         18, "samples must be a finite number, not '.inf'"},
+        {"    median: 1\n    mad: 0\n    n_runs: 2\n    runs: [1, -.inf]\n", 12, 15,
+         "runs must be a finite number or null, not '-.inf'"},
+        {"    median: 1e400\n    mad: 0\n    n_runs: 2\n    runs: [1, 1]\n", 9, 13,
+         "median must be a finite number, not '1e400'"},
         {"    median: 1\n    mad: 0\n    n_runs: 2\n    runs: [1, 1]\n    samples: [1, 2]\n"
          "    n_samples: 1\n", 14, 16, "n_samples of 'r' is 1 but 2 samples are listed"},
         {"    median: 1\n    mad: 0\n    n_runs: 2\n    runs: [1, 1]\n    unit: parsecs\n", 13, 11,
@@ -519,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_record_and_write),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_number_round_trip),
+        cmocka_unit_test(test_non_utf8_provenance),
         cmocka_unit_test(test_sample_thinning),
         cmocka_unit_test(test_record_rejects),
         cmocka_unit_test(test_check_runs),

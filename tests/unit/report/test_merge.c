@@ -84,13 +84,44 @@ static void test_not_a_result(void **state)
     }
 }
 
+/* A result that judged nothing cannot pass a merge: no traces, or a trace
+** with neither rule results nor an error, is refused (TG_EUSAGE). */
+static void test_results_that_judged_nothing(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{\"tool\": \"tracegate\", \"schema\": 1, \"status\": \"pass\", \"traces\": []}",
+        "{\"tool\": \"tracegate\", \"schema\": 1, \"traces\": [{\"file\": \"r.sqlite\"}]}",
+        "{\"tool\": \"tracegate\", \"schema\": 1, \"traces\": [{\"file\": \"r.sqlite\", \"results\": []}]}",
+        "{\"tool\": \"tracegate\", \"schema\": 1, \"traces\": [7]}",
+        "{\"traces\": []}",
+    };
+    static const char *const why[] = {"holds no traces", "has no rule results and no error",
+                                      "has no rule results and no error", "has no rule results",
+                                      "not a tracegate JSON result"};
+    for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+        char *path = write_temp(docs[i]);
+        tg_run_result run = {.arena = tg_arena_new()};
+        tg_diag diag;
+        tg_diag_init(&diag);
+        assert_int_equal(tg_result_read_json(path, &run, &diag), TG_EUSAGE);
+        assert_true(diag.n > 0);
+        if (!strstr(diag.msgs[0].text, why[i])) fail_msg("'%s' lacks '%s'", diag.msgs[0].text, why[i]);
+        tg_diag_clear(&diag);
+        tg_arena_free(run.arena);
+        unlink(path);
+        free(path);
+    }
+}
+
 /* A hand-edited result whose gpus hold things other than names: only the
 ** names are joined (a NULL once went to printf's %s). */
 static void test_gpus_not_strings(void **state)
 {
     (void)state;
     char *path = write_temp("{\"tool\": \"tracegate\", \"schema\": 1, \"traces\": [{\"file\": \"r.sqlite\","
-                            " \"gpus\": [1, \"H100\", null, {\"a\": 1}, \"A100\"], \"results\": []}]}");
+                            " \"gpus\": [1, \"H100\", null, {\"a\": 1}, \"A100\"], \"results\": [{\"rule\": \"x\","
+                            " \"severity\": \"error\", \"status\": \"pass\", \"values\": {}, \"evidence\": []}]}]}");
     tg_run_result run = {.arena = tg_arena_new()};
     tg_diag diag;
     tg_diag_init(&diag);
@@ -149,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_not_a_result),
         cmocka_unit_test(test_gpus_not_strings),
+        cmocka_unit_test(test_results_that_judged_nothing),
         cmocka_unit_test(test_stragglers),
     };
     return cmocka_run_group_tests_name("merge", tests, NULL, NULL);
