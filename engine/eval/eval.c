@@ -31,6 +31,41 @@ static void process_row(tg_rule_state *st, const char *row, size_t i)
     tg_evidence_offer(st, row, i);
 }
 
+/* Fields the launch join fills (the call that launched an op): without the
+** API table every one of them is null. */
+static bool launch_field(const tg_field_def *f)
+{
+    static const char *const kernel[] = {"queue", "api", "launch_end", "tid", NULL};
+    static const char *const memop[] = {"api", "api_sync", "api_async", "tid", NULL};
+    static const char *const iteration[] = {"period", "gpu_time", "gpu_span", "kernels", "blocking_calls", NULL};
+    const char *const *names = f->source == TG_SRC_KERNEL ? kernel
+                             : f->source == TG_SRC_MEMCPY || f->source == TG_SRC_MEMSET ? memop
+                             : f->source == TG_SRC_ITERATION ? iteration : NULL;
+    if (f->source == TG_SRC_DEVICE) return !strcmp(f->name, "queue_p50");
+    for (size_t i = 0; names && names[i]; i++)
+        if (!strcmp(f->name, names[i])) return true;
+    return false;
+}
+
+static bool expr_reads_launch(const tg_expr *e)
+{
+    if (!e) return false;
+    if ((e->op == TG_N_FIELD || e->op == TG_N_TRACE_REF) && e->field && launch_field(e->field)) return true;
+    return expr_reads_launch(e->a) || expr_reads_launch(e->b);
+}
+
+/* Does the rule read what the launch join derives? */
+static bool rule_reads_launch(const tg_rule *r)
+{
+    if (r->source == TG_SRC_MEMCPY || r->source == TG_SRC_MEMSET || r->source == TG_SRC_API) return true;
+    if (expr_reads_launch(r->where) || expr_reads_launch(r->fail_when) || expr_reads_launch(r->metric) ||
+        expr_reads_launch(r->samples))
+        return true;
+    for (size_t i = 0; i < r->n_aggs; i++)
+        if (expr_reads_launch(r->aggs[i].arg) || (r->aggs[i].field && launch_field(r->aggs[i].field))) return true;
+    return false;
+}
+
 /* A missing table makes the rule a skip or an error; true when it does. */
 static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
                           tg_arena *arena)
@@ -49,6 +84,24 @@ static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opt
     /* Tables present but every one empty (or every row unusable): a pass
     ** would say nothing about the program, so it counts as missing data. */
     const tg_trace *t = m->trace;
+    /* The API table there but empty while GPU work is recorded: the calls
+    ** that launched it were not captured, and every field the launch join
+    ** derives is null. Missing data too, not a clean run. */
+    size_t ops = t->n_kernels + t->n_memcpys + t->n_memsets;
+    if (t->has_table[TG_TABLE_RUNTIME] && tg_trace_api_rows(t) == 0 && ops > 0 && rule_reads_launch(r)) {
+        res->missing_data = true;
+        res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
+        res->message = tg_arena_printf(arena,
+                                       "rule %s reads the calls that launched GPU work, but %s is empty while the "
+                                       "capture holds %zu kernels, %zu copies and %zu memsets: the CUDA API calls "
+                                       "were not recorded; record them with '%s'",
+                                       r->info.id,
+                                       t->table_name[TG_TABLE_RUNTIME] ? t->table_name[TG_TABLE_RUNTIME]
+                                                                       : tg_table_names[TG_TABLE_RUNTIME],
+                                       t->n_kernels, t->n_memcpys,
+                                       t->n_memsets, tg_table_option[TG_TABLE_RUNTIME]);
+        return true;
+    }
     if (need && t->n_kernels + t->n_memcpys + t->n_memsets + tg_trace_api_rows(t) + t->n_nvtx + t->n_syncs +
                         t->n_overheads == 0 && tg_model_source(m, r->source).n == 0) {
         int first = __builtin_ctz(need);

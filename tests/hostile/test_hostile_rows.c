@@ -217,7 +217,9 @@ static void test_device_ids(void **state)
     char *p = export_of(tg_fixture_schema_3_0,
         STRINGS "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200000)"
         " INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid,"
-        " demangledName, shortName) SELECT i * 10, i * 10 + 5, i % 4000, i % 7, i, (i % 50) << 24, 1, 1 FROM c;");
+        " demangledName, shortName) SELECT i * 10, i * 10 + 5, i % 4000, i % 7, i, (i % 50) << 24, 1, 1 FROM c;"
+        /* one call: an empty API table beside kernels would be missing data */
+        RUNTIME "(1, 2, (1 << 24) | 1, 1, 2);");
     run3("200000 kernels on 4000 devices", p, 0, 0, NULL);
     tg_fixture_remove(p);
     p = export_of(tg_fixture_schema_3_0,

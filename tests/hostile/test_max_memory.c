@@ -30,7 +30,10 @@ static char *big_export(void)
         " SELECT i * 10, i * 10 + 5, 59, 'range_' || i, (1 << 24) | 1 FROM c;"
         "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200000)"
         " INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid,"
-        " demangledName, shortName) SELECT i * 10, i * 10 + 4, 0, 7, i, 1 << 24, 1, 1 FROM c;");
+        " demangledName, shortName) SELECT i * 10, i * 10 + 4, 0, 7, i, 1 << 24, 1, 1 FROM c;"
+        /* one call: an empty API table beside kernels would be missing data */
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId)"
+        " VALUES (1, 2, (1 << 24) | 1, 1, 2);");
     assert_non_null(p);
     return p;
 }

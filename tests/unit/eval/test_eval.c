@@ -248,12 +248,25 @@ static void test_missing_data(void **state)
     assert_false(r->missing_data);
     /* ... but a capture without any event has nothing to check: missing data */
     w->trace.n_apis = 0;
+    w->trace.n_api_rows = 0;
     r = world_eval(w, &fail, "sync-memcpy");
     assert_int_equal(r->verdict, TG_V_ERROR);
     assert_true(r->missing_data);
     assert_non_null(strstr(r->message, "no events at all"));
     r = world_eval(w, &skip, "sync-memcpy");
     assert_int_equal(r->verdict, TG_V_SKIP);
+    world_free(w);
+
+    /* the API table present but empty while copies are recorded: the calls
+    ** were not captured, the copies' api_sync says nothing: missing data */
+    w = world_new();
+    five_copies(w);
+    w->trace.n_api_rows = 0;
+    world_rules(w, sync_memcpy);
+    r = world_eval(w, &fail, "sync-memcpy");
+    assert_int_equal(r->verdict, TG_V_ERROR);
+    assert_true(r->missing_data);
+    assert_non_null(strstr(r->message, "CUPTI_ACTIVITY_KIND_RUNTIME is empty while the capture holds 0 kernels, 5 copies"));
     world_free(w);
 }
 

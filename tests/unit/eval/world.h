@@ -40,6 +40,9 @@ static inline world *world_new(void)
     w->trace.strings = tg_strpool_new();
     w->trace.path = "mem.sqlite";
     for (int t = 0; t < TG_TABLE_COUNT; t++) w->trace.has_table[t] = true;
+    /* the rows' launch fields (api_sync, queue, ...) are set by hand as if
+    ** the launch join had run on a recorded API table: say it was */
+    w->trace.n_api_rows = 1;
     w->trace.kernels = w->kernels;
     w->trace.memcpys = w->memcpys;
     w->trace.apis = w->apis;
