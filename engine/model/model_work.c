@@ -107,7 +107,8 @@ static bool medians(const tg_model *m, accum *a, int32_t n_strings)
         size_t j = i;
         while (j < k && p[j].entry == p[i].entry) j++;
         size_t len = j - i;
-        a->list[p[i].entry].p50 = len % 2 ? p[i + len / 2].d : (p[i + len / 2 - 1].d + p[i + len / 2].d) / 2;
+        int64_t lo = p[i + (len - 1) / 2].d, hi = p[i + len / 2].d;   /* sorted: hi >= lo */
+        a->list[p[i].entry].p50 = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
         i = j;
     }
     free(p);
