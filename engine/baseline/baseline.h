@@ -121,6 +121,13 @@ tg_status tg_baseline_check_results(const tg_run_result *run, bool allow_mismatc
 ** its own): the same baseline gives the same bytes. TG_OK or TG_EINTERNAL. */
 tg_status tg_baseline_write(const tg_baseline *b, FILE *out);
 
+/* The baseline must fit the rule set a check runs: an entry for every
+** enabled regression rule, recorded for the rule's current definition
+** (metric, samples field, unit, direction), with samples where the rule
+** compares them. Each problem is one error (TG_EUSAGE, with the entry's
+** position); TG_OK when none. */
+tg_status tg_baseline_validate(const tg_baseline *b, const tg_ruleset *rs, tg_diag *diag);
+
 /* Read a baseline file. Every problem is one sentence with file:line:col
 ** (status TG_EUSAGE); the path must outlive diag (positions point at it).
 ** NULL on error. */
@@ -187,6 +194,7 @@ bool tg_baseline_spread(const tg_baseline *b, const tg_baseline_metric *m, doubl
 /* ------------------------------------------------------------- helpers */
 
 const char *tg_baseline_direction_name(int direction);  /* higher_is_worse, ... */
+const char *tg_baseline_unit_name(tg_unit unit);        /* ns, bytes, ratio, none: as in the file */
 /* A value for people: "48.1 ms", "1.5 MB", "12.5%", "0.873". */
 void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size);
 /* The same with `digits` significant digits (3 above). */

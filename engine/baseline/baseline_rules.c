@@ -38,7 +38,7 @@ tg_status tg_baseline_validate(const tg_baseline *b, const tg_ruleset *rs, tg_di
             what = "samples field", was = m->samples_field ? m->samples_field : "none",
             now = r->samples ? r->samples : "none";
         } else if (m->unit != unit) {
-            what = "unit", was = tg_unit_name(m->unit), now = tg_unit_name(unit);
+            what = "unit", was = tg_baseline_unit_name(m->unit), now = tg_baseline_unit_name(unit);
         } else if ((m->direction > 0) != (r->regression > 0)) {
             what = "direction", was = tg_baseline_direction_name(m->direction),
             now = tg_baseline_direction_name(r->regression);

@@ -133,7 +133,7 @@ static void w_numbers(writer *w, const double *v, size_t n)
     w_seq_end(w);
 }
 
-static const char *unit_key(tg_unit u)
+const char *tg_baseline_unit_name(tg_unit u)
 {
     switch (u) {
     case TG_UNIT_NS: return "ns";
@@ -167,7 +167,7 @@ static void write_metric(writer *w, const tg_baseline *b, const tg_baseline_metr
     w_key(w, "samples_field");
     w_str(w, m->samples_field);
     w_key(w, "unit");
-    w_scalar(w, unit_key(m->unit), YAML_PLAIN_SCALAR_STYLE);
+    w_scalar(w, tg_baseline_unit_name(m->unit), YAML_PLAIN_SCALAR_STYLE);
     w_map_end(w);
 }
 

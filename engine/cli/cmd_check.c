@@ -236,6 +236,14 @@ static int run_check(check_args *a, int n_traces, char **traces)
         baseline = tg_baseline_load(a->baseline, &diag);
         st = tg_cli_report_diag(&diag, TG_OK);
         tg_diag_clear(&diag);
+        /* the baseline must fit the rules: an entry for every regression
+        ** rule, for its current definition (docs/regressions.md) */
+        if (baseline && tg_baseline_validate(baseline, rs, &diag) != TG_OK) {
+            st = tg_cli_report_diag(&diag, TG_EUSAGE);
+            tg_diag_clear(&diag);
+            tg_baseline_free(baseline);
+            baseline = NULL;
+        }
         if (!baseline) {
             tg_rules_free(rs);
             return st != TG_OK ? st : TG_EUSAGE;

@@ -18,6 +18,9 @@
 
 #include "corpus.h"
 
+#include <math.h>
+#include <sqlite3.h>
+
 static char tmpdir[256];
 
 static json_t *check_json(int *status, const char *baseline, const char *trace, const char *extra)
@@ -37,6 +40,81 @@ static double baseline_field(json_t *doc, const char *rule, const char *key)
 {
     json_t *b = json_object_get(result_of(doc, rule), "baseline");
     return json_number_value(json_object_get(b, key));
+}
+
+/* Run a contributor's query on the read-only trace: its launches and per-
+** iteration total (columns 0 and 2). */
+static bool run_query(const char *trace, const char *sql, double *launches, double *per_iteration)
+{
+    char uri[4096];
+    snprintf(uri, sizeof uri, "file:%s?mode=ro&immutable=1", trace);
+    sqlite3 *db;
+    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK) return false;
+    sqlite3_stmt *st;
+    bool ok = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    if (ok) {
+        *launches = sqlite3_column_double(st, 0);
+        *per_iteration = sqlite3_column_double(st, 2);
+    } else {
+        print_error("contributor query fails: %s\n", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return ok;
+}
+
+static json_t *contributor(json_t *doc, const char *rule, const char *name)
+{
+    json_t *list = json_object_get(json_object_get(result_of(doc, rule), "baseline"), "contributors");
+    size_t i;
+    json_t *c;
+    json_array_foreach(list, i, c)
+        if (!strcmp(json_string_value(json_object_get(c, "name")), name)) return c;
+    fail_msg("%s: no contributor %s", rule, name);
+    return NULL;
+}
+
+/* What got slower in realistic_regressed (docs/regressions.md): the
+** unfused optimizer's element-wise kernels grew (5x the launches), the
+** fused multi-tensor kernel is gone; each GPU contributor's SQL gives, on
+** the trace, the launches and per-iteration time the finding states. */
+static void check_contributors(json_t *doc)
+{
+    json_t *first = json_array_get(json_object_get(json_object_get(result_of(doc, "gpu-time-regression"), "baseline"),
+                                                   "contributors"), 0);
+    assert_string_equal(json_string_value(json_object_get(first, "name")), "at::native::vectorized_elementwise_kernel");
+    assert_string_equal(json_string_value(json_object_get(first, "status")), "grew");
+    double then = json_number_value(json_object_get(first, "baseline_launches"));
+    double now = json_number_value(json_object_get(first, "current_launches"));
+    assert_true(now > 4.5 * then && now < 5.5 * then);
+    json_t *gone = contributor(doc, "gpu-time-regression", "at::native::(anonymous namespace)::multi_tensor_apply_kernel");
+    assert_string_equal(json_string_value(json_object_get(gone, "status")), "gone");
+    assert_true(json_number_value(json_object_get(gone, "delta_ns")) < 0);
+    /* wall time: the optimizer's NVTX range grew, and the GPU-busy split */
+    json_t *opt = contributor(doc, "iteration-time-regression", "Optimizer.step#AdamW.step");
+    assert_string_equal(json_string_value(json_object_get(opt, "kind")), "nvtx");
+    assert_true(json_number_value(json_object_get(opt, "delta_ns")) > 10e6);
+    json_t *b = json_object_get(result_of(doc, "iteration-time-regression"), "baseline");
+    assert_true(json_number_value(json_object_get(b, "gpu_busy_current")) >
+                json_number_value(json_object_get(b, "gpu_busy_baseline")));
+    assert_true(json_number_value(json_object_get(b, "workload_match")) > 0.9);
+
+    char trace[1024];
+    snprintf(trace, sizeof trace, "%s/h200-torch/realistic_regressed.sqlite", corpus_traces);
+    json_t *list = json_object_get(json_object_get(result_of(doc, "gpu-time-regression"), "baseline"), "contributors");
+    size_t i;
+    json_t *c;
+    json_array_foreach(list, i, c) {
+        const char *sql = json_string_value(json_object_get(c, "query"));
+        assert_non_null(sql);
+        double launches = NAN, per = NAN;
+        assert_true(run_query(trace, sql, &launches, &per));
+        double want = json_number_value(json_object_get(c, "current_ns"));
+        double want_launches = json_number_value(json_object_get(c, "current_launches"));
+        if (fabs(per - want) > 1e-6 * fmax(1, want) || fabs(launches / 50 - want_launches) > 1e-9)
+            fail_msg("%s: the query gives %.17g ns (%g launches), the finding %.17g ns (%g per iteration)",
+                     json_string_value(json_object_get(c, "name")), per, launches, want, want_launches);
+    }
 }
 
 static void test_realistic_regressed_fails(void **state)
@@ -68,6 +146,7 @@ static void test_realistic_regressed_fails(void **state)
     assert_true(cur > 12.71e6 * 0.97 && cur < 12.71e6 * 1.03);
     assert_true(was > 11.545e6 * 0.97 && was < 11.545e6 * 1.03);
     assert_true(baseline_field(doc, "gpu-time-regression", "p_value") < 0.01);
+    check_contributors(doc);
     json_decref(doc);
 }
 

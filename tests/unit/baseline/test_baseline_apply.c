@@ -501,6 +501,44 @@ static void test_mismatch(void **state)
     tg_diag_clear(&d);
 }
 
+/* The GPU time of the drv_train series (docs/regressions.md): runs of
+** 607.648 and 607.328 us per step, gpu-time-regression's run_noise 0.2%:
+** spread max(0.2% x 607.488 = 1.215 us, sd 0.226 us), band 607.488 +-
+** 3.645 us. An extra launch worth +1.05% or +1.9% per step is outside it:
+** with min_change 0.5% both fail, at the default 2% both pass. */
+static void test_drv_train_gpu_time(void **state)
+{
+    (void)state;
+    static const double runs[] = {607648, 607328};
+    tg_run_result *base = tb_run_new();
+    for (size_t i = 0; i < 2; i++) {   /* 290 steps a run, within +-300 ns as measured */
+        tg_trace_result *t = tb_trace(base, "drv_train.sqlite", "NVIDIA H200", "3.0.0");
+        tb_rule(base, t, RULE, "p50(period)", 1, runs[i], tb_values(base, 290, runs[i], 300, (unsigned)i + 1), 290);
+    }
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_baseline_rules describe_only = {.describe = describe};
+    tg_baseline *b = tg_baseline_record_with(base, &describe_only, "0.1.0", "2025-03-01", &d);
+    assert_non_null(b);
+    tb_run_free(base);
+    for (int k = 0; k < 2; k++) {
+        double grown = 607488 * (k == 0 ? 1.0105 : 1.019);
+        tg_run_result *run = tb_run_new();
+        tg_trace_result *t = tb_trace(run, "drv_train_run3.sqlite", "NVIDIA H200", "3.0.0");
+        tb_rule(run, t, RULE, "p50(period)", 1, grown, tb_values(run, 290, grown, 300, 5), 290);
+        assert_int_equal(apply_noise(b, run, 0.005, NAN, 0.002, false, &d), TG_OK);
+        tg_rule_result *r = &t->results[0];
+        assert_int_equal(r->verdict, TG_V_FAIL);
+        assert_true(fabs(r->baseline.band_hi - (607488 + 3 * 0.002 * 607488)) < 1e-6);
+        assert_int_equal(apply_noise(b, run, 0.02, NAN, 0.002, false, &d), TG_OK);
+        assert_int_equal(r->verdict, TG_V_PASS);
+        expect_message(r, "within the 2% threshold");
+        tb_run_free(run);
+    }
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
 /* Params and rule descriptions from a compiled rule set (tg_baseline_apply
 ** and tg_baseline_rule_stats): min_change 20% in the rule file lets +15%
 ** pass, --set tightens it to 10% and the same run fails. */
@@ -589,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_missing_values),
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_params_from_ruleset),
+        cmocka_unit_test(test_drv_train_gpu_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# A gate must never pass a run it could not judge (docs/regressions.md):
+# every way a regression gate used to pass a slower run by accident, on
+# the bundled example and its committed baseline (no ../shared needed).
+# Each case states the exit status and the sentence that says why.
+set -uo pipefail
+bin="$TG_BINARY"
+example="$1"
+root="$TG_SOURCE_ROOT"
+base="$root/baselines/example.yaml"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+# expect WANT DESCRIPTION NEEDLE -- command...: exit status and a sentence on stderr or stdout
+expect() {
+    local want=$1 what=$2 needle=$3
+    shift 4
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    [ "$got" = "$want" ] || fail "$what: exit $got, expected $want ($(head -c 400 "$tmp/err"))"
+    grep -qF -- "$needle" "$tmp/out" "$tmp/err" || fail "$what: no '$needle' in the output ($(head -c 400 "$tmp/err"))"
+}
+
+# the committed baseline judges the example: both regression rules pass
+expect 0 "the example against its own baseline" "gpu-time-regression" -- \
+    "$bin" check --rules builtin --baseline "$base" --fail-on never "$example"
+
+# 1. --baseline given but no iteration matched (a renamed marker): exit 3, never "skipped"
+expect 3 "no iteration matched the pattern" "none of its 30 NVTX ranges matches the iteration pattern ^renamed\$" -- \
+    "$bin" check --baseline "$base" --iteration-pattern '^renamed$' "$example"
+grep -q "SKIP .*regression" "$tmp/out" && fail "a regression rule was skipped"
+# ... and --missing-data=skip does not make it a pass
+expect 3 "no iteration, --missing-data=skip" "cannot be computed on this trace" -- \
+    "$bin" check --baseline "$base" --iteration-pattern '^renamed$' --missing-data=skip "$example"
+
+# 2. a baseline whose samples were emptied: refused, naming the entry
+sed 's/^    samples: \[.*/    samples: []/; /^      [0-9]/d' "$base" > "$tmp/no-samples.yaml"
+expect 2 "samples emptied" "holds no gpu_time samples though the rule compares them" -- \
+    "$bin" check --baseline "$tmp/no-samples.yaml" "$example"
+grep -q "no-samples.yaml:[0-9]" "$tmp/err" || fail "samples emptied: no file:line"
+
+# 3. a baseline without the metric: empty map, or one entry removed
+awk '/^metrics:/ { print "metrics: {}"; skip = 1; next } /^runs:/ { skip = 0 } !skip' "$base" > "$tmp/empty.yaml"
+expect 2 "metrics: {}" "'metrics' is empty" -- "$bin" check --baseline "$tmp/empty.yaml" "$example"
+awk '/^  gpu-time-regression:/ { skip = 1; next } /^  [a-z]/ { skip = 0 } /^runs:/ { skip = 0 } !skip' "$base" > "$tmp/one.yaml"
+expect 2 "an entry removed" "has no entry for regression rule gpu-time-regression" -- \
+    "$bin" check --baseline "$tmp/one.yaml" "$example"
+
+# 4. recorded for another definition of the rule (metric, samples field, unit)
+sed 's/metric: "p50(period)"/metric: "p90(period)"/' "$base" > "$tmp/other-metric.yaml"
+expect 2 "another metric" "its metric is p90(period), the rule's is p50(period)" -- \
+    "$bin" check --baseline "$tmp/other-metric.yaml" "$example"
+sed 's/samples_field: "period"/samples_field: "duration"/' "$base" > "$tmp/other-samples.yaml"
+expect 2 "another samples field" "its samples field is duration, the rule's is period" -- \
+    "$bin" check --baseline "$tmp/other-samples.yaml" "$example"
+awk '/^  iteration-time-regression:/ { it = 1 } it && /unit: ns/ { sub(/unit: ns/, "unit: none"); it = 0 } { print }' \
+    "$base" > "$tmp/other-unit.yaml"
+expect 2 "another unit" "its unit is none, the rule's is ns" -- \
+    "$bin" check --baseline "$tmp/other-unit.yaml" "$example"
+
+# 5. baseline record where no regression metric can be computed: nothing written
+expect 3 "record without iterations" "cannot record regression rule" -- \
+    "$bin" baseline record --iteration-pattern '^renamed$' -o "$tmp/none.yaml" "$example"
+[ -e "$tmp/none.yaml" ] && fail "a baseline was written without its regression metrics"
+
+# 6. merge of results that judged nothing, and of non-results
+printf '{"tool":"tracegate","version":"0.1.0","schema":1,"status":"pass","traces":[]}' > "$tmp/empty.json"
+expect 2 "merge of no traces" "holds no traces" -- "$bin" merge "$tmp/empty.json"
+printf '{"tool":"tracegate","version":"0.1.0","schema":1,"status":"pass","traces":[{"file":"x.sqlite"}]}' > "$tmp/noresults.json"
+expect 2 "merge of a trace without results" "has no rule results and no error" -- "$bin" merge "$tmp/noresults.json"
+
+# 7. merge exits with the merged verdict: a rank straggler fails it
+for rank in 0 1 2; do
+    period=$([ $rank = 2 ] && echo 40000000 || echo 30000000)
+    printf '{"tool":"tracegate","version":"0.1.0","schema":1,"status":"pass","traces":[{"file":"rank%s.sqlite",
+      "nsys_version":null,"schema_version":"3.0.0","results":[{"rule":"iteration-time-regression",
+      "title":"t","status":"skip","severity":"error","count":20,"message":"no baseline given","advice":null,
+      "values":{"count":20,"p50_period_ns":%s},"evidence":[],"reproduce":null,"metric":"p50(period)",
+      "metric_value":%s}]}]}' "$rank" "$period" "$period" > "$tmp/r$rank.json"
+done
+expect 1 "merge with a straggler" "rank-straggler" -- "$bin" merge "$tmp/r0.json" "$tmp/r1.json" "$tmp/r2.json"
+expect 0 "merge without a straggler" "PASS" -- "$bin" merge "$tmp/r0.json" "$tmp/r1.json"
+
+# 8. the CUDA API table there but empty while copies are recorded: missing data
+cp "$example" "$tmp/no-calls.sqlite"
+sqlite3 "$tmp/no-calls.sqlite" "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
+expect 3 "empty API table beside 30 copies" "CUPTI_ACTIVITY_KIND_RUNTIME is empty while the capture holds 30 kernels, 30 copies" -- \
+    "$bin" check "$tmp/no-calls.sqlite"
+
+# 9. inconclusive: a baseline 5% faster in GPU time than the example, one
+# run, run_noise 5% (band +-15%): beyond min_change, significant, inside
+# the assumed band. Passes by default, fails with --inconclusive=fail, and
+# every format says it.
+awk '/^  gpu-time-regression:/ { g = 1 } /^  iteration-time-regression:/ { g = 0 }
+     g && !/n_runs|n_samples|mad/ {
+         line = $0; out = ""
+         while (match(line, /[0-9][0-9][0-9][0-9][0-9][0-9][0-9]+/)) {
+             out = out substr(line, 1, RSTART - 1) int(substr(line, RSTART, RLENGTH) * 0.95 + 0.5)
+             line = substr(line, RSTART + RLENGTH)
+         }
+         $0 = out line }
+     { print }' "$base" > "$tmp/faster.yaml"
+opts=(--baseline "$tmp/faster.yaml" --set gpu-time-regression.run_noise=5%)
+expect 0 "inconclusive passes by default" "INCONCLUSIVE" -- "$bin" check --fail-on never "${opts[@]}" "$example"
+grep "gpu-time-regression" "$tmp/out" | grep -q "record at least 3 runs in the baseline" ||
+    fail "inconclusive: no advice to record more runs"
+"$bin" check "${opts[@]}" --fail-on never --inconclusive=fail "$example" >/dev/null 2>&1
+[ $? = 0 ] || fail "--fail-on never must still pass"
+# the regression rule alone: inconclusive is the only result that could gate
+cat > "$tmp/gpu-only.yaml" <<YAML
+version: 1
+rules:
+  - id: gpu-time-regression
+    title: GPU time per iteration regressed against the baseline
+    severity: error
+    source: iteration
+    params: {min_change: 2%, alpha: 0.01, run_noise: 5%, min_workload_match: 50%}
+    where: steady
+    metric: p50(gpu_time)
+    samples: gpu_time
+    regression: {direction: higher_is_worse}
+    message: "p50 GPU time per iteration {p50(gpu_time)}"
+YAML
+faster_gpu=$tmp/faster-gpu.yaml
+awk '/^  iteration-time-regression:/ { skip = 1 } /^runs:/ { skip = 0 } !skip' "$tmp/faster.yaml" > "$faster_gpu"
+expect 0 "inconclusive alone passes" "INCONCLUSIVE" -- \
+    "$bin" check --rules "$tmp/gpu-only.yaml" --baseline "$faster_gpu" "$example"
+expect 1 "inconclusive fails with --inconclusive=fail" "INCONCLUSIVE" -- \
+    "$bin" check --rules "$tmp/gpu-only.yaml" --baseline "$faster_gpu" --inconclusive=fail "$example"
+for fmt in json junit sarif github markdown; do
+    "$bin" check --rules "$tmp/gpu-only.yaml" --baseline "$faster_gpu" --format $fmt "$example" > "$tmp/f.$fmt" 2>/dev/null
+    grep -qi "inconclusive" "$tmp/f.$fmt" || fail "$fmt does not show the inconclusive result"
+done
+grep -q '"status": "inconclusive"' "$tmp/f.json" || fail "json: no status inconclusive"
+
+if [ "$failures" = 0 ]; then echo "fail-closed: all checks passed"; exit 0; fi
+echo "fail-closed: $failures checks failed"
+exit 1
