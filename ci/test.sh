@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command of README.md and .ci/run: installs dependencies, builds,
+# The test command of README.md and .ci/run: installs dependencies, checks
+# that engine/ layers only look down (ci/layers.sh), builds,
 # runs the whole suite (unit, rule, hostile-input and corpus tests), then
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, then under
 # valgrind memcheck (ci/valgrind.sh, about 5 min), then each libFuzzer
@@ -8,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/deps.sh
+bash ci/layers.sh
 bash ci/build.sh
 meson test -C build --print-errorlogs --num-processes 2
 

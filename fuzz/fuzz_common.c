@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "baseline/baseline.h"
+#include "check/check.h"
 #include "eval/eval.h"
 #include "model/model.h"
 #include "report/info.h"
@@ -21,7 +22,6 @@
 #include "logsafe.h"
 
 static tg_ruleset *builtin;
-static FILE *devnull;
 static char scratch[4096];
 
 static char *last_summary;
@@ -33,8 +33,6 @@ static void cleanup(void)
     last_summary = NULL;
     tg_rules_free(builtin);
     builtin = NULL;
-    if (devnull) fclose(devnull);
-    devnull = NULL;
 }
 
 const tg_ruleset *fz_builtin_rules(void)
@@ -53,12 +51,6 @@ const tg_ruleset *fz_builtin_rules(void)
     return builtin;
 }
 
-static FILE *sink(void)
-{
-    if (!devnull) devnull = fopen("/dev/null", "w");
-    if (!devnull) abort();
-    return devnull;
-}
 
 static void broken_promise(tg_format fmt, const char *why, const char *text, size_t len, size_t at)
 {
@@ -185,41 +177,26 @@ void fz_run_trace(tg_trace *t, const tg_ruleset *rs)
     tg_model_free(m);
 }
 
-/* The way `check` loads by default: kernels as spans, the API table
-** streamed keeping the calls a rule admits. Its verdicts and counts must
-** be those of the full load (the oracle); a difference aborts. */
+/* The way `check` loads by default (engine/check: kernels as spans, the
+** API table streamed keeping the calls a rule admits). Its verdicts and
+** counts must be those of the full load (the oracle); a difference aborts. */
 static void run_lean(const char *path, const tg_ruleset *rs)
 {
     tg_diag diag;
     tg_diag_init(&diag);
-    tg_load_opts lean = {.defer_api = true};
-    tg_trace *t = tg_trace_open_with(path, &lean, &diag);
-    tg_diag_clear(&diag);
-    if (!t) return;
-    tg_row_keeper k = {.rs = rs};
-    tg_model_params mp = {.keep_api = tg_row_keep_api, .keep_ctx = &k, .skip_nvtx_gpu = true};
-    tg_model *m = tg_model_build(t, &mp, &diag);
-    tg_diag_clear(&diag);
-    tg_row_filter_free(k.filter);
-    if (m) {
-        tg_arena *arena = tg_arena_new();
-        if (!arena) abort();
-        tg_trace_result out = {.arena = arena, .file = t->path};
-        tg_eval_opts eo = {.missing = TG_MISSING_FAIL};
-        if (tg_eval_model(rs, m, &eo, arena, &out, &diag) == TG_OK && last_summary) {
-            char *lean_summary = summary(&out);
-            if (strcmp(lean_summary, last_summary) != 0) {
-                fprintf(stderr, "lean load differs from full load:\n  full: %s\n  lean: %s\n", last_summary,
-                        lean_summary);
-                abort();
-            }
-            free(lean_summary);
+    tg_check_plan plan = tg_check_plan_for(rs);
+    tg_trace_result out = {0};
+    if (tg_check_trace(&plan, path, &out, &diag) == TG_OK && last_summary) {
+        char *lean_summary = summary(&out);
+        if (strcmp(lean_summary, last_summary) != 0) {
+            fprintf(stderr, "lean load differs from full load:\n  full: %s\n  lean: %s\n", last_summary,
+                    lean_summary);
+            abort();
         }
-        tg_diag_clear(&diag);
-        tg_arena_free(arena);
-        tg_model_free(m);
+        free(lean_summary);
     }
-    tg_trace_close(t);
+    tg_diag_clear(&diag);
+    tg_arena_free(out.arena);
 }
 
 void fz_run_path(const char *path, const tg_ruleset *rs)

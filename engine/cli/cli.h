@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <jansson.h>
 
+#include "../check/check.h"
 #include "../common/common.h"
 #include "../common/text.h"
 #include "../eval/eval.h"
@@ -37,20 +38,14 @@ int tg_cli_report_diag(const tg_diag *diag, int fallback);
 ** in the source tree, or at the install prefix. Returns a static path or NULL. */
 const char *tg_cli_builtin_rules(void);
 
-/* Load, model and evaluate each trace (up to `jobs` in parallel) into run,
-** which must be zeroed with run->arena set. A trace that cannot be read gets
-** status TG_ETRACE and its error sentence in its tg_trace_result (also
-** printed to stderr). Returns the worst tg_status seen (TG_OK, TG_ETRACE,
-** TG_EINTERNAL); rule verdicts are in run. Each trace loads what the
-** rules read (kernel rows only for rules on `kernel`; the API table
-** streamed, keeping the calls some rule's `where` admits); load_all loads
-** every row of every table instead, for the same results. (pipeline.c) */
-int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_ruleset *rs,
-                    const tg_eval_opts *eval_opts, const tg_model_params *model_params,
-                    int jobs, bool load_all, tg_run_result *run);
-
-/* How tg_cli_evaluate opens each trace for rs (--max-memory estimates it). */
-tg_load_opts tg_cli_load_opts(const tg_ruleset *rs, bool load_all);
+/* Check each trace with the plan (engine/check: tg_check_trace), up to
+** `jobs` in parallel, into run, which must be zeroed with run->arena set. A
+** trace that cannot be read gets status TG_ETRACE and its error sentence
+** in its tg_trace_result (also printed to stderr). Returns the worst
+** tg_status seen (TG_OK, TG_ETRACE, TG_EUSAGE, TG_EINTERNAL); rule verdicts
+** are in run. (pipeline.c) */
+int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_check_plan *plan, int jobs,
+                    tg_run_result *run);
 
 /* Free what tg_cli_evaluate allocated, including run->arena. */
 void tg_cli_run_free(tg_run_result *run);

@@ -327,9 +327,10 @@ static int cmd_record(int argc, char **argv)
         goto done;
     }
     /* has_baseline: regression rules compute their metric rather than skip */
-    tg_eval_opts eval_opts = {.missing = o.missing, .has_baseline = true};
-    tg_model_params model_params = {.iteration_pattern = o.iteration_pattern};
-    rc = tg_cli_evaluate(in.paths, in.n, rs, &eval_opts, &model_params, o.jobs, false, &run);
+    tg_check_plan plan = tg_check_plan_for(rs);
+    plan.eval = (tg_eval_opts){.missing = o.missing, .has_baseline = true};
+    plan.iteration_pattern = o.iteration_pattern;
+    rc = tg_cli_evaluate(in.paths, in.n, &plan, o.jobs, &run);
     if (rc != TG_OK) {
         if (rc == TG_ETRACE)
             tg_cli_say("no baseline written: every trace must be readable");

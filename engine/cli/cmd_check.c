@@ -276,7 +276,12 @@ static int run_check(check_args *a, int n_traces, char **traces)
     /* --max-memory: every trace is measured before any is read; one over
     ** the limit stops the check (exit 3) instead of the OOM killer. */
     bool over = false;
-    tg_load_opts load = tg_cli_load_opts(rs, a->load_all);
+    tg_check_plan plan = tg_check_plan_for(rs);
+    plan.load_all = a->load_all;
+    plan.iteration_pattern = a->iteration_pattern;
+    plan.eval.missing = a->missing;
+    plan.eval.has_baseline = baseline != NULL;
+    tg_load_opts load = tg_check_load_opts(&plan);
     for (size_t i = 0; a->max_memory > 0 && i < inputs.n; i++)
         if (!tg_trace_fits_with(inputs.paths[i], &load, a->max_memory, &diag)) over = true;
     if (over) {
@@ -289,12 +294,9 @@ static int run_check(check_args *a, int n_traces, char **traces)
     }
 
     tg_run_result run = {.arena = tg_arena_new()};
-    tg_eval_opts eo = {.missing = a->missing, .has_baseline = baseline != NULL};
     /* baseline.STAT in rule expressions reads the stored statistics */
-    if (baseline && run.arena) eo.baselines = tg_baseline_rule_stats(baseline, rs, run.arena);
-    tg_model_params mp = {.iteration_pattern = a->iteration_pattern};
-    int eval_status = run.arena ? tg_cli_evaluate(inputs.paths, inputs.n, rs, &eo, &mp, a->jobs, a->load_all, &run)
-                                : TG_EINTERNAL;
+    if (baseline && run.arena) plan.eval.baselines = tg_baseline_rule_stats(baseline, rs, run.arena);
+    int eval_status = run.arena ? tg_cli_evaluate(inputs.paths, inputs.n, &plan, a->jobs, &run) : TG_EINTERNAL;
 
     if (baseline && eval_status != TG_EINTERNAL) {
         if (tg_baseline_apply(baseline, rs, &run, a->allow_mismatch, &diag) != TG_OK) {

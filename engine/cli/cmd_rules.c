@@ -3,7 +3,7 @@
 ** thin wrappers over engine/rules. Errors print like a compiler's
 ** (file:line:col, the offending line, a caret) through tg_cli_report_diag
 ** and exit with status 2. `rules test` runs rule test files (DESIGN §7,
-** engine/rules/ruletest.h): one line per case, a diff of expected and
+** engine/ruletest/ruletest.h): one line per case, a diff of expected and
 ** actual for each failure, a summary line; exit 1 when a case fails, 2 when
 ** a test file is malformed.
 */
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "rules/rules.h"
-#include "rules/ruletest.h"
+#include "ruletest/ruletest.h"
 
 static const char *resolve_path(const char *p)
 {

@@ -123,6 +123,8 @@ typedef struct tg_trace_result {
     const char *iteration_marker;  /* markers of its iterations ("ProfilerStep#N",
                                       several joined by ", "), NULL without */
     tg_workload *workload;     /* when a regression rule is enabled; NULL otherwise */
+    bool api_streamed;         /* the API table streamed through the launch join,
+                                  only the calls a rule admits kept (the lean load) */
     tg_status status;          /* TG_OK, or TG_ETRACE when unreadable */
     const char *error;         /* the sentence, when status != TG_OK */
     tg_rule_result *results;

@@ -8,7 +8,6 @@
 #define TG_RULES_H
 
 #include "../common/common.h"
-#include "../eval/result.h"
 
 typedef struct tg_ruleset tg_ruleset;
 

@@ -1,5 +1,5 @@
 /*
-** The rule-test comparer (engine/rules/ruletest_compare.c): expectations
+** The rule-test comparer (engine/ruletest/ruletest_compare.c): expectations
 ** read from a test text against rule results built by hand. Every kind of
 ** difference is reported once, with the expected value as written and the
 ** actual one as a literal of the rule language; values within a tolerance
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules/ruletest_int.h"
+#include "ruletest/ruletest_int.h"
 
 static tg_ruletest_file *file;
 static tg_arena *arena;

@@ -1,5 +1,5 @@
 /*
-** The rule-test file loader (engine/rules/ruletest_load.c and
+** The rule-test file loader (engine/ruletest/ruletest_load.c and
 ** ruletest_events.c): malformed files, table-driven, each with the line,
 ** column and a piece of the message its first error must have (positions
 ** worked out by hand from the texts: 1-based byte columns); then what a
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules/ruletest_int.h"
+#include "ruletest/ruletest_int.h"
 
 /* Lines 1-4 of most cases; the case's own lines start at line 5. */
 #define P "version: 1\ntests:\n  - name: t\n    rule: sync-memcpy\n"

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#include "rules/ruletest.h"
+#include "ruletest/ruletest.h"
 #include "trace/trace.h"
 #include "tg_config.h"
 
@@ -92,6 +92,50 @@ static size_t entries(const char *dir)
     while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
     closedir(d);
     return n;
+}
+
+/* A rule test takes the path `check` takes (engine/check): a rule on the
+** api source with a `where` gets the API table streamed through the launch
+** join (only the calls it admits kept); a rule that may count any call
+** gets it whole. The result says which. */
+static void test_same_pipeline_as_check(void **state)
+{
+    (void)state;
+    char *trace = trace_dir_file(), *dir = dir_of(trace);
+    /* the built-in rules: every rule on api has a `where` */
+    write_file(dir, "lean.test.yaml",
+               "version: 1\ntests:\n"
+               "  - name: blocking calls, streamed\n    rule: blocking-sync-api\n"
+               "    input:\n      events:\n        api:\n"
+               "          - {name: cudaStreamSynchronize, start: 0, duration: 1ms, repeat: {count: 3, every: 2ms}}\n"
+               "          - {name: cudaGetDevice, start: 0.5ms, duration: 1us, repeat: {count: 50, every: 10us}}\n"
+               "    expect: {status: fail}\n");
+    /* plus a team rule that may count any call */
+    write_file(dir, "team.yaml",
+               "version: 1\nrules:\n"
+               "  - id: every-call\n    title: Calls\n    severity: info\n    source: api\n"
+               "    fail_when: count > 100\n");
+    write_file(dir, "team.test.yaml",
+               "version: 1\ntests:\n"
+               "  - name: every call, loaded whole\n    rule: every-call\n    input: {trace: trace.sqlite}\n"
+               "    expect: {status: pass, count: 1}\n");
+    tg_rt_opts opts = {.builtin_rules = builtin};
+    char path[4200];
+    ran r;
+    snprintf(path, sizeof path, "%s/lean.test.yaml", dir);
+    run_file(&r, path, &opts);
+    assert_int_equal(r.st, TG_OK);
+    assert_int_equal(r.rep.passed, 1);
+    assert_true(r.rep.results[0].api_streamed);
+    ran_free(&r);
+    snprintf(path, sizeof path, "%s/team.test.yaml", dir);
+    run_file(&r, path, &opts);
+    assert_int_equal(r.st, TG_OK);
+    assert_int_equal(r.rep.passed, 1);
+    assert_false(r.rep.results[0].api_streamed);
+    ran_free(&r);
+    free(dir);
+    tg_fixture_remove(trace);
 }
 
 /* The built-in rules plus the rule file beside the test, on a trace. */
@@ -310,6 +354,7 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_pipeline_as_check),
         cmocka_unit_test(test_trace_input_and_sibling_rules),
         cmocka_unit_test(test_malformed_at_run),
         cmocka_unit_test(test_temporary_files),

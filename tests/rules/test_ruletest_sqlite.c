@@ -1,5 +1,5 @@
 /*
-** The rule-test materialiser (engine/rules/ruletest_sqlite.c): the file it
+** The rule-test materialiser (engine/ruletest/ruletest_sqlite.c): the file it
 ** writes must load exactly like an export of the same shape. Checked three
 ** ways: against a fixture written by hand in SQL with nsys's encodings
 ** (same `tracegate info` JSON, same joins after the model), against a real
@@ -22,7 +22,7 @@
 #include "fixture.h"
 #include "model/model.h"
 #include "report/info.h"
-#include "rules/ruletest_int.h"
+#include "ruletest/ruletest_int.h"
 
 #define P "version: 1\ntests:\n  - name: t\n    rule: r\n    input:\n      events:\n"
 #define EX "    expect: {status: pass}\n"

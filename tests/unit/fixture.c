@@ -17,11 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rules/ruletest_schema.h"
+#include "ruletest/ruletest_schema.h"
 
 /* ---------------------------------------------------------------- shapes */
 
-/* The 3.0 shape is the library's own (engine/rules/ruletest_schema.h): the
+/* The 3.0 shape is the library's own (engine/ruletest/ruletest_schema.h): the
 ** rule-test materialiser writes the same tables. */
 const char *const tg_fixture_schema_3_0 = TG_RT_SQL_3_0_ALL;
 

@@ -23,8 +23,8 @@
 
 #include "../common/common.h"
 #include "../common/value.h"
-#include "../eval/result.h"
-#include "rules.h"
+#include "../check/check.h"
+#include "../rules/rules.h"
 
 /* Inline events of one case (ruletest_int.h). */
 typedef struct tg_rt_events tg_rt_events;
@@ -127,6 +127,8 @@ typedef struct tg_rt_result {
     int64_t count;
     const char *message;
     const char *kept;          /* the generated SQLite file when opts.keep, else NULL */
+    bool api_streamed;         /* the case's API table streamed through the launch
+                                  join, as `check` loads it (tg_trace_result) */
 } tg_rt_result;
 
 typedef struct tg_rt_report {

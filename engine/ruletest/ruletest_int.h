@@ -9,7 +9,7 @@
 #define TG_RULES_RULETEST_INT_H
 
 #include "ruletest.h"
-#include "yaml_doc.h"
+#include "../rules/yaml_doc.h"
 
 /* Defaults of unspecified columns (tests/rules/README.md lists them). */
 #define TG_RT_DEFAULT_PID 1000

@@ -2,9 +2,9 @@
 ** Running a rule test file: load its rule set (and one per case that sets
 ** params), check that every case names a rule of it and that every
 ** baseline loads, then for each case materialise its events (or take its
-** trace), run the normal path -- tg_trace_open, tg_model_build,
-** tg_eval_model, tg_baseline_apply -- and compare the case's rule result
-** with the expectations (ruletest_compare.c).
+** trace), run the path `check` takes -- tg_check_trace (engine/check: the
+** planned, lean load), tg_baseline_apply -- and compare the case's rule
+** result with the expectations (ruletest_compare.c).
 **
 ** Problems with the test file itself (rules that do not load, an unknown
 ** rule id or param, a bad baseline or iteration pattern) are reported at
@@ -22,9 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../baseline/baseline.h"
-#include "../eval/eval.h"
-#include "../model/model.h"
 
 /* What the validation pass prepares for each case. */
 typedef struct case_prep {
@@ -114,22 +111,6 @@ static bool check_rule(const tg_rt_case *c, const tg_ruleset *rs, tg_rules_ctx *
 
 /* ------------------------------------------------------------- one case */
 
-/* Distinct GPU names of the trace, comma-separated, as `check` gives them
-** to the baseline comparison (engine/cli/pipeline.c). */
-static const char *gpu_names(const tg_trace *t, tg_arena *a)
-{
-    char buf[1024] = "";
-    size_t len = 0;
-    for (size_t i = 0; i < t->n_gpus; i++) {
-        const char *name = tg_trace_str(t, t->gpus[i].name);
-        if (!name || strstr(buf, name)) continue;
-        int k = snprintf(buf + len, sizeof buf - len, "%s%s", len ? "," : "", name);
-        if (k < 0 || (size_t)k >= sizeof buf - len) break;
-        len += (size_t)k;
-    }
-    return len ? tg_arena_strdup(a, buf) : NULL;
-}
-
 /* The generated file's path in a new private folder: NAME-lineN.sqlite. */
 static char *temp_path(const tg_ruletest_file *f, const tg_rt_case *c, const tg_rt_opts *opts, tg_diag *diag)
 {
@@ -174,8 +155,10 @@ static const tg_rule_result *find_result(const tg_trace_result *tr, const char *
     return NULL;
 }
 
-/* Open, model, evaluate (and compare with the baseline) the case's input
-** and compare its rule's result. Returns false only when out of memory. */
+/* Check the case's input the way `check` does (engine/check: the same
+** planned load, streamed API table and all), compare it with the
+** baseline, and compare its rule's result with the expectations. Returns
+** false only when out of memory. */
 static bool evaluate(const tg_rt_case *c, const char *path, const tg_ruleset *rs, const tg_baseline *b,
                      tg_arena *out_arena, tg_rt_result *r)
 {
@@ -184,43 +167,29 @@ static bool evaluate(const tg_rt_case *c, const char *path, const tg_ruleset *rs
     bool ok = true;
     tg_run_result run = {.arena = tg_arena_new()};
     tg_trace_result tr = {0};
-    tg_model *m = NULL;
-    tg_trace *t = run.arena ? tg_trace_open(path, &d) : NULL;
-    if (!run.arena) {
+    tg_check_plan plan = tg_check_plan_for(rs);
+    plan.iteration_pattern = c->iteration_pattern;
+    plan.eval = (tg_eval_opts){.missing = c->missing ? TG_MISSING_SKIP : TG_MISSING_FAIL, .has_baseline = b != NULL};
+    if (!run.arena || (b && !(plan.eval.baselines = tg_baseline_rule_stats(b, rs, run.arena)))) {
         ok = false;
-    } else if (!t) {
-        r->error = tg_arena_strdup(out_arena, d.n ? d.msgs[0].text : "the trace could not be read");
-    } else {
-        tg_model_params mp = {.iteration_pattern = c->iteration_pattern};
-        m = tg_model_build(t, &mp, &d);
-        if (!m) r->error = tg_arena_strdup(out_arena, d.n ? d.msgs[0].text : "the trace model could not be built");
+    } else if (tg_check_trace(&plan, path, &tr, &d) != TG_OK) {
+        r->error = tg_arena_strdup(out_arena, tr.error ? tr.error : d.n ? d.msgs[0].text : "the case could not run");
+    } else if (b) {
+        run.traces = &tr;
+        run.n_traces = 1;
+        if (tg_baseline_apply(b, rs, &run, false, &d) != TG_OK)
+            r->error = tg_arena_strdup(out_arena, d.n ? d.msgs[d.n - 1].text : "the baseline comparison failed");
+        run.traces = NULL;
+        run.n_traces = 0;
     }
-    if (m) {
-        tg_eval_opts eo = {.missing = c->missing ? TG_MISSING_SKIP : TG_MISSING_FAIL, .has_baseline = b != NULL};
-        if (b && !(eo.baselines = tg_baseline_rule_stats(b, rs, run.arena))) ok = false;
-        tr.file = path;
-        tr.gpu_names = gpu_names(t, run.arena);
-        tr.nsys_version = t->nsys_version;
-        tr.schema_version = t->schema_version;
-        if (ok && tg_eval_model(rs, m, &eo, run.arena, &tr, &d) != TG_OK) {
-            r->error = tg_arena_strdup(out_arena, d.n ? d.msgs[0].text : "evaluation failed");
-        } else if (ok && b) {
-            run.traces = &tr;
-            run.n_traces = 1;
-            if (tg_baseline_apply(b, rs, &run, false, &d) != TG_OK)
-                r->error = tg_arena_strdup(out_arena, d.n ? d.msgs[d.n - 1].text : "the baseline comparison failed");
-            run.traces = NULL;
-            run.n_traces = 0;
-        }
-    }
-    if (ok && m && !r->error) {
+    if (ok && !r->error) {
         const tg_rule_result *res = find_result(&tr, c->rule);
+        r->api_streamed = tr.api_streamed;
         if (!res) r->error = tg_arena_printf(out_arena, "rule '%s' gave no result", c->rule);
         else ok = tg_ruletest_compare(c, res, out_arena, r);
     }
     if (r->error && !r->error[0]) r->error = "the case could not run";
-    tg_model_free(m);
-    tg_trace_close(t);
+    tg_arena_free(tr.arena);
     tg_arena_free(run.arena);
     tg_diag_clear(&d);
     return ok;

@@ -1,0 +1,98 @@
+/*
+** tg_check_trace (check.h): the pipeline of one trace. The load is planned
+** from the rules: kernel rows (tg_kernel) only when a rule reads the kernel
+** source, else 56-byte spans; the API table streamed through the model's
+** launch join, keeping only the calls some rule's `where` admits (the
+** evaluator's own row test, tg_row_keep_api), or loaded whole when a rule
+** may count any call; NVTX GPU attribution only when a rule reads nvtx or
+** kernel rows; gap rows only as long as some rule can see. load_all keeps
+** every row of every table instead, for the same results
+** (tests/corpus/test_load_corpus.c holds that).
+*/
+#include "check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Distinct GPU names of the devices the trace describes, comma-separated. */
+static const char *gpu_names(const tg_trace *t, tg_arena *a)
+{
+    char buf[1024] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < t->n_gpus; i++) {
+        const char *name = tg_trace_str(t, t->gpus[i].name);
+        if (!name || strstr(buf, name)) continue;
+        int n = snprintf(buf + len, sizeof buf - len, "%s%s", len ? "," : "", name);
+        if (n < 0 || (size_t)n >= sizeof buf - len) break;
+        len += (size_t)n;
+    }
+    return len ? tg_arena_strdup(a, buf) : NULL;
+}
+
+/* Does an enabled rule read source src? */
+static bool rules_read(const tg_ruleset *rs, tg_source_id src)
+{
+    for (size_t i = 0; i < tg_rules_count(rs); i++) {
+        const tg_rule_info *r = tg_rules_info(rs, i);
+        if (r->enabled && tg_source_find(r->source) && tg_source_find(r->source)->id == src) return true;
+    }
+    return false;
+}
+
+tg_check_plan tg_check_plan_for(const tg_ruleset *rs)
+{
+    /* Predicate pushdown: the model materialises only the gap rows some
+    ** rule can see (long captures have tens of millions of short gaps;
+    ** the built-in rule looks at those of 500 ms and more). */
+    int64_t floor = tg_rules_lower_bound(rs, TG_SRC_GAP, "duration");
+    return (tg_check_plan){.rs = rs, .eval = {.missing = TG_MISSING_FAIL}, .gap_rows_min_ns = floor > 0 ? floor : 0};
+}
+
+tg_load_opts tg_check_load_opts(const tg_check_plan *plan)
+{
+    return (tg_load_opts){.kernel_rows = plan->load_all || rules_read(plan->rs, TG_SRC_KERNEL),
+                          .defer_api = !plan->load_all};
+}
+
+static tg_status failed(tg_trace_result *out, const tg_diag *diag, tg_status fallback, const char *why)
+{
+    out->status = diag->n_errors ? diag->status : fallback;
+    out->error = diag->n ? tg_arena_strdup(out->arena, diag->msgs[0].text) : why;
+    return out->status;
+}
+
+tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_result *out, tg_diag *diag)
+{
+    out->arena = tg_arena_new();
+    if (!out->arena) return out->status = TG_EINTERNAL;
+    out->file = tg_arena_strdup(out->arena, path);
+
+    tg_load_opts load = tg_check_load_opts(plan);
+    tg_model_params mp = {.iteration_pattern = plan->iteration_pattern, .gap_rows_min_ns = plan->gap_rows_min_ns};
+    tg_row_keeper keep = {.rs = plan->rs};
+    if (!plan->load_all) {
+        /* a rule that may count any call: the table is read whole */
+        mp.keep_api = tg_row_filter_keeps_all(plan->rs, TG_SRC_API) ? NULL : tg_row_keep_api;
+        mp.keep_ctx = &keep;
+        mp.skip_nvtx_gpu = !load.kernel_rows && !rules_read(plan->rs, TG_SRC_NVTX);
+    }
+    tg_trace *t = tg_trace_open_with(path, &load, diag);
+    if (!t) return failed(out, diag, TG_ETRACE, "the trace could not be read");
+    if (t->nsys_version) out->nsys_version = tg_arena_strdup(out->arena, t->nsys_version);
+    if (t->schema_version) out->schema_version = tg_arena_strdup(out->arena, t->schema_version);
+
+    tg_status st = TG_OK;
+    tg_model *m = tg_model_build(t, &mp, diag);
+    tg_row_filter_free(keep.filter);
+    if (!m) {
+        st = failed(out, diag, TG_EINTERNAL, "the trace model could not be built");
+    } else {
+        out->api_streamed = t->apis_partial;
+        out->gpu_names = gpu_names(t, out->arena);
+        st = tg_eval_model(plan->rs, m, &plan->eval, out->arena, out, diag);
+        if (st != TG_OK) failed(out, diag, st, "evaluation failed");
+        tg_model_free(m);
+    }
+    tg_trace_close(t);
+    return st;
+}

@@ -1,0 +1,41 @@
+/*
+** One trace through the check pipeline (docs/architecture.md): plan what
+** to load from the rule set, open the trace, build the model, evaluate the
+** rules into a tg_trace_result. `check`, `baseline record`, the rule-test
+** runner and the fuzz oracle all take this path, so a rule test exercises
+** exactly what a CI check does. The baseline comparison, which needs every
+** trace of a run, stays a separate step (tg_baseline_apply).
+*/
+#ifndef TG_CHECK_H
+#define TG_CHECK_H
+
+#include "../baseline/baseline.h"
+#include "../eval/eval.h"
+#include "../model/model.h"
+#include "../rules/rules.h"
+#include "../trace/trace.h"
+
+/* What every trace of a run is checked with. */
+typedef struct tg_check_plan {
+    const tg_ruleset *rs;
+    tg_eval_opts eval;             /* missing-data mode, has_baseline, baseline stats */
+    const char *iteration_pattern; /* NULL: the default */
+    bool load_all;                 /* --load all: every row of every table */
+    int64_t gap_rows_min_ns;       /* gap rows some rule can see (pushed down from rs) */
+} tg_check_plan;
+
+/* A plan for rs with default options (the gap pushdown computed). */
+tg_check_plan tg_check_plan_for(const tg_ruleset *rs);
+
+/* How a trace is opened for the plan: kernel rows only when a rule reads
+** the `kernel` source, the API table streamed (docs/architecture.md);
+** everything with load_all. --max-memory estimates this. */
+tg_load_opts tg_check_load_opts(const tg_check_plan *plan);
+
+/* Check one trace into out (zeroed; out->arena is created here and owns
+** the strings): on a trace that cannot be read or modelled, out->status
+** and out->error say why. Returns out->status; messages (load warnings
+** included) go to diag. */
+tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_result *out, tg_diag *diag);
+
+#endif
