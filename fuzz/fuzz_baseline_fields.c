@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "baseline/baseline.h"
-#include "baseline/stats.h"
+#include "common/stats.h"
 #include "fuzz_common.h"
 #include "run_builder.h"
 

@@ -12,7 +12,7 @@
 ** depend on the order the rows were read in.
 */
 #include "baseline.h"
-#include "stats.h"
+#include "../common/stats.h"
 #include "baseline_int.h"
 #include "../model/source.h"
 

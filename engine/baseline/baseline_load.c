@@ -9,7 +9,7 @@
 ** file:line:col and the offending line, status TG_EUSAGE.
 */
 #include "baseline.h"
-#include "stats.h"
+#include "../common/stats.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
 ** file format can be used and tested without a rule set at hand.
 */
 #include "baseline.h"
-#include "stats.h"
+#include "../common/stats.h"
 
 #include <math.h>
 #include <string.h>

@@ -26,7 +26,7 @@
 ** moved most, and for wall time how much of the change the GPU was busy.
 */
 #include "baseline.h"
-#include "stats.h"
+#include "../common/stats.h"
 #include "baseline_int.h"
 #include "../eval/eval.h"
 

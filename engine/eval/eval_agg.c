@@ -11,6 +11,7 @@
 ** null, except count, which is 0.
 */
 #include "eval_int.h"
+#include "../common/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -73,23 +74,13 @@ void tg_acc_row(tg_rule_state *st, const char *row)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double percentile(tg_kept *kp, int q)
 {
     if (!kp->sorted) {
-        qsort(kp->v, kp->n, sizeof *kp->v, cmp_double);
+        tg_stats_sort(kp->v, kp->n);
         kp->sorted = true;
     }
-    double rank = (double)q / 100.0 * (double)(kp->n - 1);
-    size_t lo = (size_t)floor(rank);
-    if (lo + 1 >= kp->n) return kp->v[kp->n - 1];
-    double frac = rank - (double)lo;
-    return kp->v[lo] + frac * (kp->v[lo + 1] - kp->v[lo]);
+    return tg_stats_percentile_sorted(kp->v, kp->n, (double)q / 100.0);
 }
 
 static tg_value number(double x, const tg_agg_use *u)

@@ -7,6 +7,7 @@
 ** the steady iterations' NVTX rowids and the tables as named in the file.
 */
 #include "eval_int.h"
+#include "../trace/nsys_enums.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -124,14 +125,9 @@ static void put_family_test(FILE *f, const char *family)
 /* The copy kind code of "[memcpy HtoD]", or -1. */
 static int copy_kind_of(const char *label)
 {
-    static const char *const kinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
-                                        "DtoA", "DtoD", "HtoH", "PtoP", "UVM_HtoD", "UVM_DtoH", "UVM_DtoD"};
-    if (strncmp(label, "[memcpy ", 8) != 0) return -1;
-    for (int i = 0; i < (int)(sizeof kinds / sizeof *kinds); i++) {
-        size_t n = strlen(kinds[i]);
-        if (!strncmp(label + 8, kinds[i], n) && !strcmp(label + 8 + n, "]")) return i;
-    }
-    return -1;
+    size_t len = strlen(label);
+    if (len < 10 || strncmp(label, "[memcpy ", 8) != 0 || label[len - 1] != ']') return -1;
+    return tg_copy_kind_code(label + 8, len - 9);
 }
 
 const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *a)

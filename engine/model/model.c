@@ -18,6 +18,7 @@
 ** trace whose API table was streamed can be built once.
 */
 #include "model_int.h"
+#include "../trace/nsys_enums.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,16 +29,10 @@ static const char *const blocking_names[] = {
     "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
 };
 
-/* ENUM_CUDA_MEMCPY_OPER ids 0..13 and ENUM_CUDA_MEM_KIND ids 0..7. */
-static const char *const copy_kind_names[] = {
-    "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH",
-    "PtoP", "UVM_HtoD", "UVM_DtoH", "UVM_DtoD",
-};
-static const char *const mem_kind_names[] = {
-    "pageable", "pinned", "device", "array", "managed", "device_static", "managed_static", "unknown",
-};
-#define N_COPY_KINDS (sizeof copy_kind_names / sizeof copy_kind_names[0])
-#define N_MEM_KINDS (sizeof mem_kind_names / sizeof mem_kind_names[0])
+/* ENUM_CUDA_MEMCPY_OPER and ENUM_CUDA_MEM_KIND: engine/trace/nsys_enums.h. */
+#define N_COPY_KINDS TG_COPY_KIND_COUNT
+#define N_MEM_KINDS TG_MEM_KIND_COUNT
+_Static_assert(TG_MEM_KIND_UNKNOWN == N_MEM_KINDS - 1, "unknown is the last memory kind");
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -214,10 +209,10 @@ typedef struct kind_names {
 static bool kinds_init(kind_names *k, tg_strpool *pool)
 {
     for (size_t i = 0; i < N_COPY_KINDS; i++)
-        if ((k->copy_kind[i] = tg_strpool_intern(pool, copy_kind_names[i], strlen(copy_kind_names[i]))) < 0)
+        if ((k->copy_kind[i] = tg_strpool_intern(pool, tg_copy_kind_names[i], strlen(tg_copy_kind_names[i]))) < 0)
             return false;
     for (size_t i = 0; i < N_MEM_KINDS; i++)
-        if ((k->mem_kind[i] = tg_strpool_intern(pool, mem_kind_names[i], strlen(mem_kind_names[i]))) < 0)
+        if ((k->mem_kind[i] = tg_strpool_intern(pool, tg_mem_kind_names[i], strlen(tg_mem_kind_names[i]))) < 0)
             return false;
     return true;
 }

@@ -22,7 +22,7 @@
 ** the order in which the ops first name them).
 */
 #include "model_int.h"
-#include "model_stats.h"
+#include "../common/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -327,7 +327,7 @@ static void finish_device(sweep *w, dev_state *d, tg_device *out)
         out->exposed_nccl_time = d->nccl.total - overlapped;
     }
     if (d->queue_n)
-        out->queue_p50 = llround(tg_model_median(d->queues, d->queue_n));
+        out->queue_p50 = llround(tg_stats_median_i64(d->queues, d->queue_n));
 }
 
 static void sweep_free(sweep *w)

@@ -13,15 +13,16 @@
 ** (name, duration) pairs once.
 */
 #include "model_int.h"
+#include "../trace/nsys_enums.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* "[memcpy HtoD]" ... in the order of ENUM_CUDA_MEMCPY_OPER ids 0..13. */
+/* "[memcpy HtoD]" ... by ENUM_CUDA_MEMCPY_OPER id (nsys_enums.h). */
 static const char *const copy_labels[] = {
-    "[memcpy unknown]", "[memcpy HtoD]", "[memcpy DtoH]", "[memcpy HtoA]", "[memcpy AtoH]",
-    "[memcpy AtoA]", "[memcpy AtoD]", "[memcpy DtoA]", "[memcpy DtoD]", "[memcpy HtoH]",
-    "[memcpy PtoP]", "[memcpy UVM_HtoD]", "[memcpy UVM_DtoH]", "[memcpy UVM_DtoD]",
+#define X(id, name) [id] = "[memcpy " name "]",
+    TG_COPY_KIND_LIST(X)
+#undef X
 };
 #define N_COPY_LABELS (sizeof copy_labels / sizeof *copy_labels)
 #define MEMSET_LABEL "[memset]"

@@ -34,8 +34,8 @@ json_t *tg_report_json_str(const char *s)
 {
     if (!s) return json_null();
     size_t len = strlen(s);
-    if (tg_report_utf8_valid(s, len)) return json_stringn(s, len);
-    char *clean = tg_report_utf8_clean(s);
+    if (tg_utf8_valid(s, len)) return json_stringn(s, len);
+    char *clean = tg_utf8_clean(NULL, s);
     json_t *j = clean ? json_string(clean) : NULL;
     free(clean);
     return j;
@@ -68,8 +68,8 @@ json_t *tg_report_json_values(const tg_named_value *values, size_t n)
     json_t *obj = json_object();
     for (size_t i = 0; i < n; i++) {
         if (!values[i].name) continue;
-        char *key = tg_report_utf8_valid(values[i].name, strlen(values[i].name))
-                        ? NULL : tg_report_utf8_clean(values[i].name);
+        char *key = tg_utf8_valid(values[i].name, strlen(values[i].name))
+                        ? NULL : tg_utf8_clean(NULL, values[i].name);
         put(&c, obj, key ? key : values[i].name, value_json(&values[i].value));
         free(key);
     }

@@ -13,60 +13,20 @@
 #include <string.h>
 
 #include "iterdoc.h"
+#include "report_int.h"
 #include "units.h"
 #include "../common/text.h"
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3
-               : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
-    if (len == 0 || len > n) return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    uint32_t cp = len == 1 ? s[0] : len == 2 ? (s[0] & 0x1Fu) : len == 3 ? (s[0] & 0x0Fu) : (s[0] & 0x07u);
-    for (size_t i = 1; i < len; i++) cp = (cp << 6) | (s[i] & 0x3Fu);
-    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
-
-/* Names come from the profiled program: invalid UTF-8 bytes (which JSON
-** cannot carry) become '?'. Returns a malloc'd NUL-terminated copy. */
-static char *utf8_clean(const char *s, size_t n)
-{
-    char *out = malloc(n + 1);
-    if (!out) return NULL;
-    size_t i = 0;
-    while (i < n) {
-        size_t len = utf8_seq((const unsigned char *)s + i, n - i);
-        if (len == 0 || s[i] == 0) {
-            out[i++] = '?';
-            continue;
-        }
-        memcpy(out + i, s + i, len);
-        i += len;
-    }
-    out[n] = 0;
-    return out;
-}
-
-static json_t *text_json(const char *s, size_t n)
-{
-    char *clean = utf8_clean(s, n);
-    json_t *j = clean ? json_stringn(clean, n) : NULL;
-    free(clean);
-    return j;
-}
-
-static json_t *str_or_null(const char *s) { return s ? text_json(s, strlen(s)) : json_null(); }
+/* Names come from the profiled program: JSON carries them as UTF-8, each
+** invalid byte as U+FFFD (tg_report_json_str, tg_utf8_clean). */
+static json_t *str_or_null(const char *s) { return tg_report_json_str(s); }
 
 static json_t *pool_str(const tg_trace *t, int32_t id)
 {
     const char *s = tg_trace_str(t, id);
-    return s ? text_json(s, tg_strpool_len(t->strings, id)) : json_null();
+    return tg_report_json_str(s);
 }
 
 static json_t *i64_or_null(int64_t v) { return v == TG_NULL_I64 ? json_null() : json_integer(v); }
@@ -185,7 +145,7 @@ static json_t *nvtx_names_json(const tg_trace *t, size_t *distinct)
                                          .text = i < n_strings ? tg_trace_str(t, i) : "(unnamed)"};
         qsort(list, n, sizeof *list, cmp_name_count);
         for (size_t j = 0; obj && j < n && j < TG_INFO_MAX_NVTX_NAMES; j++) {
-            char *key = utf8_clean(list[j].text, strlen(list[j].text));
+            char *key = tg_utf8_clean(NULL, list[j].text);
             json_int_t prev = key ? json_integer_value(json_object_get(obj, key)) : 0;
             if (!key || json_object_set_new(obj, key, json_integer(prev + list[j].count)) != 0) {
                 json_decref(obj);

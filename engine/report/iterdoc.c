@@ -2,27 +2,17 @@
 ** The iteration-marker document of `info` and `metrics` (iterdoc.h): the
 ** model's tg_iter_selection as JSON, and that JSON as text. Marker names
 ** come from the profiled program; JSON carries them as text (invalid UTF-8
-** bytes, which JSON cannot hold, become '?'), text escapes them.
+** bytes, which JSON cannot hold, become U+FFFD), text escapes them.
 */
 #include "iterdoc.h"
+#include "report_int.h"
 #include "../common/text.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* A marker name as JSON: invalid UTF-8 bytes become '?'. */
-static json_t *name_json(const char *s)
-{
-    json_t *j = json_string(s);
-    if (j) return j;
-    size_t n = strlen(s);
-    char *copy = malloc(n + 1);
-    if (!copy) return NULL;
-    for (size_t i = 0; i <= n; i++) copy[i] = (unsigned char)s[i] >= 0x80 ? '?' : s[i];
-    j = json_string(copy);
-    free(copy);
-    return j;
-}
+/* A marker name as JSON (U+FFFD per invalid UTF-8 byte). */
+static json_t *name_json(const char *s) { return tg_report_json_str(s); }
 
 static json_t *series_json(const tg_iter_selection *sel, const tg_iter_series *s)
 {

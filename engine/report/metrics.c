@@ -17,9 +17,10 @@
 #include <string.h>
 
 #include "iterdoc.h"
+#include "report_int.h"
 #include "units.h"
 #include "../common/text.h"
-#include "../model/model_stats.h"
+#include "../common/stats.h"
 
 #define SMALL_HTOD_BYTES 64000
 #define COPY_HTOD 1                     /* ENUM_CUDA_MEMCPY_OPER */
@@ -42,25 +43,12 @@ static void put(doc *d, json_t *obj, const char *key, json_t *value)
 static json_t *real_or_null(double x) { return isnan(x) || isinf(x) ? json_null() : json_real(x); }
 static json_t *int_or_null(int64_t x) { return x == TG_NULL_I64 ? json_null() : json_integer(x); }
 
-/* Names come from the profiled program; JSON needs UTF-8. */
-static json_t *str_or_null(const char *s)
-{
-    if (!s) return json_null();
-    json_t *j = json_string(s);
-    if (j) return j;
-    size_t n = strlen(s);
-    char *copy = malloc(n + 1);
-    if (!copy) return NULL;
-    for (size_t i = 0; i < n; i++) copy[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-    copy[n] = 0;
-    j = json_string(copy);
-    free(copy);
-    return j;
-}
+/* Names come from the profiled program; JSON needs UTF-8 (U+FFFD per bad byte). */
+static json_t *str_or_null(const char *s) { return tg_report_json_str(s); }
 
 static json_t *summary_json(int64_t *v, size_t n)
 {
-    tg_summary s = tg_model_summarize(v, n);
+    tg_summary s = tg_stats_summarize_i64(v, n);
     json_t *o = json_object();
     if (!o) return NULL;
     doc d = {o, true};
@@ -132,7 +120,7 @@ static double queue_median(const tg_model *m, bool *ok)
     size_t n = 0;
     for (size_t i = 0; i < t->n_kernels; i++)
         if (tg_model_kernel(m, i)->queue != TG_NULL_I64) v[n++] = tg_model_kernel(m, i)->queue;
-    double p50 = tg_model_median(v, n);
+    double p50 = tg_stats_median_i64(v, n);
     free(v);
     return p50;
 }

@@ -134,42 +134,6 @@ char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opt
     return buf;
 }
 
-/* ---------------------------------------------------------------- UTF-8 */
-
-bool tg_report_utf8_valid(const char *s, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < len;) {
-        size_t k = tg_utf8_seq(p + i, len - i);
-        if (!k) return false;
-        i += k;
-    }
-    return true;
-}
-
-char *tg_report_utf8_clean(const char *s)
-{
-    size_t len = strlen(s);
-    char *out = malloc(3 * len + 1);
-    if (!out) return NULL;
-    const unsigned char *p = (const unsigned char *)s;
-    size_t o = 0;
-    for (size_t i = 0; i < len;) {
-        size_t k = tg_utf8_seq(p + i, len - i);
-        if (k) {
-            memcpy(out + o, p + i, k);
-            o += k;
-            i += k;
-        } else {
-            memcpy(out + o, "\xef\xbf\xbd", 3);
-            o += 3;
-            i++;
-        }
-    }
-    out[o] = 0;
-    return out;
-}
-
 uint64_t tg_report_hash(uint64_t h, const void *data, size_t len)
 {
     const unsigned char *p = data;

@@ -17,10 +17,6 @@ tg_unit tg_report_metric_unit(const tg_rule_result *r);
 /* The file name part of a path. */
 const char *tg_report_basename(const char *path);
 
-/* True when s[0..len) is valid UTF-8. */
-bool tg_report_utf8_valid(const char *s, size_t len);
-/* A malloc'd copy of s where each invalid UTF-8 byte became U+FFFD. */
-char *tg_report_utf8_clean(const char *s);
 /* A JSON string of s (cleaned when not valid UTF-8); json null for NULL. */
 json_t *tg_report_json_str(const char *s);
 /* A JSON number for a double; null when NaN or infinite. */

@@ -14,6 +14,7 @@
 ** gets a fresh id that no hand-written one uses.
 */
 #include "ruletest_int.h"
+#include "../trace/nsys_enums.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,15 +24,10 @@ const char *const tg_rt_cat_names[TG_RT_CAT_COUNT] = {
     "kernels", "memcpys", "memsets", "api", "nvtx", "devices", "overhead",
 };
 
-/* ENUM_CUDA_MEMCPY_OPER and ENUM_CUDA_MEM_KIND ids are the indexes, as the
-** model names them (engine/model/model.c). */
-static const char *const copy_kinds[] = {
-    "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH",
-    "PtoP", "UVM_HtoD", "UVM_DtoH", "UVM_DtoD",
-};
-static const char *const mem_kinds[] = {
-    "pageable", "pinned", "device", "array", "managed", "device_static", "managed_static", "unknown",
-};
+/* ENUM_CUDA_MEMCPY_OPER and ENUM_CUDA_MEM_KIND: the ids are the indexes
+** (engine/trace/nsys_enums.h, as the model names them). */
+#define copy_kinds tg_copy_kind_names
+#define mem_kinds tg_mem_kind_names
 enum { MK_PAGEABLE = 0, MK_DEVICE = 2, MK_ARRAY = 3, MK_MANAGED = 4, MK_UNKNOWN = 7 };
 
 /* Default source and destination memory of each copy kind: host memory is
@@ -42,6 +38,8 @@ static const int8_t copy_default_kinds[][2] = {
     {MK_DEVICE, MK_ARRAY}, {MK_DEVICE, MK_DEVICE}, {MK_PAGEABLE, MK_PAGEABLE}, {MK_DEVICE, MK_DEVICE},
     {MK_MANAGED, MK_MANAGED}, {MK_MANAGED, MK_MANAGED}, {MK_MANAGED, MK_MANAGED},
 };
+_Static_assert(sizeof copy_default_kinds / sizeof *copy_default_kinds == TG_COPY_KIND_COUNT,
+               "a default for every copy kind");
 
 #define N_OF(a) (sizeof (a) / sizeof *(a))
 /* Literals are exact integers up to 2^53 (104 days in ns); sums of two stay in range. */
@@ -268,17 +266,17 @@ static bool read_op_fields(tg_rt_reader *rd, const tg_ynode *n, int cat, tg_rt_o
             ok = tg_rt_int(rd, v, TG_UNIT_BYTES, 0, INT64_MAX / 2, "bytes", &op->bytes);
     }
     if (cat == TG_RT_MEMCPYS && ok) {
-        if ((v = tg_ymap_get(n, "kind"))) ok = enum_value(rd, v, copy_kinds, N_OF(copy_kinds), "copy kind", &op->copy_kind);
+        if ((v = tg_ymap_get(n, "kind"))) ok = enum_value(rd, v, copy_kinds, tg_copy_kind_count, "copy kind", &op->copy_kind);
         op->src_kind = copy_default_kinds[op->copy_kind][0];
         op->dst_kind = copy_default_kinds[op->copy_kind][1];
         if (ok && (v = tg_ymap_get(n, "src_kind")))
-            ok = enum_value(rd, v, mem_kinds, N_OF(mem_kinds), "memory kind", &op->src_kind);
+            ok = enum_value(rd, v, mem_kinds, tg_mem_kind_count, "memory kind", &op->src_kind);
         if (ok && (v = tg_ymap_get(n, "dst_kind")))
-            ok = enum_value(rd, v, mem_kinds, N_OF(mem_kinds), "memory kind", &op->dst_kind);
+            ok = enum_value(rd, v, mem_kinds, tg_mem_kind_count, "memory kind", &op->dst_kind);
     }
     if (cat == TG_RT_MEMSETS && ok) {
         if ((v = tg_ymap_get(n, "mem_kind")))
-            ok = enum_value(rd, v, mem_kinds, N_OF(mem_kinds), "memory kind", &op->mem_kind);
+            ok = enum_value(rd, v, mem_kinds, tg_mem_kind_count, "memory kind", &op->mem_kind);
         if (ok && (v = tg_ymap_get(n, "value")))
             ok = tg_rt_int(rd, v, TG_UNIT_NONE, INT32_MIN, UINT32_MAX, "value", &op->value);
     }

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "baseline/stats.h"
+#include "common/stats.h"
 
 #define N_OF(a) (sizeof (a) / sizeof *(a))
 

@@ -10,21 +10,21 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "model/model_stats.h"
+#include "common/stats.h"
 #include "mtrace.h"
 
 static void test_median(void **state)
 {
     (void)state;
     int64_t odd[] = {9, 1, 5, 3, 7};
-    assert_near(tg_model_median(odd, 5), 5.0, 0);
+    assert_near(tg_stats_median_i64(odd, 5), 5.0, 0);
     int64_t even[] = {1917, 40, 1918, 100000};
-    assert_near(tg_model_median(even, 4), 1917.5, 0);
+    assert_near(tg_stats_median_i64(even, 4), 1917.5, 0);
     int64_t one[] = {42};
-    assert_near(tg_model_median(one, 1), 42.0, 0);
+    assert_near(tg_stats_median_i64(one, 1), 42.0, 0);
     int64_t same[] = {3, 3, 3, 3, 3, 3};
-    assert_near(tg_model_median(same, 6), 3.0, 0);
-    assert_true(isnan(tg_model_median(NULL, 0)));
+    assert_near(tg_stats_median_i64(same, 6), 3.0, 0);
+    assert_true(isnan(tg_stats_median_i64(NULL, 0)));
 }
 
 static int cmp64(const void *a, const void *b)
@@ -46,7 +46,7 @@ static void test_median_matches_sort(void **state)
         }
         qsort(w, n, sizeof *w, cmp64);
         double want = n % 2 ? (double)w[n / 2] : ((double)w[n / 2 - 1] + (double)w[n / 2]) / 2;
-        assert_near(tg_model_median(v, n), want, 0);
+        assert_near(tg_stats_median_i64(v, n), want, 0);
     }
 }
 
@@ -54,7 +54,7 @@ static void test_summary(void **state)
 {
     (void)state;
     int64_t v[] = {10, 20, 30, 100};
-    tg_summary s = tg_model_summarize(v, 4);
+    tg_summary s = tg_stats_summarize_i64(v, 4);
     assert_int_equal(s.n, 4);
     assert_near(s.mean, 40.0, 1e-12);
     assert_near(s.p50, 25.0, 1e-12);
@@ -64,11 +64,11 @@ static void test_summary(void **state)
     assert_near(s.min, 10.0, 0);
     assert_near(s.max, 100.0, 0);
     assert_near(s.sum, 160.0, 0);
-    tg_summary e = tg_model_summarize(NULL, 0);
+    tg_summary e = tg_stats_summarize_i64(NULL, 0);
     assert_int_equal(e.n, 0);
     assert_true(isnan(e.p50) && isnan(e.mean) && isnan(e.cv));
     int64_t z[] = {0, 0};
-    tg_summary zs = tg_model_summarize(z, 2);
+    tg_summary zs = tg_stats_summarize_i64(z, 2);
     assert_true(isnan(zs.cv) && isnan(zs.max_over_p50));
 }
 

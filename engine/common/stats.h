@@ -1,9 +1,11 @@
 /*
-** Robust statistics for baselines and regression gating: order statistics
-** (median, percentiles), the median absolute deviation, the run-to-run band
-** and a two-sided Mann-Whitney U test. The baseline code (baseline.c) is the
-** only user inside the engine; the functions are plain and side-effect free
-** so the unit tests can check them against hand-computed values.
+** The statistics of the engine, one implementation each: order statistics
+** (median, percentiles with linear interpolation between closest ranks, as
+** numpy's default), the median absolute deviation, the sd, the run-to-run
+** spread and band, a two-sided Mann-Whitney U test (baselines and
+** regression gating), and the integer median and series summary the model
+** and `tracegate metrics` use. Plain and side-effect free, so the unit
+** tests check them against values computed independently.
 **
 ** NaN is the "no value" answer: empty inputs, and allocation failure (these
 ** helpers never abort and have no diag to report into).
@@ -13,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Scale that makes the MAD a consistent estimator of the standard deviation
 ** of a normal distribution (1 / Phi^-1(3/4)). */
@@ -71,5 +74,20 @@ bool tg_stats_mann_whitney(const double *x, size_t nx, const double *y, size_t n
 ** by dynamic programming over the count of arrangements. NaN when m or n
 ** exceeds TG_MWU_EXACT_MAX or memory is out. Exposed for the tests. */
 double tg_stats_mwu_exact_cdf(size_t m, size_t n, double u);
+
+/* ---------------------------------------------------- integer series */
+
+typedef struct tg_summary {
+    size_t n;
+    double p50, mean, cv, max_over_p50, min, max, sum;
+} tg_summary;
+
+/* Median of v[0..n) by selection (reorders v; the mean of the two middle
+** values for an even count, as numpy/pandas report it); NaN when n == 0. */
+double tg_stats_median_i64(int64_t *v, size_t n);
+/* Summary of v[0..n) (reorders v): n, p50, mean, cv with the population
+** standard deviation, max / p50, min, max, sum; all NaN but n when n == 0;
+** cv and max_over_p50 NaN when the mean or p50 is 0. */
+tg_summary tg_stats_summarize_i64(int64_t *v, size_t n);
 
 #endif
