@@ -14,7 +14,6 @@
 #include "baseline.h"
 #include "../common/stats.h"
 #include "baseline_int.h"
-#include "../model/source.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -79,34 +78,6 @@ void tg_baseline_format_value_digits(double v, tg_unit unit, int digits, char *b
 void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size)
 {
     tg_baseline_format_value_digits(v, unit, 3, buf, size);
-}
-
-tg_unit tg_baseline_metric_unit(const char *source, const char *metric)
-{
-    if (!metric) return TG_UNIT_NONE;
-    const char *open = strchr(metric, '(');
-    const char *close = open ? strchr(open, ')') : NULL;
-    if (!open || !close || close[1] != 0) return TG_UNIT_NONE;
-    size_t agg_len = (size_t)(open - metric);
-    while (agg_len && isspace((unsigned char)metric[agg_len - 1])) agg_len--;
-    if (agg_len == 5 && !strncmp(metric, "ratio", 5)) return TG_UNIT_RATIO;
-    static const char *const keep[] = {"p50", "p90", "p95", "p99", "mean", "min",
-                                       "max", "sum", "stddev"};
-    bool keeps = false;
-    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
-        if (strlen(keep[i]) == agg_len && !strncmp(metric, keep[i], agg_len)) keeps = true;
-    if (!keeps || !source) return TG_UNIT_NONE;
-    const tg_source_def *src = tg_source_find(source);
-    if (!src) return TG_UNIT_NONE;
-    const char *f = open + 1, *e = close;
-    while (f < e && isspace((unsigned char)*f)) f++;
-    while (e > f && isspace((unsigned char)e[-1])) e--;
-    char field[64];
-    if ((size_t)(e - f) >= sizeof field) return TG_UNIT_NONE;
-    memcpy(field, f, (size_t)(e - f));
-    field[e - f] = 0;
-    const tg_field_def *fd = tg_field_find(src->id, field);
-    return fd ? fd->unit : TG_UNIT_NONE;
 }
 
 /* ------------------------------------------------------------- record */
@@ -286,10 +257,9 @@ static bool record_metric(tg_baseline *b, tg_baseline_metric *m, const tg_rule_r
 {
     m->metric = tg_arena_strdup(b->arena, first->metric);
     m->direction = first->regression > 0 ? 1 : first->regression < 0 ? -1 : 0;
-    const char *source = NULL, *samples = NULL;
-    if (rules && rules->describe) rules->describe(rules->ctx, m->rule, &source, &samples);
+    const char *samples = rules && rules->samples ? rules->samples(rules->ctx, m->rule) : NULL;
     m->samples_field = dup_or_null(b->arena, samples);
-    m->unit = tg_baseline_metric_unit(source, first->metric);
+    m->unit = first->metric_unit;
     m->runs = tg_arena_alloc(b->arena, run->n_traces * sizeof *m->runs);
     double *finite = tg_arena_alloc(b->arena, run->n_traces * sizeof *finite);
     if (!m->metric || !m->runs || !finite) return false;

@@ -86,10 +86,9 @@ typedef struct tg_baseline_rules {
     const void *ctx;
     /* A numeric param of a rule (min_change, alpha as fractions), or dflt. */
     double (*param)(const void *ctx, const char *rule, const char *param, double dflt);
-    /* The rule's source ("iteration") and samples field ("gpu_time"), each
-    ** NULL when unknown; used for the unit of the metric. */
-    void (*describe)(const void *ctx, const char *rule, const char **source,
-                     const char **samples);
+    /* The rule's samples field ("gpu_time"), NULL when it has none or the
+    ** rule is unknown. */
+    const char *(*samples)(const void *ctx, const char *rule);
 } tg_baseline_rules;
 
 /* --------------------------------------------------------------- record */
@@ -194,14 +193,9 @@ bool tg_baseline_spread(const tg_baseline *b, const tg_baseline_metric *m, doubl
 /* ------------------------------------------------------------- helpers */
 
 const char *tg_baseline_direction_name(int direction);  /* higher_is_worse, ... */
-const char *tg_baseline_unit_name(tg_unit unit);        /* ns, bytes, ratio, none: as in the file */
 /* A value for people: "48.1 ms", "1.5 MB", "12.5%", "0.873". */
 void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size);
 /* The same with `digits` significant digits (3 above). */
 void tg_baseline_format_value_digits(double v, tg_unit unit, int digits, char *buf, size_t size);
-/* Unit of a metric like "p50(period)" over a source: the field's unit for
-** aggregates that keep it (p*, mean, min, max, sum, stddev), ratio for
-** ratio(...), none otherwise (count, cv, arithmetic). */
-tg_unit tg_baseline_metric_unit(const char *source, const char *metric);
 
 #endif

@@ -269,12 +269,7 @@ static bool metric_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t 
         return true;
     }
     if (!strcmp(key, "unit")) {
-        const char *s = scalar(v);
-        if (s && !strcmp(s, "ns")) m->unit = TG_UNIT_NS;
-        else if (s && !strcmp(s, "bytes")) m->unit = TG_UNIT_BYTES;
-        else if (s && !strcmp(s, "ratio")) m->unit = TG_UNIT_RATIO;
-        else if (s && !strcmp(s, "none")) m->unit = TG_UNIT_NONE;
-        else {
+        if (!tg_unit_parse_key(scalar(v), &m->unit)) {
             LOAD_ERROR(L, v, "unit must be ns, bytes, ratio or none");
             return false;
         }

@@ -30,7 +30,7 @@ tg_status tg_baseline_validate(const tg_baseline *b, const tg_ruleset *rs, tg_di
             st = TG_EUSAGE;
             continue;
         }
-        tg_unit unit = tg_baseline_metric_unit(r->source, r->metric);
+        tg_unit unit = r->metric_unit;
         const char *was = NULL, *now = NULL, *what = NULL;
         if (!same_text(m->metric, r->metric)) {
             what = "metric", was = m->metric, now = r->metric;
@@ -38,7 +38,7 @@ tg_status tg_baseline_validate(const tg_baseline *b, const tg_ruleset *rs, tg_di
             what = "samples field", was = m->samples_field ? m->samples_field : "none",
             now = r->samples ? r->samples : "none";
         } else if (m->unit != unit) {
-            what = "unit", was = tg_baseline_unit_name(m->unit), now = tg_baseline_unit_name(unit);
+            what = "unit", was = tg_unit_key(m->unit), now = tg_unit_key(unit);
         } else if ((m->direction > 0) != (r->regression > 0)) {
             what = "direction", was = tg_baseline_direction_name(m->direction),
             now = tg_baseline_direction_name(r->regression);
@@ -66,20 +66,17 @@ static double ruleset_param(const void *ctx, const char *rule, const char *param
     return tg_rules_param((const tg_ruleset *)ctx, rule, param, dflt);
 }
 
-static void ruleset_describe(const void *ctx, const char *rule, const char **source,
-                             const char **samples)
+static const char *ruleset_samples(const void *ctx, const char *rule)
 {
     const tg_ruleset *rs = ctx;
     long i = tg_rules_find(rs, rule);
-    const tg_rule_info *info = i >= 0 ? tg_rules_info(rs, (size_t)i) : NULL;
-    *source = info ? info->source : NULL;
-    *samples = info ? info->samples : NULL;
+    return i >= 0 ? tg_rules_info(rs, (size_t)i)->samples : NULL;
 }
 
 static tg_baseline_rules lookup_of(const tg_ruleset *rs)
 {
     if (!rs) return (tg_baseline_rules){0};
-    return (tg_baseline_rules){.ctx = rs, .param = ruleset_param, .describe = ruleset_describe};
+    return (tg_baseline_rules){.ctx = rs, .param = ruleset_param, .samples = ruleset_samples};
 }
 
 tg_baseline *tg_baseline_record(const tg_run_result *run, const tg_ruleset *rs,

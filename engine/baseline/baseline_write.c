@@ -133,16 +133,6 @@ static void w_numbers(writer *w, const double *v, size_t n)
     w_seq_end(w);
 }
 
-const char *tg_baseline_unit_name(tg_unit u)
-{
-    switch (u) {
-    case TG_UNIT_NS: return "ns";
-    case TG_UNIT_BYTES: return "bytes";
-    case TG_UNIT_RATIO: return "ratio";
-    default: return "none";
-    }
-}
-
 /* Keys of a metric entry, in sorted order. */
 static void write_metric(writer *w, const tg_baseline *b, const tg_baseline_metric *m)
 {
@@ -167,7 +157,7 @@ static void write_metric(writer *w, const tg_baseline *b, const tg_baseline_metr
     w_key(w, "samples_field");
     w_str(w, m->samples_field);
     w_key(w, "unit");
-    w_scalar(w, tg_baseline_unit_name(m->unit), YAML_PLAIN_SCALAR_STYLE);
+    w_scalar(w, tg_unit_key(m->unit), YAML_PLAIN_SCALAR_STYLE);
     w_map_end(w);
 }
 

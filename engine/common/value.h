@@ -13,9 +13,20 @@ typedef enum tg_type {
     TG_TY_NULL, TG_TY_BOOL, TG_TY_INT, TG_TY_FLOAT, TG_TY_STRING
 } tg_type;
 
-/* Units: ns for times, bytes for sizes, ratio for fractions (20% = 0.2). */
+/* Units: ns for times, bytes for sizes, ratio for fractions (20% = 0.2).
+** X(ID, key, name): key is how files spell it (baselines' `unit:`, results'
+** `metric_unit`), name how messages do. */
+#define TG_UNITS(X)                       \
+    X(NONE,  "none",  "number")           \
+    X(NS,    "ns",    "duration")         \
+    X(BYTES, "bytes", "bytes")            \
+    X(RATIO, "ratio", "ratio")
+
 typedef enum tg_unit {
-    TG_UNIT_NONE, TG_UNIT_NS, TG_UNIT_BYTES, TG_UNIT_RATIO
+#define TG_UNIT_ENUM(id, key, name) TG_UNIT_##id,
+    TG_UNITS(TG_UNIT_ENUM)
+#undef TG_UNIT_ENUM
+    TG_UNIT_COUNT_
 } tg_unit;
 
 typedef struct tg_value {
@@ -37,5 +48,8 @@ static inline tg_value tg_str(const char *s) { return (tg_value){.type = TG_TY_S
 
 const char *tg_type_name(tg_type t);
 const char *tg_unit_name(tg_unit u);
+/* The file spelling of a unit, and back (false on an unknown key). */
+const char *tg_unit_key(tg_unit u);
+bool tg_unit_parse_key(const char *key, tg_unit *out);
 
 #endif

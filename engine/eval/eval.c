@@ -125,6 +125,7 @@ static void init_result(const tg_rule *r, tg_rule_result *res)
     res->rule_file = r->info.file;
     res->rule_line = r->info.line;
     res->metric = r->info.metric;
+    res->metric_unit = r->info.metric_unit;
     res->metric_value = NAN;
     res->regression = r->info.regression;
     res->baseline.p_value = NAN;

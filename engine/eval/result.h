@@ -78,6 +78,7 @@ typedef struct tg_rule_result {
     size_t n_evidence;
     const char *reproduce;     /* SQL selecting the cited rows */
     const char *metric;        /* metric expression text, or NULL */
+    tg_unit metric_unit;       /* its unit (the rule compiler's typing) */
     double metric_value;       /* NaN when none */
     const char *metric_missing; /* why metric_value is NaN (a sentence), or NULL */
     double *samples;           /* per-row values of `samples`, for baselines */

@@ -162,6 +162,9 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
     if (r->metric) {
         put(c, o, "metric", tg_report_json_str(r->metric));
         put(c, o, "metric_value", tg_report_json_num(r->metric_value));
+        put(c, o, "metric_unit", json_string(tg_unit_key(r->metric_unit)));
+        if (r->regression)
+            put(c, o, "regression", json_string(r->regression > 0 ? "higher_is_worse" : "lower_is_worse"));
     }
     if (r->missing_data) put(c, o, "missing_data", json_true());
     if (r->verdict == TG_V_ERROR) {

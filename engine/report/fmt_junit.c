@@ -78,7 +78,7 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
     const tg_baseline_cmp *b = &r->baseline;
     if (b->present) {
         char chg[TG_UNITS_BUF], base[TG_UNITS_BUF], cur[TG_UNITS_BUF], p[32] = "n/a";
-        tg_value bv = tg_float(b->value, tg_report_metric_unit(r));
+        tg_value bv = tg_float(b->value, r->metric_unit);
         tg_value cv = tg_float(b->current, bv.unit);
         if (!isnan(b->p_value)) snprintf(p, sizeof p, "%.2g", b->p_value);
         fprintf(out, "baseline: %s -> %s (%s), p=%s, n=%zu baseline / %zu now%s\n",

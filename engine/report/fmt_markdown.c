@@ -219,7 +219,7 @@ static void put_baseline_row(FILE *out, const tg_trace_result *t, const tg_rule_
 {
     const tg_baseline_cmp *b = &r->baseline;
     char base[TG_UNITS_BUF], cur[TG_UNITS_BUF], chg[TG_UNITS_BUF];
-    tg_value bv = tg_float(b->value, tg_report_metric_unit(r));
+    tg_value bv = tg_float(b->value, r->metric_unit);
     tg_value cv = tg_float(b->current, bv.unit);
     fputs("| ", out);
     put_code(out, tg_report_basename(t->file));

@@ -149,7 +149,7 @@ static void put_contributors(const text_ctx *c, const tg_baseline_cmp *b)
 static void put_baseline(const text_ctx *c, const tg_rule_result *r)
 {
     const tg_baseline_cmp *b = &r->baseline;
-    tg_unit unit = tg_report_metric_unit(r);
+    tg_unit unit = r->metric_unit;
     char base[TG_UNITS_BUF], cur[TG_UNITS_BUF], chg[TG_UNITS_BUF];
     char lo[TG_UNITS_BUF], hi[TG_UNITS_BUF];
     tg_value bv = tg_float(b->value, unit), cv = tg_float(b->current, unit);

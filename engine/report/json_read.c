@@ -139,6 +139,16 @@ static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *f
     r->reproduce = str_of(a, o, "reproduce");
     r->metric = str_of(a, o, "metric");
     r->metric_value = num_of(o, "metric_value");
+    const char *unit = json_string_value(json_object_get(o, "metric_unit"));
+    const char *dir = json_string_value(json_object_get(o, "regression"));
+    if ((unit && !tg_unit_parse_key(unit, &r->metric_unit)) ||
+        (dir && strcmp(dir, "higher_is_worse") && strcmp(dir, "lower_is_worse"))) {
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = file}, NULL,
+                    "result '%s' has metric_unit '%s' or regression '%s', which this tracegate does not know: "
+                    "merge results of one tracegate version", r->rule, unit ? unit : "", dir ? dir : "");
+        return false;
+    }
+    r->regression = !dir ? 0 : !strcmp(dir, "higher_is_worse") ? 1 : -1;
     r->missing_data = json_is_true(json_object_get(o, "missing_data"));
     const char *ek = json_string_value(json_object_get(o, "error_kind"));
     r->error_status = !ek ? TG_OK : !strcmp(ek, "data") ? TG_ETRACE : !strcmp(ek, "mismatch") ? TG_EUSAGE : TG_EINTERNAL;
@@ -148,8 +158,8 @@ static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *f
     r->values = values_from(a, json_object_get(o, "values"), &r->n_values);
     json_t *b = json_object_get(o, "baseline");
     if (!baseline_from(a, b, &r->baseline)) return false;
-    /* a regression rule reports a baseline even when it passes */
-    if (r->baseline.present || (r->metric && strstr(r->rule, "regression"))) r->regression = 1;
+    /* results written before `regression` was: a baseline marks the rule */
+    if (!r->regression && r->baseline.present) r->regression = 1;
     return r->values && evidence_from(a, json_object_get(o, "evidence"), r);
 }
 

@@ -38,16 +38,6 @@ const char *tg_report_basename(const char *path)
     return slash && slash[1] ? slash + 1 : path;
 }
 
-tg_unit tg_report_metric_unit(const tg_rule_result *r)
-{
-    for (size_t i = 0; i < r->n_values; i++) {
-        const tg_value *v = &r->values[i].value;
-        double x = v->type == TG_TY_INT ? (double)v->u.i : v->type == TG_TY_FLOAT ? v->u.f : NAN;
-        if (v->unit != TG_UNIT_NONE && x == r->metric_value) return v->unit;
-    }
-    return tg_units_from_name(r->metric);
-}
-
 /* ---------------------------------------------------------------- verdict */
 
 static const tg_report_opts default_opts = {.fail_on = TG_SEV_ERROR};

@@ -11,9 +11,6 @@
 #include "report.h"
 #include "../common/text.h"
 
-/* The unit of a result's metric (and so of its baseline numbers): that of
-** a value equal to metric_value, else the one its expression implies. */
-tg_unit tg_report_metric_unit(const tg_rule_result *r);
 /* The file name part of a path. */
 const char *tg_report_basename(const char *path);
 

@@ -289,7 +289,10 @@ static tg_expr *compile_key(rule_cc *cc, tg_rule_key key, tg_cmode mode, tg_type
     if (!ast) return NULL;
     tg_expr *e = tg_compile_expr(&cc->cs, ast, mode, what);
     if (e && !tg_compile_expect(&cc->cs, e, want, what)) return NULL;
-    if (e && key == TG_RK_METRIC) cc->r->info.metric = tg_ast_text(cc->ld->ctx.arena, ast);
+    if (e && key == TG_RK_METRIC) {
+        cc->r->info.metric = tg_ast_text(cc->ld->ctx.arena, ast);
+        cc->r->info.metric_unit = e->unit;
+    }
     if (e && key == TG_RK_SAMPLES) cc->r->info.samples = tg_ast_text(cc->ld->ctx.arena, ast);
     return e;
 }

@@ -8,6 +8,7 @@
 #define TG_RULES_H
 
 #include "../common/common.h"
+#include "../common/value.h"
 
 typedef struct tg_ruleset tg_ruleset;
 
@@ -25,6 +26,7 @@ typedef struct tg_rule_info {
     size_t n_tags;
     bool enabled;
     const char *metric;        /* aggregate text, e.g. "p50(gpu_time)", or NULL */
+    tg_unit metric_unit;       /* the metric's unit, as the compiler typed it */
     const char *samples;       /* per-row field kept as distribution, or NULL */
     int regression;            /* 0 none, +1 higher_is_worse, -1 lower_is_worse */
 } tg_rule_info;

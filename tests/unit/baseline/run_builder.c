@@ -38,6 +38,20 @@ tg_trace_result *tb_trace(tg_run_result *run, const char *file, const char *gpus
     return t;
 }
 
+/* The unit the rule compiler gives each metric these tests use. */
+static tg_unit unit_of(const char *metric)
+{
+    static const struct { const char *metric; tg_unit unit; } known[] = {
+        {"p50(period)", TG_UNIT_NS}, {"p50(gpu_time)", TG_UNIT_NS},
+        {"mean(duration)", TG_UNIT_NS}, {"mean(kernels)", TG_UNIT_NONE},
+        {"count", TG_UNIT_NONE},
+    };
+    if (!metric) return TG_UNIT_NONE;
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (!strcmp(known[i].metric, metric)) return known[i].unit;
+    abort();   /* a new metric: add its unit above */
+}
+
 tg_rule_result *tb_rule(tg_run_result *run, tg_trace_result *t, const char *id,
                         const char *metric, int regression, double value,
                         const double *samples, size_t n_samples)
@@ -48,7 +62,7 @@ tg_rule_result *tb_rule(tg_run_result *run, tg_trace_result *t, const char *id,
         .rule = id, .title = id, .severity = TG_SEV_ERROR,
         .verdict = regression ? TG_V_SKIP : TG_V_PASS,
         .message = regression ? "no baseline given" : "ok",
-        .metric = metric, .metric_value = value, .regression = regression,
+        .metric = metric, .metric_unit = unit_of(metric), .metric_value = value, .regression = regression,
     };
     if (n_samples) {
         r->samples = tg_arena_alloc(run->arena, n_samples * sizeof *r->samples);

@@ -43,12 +43,11 @@ static double param_of(const void *ctx, const char *rule, const char *param, dou
     return dflt;
 }
 
-static void describe(const void *ctx, const char *rule, const char **source, const char **samples)
+static const char *describe(const void *ctx, const char *rule)
 {
     (void)ctx;
     (void)rule;
-    *source = "iteration";
-    *samples = "period";
+    return "period";
 }
 
 /* A baseline of n_runs runs with per-run p50 values `centres`, each with
@@ -65,7 +64,7 @@ static tg_baseline *make_baseline(const double *centres, size_t n_runs, const ch
     }
     tg_diag d;
     tg_diag_init(&d);
-    tg_baseline_rules rules = {.describe = describe};
+    tg_baseline_rules rules = {.samples = describe};
     tg_baseline *b = tg_baseline_record_with(run, &rules, "0.1.0", "2025-03-01", &d);
     assert_non_null(b);
     tg_diag_clear(&d);
@@ -99,7 +98,7 @@ static tg_status apply_noise(const tg_baseline *b, tg_run_result *run, double mi
                              double run_noise, bool allow, tg_diag *d)
 {
     test_params p = {min_change, alpha, run_noise};
-    tg_baseline_rules rules = {.ctx = &p, .param = param_of, .describe = describe};
+    tg_baseline_rules rules = {.ctx = &p, .param = param_of, .samples = describe};
     return tg_baseline_apply_with(b, &rules, run, allow, d);
 }
 
@@ -107,7 +106,7 @@ static tg_status apply(const tg_baseline *b, tg_run_result *run, double min_chan
                        bool allow, tg_diag *d)
 {
     test_params p = {min_change, alpha, NAN};
-    tg_baseline_rules rules = {.ctx = &p, .param = param_of, .describe = describe};
+    tg_baseline_rules rules = {.ctx = &p, .param = param_of, .samples = describe};
     return tg_baseline_apply_with(b, &rules, run, allow, d);
 }
 
@@ -517,7 +516,7 @@ static void test_drv_train_gpu_time(void **state)
     }
     tg_diag d;
     tg_diag_init(&d);
-    tg_baseline_rules describe_only = {.describe = describe};
+    tg_baseline_rules describe_only = {.samples = describe};
     tg_baseline *b = tg_baseline_record_with(base, &describe_only, "0.1.0", "2025-03-01", &d);
     assert_non_null(b);
     tb_run_free(base);

@@ -106,6 +106,7 @@ static void rank1(tg_arena *a, tg_trace_result *t)
     r[1].count = 48;
     r[1].message = "p50 GPU time 13.1 ms vs baseline 12.3 ms (+6.5%, p=0.0012)";
     r[1].metric = "p50(gpu_time)";
+    r[1].metric_unit = TG_UNIT_NS;
     r[1].metric_value = 13.1e6;
     r[1].values = values(a, 1, "p50_gpu_time_ns", tg_float(13.1e6, TG_UNIT_NS));
     r[1].n_values = 1;
@@ -120,6 +121,7 @@ static void rank1(tg_arena *a, tg_trace_result *t)
     r[2].count = 48;
     r[2].message = "p50 period 20.0 ms vs baseline 22.0 ms";
     r[2].metric = "p50(period)";
+    r[2].metric_unit = TG_UNIT_NS;
     r[2].metric_value = 20e6;
     r[2].regression = 1;
     r[2].baseline = (tg_baseline_cmp){.present = true, .value = 22e6, .current = 20e6, .change = -0.0909,

@@ -279,6 +279,33 @@ static void test_types_and_folding(void **state)
     tg_rules_free(rs);
 }
 
+/* A metric's unit is the compiler's typing of its expression: baselines
+** record it and reports print the metric with it. */
+static void test_metric_unit(void **state)
+{
+    (void)state;
+    static const struct { const char *source, *metric; tg_unit unit; } cases[] = {
+        {"iteration", "p50(period)", TG_UNIT_NS},
+        {"iteration", "mean( gpu_time )", TG_UNIT_NS},
+        {"iteration", "p50(period) / 2", TG_UNIT_NS},
+        {"memcpy", "sum(bytes)", TG_UNIT_BYTES},
+        {"memcpy", "ratio(api_sync)", TG_UNIT_RATIO},
+        {"iteration", "cv(period)", TG_UNIT_NONE},
+        {"iteration", "count", TG_UNIT_NONE},
+        {"iteration", "p90(period) / p50(period)", TG_UNIT_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[512];
+        snprintf(text, sizeof text, HEAD "    source: %s\n    fail_when: count > 0\n    metric: %s\n",
+                 cases[i].source, cases[i].metric);
+        tg_ruleset *rs = text_ok(text);
+        const tg_rule_info *info = tg_rules_info(rs, 0);
+        if (info->metric_unit != cases[i].unit) print_message("%s\n", cases[i].metric);
+        assert_int_equal(info->metric_unit, cases[i].unit);
+        tg_rules_free(rs);
+    }
+}
+
 static void test_set(void **state)
 {
     (void)state;
@@ -405,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_override_needs_earlier_rule),
         cmocka_unit_test(test_directory),
         cmocka_unit_test(test_types_and_folding),
+        cmocka_unit_test(test_metric_unit),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_lint),
         cmocka_unit_test(test_explain),
