@@ -1,0 +1,72 @@
+#!/bin/bash
+# Compare the JSON of two tracegate builds on every corpus trace: `check`
+# with this tree's built-in rules,
+# `metrics` and `info`. Used to show that a refactoring changes no output
+# (issue #15): build the commit before it in a worktree, then
+#
+#   tools/compare-json.sh OLD/build/tracegate build/tracegate [TRACES_DIR]
+#
+# Keys the newer build adds on purpose are listed in DROP_NEW and removed
+# from its output before the comparison (each with the commit that added
+# it); everything else must be byte-identical. Exit 0 when all match.
+set -u
+old=$1 new=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+traces=${3:-$root/../shared/traces}
+rules=$root/rules.d   # one rule set for both, so rule locations match
+# Added after the refactoring started, on purpose: the metric's unit and the
+# regression direction in JSON results (metric unit as data, issue #15).
+DROP_NEW='del(.. | objects | .metric_unit?, .regression? | select(type == "string"))'
+command -v jq >/dev/null || { echo "compare-json: jq is needed" >&2; exit 2; }
+[ -d "$traces" ] || { echo "compare-json: no traces at $traces" >&2; exit 2; }
+work=$(mktemp -d) || exit 2
+trap 'rm -rf "$work"' EXIT
+n=0 same=0 differ=0
+# Run both builds with the same arguments and compare output and status.
+compare() {
+    local args=("$@")
+    "$old" "${args[@]}" >"$work/old.json" 2>"$work/old.err"; so=$?
+    "$new" "${args[@]}" >"$work/new.raw" 2>"$work/new.err"; sn=$?
+    if [ -s "$work/new.raw" ] && jq -e . "$work/new.raw" >/dev/null 2>&1; then
+        jq --indent 2 "$DROP_NEW" "$work/new.raw" >"$work/new.json"
+        jq --indent 2 . "$work/old.json" >"$work/old.norm" 2>/dev/null || cp "$work/old.json" "$work/old.norm"
+    else
+        cp "$work/new.raw" "$work/new.json"
+        cp "$work/old.json" "$work/old.norm"
+    fi
+    n=$((n + 1))
+    if [ $so -eq $sn ] && cmp -s "$work/old.norm" "$work/new.json" && cmp -s "$work/old.err" "$work/new.err"; then
+        same=$((same + 1))
+    else
+        differ=$((differ + 1))
+        echo "DIFFERS: ${args[*]} (exit $so -> $sn)"
+        diff "$work/old.norm" "$work/new.json" | head -20
+        diff "$work/old.err" "$work/new.err" | head -5
+    fi
+}
+
+while IFS= read -r -d '' t; do
+    compare check --rules "$rules" --format json "$t"
+    compare metrics --format json "$t"
+    compare info --format json "$t"
+done < <(find "$traces" -name '*.sqlite' -print0 | sort -z)
+# Baselines: both builds record the realistic pair (the date line aside,
+# identical), then check every h200-torch trace against the old one's.
+pair=("$traces/h200-torch/realistic_baseline_run1.sqlite" "$traces/h200-torch/realistic_baseline_run2.sqlite")
+if [ -f "${pair[0]}" ] && [ -f "${pair[1]}" ]; then
+    "$old" baseline record --rules "$rules" -o "$work/old.yaml" "${pair[@]}" 2>/dev/null
+    "$new" baseline record --rules "$rules" -o "$work/new.yaml" "${pair[@]}" 2>/dev/null
+    [ -s "$work/old.yaml" ] && [ -s "$work/new.yaml" ] || { echo "compare-json: baseline record failed" >&2; exit 2; }
+    n=$((n + 1))
+    if diff <(grep -v '^date:' "$work/old.yaml") <(grep -v '^date:' "$work/new.yaml"); then
+        same=$((same + 1))
+    else
+        differ=$((differ + 1))
+        echo "DIFFERS: baseline record"
+    fi
+    for t in "$traces"/h200-torch/*.sqlite; do
+        compare check --rules "$rules" --baseline "$work/old.yaml" --format json "$t"
+    done
+fi
+echo "compare-json: $n outputs, $same identical, $differ differ"
+[ $differ -eq 0 ]
