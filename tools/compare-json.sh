@@ -14,9 +14,10 @@ old=$1 new=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 traces=${3:-$root/../shared/traces}
 rules=$root/rules.d   # one rule set for both, so rule locations match
-# Added after the refactoring started, on purpose: the metric's unit and the
-# regression direction in JSON results (metric unit as data, issue #15).
-DROP_NEW='del(.. | objects | .metric_unit?, .regression? | select(type == "string"))'
+# Added after the refactoring started, on purpose (units as data, issue
+# #15): the metric's unit and the regression direction of a result, and the
+# units objects beside values and evidence fields.
+DROP_NEW='del(.. | objects | (.metric_unit?, (.regression? | select(type == "string")), (.units? | select(type == "object"))))'
 command -v jq >/dev/null || { echo "compare-json: jq is needed" >&2; exit 2; }
 [ -d "$traces" ] || { echo "compare-json: no traces at $traces" >&2; exit 2; }
 work=$(mktemp -d) || exit 2

@@ -45,41 +45,6 @@ const char *tg_baseline_direction_name(int direction)
     return direction > 0 ? "higher_is_worse" : direction < 0 ? "lower_is_worse" : "none";
 }
 
-void tg_baseline_format_value_digits(double v, tg_unit unit, int digits, char *buf, size_t size)
-{
-    if (isnan(v)) {
-        snprintf(buf, size, "n/a");
-        return;
-    }
-    double a = fabs(v);
-    int d = digits < 1 ? 1 : digits > 17 ? 17 : digits;
-    switch (unit) {
-    case TG_UNIT_NS:
-        if (a >= 1e9) snprintf(buf, size, "%.*g s", d, v / 1e9);
-        else if (a >= 1e6) snprintf(buf, size, "%.*g ms", d, v / 1e6);
-        else if (a >= 1e3) snprintf(buf, size, "%.*g us", d, v / 1e3);
-        else snprintf(buf, size, "%.*g ns", d, v);
-        return;
-    case TG_UNIT_BYTES:
-        if (a >= 1e9) snprintf(buf, size, "%.*g GB", d, v / 1e9);
-        else if (a >= 1e6) snprintf(buf, size, "%.*g MB", d, v / 1e6);
-        else if (a >= 1e3) snprintf(buf, size, "%.*g KB", d, v / 1e3);
-        else snprintf(buf, size, "%.0f B", v);
-        return;
-    case TG_UNIT_RATIO:
-        snprintf(buf, size, "%.*g%%", d, v * 100);
-        return;
-    default:
-        snprintf(buf, size, "%.*g", d + 1, v);
-        return;
-    }
-}
-
-void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size)
-{
-    tg_baseline_format_value_digits(v, unit, 3, buf, size);
-}
-
 /* ------------------------------------------------------------- record */
 
 static const char *base_name(const char *path)

@@ -193,9 +193,5 @@ bool tg_baseline_spread(const tg_baseline *b, const tg_baseline_metric *m, doubl
 /* ------------------------------------------------------------- helpers */
 
 const char *tg_baseline_direction_name(int direction);  /* higher_is_worse, ... */
-/* A value for people: "48.1 ms", "1.5 MB", "12.5%", "0.873". */
-void tg_baseline_format_value(double v, tg_unit unit, char *buf, size_t size);
-/* The same with `digits` significant digits (3 above). */
-void tg_baseline_format_value_digits(double v, tg_unit unit, int digits, char *buf, size_t size);
 
 #endif

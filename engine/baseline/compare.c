@@ -26,6 +26,7 @@
 ** moved most, and for wall time how much of the change the GPU was busy.
 */
 #include "baseline.h"
+#include "../common/units.h"
 #include "../common/stats.h"
 #include "baseline_int.h"
 #include "../eval/eval.h"
@@ -263,8 +264,8 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
                   c->n_current >= TG_BASELINE_MIN_SAMPLES;
     bool significant = have_p && c->p_value < alpha;
     char lo[48], hi[48], basis[128];
-    tg_baseline_format_value(c->band_lo, m->unit, lo, sizeof lo);
-    tg_baseline_format_value(c->band_hi, m->unit, hi, sizeof hi);
+    tg_fmt_num(lo, sizeof lo, c->band_lo, m->unit);
+    tg_fmt_num(hi, sizeof hi, c->band_hi, m->unit);
     band_basis(c, basis, sizeof basis);
     r->verdict = TG_V_PASS;
     if (!exceeds) {
@@ -444,7 +445,7 @@ static void put_movers(FILE *f, const tg_baseline_cmp *c, bool ranges, double to
         const tg_contributor *x = &c->contributors[i];
         if ((x->kind < 0) != ranges) continue;
         if (shown > 0 && isfinite(total) && fabs(x->delta) < 0.05 * fabs(total)) break;
-        tg_baseline_format_value(fabs(x->delta), TG_UNIT_NS, d, sizeof d);
+        tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
         fprintf(f, "%s%s %s%s per iteration", shown ? ", " : label, x->name, x->delta >= 0 ? "+" : "-", d);
         if (!ranges)
             fprintf(f, " (%.4g -> %.4g launches%s)", x->then_launches, x->now_launches,
@@ -462,9 +463,9 @@ static void put_contributors(FILE *f, const tg_baseline_cmp *c, bool wall_time)
     char a[48], b[48], d[48];
     if (wall_time && !isnan(c->busy_then) && !isnan(c->busy_now) && !isnan(c->value) && !isnan(c->current)) {
         double total = c->current - c->value, busy = c->busy_now - c->busy_then;
-        tg_baseline_format_value(c->busy_then, TG_UNIT_NS, a, sizeof a);
-        tg_baseline_format_value(c->busy_now, TG_UNIT_NS, b, sizeof b);
-        tg_baseline_format_value(total - busy, TG_UNIT_NS, d, sizeof d);
+        tg_fmt_num(a, sizeof a, c->busy_then, TG_UNIT_NS);
+        tg_fmt_num(b, sizeof b, c->busy_now, TG_UNIT_NS);
+        tg_fmt_num(d, sizeof d, total - busy, TG_UNIT_NS);
         fprintf(f, "; GPU busy per iteration %s -> %s, the rest of the change (%s%s) is time the GPU waited "
                    "(host work, syncs, data loading)", a, b, total - busy >= 0 ? "+" : "", d);
     }
@@ -486,8 +487,8 @@ static bool judge(const tg_baseline *b, const tg_baseline_metric *m, const tg_tr
     if ((r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE) && !attribute(b, m, tr, r, arena))
         return false;
     char cur[48], base[48], pct[32], p[32];
-    tg_baseline_format_value(c->current, m->unit, cur, sizeof cur);
-    tg_baseline_format_value(c->value, m->unit, base, sizeof base);
+    tg_fmt_num(cur, sizeof cur, c->current, m->unit);
+    tg_fmt_num(base, sizeof base, c->value, m->unit);
     format_pct(c->change, pct, sizeof pct);
     format_p(c->p_value, p, sizeof p);
     char *text = NULL;

@@ -21,7 +21,12 @@ static const char *gpu_names(const tg_trace *t, tg_arena *a)
     size_t len = 0;
     for (size_t i = 0; i < t->n_gpus; i++) {
         const char *name = tg_trace_str(t, t->gpus[i].name);
-        if (!name || strstr(buf, name)) continue;
+        bool seen = false;   /* by whole name: "H100" is not "H100 NVL" */
+        for (size_t j = 0; j < i && !seen; j++) {
+            const char *other = tg_trace_str(t, t->gpus[j].name);
+            seen = other && name && !strcmp(other, name);
+        }
+        if (!name || seen) continue;
         int n = snprintf(buf + len, sizeof buf - len, "%s%s", len ? "," : "", name);
         if (n < 0 || (size_t)n >= sizeof buf - len) break;
         len += (size_t)n;

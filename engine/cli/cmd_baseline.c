@@ -13,6 +13,7 @@
 ** the median, MAD, run-to-run band, per-run values and sample counts.
 */
 #include "cli.h"
+#include "../common/units.h"
 #include "inputs.h"
 #include "outfile.h"
 #include "baseline/baseline.h"
@@ -377,8 +378,8 @@ static void show_text(FILE *out, const char *s)
 static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE *out)
 {
     char med[48], mad[48], v[48];
-    tg_baseline_format_value_digits(m->median, m->unit, 6, med, sizeof med);
-    tg_baseline_format_value(m->mad, m->unit, mad, sizeof mad);
+    tg_fmt_num_digits(med, sizeof med, m->median, m->unit, 6);
+    tg_fmt_num(mad, sizeof mad, m->mad, m->unit);
     fputs("  ", out);
     show_text(out, m->rule);
     fputs("\n    metric   ", out);
@@ -389,8 +390,8 @@ static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE 
     tg_spread sp;
     if (tg_baseline_spread(b, m, NAN, &sp) && sp.measured) {
         char lo[48], hi[48];
-        tg_baseline_format_value(sp.lo, m->unit, lo, sizeof lo);
-        tg_baseline_format_value(sp.hi, m->unit, hi, sizeof hi);
+        tg_fmt_num(lo, sizeof lo, sp.lo, m->unit);
+        tg_fmt_num(hi, sizeof hi, sp.hi, m->unit);
         fprintf(out, "    band     %s .. %s (median +- %g x the spread of %zu runs, %.3g%%)\n", lo, hi,
                 TG_BASELINE_BAND_K, sp.n_runs, 100 * sp.rel);
     } else {
@@ -399,7 +400,7 @@ static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE 
     }
     fprintf(out, "    per run ");
     for (size_t i = 0; i < b->n_runs; i++) {
-        tg_baseline_format_value_digits(m->runs[i], m->unit, 6, v, sizeof v);
+        tg_fmt_num_digits(v, sizeof v, m->runs[i], m->unit, 6);
         fprintf(out, " %s%s", v, i + 1 < b->n_runs ? "," : "");
     }
     fprintf(out, "\n    samples  %zu kept of %zu", m->n_samples, m->n_samples_total);
@@ -410,8 +411,8 @@ static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE 
     }
     if (m->n_samples) {
         char lo[48], hi[48];
-        tg_baseline_format_value(m->samples[0], m->unit, lo, sizeof lo);
-        tg_baseline_format_value(m->samples[m->n_samples - 1], m->unit, hi, sizeof hi);
+        tg_fmt_num(lo, sizeof lo, m->samples[0], m->unit);
+        tg_fmt_num(hi, sizeof hi, m->samples[m->n_samples - 1], m->unit);
         fprintf(out, ", range %s .. %s", lo, hi);
     }
     fprintf(out, "\n");

@@ -101,8 +101,7 @@ void tg_evidence_setup(tg_rule_state *st, size_t default_limit);
 void tg_evidence_offer(tg_rule_state *st, const char *row, size_t i);
 void tg_evidence_build(tg_rule_state *st, tg_arena *arena);
 
-/* eval_render.c: a value in its unit ("1.23 ms", "16 MiB", "23.4%"). */
-char *tg_eval_format(char *buf, size_t size, tg_value v);
+/* eval_render.c: the rule's message with each {expression} filled in. */
 const char *tg_eval_render_message(tg_rule_state *st, const tg_value *agg_values, tg_arena *arena);
 
 #endif

@@ -80,6 +80,27 @@ json_t *tg_report_json_values(const tg_named_value *values, size_t n)
     return obj;
 }
 
+/* The units of those values that have one ({"sum_duration_ns": "ns"}), or
+** NULL when none has: JSON numbers carry none, and merge reads them back. */
+static json_t *units_json(jctx *c, const tg_named_value *values, size_t n)
+{
+    json_t *obj = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const tg_value *v = &values[i].value;
+        if (!values[i].name || v->unit == TG_UNIT_NONE || (v->type != TG_TY_INT && v->type != TG_TY_FLOAT))
+            continue;
+        if (!obj && !(obj = json_object())) {
+            c->ok = false;
+            return NULL;
+        }
+        char *key = tg_utf8_valid(values[i].name, strlen(values[i].name))
+                        ? NULL : tg_utf8_clean(NULL, values[i].name);
+        put(c, obj, key ? key : values[i].name, json_string(tg_unit_key(v->unit)));
+        free(key);
+    }
+    return obj;
+}
+
 static json_t *baseline_json(jctx *c, const tg_baseline_cmp *b)
 {
     json_t *o = json_object();
@@ -140,6 +161,8 @@ static json_t *evidence_json(jctx *c, const tg_evidence *e)
     put(c, o, "start", i64(e->start));
     put(c, o, "end", i64(e->end));
     put(c, o, "fields", tg_report_json_values(e->fields, e->n_fields));
+    json_t *units = units_json(c, e->fields, e->n_fields);
+    if (units) put(c, o, "units", units);
     return o;
 }
 
@@ -154,6 +177,8 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
     put(c, o, "message", tg_report_json_str(r->message));
     put(c, o, "advice", tg_report_json_str(r->advice));
     put(c, o, "values", tg_report_json_values(r->values, r->n_values));
+    json_t *units = units_json(c, r->values, r->n_values);
+    if (units) put(c, o, "units", units);
     if (r->baseline.present) put(c, o, "baseline", baseline_json(c, &r->baseline));
     json_t *ev = json_array();
     for (size_t i = 0; i < r->n_evidence; i++) append(c, ev, evidence_json(c, &r->evidence[i]));

@@ -13,7 +13,7 @@
 ** feeds become &#10; so that parsers keep them.
 */
 #include "report_int.h"
-#include "units.h"
+#include "../common/units.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -59,12 +59,12 @@ static void put_named(FILE *out, const char *label, const tg_named_value *v, siz
     if (!n) return;
     fputs(label, out);
     for (size_t i = 0; i < n; i++) {
-        char buf[TG_UNITS_BUF];
+        char buf[TG_FMT_BUF];
         fputs(i ? ", " : "", out);
         put_xml(out, v[i].name, false);
         fputc('=', out);
         if (v[i].value.type == TG_TY_STRING) put_xml(out, v[i].value.u.s, false);
-        else fputs(tg_units_value(buf, sizeof buf, v[i].name, &v[i].value), out);
+        else fputs(tg_fmt_value(buf, sizeof buf, v[i].value), out);
     }
     fputc('\n', out);
 }
@@ -77,19 +77,18 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
     put_named(out, "values: ", r->values, r->n_values);
     const tg_baseline_cmp *b = &r->baseline;
     if (b->present) {
-        char chg[TG_UNITS_BUF], base[TG_UNITS_BUF], cur[TG_UNITS_BUF], p[32] = "n/a";
-        tg_value bv = tg_float(b->value, r->metric_unit);
-        tg_value cv = tg_float(b->current, bv.unit);
+        char chg[TG_FMT_BUF], base[TG_FMT_BUF], cur[TG_FMT_BUF], p[32] = "n/a";
         if (!isnan(b->p_value)) snprintf(p, sizeof p, "%.2g", b->p_value);
         fprintf(out, "baseline: %s -> %s (%s), p=%s, n=%zu baseline / %zu now%s\n",
-                tg_units_value(base, sizeof base, NULL, &bv), tg_units_value(cur, sizeof cur, NULL, &cv),
-                tg_units_change(chg, sizeof chg, b->change), p, b->n_baseline, b->n_current,
+                tg_fmt_num(base, sizeof base, b->value, r->metric_unit),
+                tg_fmt_num(cur, sizeof cur, b->current, r->metric_unit),
+                tg_fmt_change(chg, sizeof chg, b->change), p, b->n_baseline, b->n_current,
                 b->regression ? ", regression" : b->inconclusive ? ", inconclusive" : b->improvement ? ", improvement" : "");
         for (size_t i = 0; i < b->n_contributors; i++) {
             const tg_contributor *x = &b->contributors[i];
-            char then[TG_UNITS_BUF], now[TG_UNITS_BUF];
-            tg_units_duration(then, sizeof then, x->then_time);
-            tg_units_duration(now, sizeof now, x->now_time);
+            char then[TG_FMT_BUF], now[TG_FMT_BUF];
+            tg_fmt_num(then, sizeof then, x->then_time, TG_UNIT_NS);
+            tg_fmt_num(now, sizeof now, x->now_time, TG_UNIT_NS);
             fputs(i ? "         " : "changed: ", out);
             put_xml_cap(out, x->name, false, TG_TEXT_CAP_NAME);
             fprintf(out, " %s -> %s per iteration", then, now);

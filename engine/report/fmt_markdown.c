@@ -16,7 +16,7 @@
 ** table rows and 50 failure sections.
 */
 #include "report_int.h"
-#include "units.h"
+#include "../common/units.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -134,9 +134,9 @@ static void put_sql(FILE *out, const char *sql)
 
 static void put_value(FILE *out, const tg_named_value *v)
 {
-    char buf[TG_UNITS_BUF];
+    char buf[TG_FMT_BUF];
     if (v->value.type == TG_TY_STRING) put_code(out, v->value.u.s);
-    else put_md(out, tg_units_value(buf, sizeof buf, v->name, &v->value), TG_TEXT_CAP_NAME);
+    else put_md(out, tg_fmt_value(buf, sizeof buf, v->value), TG_TEXT_CAP_NAME);
 }
 
 static void put_values(FILE *out, const tg_named_value *v, size_t n)
@@ -176,10 +176,10 @@ static void put_changed(FILE *out, const tg_baseline_cmp *b)
           "| --- | --- | ---: | ---: | ---: | ---: |\n", out);
     for (size_t i = 0; i < b->n_contributors; i++) {
         const tg_contributor *x = &b->contributors[i];
-        char then[TG_UNITS_BUF], now[TG_UNITS_BUF], d[TG_UNITS_BUF];
-        tg_units_duration(then, sizeof then, x->then_time);
-        tg_units_duration(now, sizeof now, x->now_time);
-        tg_units_duration(d, sizeof d, fabs(x->delta));
+        char then[TG_FMT_BUF], now[TG_FMT_BUF], d[TG_FMT_BUF];
+        tg_fmt_num(then, sizeof then, x->then_time, TG_UNIT_NS);
+        tg_fmt_num(now, sizeof now, x->now_time, TG_UNIT_NS);
+        tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
         fprintf(out, "| %s | ", status[(unsigned)x->status < 4 ? x->status : 0]);
         put_code(out, x->name);
         fprintf(out, " | %s | %s | %s%s | ", then, now, x->delta >= 0 ? "+" : "-", d);
@@ -218,17 +218,15 @@ static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r
 static void put_baseline_row(FILE *out, const tg_trace_result *t, const tg_rule_result *r)
 {
     const tg_baseline_cmp *b = &r->baseline;
-    char base[TG_UNITS_BUF], cur[TG_UNITS_BUF], chg[TG_UNITS_BUF];
-    tg_value bv = tg_float(b->value, r->metric_unit);
-    tg_value cv = tg_float(b->current, bv.unit);
+    char base[TG_FMT_BUF], cur[TG_FMT_BUF], chg[TG_FMT_BUF];
     fputs("| ", out);
     put_code(out, tg_report_basename(t->file));
     fputs(" | ", out);
     put_code(out, r->rule);
     fputs(" | ", out);
     if (r->metric) put_code(out, r->metric);
-    fprintf(out, " | %s | %s | %s | ", tg_units_value(base, sizeof base, NULL, &bv),
-            tg_units_value(cur, sizeof cur, NULL, &cv), tg_units_change(chg, sizeof chg, b->change));
+    fprintf(out, " | %s | %s | %s | ", tg_fmt_num(base, sizeof base, b->value, r->metric_unit),
+            tg_fmt_num(cur, sizeof cur, b->current, r->metric_unit), tg_fmt_change(chg, sizeof chg, b->change));
     if (isnan(b->p_value)) fputs("n/a", out);
     else fprintf(out, "%.2g", b->p_value);
     fprintf(out, " | %zu/%zu | %s |\n", b->n_baseline, b->n_current,

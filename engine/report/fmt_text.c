@@ -10,7 +10,7 @@
 ** the terminal nor forge a line of a CI log.
 */
 #include "report_int.h"
-#include "units.h"
+#include "../common/units.h"
 
 #include <math.h>
 #include <string.h>
@@ -78,7 +78,7 @@ static void quoted_sink(void *ctx, const char *s, size_t n)
 
 /* A value: strings quoted when they hold blanks, quotes or '=', numbers in
 ** their unit. */
-static void put_value(FILE *out, const char *name, const tg_value *v)
+static void put_value(FILE *out, const tg_value *v)
 {
     if (v->type == TG_TY_STRING) {
         const char *s = v->u.s ? v->u.s : "";
@@ -91,8 +91,8 @@ static void put_value(FILE *out, const char *name, const tg_value *v)
         fputc('"', out);
         return;
     }
-    char buf[TG_UNITS_BUF];
-    fputs(tg_units_value(buf, sizeof buf, name, v), out);
+    char buf[TG_FMT_BUF];
+    fputs(tg_fmt_value(buf, sizeof buf, *v), out);
 }
 
 static void put_named(FILE *out, const tg_named_value *vals, size_t n)
@@ -101,7 +101,7 @@ static void put_named(FILE *out, const tg_named_value *vals, size_t n)
         fputs(i ? "  " : "", out);
         put_text(out, vals[i].name, TG_TEXT_CAP_NAME);
         fputc('=', out);
-        put_value(out, vals[i].name, &vals[i].value);
+        put_value(out, &vals[i].value);
     }
 }
 
@@ -117,8 +117,8 @@ static void put_evidence(const text_ctx *c, const tg_evidence *e)
         fputs("..", out);
         if (e->end != TG_NULL_I64) fprintf(out, "%lld", (long long)e->end);
         if (e->start != TG_NULL_I64 && e->end != TG_NULL_I64) {
-            char buf[TG_UNITS_BUF];
-            fprintf(out, " (%s)", tg_units_duration(buf, sizeof buf, (double)(e->end - e->start)));
+            char buf[TG_FMT_BUF];
+            fprintf(out, " (%s)", tg_fmt_num(buf, sizeof buf, (double)(e->end - e->start), TG_UNIT_NS));
         }
     }
     if (e->n_fields) {
@@ -133,10 +133,10 @@ static void put_contributors(const text_ctx *c, const tg_baseline_cmp *b)
 {
     for (size_t i = 0; i < b->n_contributors; i++) {
         const tg_contributor *x = &b->contributors[i];
-        char then[TG_UNITS_BUF], now[TG_UNITS_BUF], d[TG_UNITS_BUF];
-        tg_units_duration(then, sizeof then, x->then_time);
-        tg_units_duration(now, sizeof now, x->now_time);
-        tg_units_duration(d, sizeof d, fabs(x->delta));
+        char then[TG_FMT_BUF], now[TG_FMT_BUF], d[TG_FMT_BUF];
+        tg_fmt_num(then, sizeof then, x->then_time, TG_UNIT_NS);
+        tg_fmt_num(now, sizeof now, x->now_time, TG_UNIT_NS);
+        tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
         static const char *const status[] = {"grew", "shrank", "new", "gone"};
         fprintf(c->out, INDENT "%s %-6s ", i == 0 ? "changed:" : "        ", status[(unsigned)x->status < 4 ? x->status : 0]);
         put_text(c->out, x->name, TG_TEXT_CAP_NAME);
@@ -150,20 +150,18 @@ static void put_baseline(const text_ctx *c, const tg_rule_result *r)
 {
     const tg_baseline_cmp *b = &r->baseline;
     tg_unit unit = r->metric_unit;
-    char base[TG_UNITS_BUF], cur[TG_UNITS_BUF], chg[TG_UNITS_BUF];
-    char lo[TG_UNITS_BUF], hi[TG_UNITS_BUF];
-    tg_value bv = tg_float(b->value, unit), cv = tg_float(b->current, unit);
-    tg_units_value(base, sizeof base, NULL, &bv);
-    tg_units_value(cur, sizeof cur, NULL, &cv);
-    tg_units_change(chg, sizeof chg, b->change);
+    char base[TG_FMT_BUF], cur[TG_FMT_BUF], chg[TG_FMT_BUF];
+    char lo[TG_FMT_BUF], hi[TG_FMT_BUF];
+    tg_fmt_num(base, sizeof base, b->value, unit);
+    tg_fmt_num(cur, sizeof cur, b->current, unit);
+    tg_fmt_change(chg, sizeof chg, b->change);
     fprintf(c->out, INDENT "baseline: %s \xe2\x86\x92 %s (%s)", base, cur, chg);
     if (isnan(b->p_value)) fputs(", p n/a", c->out);
     else fprintf(c->out, ", p=%.2g", b->p_value);
     fprintf(c->out, ", n=%zu baseline / %zu now", b->n_baseline, b->n_current);
     if (!isnan(b->band_lo) && !isnan(b->band_hi)) {
-        tg_value lv = tg_float(b->band_lo, unit), hv = tg_float(b->band_hi, unit);
-        fprintf(c->out, ", band %s..%s%s%s", tg_units_value(lo, sizeof lo, NULL, &lv),
-                tg_units_value(hi, sizeof hi, NULL, &hv), b->outside_band ? " (outside)" : "",
+        fprintf(c->out, ", band %s..%s%s%s", tg_fmt_num(lo, sizeof lo, b->band_lo, unit),
+                tg_fmt_num(hi, sizeof hi, b->band_hi, unit), b->outside_band ? " (outside)" : "",
                 b->band_measured ? "" : " assumed");
     }
     if (b->regression) fprintf(c->out, "  %sregression%s", paint(c, "\033[1;31m"), paint(c, "\033[0m"));

@@ -14,7 +14,7 @@
 
 #include "iterdoc.h"
 #include "report_int.h"
-#include "units.h"
+#include "../common/units.h"
 #include "../common/text.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -307,14 +307,14 @@ static void print_gpus(FILE *f, const json_t *gpus)
         return;
     }
     json_array_foreach(gpus, i, g) {
-        char mem[TG_UNITS_BUF];
+        char mem[TG_FMT_BUF];
         const char *name = jstr(g, "name");
         fprintf(f, "  %-11s %lld: ", i == 0 ? "gpus:" : "", (long long)jint(g, "id"));
         print_name(f, name ? name : "(not described)", 80);
         if (json_is_integer(json_object_get(g, "sm_count")))
             fprintf(f, ", %lld SMs", (long long)jint(g, "sm_count"));
         if (json_is_integer(json_object_get(g, "memory")))
-            fprintf(f, ", %s", tg_units_bytes(mem, sizeof mem, (double)jint(g, "memory")));
+            fprintf(f, ", %s", tg_fmt_num(mem, sizeof mem, (double)jint(g, "memory"), TG_UNIT_BYTES));
         if (jstr(g, "compute_capability")) {
             fputs(", compute ", f);
             print_name(f, jstr(g, "compute_capability"), TG_TEXT_CAP_NAME);
@@ -366,10 +366,10 @@ char *tg_info_text(const tg_trace *t, const char *pattern)
     fputs(", schema ", f);
     print_name(f, schema ? schema : "not recorded", TG_TEXT_CAP_NAME);
     fputc('\n', f);
-    char a[TG_UNITS_BUF];
+    char a[TG_FMT_BUF];
     if (json_is_integer(json_object_get(doc, "span_ns")))
         fprintf(f, "  %-11s %s (%lld .. %lld ns)\n", "span:",
-                tg_units_duration(a, sizeof a, (double)jint(doc, "span_ns")),
+                tg_fmt_num(a, sizeof a, (double)jint(doc, "span_ns"), TG_UNIT_NS),
                 (long long)jint(doc, "start_ns"), (long long)jint(doc, "end_ns"));
     else
         fprintf(f, "  %-11s no events\n", "span:");

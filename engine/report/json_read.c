@@ -2,9 +2,9 @@
 ** Reading JSON results back (the inverse of fmt_json.c), for `tracegate
 ** merge`: per-rank results written by separate `check` runs are loaded into
 ** one tg_run_result, so every reporter can render the merged verdict. Only
-** the contract of DESIGN §5 is read; unknown members are ignored, so newer
-** results still merge. Numbers lose their unit on the way through JSON; the
-** reporters recover it from the value's name (sum_duration_ns, ...).
+** the contract of docs/formats.md is read; unknown members are ignored, so
+** newer results still merge. Numbers keep their unit through the "units"
+** objects beside "values" and evidence "fields".
 */
 #include "json_read.h"
 
@@ -38,7 +38,8 @@ static tg_value value_from(tg_arena *a, json_t *v)
     return tg_null();
 }
 
-static tg_named_value *values_from(tg_arena *a, json_t *obj, size_t *n)
+/* Values with their units from the companion "units" object. */
+static tg_named_value *values_from(tg_arena *a, json_t *obj, json_t *units, size_t *n)
 {
     *n = json_is_object(obj) ? json_object_size(obj) : 0;
     tg_named_value *vals = tg_arena_alloc(a, (*n ? *n : 1) * sizeof *vals);
@@ -48,7 +49,11 @@ static tg_named_value *values_from(tg_arena *a, json_t *obj, size_t *n)
     json_t *v;
     json_object_foreach(obj, key, v) {
         vals[i].name = tg_arena_strdup(a, key);
-        vals[i++].value = value_from(a, v);
+        vals[i].value = value_from(a, v);
+        tg_unit u;
+        if (vals[i].value.type == TG_TY_INT || vals[i].value.type == TG_TY_FLOAT)
+            if (tg_unit_parse_key(json_string_value(json_object_get(units, key)), &u)) vals[i].value.unit = u;
+        i++;
     }
     return vals;
 }
@@ -117,7 +122,7 @@ static bool evidence_from(tg_arena *a, json_t *arr, tg_rule_result *r)
         ev->rowid = int_of(e, "rowid", -1);
         ev->start = int_of(e, "start", TG_NULL_I64);
         ev->end = int_of(e, "end", TG_NULL_I64);
-        ev->fields = values_from(a, json_object_get(e, "fields"), &ev->n_fields);
+        ev->fields = values_from(a, json_object_get(e, "fields"), json_object_get(e, "units"), &ev->n_fields);
     }
     return true;
 }
@@ -155,7 +160,7 @@ static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *f
     json_t *loc = json_object_get(o, "location");
     r->rule_file = str_of(a, loc, "file");
     r->rule_line = (int)int_of(loc, "line", 0);
-    r->values = values_from(a, json_object_get(o, "values"), &r->n_values);
+    r->values = values_from(a, json_object_get(o, "values"), json_object_get(o, "units"), &r->n_values);
     json_t *b = json_object_get(o, "baseline");
     if (!baseline_from(a, b, &r->baseline)) return false;
     /* results written before `regression` was: a baseline marks the rule */

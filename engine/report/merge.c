@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "units.h"
+#include "../common/units.h"
 
 static double rank_period(const tg_trace_result *t)
 {
@@ -53,15 +53,15 @@ size_t tg_merge_stragglers(tg_run_result *run, double threshold, tg_severity sev
     free(p);
 
     char med[32], cur[32], lim[32];
-    tg_units_duration(med, sizeof med, median);
-    tg_units_ratio(lim, sizeof lim, threshold);
+    tg_fmt_num(med, sizeof med, median, TG_UNIT_NS);
+    tg_fmt_num(lim, sizeof lim, threshold, TG_UNIT_RATIO);
     for (size_t i = 0; i < run->n_traces; i++) {
         tg_trace_result *t = &run->traces[i];
         double x = rank_period(t);
         if (!isfinite(x) || x <= 0 || !t->results) continue;
         double change = (x - median) / median;
         bool slow = change > threshold;
-        tg_units_duration(cur, sizeof cur, x);
+        tg_fmt_num(cur, sizeof cur, x, TG_UNIT_NS);
         tg_rule_result *r = &t->results[t->n_results++];
         memset(r, 0, sizeof *r);
         r->rule = "rank-straggler";

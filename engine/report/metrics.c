@@ -18,7 +18,7 @@
 
 #include "iterdoc.h"
 #include "report_int.h"
-#include "units.h"
+#include "../common/units.h"
 #include "../common/text.h"
 #include "../common/stats.h"
 
@@ -310,7 +310,7 @@ static double num(const json_t *o, const char *key)
 
 static const char *dur(char *buf, double ns)
 {
-    return isnan(ns) ? "-" : tg_units_duration(buf, TG_UNITS_BUF, ns);
+    return isnan(ns) ? "-" : tg_fmt_num(buf, TG_FMT_BUF, ns, TG_UNIT_NS);
 }
 
 /* A string from the export (file, versions, device names) in the text:
@@ -330,7 +330,7 @@ static void print_name(FILE *f, const char *s, size_t max, int width)
 
 static const char *pct(char *buf, double r)
 {
-    return isnan(r) ? "-" : tg_units_ratio(buf, TG_UNITS_BUF, r);
+    return isnan(r) ? "-" : tg_fmt_num(buf, TG_FMT_BUF, r, TG_UNIT_RATIO);
 }
 
 static void text_devices(FILE *f, const json_t *doc)
@@ -346,7 +346,7 @@ static void text_devices(FILE *f, const json_t *doc)
     size_t i;
     const json_t *d;
     json_array_foreach(list, i, d) {
-        char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF], e[TG_UNITS_BUF], g[TG_UNITS_BUF];
+        char a[TG_FMT_BUF], b[TG_FMT_BUF], c[TG_FMT_BUF], e[TG_FMT_BUF], g[TG_FMT_BUF];
         const char *name = json_string_value(json_object_get(d, "name"));
         fprintf(f, "  %-6d ", (int)num(d, "device"));
         print_name(f, name ? name : "-", TG_TEXT_CAP_NAME, 24);
@@ -358,7 +358,7 @@ static void text_devices(FILE *f, const json_t *doc)
 
 static void text_series(FILE *f, const char *label, const json_t *s)
 {
-    char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF];
+    char a[TG_FMT_BUF], b[TG_FMT_BUF], c[TG_FMT_BUF];
     fprintf(f, "  %-10s %6.0f %12s %12s %10.4g %10.4g %12s\n", label, num(s, "n"),
             dur(a, num(s, "p50")), dur(b, num(s, "mean")), num(s, "cv"), num(s, "max_over_p50"),
             dur(c, num(s, "max")));
@@ -388,14 +388,14 @@ static void text_work(FILE *f, const json_t *doc)
     const json_t *w = json_object_get(doc, "work_by_name"), *list = json_object_get(w, "names");
     if (json_array_size(list) == 0) return;
     bool per_it = num(w, "steady_iterations") > 0;
-    fprintf(f, "GPU work by name (of %s in all)\n", dur((char[TG_UNITS_BUF]){0}, num(w, "total_ns")));
+    fprintf(f, "GPU work by name (of %s in all)\n", dur((char[TG_FMT_BUF]){0}, num(w, "total_ns")));
     fprintf(f, "  %8s %10s %10s %10s %7s %12s %9s  %s\n", "count", "total", "mean", "p50", "share",
             per_it ? "per iter" : "", per_it ? "launches" : "", "name");
     size_t i;
     const json_t *e;
     json_array_foreach(list, i, e) {
         if (i == TG_METRICS_TEXT_NAMES) break;
-        char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF], g[TG_UNITS_BUF], h[TG_UNITS_BUF];
+        char a[TG_FMT_BUF], b[TG_FMT_BUF], c[TG_FMT_BUF], g[TG_FMT_BUF], h[TG_FMT_BUF];
         const char *name = json_string_value(json_object_get(e, "name"));
         fprintf(f, "  %8.0f %10s %10s %10s %7s %12s", num(e, "count"), dur(a, num(e, "total_ns")),
                 dur(b, num(e, "mean_ns")), dur(c, num(e, "p50_ns")), pct(g, num(e, "share")),
@@ -420,7 +420,7 @@ char *tg_metrics_text(const json_t *doc)
     const char *file = json_string_value(json_object_get(doc, "file"));
     const char *nsys = json_string_value(json_object_get(doc, "nsys_version"));
     const char *schema = json_string_value(json_object_get(doc, "schema_version"));
-    char a[TG_UNITS_BUF], b[TG_UNITS_BUF], c[TG_UNITS_BUF];
+    char a[TG_FMT_BUF], b[TG_FMT_BUF], c[TG_FMT_BUF];
     print_name(f, file ? file : "-", TG_TEXT_CAP_TEXT, 0);
     fputs(" (nsys ", f);
     print_name(f, nsys ? nsys : "unknown", TG_TEXT_CAP_NAME, 0);

@@ -5,7 +5,7 @@
 ** hashing). Each format lives in its own fmt_*.c file.
 */
 #include "report_int.h"
-#include "units.h"
+#include "../common/units.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,6 +14,7 @@
 
 #include "../common/common.h"
 #include "../common/value.h"
+#include "../common/units.h"
 
 typedef enum tg_node_kind {
 #define TG_NODE(id, spelling, cls, bp) TG_N_##id,
@@ -51,15 +52,6 @@ typedef struct tg_agg_def {
 extern const tg_agg_def tg_agg_defs[TG_AGG_COUNT_KINDS];
 int tg_agg_find(const char *name);          /* -1 when unknown */
 
-typedef struct tg_unit_suffix {
-    const char *suffix;
-    tg_unit unit;
-    double scale;
-    const char *doc;
-} tg_unit_suffix;
-
-extern const tg_unit_suffix tg_unit_suffixes[];
-extern const size_t tg_unit_suffix_count;
 
 /* ------------------------------------------------------------ positions */
 

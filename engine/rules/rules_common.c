@@ -1,6 +1,6 @@
 /*
 ** What every stage of the rule front end shares: the tables expanded from
-** nodes.def, aggregates.def and units.def, positions in rule texts (byte
+** nodes.def and aggregates.def, positions in rule texts (byte
 ** offset -> line and column, the offending line for a caret), reporting a
 ** message at a position, and the "did you mean" suggestion.
 */
@@ -33,14 +33,6 @@ const tg_agg_def tg_agg_defs[TG_AGG_COUNT_KINDS] = {
 #include "aggregates.def"
 #undef TG_AGG
 };
-
-const tg_unit_suffix tg_unit_suffixes[] = {
-#define TG_UNIT_SUFFIX(sfx, unit, scale, doc) {sfx, TG_UNIT_##unit, scale, doc},
-#include "units.def"
-#undef TG_UNIT_SUFFIX
-};
-
-const size_t tg_unit_suffix_count = sizeof tg_unit_suffixes / sizeof tg_unit_suffixes[0];
 
 const char *const tg_baseline_stat_names[TG_BSTAT_COUNT] = {
 #define X(id, name, kind, doc) name,

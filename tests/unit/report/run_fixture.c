@@ -40,14 +40,14 @@ static void rank0(tg_arena *a, tg_trace_result *t)
     t->file = "runs/rank0.sqlite";
     t->nsys_version = "2024.5.1.113";
     t->schema_version = "3.11.1";
-    t->gpu_names = "NVIDIA H100 80GB HBM3, NVIDIA A100-SXM4-80GB";
+    t->gpu_names = "NVIDIA H100 80GB HBM3,NVIDIA A100-SXM4-80GB";   /* as check joins them */
     t->n_results = 5;
     t->results = tg_arena_alloc(a, t->n_results * sizeof *t->results);
     tg_rule_result *r = t->results;
 
     r[0] = base_result("sync-memcpy", "Synchronous memcpy blocks the host", TG_SEV_ERROR, TG_V_FAIL);
     r[0].count = 400;
-    r[0].message = "400 synchronous copies blocked the host for 1.20 s";
+    r[0].message = "400 synchronous copies blocked the host for 1.2 s";
     r[0].advice = "Use pinned host memory and cudaMemcpyAsync on a stream.";
     r[0].rule_file = "rules.d/memcpy.yaml";
     r[0].rule_line = 12;

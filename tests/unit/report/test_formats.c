@@ -86,8 +86,8 @@ static void test_junit(void **state)
     assert_non_null(strstr(xml, "cuMemcpy \"x\" 'q' &lt;y&gt; &amp; z\n100% a:b,c|d"));   /* body */
     assert_non_null(strstr(xml, "&quot;x&quot; &apos;q&apos; &lt;y&gt; &amp; z&#10;100%"));  /* attr */
     assert_non_null(strstr(xml, "reproduce: SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
-    assert_non_null(strstr(xml, "<failure message=\"400 synchronous copies blocked the host for 1.20 s\" type=\"error\">"));
-    assert_non_null(strstr(xml, "baseline: 12.3 ms -> 13.1 ms (+6.50%), p=0.0012, n=50 baseline / 48 now, regression"));
+    assert_non_null(strstr(xml, "<failure message=\"400 synchronous copies blocked the host for 1.2 s\" type=\"error\">"));
+    assert_non_null(strstr(xml, "baseline: 12.3 ms -> 13.1 ms (+6.5%), p=0.0012, n=50 baseline / 48 now, regression"));
 
     if (access("/usr/bin/xmllint", X_OK) != 0) {
         fprintf(stderr, "note: /usr/bin/xmllint absent; well-formedness checked by counts only\n");
@@ -327,7 +327,7 @@ static void test_markdown(void **state)
         row = strchr(row, '\n') + 1;
     }
     assert_non_null(strstr(md, "| `rank0.sqlite` | `sync-memcpy` | error | **FAIL** | 400 | "
-                               "400 synchronous copies blocked the host for 1.20 s |\n"));
+                               "400 synchronous copies blocked the host for 1.2 s |\n"));
     /* the trace text: | escaped, newline a <br>, markdown specials inert */
     assert_non_null(strstr(md, "below 50% \\| see cuMemcpy \"x\" 'q' \\<y\\> \\& z<br>100% a:b,c\\|d \\\\x01 |"));
     assert_non_null(strstr(md, "2 kernels named \\`\\_\\_global\\_\\_\\` ran"));
@@ -335,10 +335,10 @@ static void test_markdown(void **state)
     assert_non_null(strstr(md, "```sql\nSELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY "
                                "WHERE rowid IN (12, 40)\n```\n"));
     assert_int_equal(table_rows(md, "| table | rowid | start | end | fields |", &row), 2);
-    assert_non_null(strstr(row, "| CUPTI\\_ACTIVITY\\_KIND\\_MEMCPY | 12 | 1000 | 5000 | bytes = 16.8 MB, api = `"));
+    assert_non_null(strstr(row, "| CUPTI\\_ACTIVITY\\_KIND\\_MEMCPY | 12 | 1000 | 5000 | bytes = 16 MiB, api = `"));
     assert_int_equal(table_rows(md, "| trace | rule | metric | baseline |", &row), 2);
     assert_non_null(strstr(row, "| `rank1.sqlite` | `gpu-time-regression` | `p50(gpu_time)` | 12.3 ms | "
-                                "13.1 ms | +6.50% | 0.0012 | 50/48 | **regression** |"));
+                                "13.1 ms | +6.5% | 0.0012 | 50/48 | **regression** |"));
     assert_non_null(strstr(md, "| -9.09% | n/a | 50/48 | improvement |"));
     assert_non_null(strstr(md, "- `runs/broken.sqlite`: runs/broken.sqlite is not an SQLite database"));
     free(md);
@@ -460,16 +460,16 @@ static void test_text(void **state)
         assert_int_equal(p[col - 1], ' ');
         assert_int_not_equal(p[col], ' ');
     }
-    assert_non_null(strstr(txt, "  FAIL  error    sync-memcpy               400 synchronous copies blocked the host for 1.20 s\n"));
-    assert_non_null(strstr(txt, "values: count=400  sum_duration_ns=1.20 s\n"));
-    assert_non_null(strstr(txt, "CUPTI_ACTIVITY_KIND_MEMCPY rowid 12  1000..5000 (4.00 us)  bytes=16.8 MB  "
+    assert_non_null(strstr(txt, "  FAIL  error    sync-memcpy               400 synchronous copies blocked the host for 1.2 s\n"));
+    assert_non_null(strstr(txt, "values: count=400  sum_duration_ns=1.2 s\n"));
+    assert_non_null(strstr(txt, "CUPTI_ACTIVITY_KIND_MEMCPY rowid 12  1000..5000 (4 us)  bytes=16 MiB  "
                                 "api=\"cuMemcpy \\\"x\\\" 'q' <y> & z\\n100% a:b,c|d \\x01\"  pinned=false\n"));
     assert_non_null(strstr(txt, "reproduce: SELECT rowid"));
     assert_non_null(strstr(txt, "advice: Use pinned host memory"));
-    assert_non_null(strstr(txt, "busy_frac_steady=31.0%"));
-    assert_non_null(strstr(txt, "baseline: 12.3 ms \xe2\x86\x92 13.1 ms (+6.50%), p=0.0012, n=50 baseline / 48 now, "
-                                "band 12.0 ms..12.6 ms (outside)  regression\n"));
-    assert_non_null(strstr(txt, "baseline: 22.0 ms \xe2\x86\x92 20.0 ms (-9.09%), p n/a, n=50 baseline / 48 now  improvement\n"));
+    assert_non_null(strstr(txt, "busy_frac_steady=31%"));
+    assert_non_null(strstr(txt, "baseline: 12.3 ms \xe2\x86\x92 13.1 ms (+6.5%), p=0.0012, n=50 baseline / 48 now, "
+                                "band 12 ms..12.6 ms (outside)  regression\n"));
+    assert_non_null(strstr(txt, "baseline: 22 ms \xe2\x86\x92 20 ms (-9.09%), p n/a, n=50 baseline / 48 now  improvement\n"));
     assert_non_null(strstr(txt, "  ERROR unreadable: runs/broken.sqlite is not an SQLite database"));
     const char *last = txt + strlen(txt) - 2;
     while (last > txt && *last != '\n') last--;

@@ -126,8 +126,12 @@ static void test_contract(void **state)
 
     json_t *r = json_array_get(json_object_get(t0, "results"), 0);
     static const char *const keys[] = {"rule", "title", "status", "severity", "count", "message",
-                                       "advice", "values", "evidence", "reproduce", "location"};
-    assert_keys(r, keys, 11);
+                                       "advice", "values", "units", "evidence", "reproduce", "location"};
+    assert_keys(r, keys, 12);
+    /* units beside values: the duration's, not count's (a plain number) */
+    json_t *units = json_object_get(r, "units");
+    assert_int_equal(json_object_size(units), 1);
+    assert_string_equal(json_string_value(json_object_get(units, "sum_duration_ns")), "ns");
     assert_int_equal(json_integer_value(json_object_get(r, "count")), 400);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "values"), "sum_duration_ns")),
                      1200000000);
@@ -141,6 +145,8 @@ static void test_contract(void **state)
     assert_string_equal(json_string_value(json_object_get(fields, "api")), NASTY);
     assert_true(json_is_false(json_object_get(fields, "pinned")));
     assert_int_equal(json_integer_value(json_object_get(fields, "bytes")), 16777216);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e0, "units"), "bytes")), "bytes");
+    assert_null(json_object_get(json_object_get(e0, "units"), "pinned"));
     assert_true(json_is_null(json_object_get(e1, "start")));
     assert_string_equal(json_string_value(json_object_get(json_object_get(r, "location"), "file")),
                         "rules.d/memcpy.yaml");

@@ -50,6 +50,13 @@ static void test_round_trip(void **state)
     assert_non_null(b);
     /* locations are written from the rule file, which the fixture has */
     assert_true(json_equal(a, b));
+    /* units come back with the numbers: the text report reads the same */
+    char *text = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
+    char *text_back = fixture_render(TG_FMT_TEXT, &back, NULL, &plain);
+    assert_non_null(strstr(text_back, "sum_duration_ns=1.2 s"));
+    assert_string_equal(text, text_back);
+    free(text);
+    free(text_back);
     /* the same file twice merges into twice the traces */
     assert_int_equal(tg_result_read_json(path, &back, &diag), TG_OK);
     assert_int_equal(back.n_traces, 2 * EXPECT_TRACES);

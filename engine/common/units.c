@@ -1,0 +1,150 @@
+/*
+** Units both ways (units.h): the suffix table the rule lexer reads, and the
+** formatter whose ladders are built from the same table.
+*/
+#include "units.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const tg_unit_suffix tg_unit_suffixes[] = {
+#define TG_UNIT_SUFFIX(sfx, unit, scale, doc) {sfx, TG_UNIT_##unit, scale, doc},
+#include "units.def"
+#undef TG_UNIT_SUFFIX
+};
+
+const size_t tg_unit_suffix_count = sizeof tg_unit_suffixes / sizeof tg_unit_suffixes[0];
+
+/* Rungs of a ladder, smallest first (units.def lists them so). */
+typedef struct ladder {
+    const tg_unit_suffix *rung[8];
+    size_t n;
+} ladder;
+
+/* The suffixes of `unit`, in units.def's order; with base > 0 only those
+** whose scale is a power of base (1 included). */
+static ladder ladder_of(tg_unit unit, double base)
+{
+    ladder l = {.n = 0};
+    for (size_t i = 0; i < tg_unit_suffix_count && l.n < 8; i++) {
+        const tg_unit_suffix *s = &tg_unit_suffixes[i];
+        if (s->unit != unit) continue;
+        double x = s->scale;
+        while (base > 0 && x >= base && fmod(x, base) == 0) x /= base;
+        if (base == 0 || x == 1) l.rung[l.n++] = s;
+    }
+    return l;
+}
+
+static int clamp_digits(int digits)
+{
+    return digits < 1 ? 1 : digits > 17 ? 17 : digits;
+}
+
+/* `digits` significant digits without exponent notation. */
+static void sig(char *buf, size_t size, double x, int digits)
+{
+    snprintf(buf, size, "%.*g", digits, x);
+    if (strchr(buf, 'e')) snprintf(buf, size, "%.0f", x);
+}
+
+/* x in the largest rung it reaches once rounded to `digits` digits. */
+static char *scaled(char *buf, size_t size, double x, const ladder *l, int digits)
+{
+    double reach = 1 - 0.5 * pow(10, -digits);   /* 999.7 us is 1 ms at 3 digits */
+    size_t k = 0;
+    while (k + 1 < l->n && fabs(x) >= l->rung[k + 1]->scale * reach) k++;
+    char num[48];
+    sig(num, sizeof num, x / l->rung[k]->scale, digits);
+    snprintf(buf, size, "%s %s", num, l->rung[k]->suffix);
+    return buf;
+}
+
+static char *duration(char *buf, size_t size, double ns, int digits)
+{
+    if (fabs(ns) < 1000 && ns == floor(ns)) {
+        snprintf(buf, size, "%.0f ns", ns);
+        return buf;
+    }
+    ladder l = ladder_of(TG_UNIT_NS, 0);
+    return scaled(buf, size, ns, &l, digits);
+}
+
+static char *bytes(char *buf, size_t size, double b, int digits)
+{
+    if (fabs(b) < 1000) {
+        if (b == floor(b)) snprintf(buf, size, "%.0f B", b);
+        else snprintf(buf, size, "%.*g B", digits, b);
+        return buf;
+    }
+    /* An exact multiple of a binary unit reads best in it: 16 MiB. */
+    ladder bin = ladder_of(TG_UNIT_BYTES, 1024);
+    for (size_t k = bin.n; k-- > 0;) {
+        if (bin.rung[k]->scale == 1) continue;
+        double q = b / bin.rung[k]->scale;
+        if (fabs(q) >= 1 && q == floor(q) && fabs(q) < 1024) {
+            snprintf(buf, size, "%.0f %s", q, bin.rung[k]->suffix);
+            return buf;
+        }
+    }
+    ladder dec = ladder_of(TG_UNIT_BYTES, 1000);
+    return scaled(buf, size, b, &dec, digits);
+}
+
+char *tg_fmt_num_digits(char *buf, size_t size, double x, tg_unit unit, int digits)
+{
+    digits = clamp_digits(digits);
+    if (isnan(x)) {
+        snprintf(buf, size, "n/a");
+        return buf;
+    }
+    if (isinf(x)) {
+        snprintf(buf, size, "%sinf%s", x < 0 ? "-" : "", unit == TG_UNIT_RATIO ? "%" : "");
+        return buf;
+    }
+    switch (unit) {
+    case TG_UNIT_NS: return duration(buf, size, x, digits);
+    case TG_UNIT_BYTES: return bytes(buf, size, x, digits);
+    case TG_UNIT_RATIO: {
+        char num[48];
+        sig(num, sizeof num, x * 100.0, digits);
+        snprintf(buf, size, "%s%%", num);
+        return buf;
+    }
+    default:
+        if ((x == floor(x) && fabs(x) < 1e15) || fabs(x) >= 1000) snprintf(buf, size, "%.0f", x);
+        else sig(buf, size, x, digits);
+        return buf;
+    }
+}
+
+char *tg_fmt_num(char *buf, size_t size, double x, tg_unit unit)
+{
+    return tg_fmt_num_digits(buf, size, x, unit, 3);
+}
+
+char *tg_fmt_value(char *buf, size_t size, tg_value v)
+{
+    switch (v.type) {
+    case TG_TY_NULL: snprintf(buf, size, "n/a"); return buf;
+    case TG_TY_BOOL: snprintf(buf, size, "%s", v.u.b ? "true" : "false"); return buf;
+    case TG_TY_STRING: snprintf(buf, size, "%s", v.u.s ? v.u.s : "n/a"); return buf;
+    case TG_TY_INT:
+        if (v.unit == TG_UNIT_NONE) {
+            snprintf(buf, size, "%lld", (long long)v.u.i);
+            return buf;
+        }
+        return tg_fmt_num(buf, size, (double)v.u.i, v.unit);
+    default: return tg_fmt_num(buf, size, v.u.f, v.unit);
+    }
+}
+
+char *tg_fmt_change(char *buf, size_t size, double change)
+{
+    char num[TG_FMT_BUF];
+    tg_fmt_num(num, sizeof num, change, TG_UNIT_RATIO);
+    bool plus = change > 0 && !isnan(change);
+    snprintf(buf, size, "%s%s", plus ? "+" : "", num);
+    return buf;
+}

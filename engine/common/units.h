@@ -1,0 +1,42 @@
+/*
+** Units for people, both ways: the literal suffixes of the rule language
+** (units.def: 64KB, 20%, 500ms) and the one formatter every number a user
+** reads goes through -- rule messages, reports, baseline listings, the CLI.
+**
+** The formatter prints three significant digits (or `digits`) and picks
+** the unit after rounding, from the same ladders units.def defines:
+** durations adapt (812 ns, 1.23 ms, 4.5 s, 2.5 min, 2 h); byte counts use
+** a binary unit when they are an exact multiple of one (16 MiB, 64 KiB) and
+** decimal units otherwise (16.8 MB, 64 KB); ratios print as percentages
+** (23.4%); plain integers as integers. NaN prints "n/a", infinities "inf".
+** Every function writes into the caller's buffer and returns it.
+*/
+#ifndef TG_UNITS_H
+#define TG_UNITS_H
+
+#include <stddef.h>
+#include "value.h"
+
+/* One literal suffix (units.def): N<suffix> is N * scale in the base unit. */
+typedef struct tg_unit_suffix {
+    const char *suffix;
+    tg_unit unit;
+    double scale;
+    const char *doc;
+} tg_unit_suffix;
+
+extern const tg_unit_suffix tg_unit_suffixes[];
+extern const size_t tg_unit_suffix_count;
+
+/* A buffer that holds any number this header prints. */
+#define TG_FMT_BUF 64
+
+/* A value in its unit; strings as they are (truncated), null as "n/a". */
+char *tg_fmt_value(char *buf, size_t size, tg_value v);
+/* A number in a unit, with three significant digits or `digits` (1..17). */
+char *tg_fmt_num(char *buf, size_t size, double x, tg_unit unit);
+char *tg_fmt_num_digits(char *buf, size_t size, double x, tg_unit unit, int digits);
+/* A signed relative change as a percentage: +6.5%, -0.1%, 0%. */
+char *tg_fmt_change(char *buf, size_t size, double change);
+
+#endif

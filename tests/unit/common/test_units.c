@@ -1,0 +1,128 @@
+/*
+** The one formatter (engine/common/units.h), as messages, reports and
+** baseline listings print numbers: durations adapt their unit with three
+** significant digits, byte counts use binary units when exact and decimal
+** ones otherwise, ratios are percentages, null and NaN are n/a.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/units.h"
+
+static void check(tg_value v, const char *want)
+{
+    char buf[64];
+    const char *got = tg_fmt_value(buf, sizeof buf, v);
+    if (strcmp(got, want)) print_message("want '%s', got '%s'\n", want, got);
+    assert_string_equal(got, want);
+}
+
+static void test_durations(void **state)
+{
+    (void)state;
+    check(tg_int(0, TG_UNIT_NS), "0 ns");
+    check(tg_int(812, TG_UNIT_NS), "812 ns");
+    check(tg_float(812.5, TG_UNIT_NS), "812 ns");
+    check(tg_int(2500, TG_UNIT_NS), "2.5 us");
+    check(tg_int(1234567, TG_UNIT_NS), "1.23 ms");
+    check(tg_int(999999, TG_UNIT_NS), "1 ms");
+    check(tg_int(45600000, TG_UNIT_NS), "45.6 ms");
+    check(tg_int(2500000000, TG_UNIT_NS), "2.5 s");
+    check(tg_int(150000000000, TG_UNIT_NS), "2.5 min");
+    check(tg_int(7200000000000, TG_UNIT_NS), "2 h");
+    check(tg_int(-1500000, TG_UNIT_NS), "-1.5 ms");
+    check(tg_int(999700, TG_UNIT_NS), "1 ms");          /* rounds up into the next unit */
+    check(tg_int(999400, TG_UNIT_NS), "999 us");
+    check(tg_float(1e15, TG_UNIT_NS), "278 h");                 /* hours are the last rung */
+}
+
+static void test_bytes(void **state)
+{
+    (void)state;
+    check(tg_int(512, TG_UNIT_BYTES), "512 B");
+    check(tg_int(64000, TG_UNIT_BYTES), "64 KB");
+    check(tg_int(65536, TG_UNIT_BYTES), "64 KiB");
+    check(tg_int(16777216, TG_UNIT_BYTES), "16 MiB");
+    check(tg_int(16800000, TG_UNIT_BYTES), "16.8 MB");
+    check(tg_int(17600000, TG_UNIT_BYTES), "17.6 MB");
+    check(tg_int(3221225472, TG_UNIT_BYTES), "3 GiB");
+    check(tg_float(1536.5, TG_UNIT_BYTES), "1.54 KB");
+}
+
+static void test_ratios_and_numbers(void **state)
+{
+    (void)state;
+    check(tg_float(0.2, TG_UNIT_RATIO), "20%");
+    check(tg_float(0.056, TG_UNIT_RATIO), "5.6%");
+    check(tg_float(0.12345, TG_UNIT_RATIO), "12.3%");
+    check(tg_float(1.0, TG_UNIT_RATIO), "100%");
+    check(tg_int(42, TG_UNIT_NONE), "42");
+    check(tg_float(0.354, TG_UNIT_NONE), "0.354");
+    check(tg_float(2.0, TG_UNIT_NONE), "2");
+    check(tg_float(12345.6, TG_UNIT_NONE), "12346");
+    check(tg_null(), "n/a");
+    check(tg_bool(true), "true");
+    check(tg_str("cuMemcpyHtoD"), "cuMemcpyHtoD");
+}
+
+static void num(double x, tg_unit u, int digits, const char *want)
+{
+    char buf[TG_FMT_BUF];
+    const char *got = tg_fmt_num_digits(buf, sizeof buf, x, u, digits);
+    if (strcmp(got, want)) print_message("want '%s', got '%s'\n", want, got);
+    assert_string_equal(got, want);
+}
+
+static void test_digits_and_nonfinite(void **state)
+{
+    (void)state;
+    num(11737417.25, TG_UNIT_NS, 6, "11.7374 ms");      /* `baseline show` */
+    num(11737417.25, TG_UNIT_NS, 3, "11.7 ms");
+    num(0.1254, TG_UNIT_RATIO, 2, "13%");
+    num(NAN, TG_UNIT_NS, 3, "n/a");
+    num(INFINITY, TG_UNIT_NS, 3, "inf");
+    num(-INFINITY, TG_UNIT_RATIO, 3, "-inf%");
+    num(1.5, TG_UNIT_NONE, 0, "2");                     /* digits clamp to 1..17 */
+    char b[TG_FMT_BUF];
+    assert_string_equal(tg_fmt_change(b, sizeof b, 0.065), "+6.5%");
+    assert_string_equal(tg_fmt_change(b, sizeof b, -0.0909), "-9.09%");
+    assert_string_equal(tg_fmt_change(b, sizeof b, 0), "0%");
+    assert_string_equal(tg_fmt_change(b, sizeof b, NAN), "n/a");
+    assert_string_equal(tg_fmt_change(b, sizeof b, INFINITY), "+inf%");
+    char small[4];
+    assert_string_equal(tg_fmt_value(small, sizeof small, tg_str("a long kernel name")), "a l");
+}
+
+/* The ladders come from units.def: every suffix prints as itself. */
+static void test_suffixes_round_trip(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < tg_unit_suffix_count; i++) {
+        const tg_unit_suffix *s = &tg_unit_suffixes[i];
+        if (s->unit == TG_UNIT_RATIO || s->scale == 1) continue;
+        char want[32], buf[TG_FMT_BUF];
+        snprintf(want, sizeof want, "3 %s", s->suffix);
+        tg_fmt_num(buf, sizeof buf, 3 * s->scale, s->unit);
+        if (strcmp(buf, want)) print_message("%s: got '%s'\n", s->suffix, buf);
+        assert_string_equal(buf, want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_bytes),
+        cmocka_unit_test(test_ratios_and_numbers),
+        cmocka_unit_test(test_digits_and_nonfinite),
+        cmocka_unit_test(test_suffixes_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
