@@ -148,8 +148,7 @@ static int rv_cmp(const tg_rule_state *st, const tg_expr *e, tg_rv a, tg_rv b, b
         *ok = false;
         return 0;
     }
-    double x = tg_rv_num(a), y = tg_rv_num(b);
-    return (x > y) - (x < y);
+    return tg_num_order(tg_rv_num(a), tg_rv_num(b), ok);
 }
 
 /* String predicate of node e on pool id sid, memoised. */
@@ -189,15 +188,7 @@ bool tg_eval_row_test(tg_rule_state *st, const char *row, const tg_expr *e)
         if (b.t == TG_RV_NULL) return false;
         bool ok;
         int c = rv_cmp(st, e, a, b, &ok);
-        if (!ok) return false;
-        switch (e->op) {
-        case TG_N_EQ: return c == 0;
-        case TG_N_NE: return c != 0;
-        case TG_N_LT: return c < 0;
-        case TG_N_LE: return c <= 0;
-        case TG_N_GT: return c > 0;
-        default: return c >= 0;
-        }
+        return ok && tg_cmp_holds(e->op, c);
     }
     case TG_N_IN: case TG_N_MATCHES: case TG_N_STARTSWITH: case TG_N_CONTAINS: {
         tg_rv a = tg_eval_row(st, row, e->a);

@@ -129,6 +129,11 @@ struct tg_ruleset {
 ** context (fold.c). Null operands give null (comparisons: false). */
 tg_value tg_value_arith(tg_node_kind op, tg_value a, tg_value b, tg_unit result_unit);
 bool tg_value_compare(tg_node_kind op, tg_value a, tg_value b);
+/* The one comparison both contexts use: the three-way order of two
+** numbers (false in *ok when either is NaN: NaN compares with nothing),
+** and whether comparison op holds for an order c (<0, 0, >0). */
+int tg_num_order(double x, double y, bool *ok);
+bool tg_cmp_holds(tg_node_kind op, int c);
 /* `in`: a is one of list (strings by content, numbers by value). */
 bool tg_value_in(tg_value a, const tg_value *list, size_t n);
 /* Numeric value as double (NaN for null and non-numbers). */

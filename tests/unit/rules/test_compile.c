@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,33 @@ static void test_types_and_folding(void **state)
     tg_rules_free(rs);
 }
 
+/* The one comparison the folder and the evaluator share: NaN compares
+** with nothing, and each operator reads the three-way order. */
+static void test_comparison(void **state)
+{
+    (void)state;
+    assert_false(tg_value_compare(TG_N_EQ, tg_float(NAN, TG_UNIT_NONE), tg_float(NAN, TG_UNIT_NONE)));
+    assert_false(tg_value_compare(TG_N_LE, tg_float(NAN, TG_UNIT_NONE), tg_int(1, TG_UNIT_NONE)));
+    assert_false(tg_value_compare(TG_N_NE, tg_null(), tg_int(1, TG_UNIT_NONE)));
+    assert_true(tg_value_compare(TG_N_LT, tg_int(1, TG_UNIT_NONE), tg_float(1.5, TG_UNIT_NONE)));
+    assert_true(tg_value_compare(TG_N_GE, tg_str("b"), tg_str("a")));
+    assert_false(tg_value_compare(TG_N_EQ, tg_str("1"), tg_int(1, TG_UNIT_NONE)));
+    bool ok;
+    assert_int_equal(tg_num_order(2, 1, &ok), 1);
+    assert_true(ok);
+    tg_num_order(NAN, 1, &ok);
+    assert_false(ok);
+    static const struct { tg_node_kind op; bool lt, eq, gt; } ops[] = {
+        {TG_N_EQ, 0, 1, 0}, {TG_N_NE, 1, 0, 1}, {TG_N_LT, 1, 0, 0},
+        {TG_N_LE, 1, 1, 0}, {TG_N_GT, 0, 0, 1}, {TG_N_GE, 0, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        assert_int_equal(tg_cmp_holds(ops[i].op, -1), ops[i].lt);
+        assert_int_equal(tg_cmp_holds(ops[i].op, 0), ops[i].eq);
+        assert_int_equal(tg_cmp_holds(ops[i].op, 1), ops[i].gt);
+    }
+}
+
 /* A metric's unit is the compiler's typing of its expression: baselines
 ** record it and reports print the metric with it. */
 static void test_metric_unit(void **state)
@@ -432,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_override_needs_earlier_rule),
         cmocka_unit_test(test_directory),
         cmocka_unit_test(test_types_and_folding),
+        cmocka_unit_test(test_comparison),
         cmocka_unit_test(test_metric_unit),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_lint),
