@@ -396,23 +396,30 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool has_yaml_ext(const char *name)
+static bool ends_with_one_of(const char *name, const char *const *suffixes, size_t n_suffixes)
 {
     size_t n = strlen(name);
-    return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) || (n > 4 && strcmp(name + n - 4, ".yml") == 0);
-}
-
-/* Rule test files (`tracegate rules test`) live beside the rules they test;
-** a rule folder skips them. */
-static bool is_rule_test(const char *name)
-{
-    static const char *const suffixes[] = {".test.yaml", ".test.yml", "_test.yaml", "_test.yml"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+    for (size_t i = 0; i < n_suffixes; i++) {
         size_t l = strlen(suffixes[i]);
         if (n > l && strcmp(name + n - l, suffixes[i]) == 0) return true;
     }
     return false;
+}
+
+bool tg_rules_is_test_file(const char *name)
+{
+#define SUFFIX(s) s,
+    static const char *const suffixes[] = {TG_RULE_TEST_SUFFIXES(SUFFIX)};
+#undef SUFFIX
+    return ends_with_one_of(name, suffixes, sizeof suffixes / sizeof *suffixes);
+}
+
+bool tg_rules_is_rule_file(const char *name)
+{
+#define SUFFIX(s) s,
+    static const char *const suffixes[] = {TG_RULE_FILE_SUFFIXES(SUFFIX)};
+#undef SUFFIX
+    return ends_with_one_of(name, suffixes, sizeof suffixes / sizeof *suffixes) && !tg_rules_is_test_file(name);
 }
 
 bool tg_rfile_path(tg_loader *ld, const char *path)
@@ -434,7 +441,7 @@ bool tg_rfile_path(tg_loader *ld, const char *path)
     size_t n = 0, cap = 0;
     bool ok = true;
     for (struct dirent *e; (e = readdir(dir));) {
-        if (e->d_name[0] == '.' || !has_yaml_ext(e->d_name) || is_rule_test(e->d_name)) continue;
+        if (e->d_name[0] == '.' || !tg_rules_is_rule_file(e->d_name)) continue;
         char *full = malloc(strlen(path) + strlen(e->d_name) + 2);
         if (!full) { ok = false; break; }
         sprintf(full, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", e->d_name);
