@@ -131,7 +131,7 @@ static bool pool_entries(tg_baseline *b, const tg_run_result *run, bool ranges, 
     for (size_t k = 0; k < n && iters <= 0; k++) e[k].time = e[k].launches = NAN;
     qsort(e, n, sizeof *e, cmp_entry);
     if (n > keep) {
-        tg_work_entry other = {.name = TG_BASELINE_OTHER, .kind = ranges ? -1 : 0,
+        tg_work_entry other = {.name = TG_BASELINE_OTHER, .kind = ranges ? TG_WORK_NVTX : TG_WORK_KERNEL,
                                .time = iters > 0 ? 0 : NAN, .launches = iters > 0 ? 0 : NAN};
         for (size_t k = keep; k < n; k++) {
             other.count += e[k].count;

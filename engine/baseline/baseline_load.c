@@ -433,10 +433,7 @@ static bool entry_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *
         return true;
     }
     if (!strcmp(key, "kind")) {
-        static const char *const kinds[] = {"kernel", "memcpy", "memset", "nvtx"};
-        const char *s = scalar(v);
-        for (int i = 0; s && i < 4; i++)
-            if (!strcmp(s, kinds[i])) e->kind = i == 3 ? -1 : i, c->kind = true;
+        c->kind = tg_work_kind_parse(scalar(v), &e->kind);
         if (!c->kind) LOAD_ERROR(L, v, "kind must be kernel, memcpy, memset or nvtx");
         return c->kind;
     }

@@ -306,3 +306,23 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
     }
     return TG_OK;
 }
+
+/* ------------------------------------------------------------ vocabulary */
+
+static const char *const contrib_status_names[TG_CONTRIB_COUNT] = {
+#define X(id, name) name,
+    TG_CONTRIB_STATUS_LIST(X)
+#undef X
+};
+
+const char *tg_contrib_status_name(tg_contrib_status s)
+{
+    return (unsigned)s < TG_CONTRIB_COUNT ? contrib_status_names[s] : "?";
+}
+
+bool tg_contrib_status_parse(const char *s, tg_contrib_status *out)
+{
+    for (int i = 0; s && i < TG_CONTRIB_COUNT; i++)
+        if (!strcmp(s, contrib_status_names[i])) return *out = (tg_contrib_status)i, true;
+    return false;
+}

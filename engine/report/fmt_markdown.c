@@ -171,7 +171,6 @@ static void put_evidence(md *m, const tg_rule_result *r)
 /* What changed per steady iteration, as a table. */
 static void put_changed(FILE *out, const tg_baseline_cmp *b)
 {
-    static const char *const status[] = {"grew", "shrank", "new", "gone"};
     fputs("**What changed** (per steady iteration):\n\n| | name | baseline | now | change | launches |\n"
           "| --- | --- | ---: | ---: | ---: | ---: |\n", out);
     for (size_t i = 0; i < b->n_contributors; i++) {
@@ -180,10 +179,10 @@ static void put_changed(FILE *out, const tg_baseline_cmp *b)
         tg_fmt_num(then, sizeof then, x->then_time, TG_UNIT_NS);
         tg_fmt_num(now, sizeof now, x->now_time, TG_UNIT_NS);
         tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
-        fprintf(out, "| %s | ", status[(unsigned)x->status < 4 ? x->status : 0]);
+        fprintf(out, "| %s | ", tg_contrib_status_name(x->status));
         put_code(out, x->name);
         fprintf(out, " | %s | %s | %s%s | ", then, now, x->delta >= 0 ? "+" : "-", d);
-        if (x->kind >= 0) fprintf(out, "%.4g \xe2\x86\x92 %.4g", x->then_launches, x->now_launches);
+        if (x->kind != TG_WORK_NVTX) fprintf(out, "%.4g \xe2\x86\x92 %.4g", x->then_launches, x->now_launches);
         else fputs("NVTX range", out);
         fputs(" |\n", out);
     }

@@ -137,12 +137,11 @@ static void put_contributors(const text_ctx *c, const tg_baseline_cmp *b)
         tg_fmt_num(then, sizeof then, x->then_time, TG_UNIT_NS);
         tg_fmt_num(now, sizeof now, x->now_time, TG_UNIT_NS);
         tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
-        static const char *const status[] = {"grew", "shrank", "new", "gone"};
-        fprintf(c->out, INDENT "%s %-6s ", i == 0 ? "changed:" : "        ", status[(unsigned)x->status < 4 ? x->status : 0]);
+        fprintf(c->out, INDENT "%s %-6s ", i == 0 ? "changed:" : "        ", tg_contrib_status_name(x->status));
         put_text(c->out, x->name, TG_TEXT_CAP_NAME);
         fprintf(c->out, "  %s \xe2\x86\x92 %s per iteration (%s%s", then, now, x->delta >= 0 ? "+" : "-", d);
-        if (x->kind >= 0) fprintf(c->out, ", %.4g \xe2\x86\x92 %.4g launches", x->then_launches, x->now_launches);
-        fprintf(c->out, "%s)\n", x->kind < 0 ? ", NVTX range" : "");
+        if (x->kind != TG_WORK_NVTX) fprintf(c->out, ", %.4g \xe2\x86\x92 %.4g launches", x->then_launches, x->now_launches);
+        fprintf(c->out, "%s)\n", x->kind == TG_WORK_NVTX ? ", NVTX range" : "");
     }
 }
 

@@ -212,11 +212,6 @@ static void put_iterations(doc *d, const tg_model *m, const counts *c)
     free(v);
 }
 
-static const char *work_kind(int kind)
-{
-    return kind == TG_WORK_KERNEL ? "kernel" : kind == TG_WORK_MEMCPY ? "memcpy"
-         : kind == TG_WORK_MEMSET ? "memset" : "nvtx";
-}
 
 /* One name's line of the per-name view. */
 static json_t *work_json(const tg_work_name *w, const tg_work_summary *s, int64_t total)
@@ -224,7 +219,7 @@ static json_t *work_json(const tg_work_name *w, const tg_work_summary *s, int64_
     doc d = {json_object(), true};
     if (!d.root) return NULL;
     put(&d, d.root, "name", str_or_null(w->name));
-    put(&d, d.root, "kind", json_string(work_kind(w->kind)));
+    put(&d, d.root, "kind", json_string(tg_work_kind_name(w->kind)));
     put(&d, d.root, "count", json_integer(w->count));
     put(&d, d.root, "total_ns", json_integer(w->time));
     put(&d, d.root, "mean_ns", real_or_null(w->count ? (double)w->time / (double)w->count : NAN));
