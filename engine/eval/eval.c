@@ -50,7 +50,9 @@ static bool launch_field(const tg_field_def *f)
 static bool expr_reads_launch(const tg_expr *e)
 {
     if (!e) return false;
-    if ((e->op == TG_N_FIELD || e->op == TG_N_TRACE_REF) && e->field && launch_field(e->field)) return true;
+    if ((e->op == TG_N_FIELD || e->op == TG_N_TRACE_REF || e->op == TG_N_DEVICE_REF) && e->field &&
+        launch_field(e->field))
+        return true;
     return expr_reads_launch(e->a) || expr_reads_launch(e->b);
 }
 

@@ -106,6 +106,10 @@ void tg_expr_print(char **buf, size_t *len, size_t *cap, const tg_rule *r, const
         put(buf, len, cap, "trace.%s", e->field->name);
         put_type(buf, len, cap, e);
         return;
+    case TG_N_DEVICE_REF:
+        put(buf, len, cap, "device.%s (the row's device)", e->field->name);
+        put_type(buf, len, cap, e);
+        return;
     case TG_N_BASELINE:
         put(buf, len, cap, "baseline.%s", tg_baseline_stat_names[e->stat]);
         put_type(buf, len, cap, e);

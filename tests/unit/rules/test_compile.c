@@ -279,6 +279,47 @@ static void test_types_and_folding(void **state)
     tg_rules_free(rs);
 }
 
+/* device.FIELD: the row's device, for sources whose rows name one. */
+static void test_device_ref(void **state)
+{
+    (void)state;
+    tg_ruleset *rs = text_ok(HEAD "    source: memcpy\n"
+                             "    where: device.copy_frac_steady > 50% and steady\n"
+                             "    fail_when: max(device.copy_time_steady) > 1ms\n");
+    const tg_rule *r = rule(rs, "r");
+    const tg_expr *ref = r->where->a->a;
+    assert_int_equal(ref->op, TG_N_DEVICE_REF);
+    assert_string_equal(ref->field->name, "copy_frac_steady");
+    assert_int_equal(ref->field->source, TG_SRC_DEVICE);
+    assert_int_equal(ref->unit, TG_UNIT_RATIO);
+    assert_int_equal(ref->a->op, TG_N_FIELD);              /* the row's own device id */
+    assert_int_equal(ref->a->field->source, TG_SRC_MEMCPY);
+    assert_string_equal(ref->a->field->name, "device");
+    assert_int_equal(r->aggs[0].arg->op, TG_N_DEVICE_REF);
+    assert_int_equal(r->aggs[0].unit, TG_UNIT_NS);
+    char *text = tg_rules_explain(rs, "r");
+    assert_non_null(strstr(text, "device.copy_frac_steady (the row's device)"));
+    free(text);
+    tg_rules_free(rs);
+
+    assert_string_equal(text_error(HEAD "    source: api\n    where: device.busy_frac < 1\n"
+                                   "    fail_when: count > 0\n", NULL, 0),
+                        "device.busy_frac needs a source whose rows name a device (kernel, memcpy, memset, gap); "
+                        "'api' rows do not");
+    assert_string_equal(text_error(HEAD "    source: kernel\n    where: device.copy_frak_steady > 0.5\n"
+                                   "    fail_when: count > 0\n", NULL, 0),
+                        "the device source has no field 'copy_frak_steady' (did you mean 'copy_frac_steady'?)");
+    assert_string_equal(text_error(HEAD "    source: gap\n    fail_when: device.busy_frac < 0.5\n", NULL, 0),
+                        "'device.busy_frac' is a value of a single gap row's device; 'fail_when' works on "
+                        "aggregates of the rows, e.g. max(device.busy_frac)");
+    assert_string_equal(text_error(HEAD "    source: device\n    where: device.busy_frac < 1\n"
+                                   "    fail_when: count > 0\n", NULL, 0),
+                        "write 'busy_frac', not 'device.busy_frac': the fields of the rule's source are used by name");
+    /* units are checked as for any field: a duration is not a ratio */
+    assert_true(text_error(HEAD "    source: memcpy\n    where: duration > device.busy_frac\n"
+                           "    fail_when: count > 0\n", NULL, 0)[0] != 0);
+}
+
 static void test_set(void **state)
 {
     (void)state;
@@ -405,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_override_needs_earlier_rule),
         cmocka_unit_test(test_directory),
         cmocka_unit_test(test_types_and_folding),
+        cmocka_unit_test(test_device_ref),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_lint),
         cmocka_unit_test(test_explain),
