@@ -39,6 +39,16 @@ static const char *const mem_kind_names[] = {
 #define N_COPY_KINDS (sizeof copy_kind_names / sizeof copy_kind_names[0])
 #define N_MEM_KINDS (sizeof mem_kind_names / sizeof mem_kind_names[0])
 
+const char *tg_model_copy_kind_name(int id)
+{
+    return id >= 0 && (size_t)id < N_COPY_KINDS ? copy_kind_names[id] : NULL;
+}
+
+const char *tg_model_mem_kind_name(int id)
+{
+    return id >= 0 && (size_t)id < N_MEM_KINDS ? mem_kind_names[id] : NULL;
+}
+
 static bool starts_with(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;

@@ -205,6 +205,11 @@ struct tg_model {
 ** CLI calls it while parsing options, before any trace is read. */
 bool tg_model_pattern_ok(const char *pattern, tg_diag *diag);
 
+/* The names the model gives copy kinds (ENUM_CUDA_MEMCPY_OPER ids) and
+** memory kinds (ENUM_CUDA_MEM_KIND ids): NULL past the last id. */
+const char *tg_model_copy_kind_name(int id);
+const char *tg_model_mem_kind_name(int id);
+
 /* Derive everything. Returns NULL with a diag on failure (bad pattern, OOM). */
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag);
 
