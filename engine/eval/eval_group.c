@@ -11,11 +11,11 @@
 ** table/rowid/start/end the group's longest row (its first row when the
 ** source has no duration), so a finding still cites export rows.
 **
-** The reproduce query is a GROUP BY over the source's table: the cited
-** groups' rows (by the SQL form of each group_by field) whose start lies
-** between the first and last start of the rows the groups hold, with each
-** group's count, total and longest duration (and bytes for copies and
-** memsets). Rows inside that window that the rule's `where` left out
+** The reproduce query is a GROUP BY over the source's table (a CTE gives
+** each row its group_by fields in SQL form): the cited groups' rows whose
+** start lies between the first and last start of the rows the groups
+** hold, with each group's count, total and longest duration (and bytes
+** for copies and memsets). Rows inside that window that the rule's `where` left out
 ** (between iterations, on another thread) count there too; the query
 ** says so in a comment. A group_by field with no SQL form (derived fields
 ** such as iteration or steady), a derived source, or a null key: the
@@ -307,18 +307,18 @@ static char *group_by_sql(tg_rule_state *st, const tg_source_view *view, group *
     if (!f) return NULL;
     bool ok = true, bytes = r->source == TG_SRC_MEMCPY || r->source == TG_SRC_MEMSET;
     const char *tname = m->trace->table_name[table] ? m->trace->table_name[table] : tg_table_names[table];
-    fputs("SELECT ", f);
+    fputs("WITH r AS (SELECT start, end", f);
+    if (bytes) fputs(", bytes", f);
     for (size_t k = 0; k < r->n_group_by; k++) {
+        fputs(", ", f);
         put_key_expr(f, sql[k]);
-        fprintf(f, " AS %s, ", r->group_by[k]->name);
+        fprintf(f, " AS %s", r->group_by[k]->name);
     }
+    fprintf(f, " FROM %s WHERE start BETWEEN %lld AND %lld) SELECT ", tname, (long long)lo, (long long)hi);
+    for (size_t k = 0; k < r->n_group_by; k++) fprintf(f, "%s, ", r->group_by[k]->name);
     fprintf(f, "count(*) AS count, sum(end - start) AS duration_ns, max(end - start) AS max_duration_ns%s "
-               "FROM %s WHERE start BETWEEN %lld AND %lld AND (",
-            bytes ? ", sum(bytes) AS bytes" : "", tname, (long long)lo, (long long)hi);
-    for (size_t k = 0; k < r->n_group_by; k++) {
-        fputs(k ? ", " : "", f);
-        put_key_expr(f, sql[k]);
-    }
+               "FROM r WHERE (", bytes ? ", sum(bytes) AS bytes" : "");
+    for (size_t k = 0; k < r->n_group_by; k++) fprintf(f, "%s%s", k ? ", " : "", r->group_by[k]->name);
     fputs(") IN (VALUES ", f);
     for (size_t i = 0; i < n && ok; i++) {
         fputs(i ? ", (" : "(", f);
