@@ -12,12 +12,14 @@
 ** source has no duration), so a finding still cites export rows.
 **
 ** The reproduce query is a GROUP BY over the source's table (a CTE gives
-** each row its group_by fields in SQL form): the cited groups' rows whose
-** start lies between the first and last start of the rows the groups
-** hold, with each group's count, total and longest duration (and bytes
-** for copies and memsets). Rows inside that window that the rule's `where` left out
-** (between iterations, on another thread) count there too; the query
-** says so in a comment. A group_by field with no SQL form (derived fields
+** each row its group_by fields in SQL form) with each group's count,
+** total and longest duration (and bytes for copies and memsets). When
+** the groups hold at most TG_GROUP_ROWIDS rows in all, it names their
+** rowids and gives exactly the evidence's counts. Past that, it takes the
+** cited groups' rows whose start lies between the first and last start of
+** the rows the groups hold: rows inside that window that the rule's
+** `where` left out (between iterations, on another thread, below a
+** threshold) count there too, and the query says so in a comment. A group_by field with no SQL form (derived fields
 ** such as iteration or steady), a derived source, or a null key: the
 ** query lists the cited rows instead.
 **
@@ -31,6 +33,7 @@
 #include <string.h>
 
 #define TG_GROUPS_MAX 65536
+#define TG_GROUP_ROWIDS 2000
 
 typedef struct group {
     tg_rv key[TG_GROUP_KEYS];
@@ -40,6 +43,8 @@ typedef struct group {
     size_t cite;                /* its longest row */
     tg_rv cite_len;
     int64_t first_start, last_start;
+    int64_t *rowids;            /* its rows' rowids while all groups hold <= TG_GROUP_ROWIDS */
+    size_t n_rowids, cap_rowids;
     bool overflow;              /* the pool of keys past TG_GROUPS_MAX */
 } group;
 
@@ -51,6 +56,8 @@ struct tg_groups {
     tg_expr key_expr[TG_GROUP_KEYS];
     tg_expr len_expr, start_expr;   /* duration and start of a row, when the source has them */
     bool has_len, has_start;
+    size_t n_rowids;            /* kept over all groups */
+    bool too_many_rows;         /* more than TG_GROUP_ROWIDS: the query uses the window */
 };
 
 static tg_expr field_expr(const tg_field_def *f)
@@ -188,6 +195,17 @@ void tg_group_row(tg_rule_state *st, const char *row, size_t i)
         g->cite = i;
         g->cite_len = len;
     }
+    if (!gs->too_many_rows && ++gs->n_rowids > TG_GROUP_ROWIDS) {
+        gs->too_many_rows = true;
+        for (size_t k = 0; k < gs->n; k++) {
+            free(gs->g[k].rowids);
+            gs->g[k].rowids = NULL;
+        }
+    }
+    if (!gs->too_many_rows) {
+        tg_source_view view = tg_model_source(st->m, st->rule->source);
+        if (!TG_PUSH(g->rowids, g->n_rowids, g->cap_rowids, tg_source_row_id(&view, i))) st->oom = true;
+    }
     tg_rv s = gs->has_start ? tg_eval_row(st, row, &gs->start_expr) : (tg_rv){.t = TG_RV_NULL};
     if (s.t == TG_RV_INT) {
         if (s.u.i < g->first_start) g->first_start = s.u.i;
@@ -202,6 +220,7 @@ void tg_group_free(tg_rule_state *st)
     for (size_t i = 0; i < gs->n; i++) {
         gs->g[i].acc.slots = NULL;      /* shared with st */
         tg_acc_free(&gs->g[i].acc);
+        free(gs->g[i].rowids);
     }
     free(gs->g);
     free(gs->slots);
@@ -314,7 +333,16 @@ static char *group_by_sql(tg_rule_state *st, const tg_source_view *view, group *
         put_key_expr(f, sql[k]);
         fprintf(f, " AS %s", r->group_by[k]->name);
     }
-    fprintf(f, " FROM %s WHERE start BETWEEN %lld AND %lld) SELECT ", tname, (long long)lo, (long long)hi);
+    if (st->groups->too_many_rows) {
+        fprintf(f, " FROM %s WHERE start BETWEEN %lld AND %lld) SELECT ", tname, (long long)lo, (long long)hi);
+    } else {
+        fprintf(f, " FROM %s WHERE rowid IN (", tname);
+        bool first = true;
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < cited[i]->n_rowids; k++, first = false)
+                fprintf(f, "%s%lld", first ? "" : ", ", (long long)cited[i]->rowids[k]);
+        fputs(")) SELECT ", f);
+    }
     for (size_t k = 0; k < r->n_group_by; k++) fprintf(f, "%s, ", r->group_by[k]->name);
     fprintf(f, "count(*) AS count, sum(end - start) AS duration_ns, max(end - start) AS max_duration_ns%s "
                "FROM r WHERE (", bytes ? ", sum(bytes) AS bytes" : "");
@@ -330,8 +358,10 @@ static char *group_by_sql(tg_rule_state *st, const tg_source_view *view, group *
     }
     fputs(") GROUP BY ", f);
     for (size_t k = 0; k < r->n_group_by; k++) fprintf(f, "%s%zu", k ? ", " : "", k + 1);
-    fputs(" ORDER BY duration_ns DESC; -- every row of these groups whose start lies in the window, "
-          "also those the rule's where left out", f);
+    fputs(" ORDER BY duration_ns DESC;", f);
+    if (st->groups->too_many_rows)
+        fputs(" -- every row of these groups whose start lies in the window, also those the rule's where "
+              "left out", f);
     ok &= fclose(f) == 0;
     if (!ok) {
         free(buf);
