@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "world.h"
@@ -257,6 +258,42 @@ static void test_grouped_derived_key(void **state)
     world_free(w);
 }
 
+/* More than 65,536 distinct keys: the rows of further keys pool in one
+** last group whose keys read null, marked other_groups. */
+static void test_grouped_overflow(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    enum { N = 65540 };
+    tg_kernel *k = calloc(N, sizeof *k);
+    assert_non_null(k);
+    int32_t name = wstr(w, "k");
+    for (int i = 0; i < N; i++)
+        k[i] = (tg_kernel){.rowid = i + 1, .start = i, .end = i + 10, .name = name, .short_name = name, .api = -1,
+                           .api_name = TG_NO_STR, .tid = -1, .queue = TG_NULL_I64, .nvtx = TG_NO_STR,
+                           .iteration = -1};
+    w->trace.kernels = k;
+    w->trace.n_kernels = N;
+    world_rules(w, "version: 1\nrules:\n" HEAD("by-start", "kernel")
+                   "    fail_when: count > 0\n"
+                   "    evidence: {group_by: [start], columns: [count], limit: 2}\n");
+    tg_rule_result *r = world_eval(w, NULL, "by-start");
+    assert_int_equal(r->count, N);
+    assert_int_equal(r->n_evidence, 2);
+    const tg_evidence *e = &r->evidence[0];           /* the pool: 4 rows */
+    assert_int_equal(e->n_fields, 3);
+    assert_int_equal(e->fields[0].value.type, TG_TY_NULL);
+    assert_int_equal(e->fields[1].value.u.i, 4);
+    assert_string_equal(e->fields[2].name, "other_groups");
+    assert_true(e->fields[2].value.u.b);
+    assert_int_equal(e->rowid, 65537);                  /* its first row (equal durations) */
+    assert_int_equal(r->evidence[1].fields[1].value.u.i, 1);
+    /* a pooled group has no SQL form: the query lists the cited rows */
+    assert_non_null(strstr(r->reproduce, "WHERE rowid IN (1, 65537)"));
+    world_free(w);
+    free(k);
+}
+
 static void test_trace_rule_has_no_rows(void **state)
 {
     (void)state;
@@ -284,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_trace_rule_has_no_rows),
         cmocka_unit_test(test_grouped),
         cmocka_unit_test(test_grouped_derived_key),
+        cmocka_unit_test(test_grouped_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
