@@ -28,7 +28,8 @@ static void process_row(tg_rule_state *st, const char *row, size_t i)
         if (v.t != TG_RV_NULL && !TG_PUSH(st->samples, st->n_samples, st->cap_samples, tg_rv_num(v)))
             st->oom = true;
     }
-    tg_evidence_offer(st, row, i);
+    if (st->groups) tg_group_row(st, row, i);
+    else tg_evidence_offer(st, row, i);
 }
 
 /* Fields the launch join fills (the call that launched an op): without the
@@ -50,7 +51,9 @@ static bool launch_field(const tg_field_def *f)
 static bool expr_reads_launch(const tg_expr *e)
 {
     if (!e) return false;
-    if ((e->op == TG_N_FIELD || e->op == TG_N_TRACE_REF) && e->field && launch_field(e->field)) return true;
+    if ((e->op == TG_N_FIELD || e->op == TG_N_TRACE_REF || e->op == TG_N_DEVICE_REF) && e->field &&
+        launch_field(e->field))
+        return true;
     return expr_reads_launch(e->a) || expr_reads_launch(e->b);
 }
 
@@ -136,11 +139,11 @@ static void set_values(tg_rule_state *st, const tg_value *aggs, tg_arena *arena)
 {
     const tg_rule *r = st->rule;
     tg_rule_result *res = st->out;
-    size_t cap = 1 + r->n_aggs + r->n_trace_refs;
+    size_t cap = 1 + r->n_value_aggs + r->n_trace_refs;
     res->values = tg_arena_alloc(arena, cap * sizeof *res->values);
     if (!res->values) return;
     res->values[res->n_values++] = (tg_named_value){"count", tg_int(st->count, TG_UNIT_NONE)};
-    for (size_t i = 0; i < r->n_aggs; i++) {
+    for (size_t i = 0; i < r->n_value_aggs; i++) {
         if (r->aggs[i].kind == TG_AGG_COUNT && !r->aggs[i].arg) continue;
         res->values[res->n_values++] = (tg_named_value){r->aggs[i].value_name, aggs[i]};
     }
@@ -221,6 +224,7 @@ static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *a
 
 static void free_state(tg_rule_state *st)
 {
+    tg_group_free(st);
     tg_eval_slots_free(st);
     tg_acc_free(st);
     free(st->samples);
@@ -278,6 +282,7 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
         if (!tg_eval_slots_init(st)) st->oom = true;
         tg_acc_init(st);
         tg_evidence_setup(st, default_limit);
+        if (!tg_group_setup(st)) st->oom = true;
         oom |= st->oom;
     }
     tg_rule_state **group = calloc(n ? n : 1, sizeof *group);

@@ -10,6 +10,8 @@
 **
 ** Derived rows cite the export rows they come from: a gap cites the ops
 ** that bound it, a device the first and last op that ran on it.
+**
+** A rule with `group_by` cites groups instead (eval_group.c).
 */
 #include "eval_int.h"
 
@@ -22,10 +24,11 @@ void tg_evidence_setup(tg_rule_state *st, size_t default_limit)
     const tg_rule *r = st->rule;
     st->limit = r->evidence_limit == (size_t)-1 ? 0 : r->evidence_limit ? r->evidence_limit : default_limit;
     if (r->source == TG_SRC_TRACE) st->limit = 0;
+    if (r->n_group_by) return;          /* groups, not rows: eval_group.c */
     st->order_field = r->order_field;
     st->order_desc = r->order_desc;
     if (!st->order_field) {
-        for (size_t i = 0; i < r->n_aggs && !st->order_field; i++)
+        for (size_t i = 0; i < r->n_value_aggs && !st->order_field; i++)
             if (r->aggs[i].field && r->aggs[i].field->type != TG_TY_STRING) st->order_field = r->aggs[i].field;
         if (!st->order_field) st->order_field = tg_field_find(r->source, "duration");
         st->order_desc = st->order_field != NULL;
@@ -229,6 +232,21 @@ static const char *reproduce_sql(const tg_model *m, cite *cites, size_t n, tg_ar
     return out;
 }
 
+const char *tg_evidence_rows_sql(const tg_model *m, const int *tables, const int64_t *rowids, size_t n,
+                                 tg_arena *arena)
+{
+    cite *cites = NULL;
+    size_t n_cites = 0, cap = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!push_cite(&cites, &n_cites, &cap, (cite){tables[i], rowids[i], 0})) {
+            free(cites);
+            return NULL;
+        }
+    const char *sql = reproduce_sql(m, cites, n_cites, arena);
+    free(cites);
+    return sql;
+}
+
 static int cmp_heap(const void *a, const void *b, void *ctx)
 {
     return before(ctx, a, b) ? -1 : before(ctx, b, a) ? 1 : 0;
@@ -239,6 +257,10 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
     const tg_rule *r = st->rule;
     const tg_model *m = st->m;
     tg_rule_result *out = st->out;
+    if (r->n_group_by) {
+        tg_group_build(st, arena);
+        return;
+    }
     if (!st->n_heap) return;
     qsort_r(st->heap, st->n_heap, sizeof *st->heap, cmp_heap, st);
     tg_source_view view = tg_model_source(m, r->source);

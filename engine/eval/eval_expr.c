@@ -223,12 +223,30 @@ static tg_rv arith(tg_node_kind op, tg_rv a, tg_rv b)
     return from_value(tg_value_arith(op, to_value(a), to_value(b), TG_UNIT_NONE));
 }
 
+/* device.FIELD: the row's device looked up in the device source (sorted
+** by id); null when the row names no device the model knows. */
+static tg_rv read_device(tg_rule_state *st, const char *row, const tg_expr *e)
+{
+    tg_rv id = tg_eval_row(st, row, e->a);
+    if (id.t != TG_RV_INT) return rv_null();
+    const tg_device *d = st->m->devices;
+    size_t lo = 0, hi = st->m->n_devices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d[mid].device < id.u.i) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == st->m->n_devices || d[lo].device != id.u.i) return rv_null();
+    return read_field(st, (const char *)&d[lo], e->field);
+}
+
 tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
 {
     switch (e->op) {
     case TG_N_FIELD: return read_field(st, row, e->field);
     case TG_N_CONST: return from_value(e->k);
     case TG_N_TRACE_REF: return read_field(st, (const char *)&st->m->facts, e->field);
+    case TG_N_DEVICE_REF: return read_device(st, row, e);
     case TG_N_BASELINE: return from_value(baseline_value(st, e->stat, e->unit));
     case TG_N_ADD: case TG_N_SUB: case TG_N_MUL: case TG_N_DIV:
         return arith(e->op, tg_eval_row(st, row, e->a), tg_eval_row(st, row, e->b));

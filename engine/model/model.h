@@ -50,6 +50,9 @@ typedef struct tg_device {
     double nccl_overlap;       /* NaN without NCCL kernels */
     int64_t queue_p50;
     int32_t gaps;
+    int64_t busy_time_steady;  /* union of op time inside the steady window */
+    int64_t copy_time_steady;  /* union of copy time inside the steady window */
+    double copy_frac_steady;   /* copy_time_steady / busy_time_steady; NaN when idle */
 } tg_device;
 
 typedef struct tg_trace_facts {

@@ -106,6 +106,10 @@ typedef struct tg_cstate {
 } tg_cstate;
 
 tg_expr *tg_compile_expr(tg_cstate *cs, const tg_ast *ast, tg_cmode mode, const char *clause);
+/* compile_group.c: `evidence: {group_by: ...}` (columns and order_by may
+** be NULL). */
+void tg_compile_group_evidence(tg_cstate *cs, const tg_ynode *group_by, const tg_ynode *columns,
+                               const tg_ynode *order_by);
 /* A numeric or boolean expression check with a clear message. */
 bool tg_compile_expect(tg_cstate *cs, const tg_expr *e, tg_type type, const char *what);
 /* Build a compiled `a and b`. */

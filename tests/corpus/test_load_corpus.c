@@ -105,7 +105,8 @@ static const struct probe {
                   "{count} {sum(duration)} {count(in_steady_state)}")},
     {"device", PROBE("device",
                      "device, name, start, end, span, busy_frac, busy_frac_steady, kernels, kernel_time, "
-                     "nccl_time, nccl_overlap, exposed_nccl_time, queue_p50, gaps",
+                     "nccl_time, nccl_overlap, exposed_nccl_time, queue_p50, gaps, busy_time_steady, "
+                     "copy_time_steady, copy_frac_steady",
                      "{count} {sum(kernels)} {sum(kernel_time)} {sum(nccl_time)} {max(busy_frac)} "
                      "{max(busy_frac_steady)} {min(queue_p50)} {sum(gaps)}")},
     {"trace", PROBE("trace",
