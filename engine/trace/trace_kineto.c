@@ -54,6 +54,19 @@ static const char *const key_names[K_COUNT] = {
     [K_WORLD_SIZE] = "world_size",
 };
 
+/* Lengths of key_names, compared before the bytes: key lookups run once
+** per key of every event, the hottest loop of a read. */
+typedef struct key_table {
+    uint8_t len[K_COUNT];
+} key_table;
+
+static key_table key_lengths(void)
+{
+    key_table kt = {{0}};
+    for (int k = 1; k < K_COUNT; k++) kt.len[k] = (uint8_t)strlen(key_names[k]);
+    return kt;
+}
+
 typedef struct frame {
     frame_kind kind;
     key_id key;                /* last key of an object frame */
@@ -78,6 +91,7 @@ typedef struct parser {
     textbuf name, cat, arg_name, labels, dev_name;
     int64_t dev[5];            /* id, sms, memory, major, minor of a deviceProperties entry */
     bool oom;
+    key_table keys;
 } parser;
 
 static bool text_set(parser *p, textbuf *b, const unsigned char *s, size_t len)
@@ -99,10 +113,10 @@ static bool text_set(parser *p, textbuf *b, const unsigned char *s, size_t len)
     return true;
 }
 
-static key_id key_of(const unsigned char *s, size_t len)
+static key_id key_of(const key_table *kt, const unsigned char *s, size_t len)
 {
     for (int k = 1; k < K_COUNT; k++)
-        if (strlen(key_names[k]) == len && memcmp(key_names[k], s, len) == 0) return (key_id)k;
+        if (kt->len[k] == len && memcmp(key_names[k], s, len) == 0) return (key_id)k;
     return K_NONE;
 }
 
@@ -231,6 +245,19 @@ static void element(parser *p)
     f->n++;
 }
 
+/* The args of a cpu_op or python_function say nothing the rows hold; an
+** event whose cat comes after its args is read whole. */
+static bool args_needed(const tg_kin_event *e)
+{
+    if (!e->has_cat) return true;
+    switch (e->cat) {
+    case TG_KIN_KERNEL: case TG_KIN_MEMCPY: case TG_KIN_MEMSET: case TG_KIN_API: case TG_KIN_SYNC:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static int on_start_map(void *ctx)
 {
     parser *p = ctx;
@@ -238,7 +265,7 @@ static int on_start_map(void *ctx)
     frame_kind kind = F_SKIP;
     if (p->depth == 0 && !p->skip) kind = F_TOP;
     else if (f && f->kind == F_EVENTS) kind = F_EVENT;
-    else if (f && f->kind == F_EVENT && f->key == K_ARGS) kind = F_ARGS;
+    else if (f && f->kind == F_EVENT && f->key == K_ARGS) kind = args_needed(&p->ev) ? F_ARGS : F_SKIP;
     else if (f && f->kind == F_DEVICES) kind = F_DEVICE;
     else if (f && f->kind == F_TOP && f->key == K_DIST_INFO) kind = F_DIST;
     element(p);
@@ -301,7 +328,7 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
 {
     parser *p = ctx;
     frame *f = top(p);
-    if (f) f->key = key_of(s, len);
+    if (f) f->key = key_of(&p->keys, s, len);
     return 1;
 }
 
@@ -370,7 +397,7 @@ static int on_string(void *ctx, const unsigned char *s, size_t len)
     if (f->kind == F_EVENT) {
         switch (f->key) {
         case K_PH: e->ph = len ? (char)s[0] : 0; break;
-        case K_CAT: e->cat = tg_kin_cat_of((const char *)s, len); break;
+        case K_CAT: e->cat = tg_kin_cat_of((const char *)s, len); e->has_cat = true; break;
         case K_NAME: e->has_name = text_set(p, &p->name, s, len); break;
         case K_PID: e->pid = trailing_number(s, len); e->pid_text = true; break;
         case K_TID: e->tid = trailing_number(s, len); break;
@@ -513,7 +540,7 @@ static bool stopped_on_control(yajl_handle h, const unsigned char *buf, size_t n
 ** (first pass only), 0 failed. */
 static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter, size_t *n_events)
 {
-    parser p = {.ld = ld, .rows = {.ld = ld}};
+    parser p = {.ld = ld, .rows = {.ld = ld}, .keys = key_lengths()};
     tg_kin_input in;
     unsigned char *buf = malloc(CHUNK);
     yajl_handle h = buf ? yajl_alloc(&callbacks, NULL, &p) : NULL;

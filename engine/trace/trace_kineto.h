@@ -81,6 +81,7 @@ typedef struct tg_kin_event {
     int64_t index;             /* position in traceEvents */
     char ph;                   /* 'X', 'M', ... (0: absent) */
     tg_kin_cat cat;
+    bool has_cat;
     const char *name; size_t name_len; bool has_name;
     int64_t pid, tid;          /* numbers, or the last digits of a string id */
     bool pid_text;             /* pid was a string ("Spans", "Traces") */

@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct { const char *name; tg_kin_cat cat; } cat_names[] = {
-#define X(cat, name) {name, TG_KIN_##cat},
+static const struct { const char *name; size_t len; tg_kin_cat cat; } cat_names[] = {
+#define X(cat, name) {name, sizeof name - 1, TG_KIN_##cat},
     TG_KIN_CAT_LIST(X)
 #undef X
 };
@@ -39,7 +39,7 @@ static const struct { const char *name; tg_kin_cat cat; } cat_names[] = {
 tg_kin_cat tg_kin_cat_of(const char *s, size_t len)
 {
     for (size_t i = 0; i < sizeof cat_names / sizeof *cat_names; i++)
-        if (strlen(cat_names[i].name) == len && memcmp(cat_names[i].name, s, len) == 0)
+        if (cat_names[i].len == len && memcmp(cat_names[i].name, s, len) == 0)
             return cat_names[i].cat;
     return TG_KIN_OTHER;
 }
