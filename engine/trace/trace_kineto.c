@@ -218,7 +218,7 @@ static frame *top(parser *p)
 static void event_reset(parser *p)
 {
     tg_kin_event *e = &p->ev;
-    *e = (tg_kin_event){.index = p->n_events, .cat = TG_KIN_OTHER};
+    *e = (tg_kin_event){.index = p->n_events - 1, .cat = TG_KIN_OTHER};   /* counted by element() */
     int64_t *nulls[] = {&e->pid, &e->tid, &e->ts, &e->dur, &e->device, &e->context, &e->stream,
                         &e->correlation, &e->bytes, &e->registers, &e->smem,
                         &e->grid[0], &e->grid[1], &e->grid[2], &e->block[0], &e->block[1], &e->block[2]};

@@ -14,7 +14,11 @@
 **   - the series: a baseline recorded from run1..3 passes each of them on
 **     both regression rules and fails slow_run1 on gpu-time-regression;
 **   - the eight public captures load (`info` exit 0) and `check` exits 0
-**     or 1 (3 only when it names what is missing).
+**     or 1 (3 only when it names what is missing);
+**   - evidence: every failing rule's `reproduce` jq program, run by jq on
+**     the trace file, returns exactly the cited traceEvents entries (a gap
+**     cites its two bounding ops, a device its first and last), each with
+**     the cited duration, and their count.
 **
 ** Skips with a message when ../shared is absent.
 */
@@ -344,6 +348,125 @@ static void test_public_captures(void **state)
     }
 }
 
+/* ---------------------------------------------------------------- jq reproduces the evidence */
+
+static bool cited(json_t *evidence, long long index)
+{
+    for (size_t i = 0; i < json_array_size(evidence); i++) {
+        json_t *ev = json_array_get(evidence, i), *f = json_object_get(ev, "fields");
+        if (json_integer_value(json_object_get(ev, "rowid")) == index ||
+            json_integer_value(json_object_get(f, "next_rowid")) == index ||
+            json_integer_value(json_object_get(f, "last_rowid")) == index)
+            return true;
+    }
+    return false;
+}
+
+/* Run the program on the trace with jq; its document, or NULL. */
+static json_t *run_jq(const char *trace, const char *program)
+{
+    char prog_file[512], cmd[1536];
+    snprintf(prog_file, sizeof prog_file, "%s/prog.jq", tmpdir);
+    FILE *f = fopen(prog_file, "w");
+    if (!f) return NULL;
+    fputs(program, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "gunzip -c '%s' | jq -c -f '%s'", trace, prog_file);
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    json_error_t err;
+    json_t *doc = json_loadf(p, 0, &err);
+    pclose(p);
+    return doc;
+}
+
+/* Each failing result of the trace: jq selects exactly what it cites. */
+static int reproduce_trace(const char *trace, size_t *checked)
+{
+    int st, wrong = 0;
+    json_t *doc = corpus_json(&st, "check --format json '%s'", trace);
+    json_t *results = results_of(doc);
+    for (size_t i = 0; i < json_array_size(results); i++) {
+        json_t *r = json_array_get(results, i), *evidence = json_object_get(r, "evidence");
+        const char *program = json_string_value(json_object_get(r, "reproduce"));
+        if (strcmp(json_string_value(json_object_get(r, "status")), "fail") || !program) continue;
+        const char *rule = json_string_value(json_object_get(r, "rule"));
+        json_t *out = run_jq(trace, program);
+        json_t *events = json_object_get(out, "events");
+        if (!json_is_array(events) || json_array_size(events) == 0) {
+            fprintf(stderr, "  %s %s: jq returned no events\n", trace, rule);
+            wrong++;
+        }
+        size_t distinct = 0;
+        for (size_t e = 0; e < json_array_size(evidence); e++) {
+            json_t *f = json_object_get(json_array_get(evidence, e), "fields");
+            distinct += 1 + (json_object_get(f, "next_rowid") != NULL) + (json_object_get(f, "last_rowid") != NULL);
+        }
+        for (size_t e = 0; e < json_array_size(events); e++) {
+            json_t *ev = json_array_get(events, e);
+            long long index = json_integer_value(json_object_get(ev, "index"));
+            if (!cited(evidence, index)) {
+                fprintf(stderr, "  %s %s: jq selected event %lld, which the evidence does not cite\n", trace, rule, index);
+                wrong++;
+            }
+            for (size_t c = 0; c < json_array_size(evidence); c++) {
+                json_t *cite = json_array_get(evidence, c);
+                if (json_integer_value(json_object_get(cite, "rowid")) != index ||
+                    json_object_get(json_object_get(cite, "fields"), "next_rowid") ||
+                    json_object_get(json_object_get(cite, "fields"), "last_rowid"))
+                    continue;
+                long long want = json_integer_value(json_object_get(cite, "end")) -
+                                 json_integer_value(json_object_get(cite, "start"));
+                if (json_integer_value(json_object_get(ev, "duration_ns")) != want) {
+                    fprintf(stderr, "  %s %s: event %lld lasts %lld ns in jq, %lld in the evidence\n", trace, rule,
+                            index, json_integer_value(json_object_get(ev, "duration_ns")), want);
+                    wrong++;
+                }
+            }
+        }
+        /* no cited event missing: the count covers every distinct cite */
+        if ((size_t)json_integer_value(json_object_get(out, "count")) != json_array_size(events) ||
+            json_array_size(events) > distinct) {
+            fprintf(stderr, "  %s %s: jq count %lld for %zu events\n", trace, rule,
+                    json_integer_value(json_object_get(out, "count")), json_array_size(events));
+            wrong++;
+        }
+        for (size_t c = 0; c < json_array_size(evidence); c++) {
+            long long id = json_integer_value(json_object_get(json_array_get(evidence, c), "rowid"));
+            bool found = false;
+            for (size_t e = 0; e < json_array_size(events); e++)
+                found |= json_integer_value(json_object_get(json_array_get(events, e), "index")) == id;
+            if (!found) {
+                fprintf(stderr, "  %s %s: cited event %lld not selected by jq\n", trace, rule, id);
+                wrong++;
+            }
+        }
+        (*checked)++;
+        json_decref(out);
+    }
+    json_decref(doc);
+    return wrong;
+}
+
+static void test_reproduce_with_jq(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "h200/sync_memcpy_bad", "h200/gpu_idle_bad", "h200/low_queue_bad", "h200/iter_variance_bad",
+        "h200-exported/ddp_bad_rank0",
+    };
+    size_t checked = 0;
+    int wrong = 0;
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char trace[512];
+        snprintf(trace, sizeof trace, "%s/kineto/%s.json.gz", corpus_traces, files[i]);
+        wrong += reproduce_trace(trace, &checked);
+    }
+    /* pageable, blocking, gap, utilization, variance, starvation, nccl */
+    assert_true(checked >= 7);
+    assert_int_equal(wrong, 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -371,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_h200_verdicts),
         cmocka_unit_test(test_series_baseline),
         cmocka_unit_test(test_public_captures),
+        cmocka_unit_test(test_reproduce_with_jq),
     };
     return cmocka_run_group_tests_name("corpus kineto", tests, setup, teardown);
 }
