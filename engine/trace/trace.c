@@ -428,6 +428,11 @@ static tg_trace *open_kineto(tg_loader *ld, const tg_load_opts *opts)
 {
     tg_trace *t = ld->t;
     t->format = TG_FORMAT_KINETO;
+    if (!(t->product_name = strdup("PyTorch profiler (Kineto JSON)"))) {
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        tg_trace_close(t);
+        return NULL;
+    }
     if (!tg_kin_load(ld, opts) || !finish(ld)) {
         tg_trace_close(t);
         return NULL;

@@ -13,6 +13,9 @@
 **     ../shared/traces/README.md;
 **   - the series: a baseline recorded from run1..3 passes each of them on
 **     both regression rules and fails slow_run1 on gpu-time-regression;
+**   - a baseline recorded from an export is refused (exit 2) for the JSON
+**     of the same run, and the reverse, unless --allow-mismatch (then the
+**     regression rules pass: the metrics agree);
 **   - the eight public captures load (`info` exit 0) and `check` exits 0
 **     or 1 (3 only when it names what is missing);
 **   - evidence: every failing rule's `reproduce` jq program, run by jq on
@@ -318,6 +321,32 @@ static void test_series_baseline(void **state)
     json_decref(doc);
 }
 
+static void test_baseline_format_mismatch(void **state)
+{
+    (void)state;
+    char from_export[512], from_json[512];
+    const char *sql = "h200-torch/realistic_baseline_run1.sqlite";
+    const char *json = "kineto/h200-exported/realistic_baseline_run1.json.gz";
+    snprintf(from_export, sizeof from_export, "%s/from-export.yaml", tmpdir);
+    snprintf(from_json, sizeof from_json, "%s/from-json.yaml", tmpdir);
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s/%s'", from_export, corpus_traces, sql), 0);
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s/%s'", from_json, corpus_traces, json), 0);
+    assert_int_equal(corpus_run("check --baseline '%s' '%s/%s' 2>/dev/null", from_export, corpus_traces, json), 2);
+    assert_int_equal(corpus_run("check --baseline '%s' '%s/%s' 2>/dev/null", from_json, corpus_traces, sql), 2);
+    assert_int_equal(corpus_run("baseline record -o '%s/mixed.yaml' '%s/%s' '%s/%s' 2>/dev/null", tmpdir,
+                                corpus_traces, sql, corpus_traces, json), 2);
+    int st;
+    json_t *doc = corpus_json(&st, "check --format json --allow-mismatch --baseline '%s' '%s/%s'", from_export,
+                              corpus_traces, json);
+    assert_string_equal(corpus_status(doc, "iteration-time-regression"), "pass");
+    assert_string_equal(corpus_status(doc, "gpu-time-regression"), "pass");
+    json_decref(doc);
+    /* the same format is compared as ever */
+    doc = corpus_json(&st, "check --format json --baseline '%s' '%s/%s'", from_json, corpus_traces, json);
+    assert_string_equal(corpus_status(doc, "gpu-time-regression"), "pass");
+    json_decref(doc);
+}
+
 /* ---------------------------------------------------------------- public captures */
 
 static const char *const public_files[] = {
@@ -493,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_ddp_good_ranks_same_as_export),
         cmocka_unit_test(test_h200_verdicts),
         cmocka_unit_test(test_series_baseline),
+        cmocka_unit_test(test_baseline_format_mismatch),
         cmocka_unit_test(test_public_captures),
         cmocka_unit_test(test_reproduce_with_jq),
     };
