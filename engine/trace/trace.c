@@ -593,6 +593,24 @@ static int64_t query_i64(sqlite3 *db, const char *sql)
 ** of check, info and metrics on the shared corpus (RSS 0.4-0.7x of the
 ** estimate: small exports are dominated by the fixed part) and on a
 ** one-million-range NVTX export (0.75-0.95x). */
+/* A Kineto trace: rows from a quarter of its JSON text (the series traces
+** keep a tenth: most events are cpu_op and python_function, never loaded;
+** a trace of nothing but kernels would keep about as much as its text).
+** -2 when PATH is not JSON or gzip. */
+static int64_t kineto_estimate(const char *path)
+{
+    unsigned char head[64];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -2;
+    ssize_t got = read(fd, head, sizeof head);
+    close(fd);
+    if (got <= 0 || (got >= 16 && memcmp(head, "SQLite format 3", 16) == 0) ||
+        tg_kin_sniff_bytes(head, (size_t)got) == TG_KIN_NOT_JSON)
+        return -2;
+    int64_t text = tg_kin_input_size(path);
+    return text < 0 ? -1 : 8 * 1024 * 1024 + text / 4;
+}
+
 int64_t tg_trace_estimate_bytes(const char *path)
 {
     return tg_trace_estimate_bytes_with(path, NULL);
@@ -621,6 +639,8 @@ int64_t tg_trace_estimate_bytes_with(const char *path, const tg_load_opts *opts)
     }
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    int64_t json = kineto_estimate(path);
+    if (json != -2) return json;
     tg_diag scratch;
     tg_diag_init(&scratch);
     tg_loader ld = {.path = path, .diag = &scratch};

@@ -1,0 +1,222 @@
+/*
+** The Kineto reader (engine/trace/trace_kineto*.c, docs/kineto.md) on JSON
+** written here: every row field it maps (kernels, copies and memsets with
+** their kinds from the name, API calls, ranges, ProfilerStep#N among the
+** cpu_ops, process names, deviceProperties, distributedInfo), exact us ->
+** ns conversion, rowids as traceEvents indices, the launching process of
+** GPU work by correlation, the 2021 spellings, keys in any order, a bare
+** array, what is not loaded (cpu_op, gpu_user_annotation, flows), the
+** tables a trace without CUDA lacks, and the format and lean-load options.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace/trace.h"
+
+static char *write_temp(const char *text)
+{
+    char path[] = "/tmp/tg-kineto-unit-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t n = strlen(text);
+    assert_int_equal(write(fd, text, n), (ssize_t)n);
+    close(fd);
+    char *p = strdup(path);
+    assert_non_null(p);
+    return p;
+}
+
+static tg_trace *open_text(const char *text, const tg_load_opts *opts)
+{
+    char *path = write_temp(text);
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_trace *t = opts ? tg_trace_open_with(path, opts, &d) : tg_trace_open(path, &d);
+    if (!t) fail_msg("not loaded: %s", d.n ? d.msgs[0].text : "?");
+    tg_diag_clear(&d);
+    unlink(path);
+    free(path);
+    return t;
+}
+
+static const char modern[] =
+    "{\"schemaVersion\": 1,\n"
+    " \"traceEvents\": [\n"
+    "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#3\", \"pid\": 50, \"tid\": 50, \"ts\": 100.0005, \"dur\": 900},\n"
+    "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 50, \"tid\": 50, \"ts\": 101, \"dur\": 5, \"args\": {\"device\": 9}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"train_step\", \"pid\": 50, \"tid\": 50, \"ts\": 102, \"dur\": 800.25},\n"
+    "  {\"args\": {\"correlation\": 7, \"cbid\": 211}, \"dur\": 2.0004, \"ts\": 110.123, \"tid\": 51, \"pid\": 50, \"name\": \"cudaLaunchKernel\", \"cat\": \"cuda_runtime\", \"ph\": \"X\"},\n"
+    "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void gemm<float, 128>(float const*, int)\", \"pid\": 1, \"tid\": 20, \"ts\": 5137409743004.483, \"dur\": 3.84,\n"
+    "   \"args\": {\"queued\": 0, \"device\": 1, \"context\": 3, \"stream\": 20, \"correlation\": 7, \"registers per thread\": 18, \"shared memory\": 1024, \"grid\": [4096, 2, 1], \"block\": [128, 1, 1]}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuMemcpyDtoHAsync_v2\", \"pid\": 50, \"tid\": 50, \"ts\": 200, \"dur\": 3, \"args\": {\"correlation\": 8}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoH (Device -> Pinned)\", \"pid\": 1, \"tid\": 20, \"ts\": 201, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 20, \"correlation\": 8, \"bytes\": 4096}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pageable -> Device)\", \"pid\": 1, \"tid\": 20, \"ts\": 205, \"dur\": 1, \"args\": {\"device\": 1, \"correlation\": 99, \"bytes\": 16}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"pid\": 1, \"tid\": 20, \"ts\": 210, \"dur\": 0.5, \"args\": {\"device\": 1, \"stream\": 20, \"bytes\": 4}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"train_step\", \"pid\": 1, \"tid\": 20, \"ts\": 110, \"dur\": 100},\n"
+    "  {\"ph\": \"s\", \"id\": 7, \"pid\": 50, \"tid\": 51, \"ts\": 110.123, \"cat\": \"ac2g\", \"name\": \"ac2g\"},\n"
+    "  {\"name\": \"process_name\", \"ph\": \"M\", \"ts\": 1, \"pid\": 50, \"tid\": 0, \"args\": {\"name\": \"python3\"}},\n"
+    "  {\"name\": \"process_name\", \"ph\": \"M\", \"ts\": 1, \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"python3\"}},\n"
+    "  {\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 1, \"tid\": 0, \"args\": {\"labels\": \"GPU 1\"}}\n"
+    " ],\n"
+    " \"deviceProperties\": [{\"id\": 1, \"name\": \"NVIDIA H200\", \"totalGlobalMem\": 150109880320, \"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}],\n"
+    " \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 8}\n"
+    "}\n";
+
+static const char *str(const tg_trace *t, int32_t id)
+{
+    const char *s = tg_trace_str(t, id);
+    return s ? s : "(null)";
+}
+
+static void test_kernel_row(void **state)
+{
+    (void)state;
+    tg_trace *t = open_text(modern, NULL);
+    assert_int_equal(t->format, TG_FORMAT_KINETO);
+    assert_int_equal(t->n_kernels, 1);
+    const tg_kernel *k = &t->kernels[0];
+    assert_int_equal(k->rowid, 4);                  /* its index in traceEvents */
+    assert_int_equal(k->start, 5137409743004483LL); /* exact, not via a double */
+    assert_int_equal(k->end - k->start, 3840);
+    assert_int_equal(k->device, 1);
+    assert_int_equal(k->context, 3);
+    assert_int_equal(k->stream, 20);
+    assert_int_equal(k->correlation, 7);
+    assert_int_equal(k->pid, 50);                   /* the launching process, not pid 1 (the GPU) */
+    assert_int_equal(k->grid_x, 4096);
+    assert_int_equal(k->grid_y, 2);
+    assert_int_equal(k->block_x, 128);
+    assert_int_equal(k->registers, 18);
+    assert_int_equal(k->static_smem, 1024);
+    assert_string_equal(str(t, k->name), "void gemm<float, 128>(float const*, int)");
+    assert_string_equal(str(t, k->short_name), "gemm");
+    tg_trace_close(t);
+}
+
+static void test_memops(void **state)
+{
+    (void)state;
+    tg_trace *t = open_text(modern, NULL);
+    assert_int_equal(t->n_memcpys, 2);
+    const tg_memop *d2h = &t->memcpys[0], *h2d = &t->memcpys[1];
+    assert_int_equal(d2h->copy_kind, 2);            /* DtoH */
+    assert_int_equal(d2h->src_kind, 2);             /* Device */
+    assert_int_equal(d2h->dst_kind, 1);             /* Pinned */
+    assert_int_equal(d2h->bytes, 4096);
+    assert_int_equal(d2h->pid, 50);
+    assert_int_equal(h2d->copy_kind, 1);            /* HtoD */
+    assert_int_equal(h2d->src_kind, 0);             /* Pageable */
+    assert_int_equal(h2d->dst_kind, 2);
+    assert_int_equal(h2d->stream, 20);              /* no args.stream: the tid */
+    assert_int_equal(t->n_memsets, 1);
+    assert_int_equal(t->memsets[0].copy_kind, -1);
+    assert_int_equal(t->memsets[0].src_kind, 2);
+    assert_int_equal(t->memsets[0].end - t->memsets[0].start, 500);
+    tg_trace_close(t);
+}
+
+static void test_apis_ranges_meta(void **state)
+{
+    (void)state;
+    tg_trace *t = open_text(modern, NULL);
+    assert_int_equal(t->n_apis, 2);
+    assert_string_equal(str(t, t->apis[0].name), "cudaLaunchKernel");   /* keys in any order */
+    assert_int_equal(t->apis[0].start, 110123);
+    assert_int_equal(t->apis[0].end - t->apis[0].start, 2000);          /* 2.0004 us rounds down */
+    assert_int_equal(t->apis[0].tid, 51);
+    assert_string_equal(str(t, t->apis[1].name), "cuMemcpyDtoHAsync_v2");
+    /* ProfilerStep#3 and train_step; not aten::mm, not the GPU annotation */
+    assert_int_equal(t->n_nvtx, 2);
+    assert_string_equal(str(t, t->nvtx[0].name), "ProfilerStep#3");
+    assert_int_equal(t->nvtx[0].start, 100001);                         /* .0005 rounds up */
+    assert_int_equal(t->nvtx[0].event_type, 59);
+    assert_string_equal(str(t, t->nvtx[1].name), "train_step");
+    assert_int_equal(t->n_processes, 1);
+    assert_int_equal(t->processes[0].pid, 50);
+    assert_string_equal(str(t, t->processes[0].name), "python3");
+    assert_int_equal(t->n_gpus, 1);
+    assert_int_equal(t->gpus[0].id, 1);
+    assert_string_equal(str(t, t->gpus[0].name), "NVIDIA H200");
+    assert_int_equal(t->gpus[0].sm_count, 132);
+    assert_int_equal(t->gpus[0].compute_major, 9);
+    assert_int_equal(t->rank, 3);
+    assert_int_equal(t->world_size, 8);
+    assert_true(t->has_table[TG_TABLE_KERNEL] && t->has_table[TG_TABLE_RUNTIME] && t->has_table[TG_TABLE_NVTX]);
+    assert_false(t->has_table[TG_TABLE_SYNC]);
+    assert_string_equal(tg_trace_table_label(t, TG_TABLE_KERNEL), "kernel events");
+    assert_non_null(strstr(tg_trace_table_option(t, TG_TABLE_KERNEL), "ProfilerActivity.CUDA"));
+    tg_trace_close(t);
+}
+
+static void test_lean_load(void **state)
+{
+    (void)state;
+    tg_load_opts lean = {.kernel_rows = false, .defer_api = true};
+    tg_trace *t = open_text(modern, &lean);
+    assert_null(t->kernels);
+    assert_non_null(t->kspans);
+    assert_int_equal(t->n_kernels, 1);
+    assert_int_equal(t->kspans[0].pid, 50);
+    assert_int_equal(t->kspans[0].device, 1);
+    assert_false(t->apis_deferred);                 /* read as rows: a JSON is read once */
+    assert_int_equal(t->n_apis, 2);
+    tg_trace_close(t);
+}
+
+static void test_legacy_2021(void **state)
+{
+    (void)state;
+    static const char legacy[] =
+        "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+        " {\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"ProfilerStep#5\", \"pid\": 25738, \"tid\": \"25738\", \"ts\": 1623142623529000, \"dur\": 5000},\n"
+        " {\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaMemcpyAsync\", \"pid\": 25738, \"tid\": \"25738\", \"ts\": 1623142623529088, \"dur\": 2022, \"args\": {\"correlation\": 34417, \"external id\": 537}},\n"
+        " {\"ph\": \"X\", \"cat\": \"Memcpy\", \"name\": \"Memcpy HtoD (Pageable -> Device)\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 1623142623529248, \"dur\": 1940, \"args\": {\"device\": 0, \"correlation\": 34417, \"bytes\": 19267584}},\n"
+        " {\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 1623142623531625, \"dur\": 2, \"args\": {\"correlation\": 1}}\n"
+        "]}";
+    tg_trace *t = open_text(legacy, NULL);
+    assert_int_equal(t->n_apis, 1);
+    assert_int_equal(t->apis[0].tid, 25738);
+    assert_int_equal(t->n_memcpys, 1);
+    assert_int_equal(t->memcpys[0].stream, 7);      /* "stream 7" */
+    assert_int_equal(t->memcpys[0].pid, 25738);
+    assert_int_equal(t->n_kernels, 1);
+    assert_int_equal(t->kernels[0].device, 0);      /* no args.device: the pid */
+    assert_int_equal(t->kernels[0].stream, 7);
+    assert_int_equal(t->n_nvtx, 1);
+    assert_false(t->has_table[TG_TABLE_GPU]);
+    tg_trace_close(t);
+}
+
+static void test_bare_array_and_cpu_only(void **state)
+{
+    (void)state;
+    tg_trace *t = open_text("[{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"step\", \"pid\": 1, "
+                            "\"tid\": 1, \"ts\": 1.5e3, \"dur\": 10}]", NULL);
+    assert_int_equal(t->n_nvtx, 1);
+    assert_int_equal(t->nvtx[0].start, 1500000);   /* exponent form */
+    assert_false(t->has_table[TG_TABLE_KERNEL]);   /* CUDA not recorded */
+    assert_false(t->has_table[TG_TABLE_RUNTIME]);
+    assert_true(t->has_table[TG_TABLE_NVTX]);
+    tg_trace_close(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernel_row),
+        cmocka_unit_test(test_memops),
+        cmocka_unit_test(test_apis_ranges_meta),
+        cmocka_unit_test(test_lean_load),
+        cmocka_unit_test(test_legacy_2021),
+        cmocka_unit_test(test_bare_array_and_cpu_only),
+    };
+    return cmocka_run_group_tests_name("trace kineto", tests, NULL, NULL);
+}
