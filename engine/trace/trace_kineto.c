@@ -554,7 +554,7 @@ static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter, size_
     if (tg_kin_input_open(&in, path, ld)) {
         bool ok = true;
         for (;;) {
-            uint64_t before = in.bytes;
+            uint64_t before = in.delivered;
             ssize_t n = tg_kin_input_read(&in, buf, CHUNK, ld);
             if (n < 0) { ok = false; break; }
             if (n == 0) break;
@@ -567,7 +567,7 @@ static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter, size_
             }
         }
         if (ok && yajl_complete_parse(h) != yajl_status_ok) {
-            fail_json(ld, &p, h, buf, 0, in.bytes, true);
+            fail_json(ld, &p, h, buf, 0, in.delivered, true);
             ok = false;
         }
         if (ok && !p.saw_events)

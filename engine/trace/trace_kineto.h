@@ -30,7 +30,9 @@ typedef struct tg_kin_input {
     unsigned char *raw;        /* compressed bytes read ahead */
     size_t raw_cap;
     uint64_t file_bytes;       /* bytes of the file read so far */
-    uint64_t bytes;            /* bytes handed to the parser so far */
+    uint64_t bytes;            /* bytes inflated (or read) so far, by whichever thread reads */
+    uint64_t delivered;        /* bytes handed to the parser so far (the parser's thread) */
+    struct tg_kin_pipe *pipe;  /* gzip: the inflating thread, NULL when inline */
 } tg_kin_input;
 
 /* What the first bytes of a file say it is. */

@@ -6,6 +6,10 @@
 ** as the parser asks for text (zlib, every member of a multi-member file),
 ** so memory holds one chunk of the file, never the file.
 **
+** Inflating costs about as much as parsing, so a second thread inflates
+** while the parser reads (a ring of a few chunks); its failure reaches the
+** reader as the sentence it wrote, when the reader gets that far.
+**
 ** A gzip stream that ends before its last member does is a truncated file
 ** (a copy cut short, a disk that filled up); corrupt deflate data is said
 ** as such. Each failure is one sentence in the loader (docs/kineto.md).
@@ -13,6 +17,7 @@
 #include "trace_kineto.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +35,9 @@ tg_kin_sniff tg_kin_sniff_bytes(const unsigned char *head, size_t n)
     while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r')) i++;
     return i < n && (head[i] == '{' || head[i] == '[') ? TG_KIN_JSON : TG_KIN_NOT_JSON;
 }
+
+static bool pipe_start(tg_kin_input *in, const char *path);
+static ssize_t read_plain(tg_kin_input *in, unsigned char *buf, size_t cap, tg_loader *ld);
 
 bool tg_kin_input_open(tg_kin_input *in, const char *path, tg_loader *ld)
 {
@@ -51,6 +59,7 @@ bool tg_kin_input_open(tg_kin_input *in, const char *path, tg_loader *ld)
     }
     in->z = z;
     in->raw_cap = RAW_CHUNK;
+    pipe_start(in, path);      /* else inflated inline, as the reader asks */
     return true;
 }
 
@@ -110,10 +119,130 @@ static ssize_t read_gzip(tg_kin_input *in, unsigned char *buf, size_t cap, tg_lo
     return (ssize_t)n;
 }
 
+/* ---------------------------------------------------------------- the inflating thread */
+
+#define PIPE_SLOTS 4
+
+struct tg_kin_pipe {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t filled, freed;
+    unsigned char *slot[PIPE_SLOTS];
+    ssize_t len[PIPE_SLOTS];   /* bytes, 0 at the end, -1 failed */
+    size_t head, count;        /* next slot to read, slots filled */
+    bool stop;                 /* the reader is gone */
+    tg_loader ld;              /* the thread's own, for its one sentence */
+    tg_diag diag;
+    tg_kin_input *in;
+};
+
+static void *inflate_thread(void *arg)
+{
+    struct tg_kin_pipe *p = arg;
+    size_t tail = 0;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (p->count == PIPE_SLOTS && !p->stop) pthread_cond_wait(&p->freed, &p->mu);
+        bool stop = p->stop;
+        pthread_mutex_unlock(&p->mu);
+        if (stop) return NULL;
+        ssize_t n = read_gzip(p->in, p->slot[tail], RAW_CHUNK, &p->ld);
+        pthread_mutex_lock(&p->mu);
+        p->len[tail] = n;
+        p->count++;
+        pthread_cond_signal(&p->filled);
+        pthread_mutex_unlock(&p->mu);
+        if (n <= 0) return NULL;
+        tail = (tail + 1) % PIPE_SLOTS;
+    }
+}
+
+static void pipe_free(struct tg_kin_pipe *p)
+{
+    for (size_t i = 0; i < PIPE_SLOTS; i++) free(p->slot[i]);
+    tg_diag_clear(&p->diag);
+    free(p);
+}
+
+/* Start the thread; false (and inline inflation) when it cannot be. */
+static bool pipe_start(tg_kin_input *in, const char *path)
+{
+    struct tg_kin_pipe *p = calloc(1, sizeof *p);
+    if (!p) return false;
+    for (size_t i = 0; i < PIPE_SLOTS; i++)
+        if (!(p->slot[i] = malloc(RAW_CHUNK))) {
+            pipe_free(p);
+            return false;
+        }
+    tg_diag_init(&p->diag);
+    p->ld = (tg_loader){.path = path, .diag = &p->diag};
+    p->in = in;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->filled, NULL);
+    pthread_cond_init(&p->freed, NULL);
+    if (pthread_create(&p->thread, NULL, inflate_thread, p) != 0) {
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->filled);
+        pthread_cond_destroy(&p->freed);
+        pipe_free(p);
+        return false;
+    }
+    in->pipe = p;
+    return true;
+}
+
+static void pipe_stop(struct tg_kin_pipe *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_signal(&p->freed);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->filled);
+    pthread_cond_destroy(&p->freed);
+    pipe_free(p);
+}
+
+/* The next inflated chunk (at most cap bytes: chunks are RAW_CHUNK). */
+static ssize_t pipe_read(struct tg_kin_pipe *p, unsigned char *buf, size_t cap, tg_loader *ld)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->count == 0) pthread_cond_wait(&p->filled, &p->mu);
+    ssize_t n = p->len[p->head];
+    pthread_mutex_unlock(&p->mu);
+    if (n < 0) {
+        /* the thread's sentence, as this reader's (it names the file) */
+        const tg_diag_msg *m = p->diag.n ? &p->diag.msgs[0] : NULL;
+        if (!ld->failed) {
+            ld->failed = true;
+            tg_diag_add(ld->diag, TG_DIAG_ERROR, p->diag.status ? p->diag.status : TG_ETRACE, (tg_pos){0}, NULL,
+                        "%s", m ? m->text : "the gzip stream cannot be read");
+        }
+        return -1;
+    }
+    if (n == 0) return 0;      /* the end stays in its slot */
+    if ((size_t)n > cap) n = (ssize_t)cap;   /* never: the reader asks for RAW_CHUNK */
+    memcpy(buf, p->slot[p->head], (size_t)n);
+    pthread_mutex_lock(&p->mu);
+    p->head = (p->head + 1) % PIPE_SLOTS;
+    p->count--;
+    pthread_cond_signal(&p->freed);
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
 ssize_t tg_kin_input_read(tg_kin_input *in, unsigned char *buf, size_t cap, tg_loader *ld)
 {
     if (cap > UINT32_MAX / 2) cap = UINT32_MAX / 2;
-    if (in->gz) return read_gzip(in, buf, cap, ld);
+    ssize_t n = in->pipe ? pipe_read(in->pipe, buf, cap, ld) : in->gz ? read_gzip(in, buf, cap, ld)
+                                                                  : read_plain(in, buf, cap, ld);
+    if (n > 0) in->delivered += (uint64_t)n;
+    return n;
+}
+
+static ssize_t read_plain(tg_kin_input *in, unsigned char *buf, size_t cap, tg_loader *ld)
+{
     ssize_t got;
     do got = read(in->fd, buf, cap);
     while (got < 0 && errno == EINTR);
@@ -127,6 +256,8 @@ ssize_t tg_kin_input_read(tg_kin_input *in, unsigned char *buf, size_t cap, tg_l
 
 void tg_kin_input_close(tg_kin_input *in)
 {
+    if (in->pipe) pipe_stop(in->pipe);
+    in->pipe = NULL;
     if (in->z) {
         inflateEnd(in->z);
         free(in->z);
