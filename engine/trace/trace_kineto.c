@@ -113,10 +113,22 @@ static bool text_set(parser *p, textbuf *b, const unsigned char *s, size_t len)
     return true;
 }
 
+/* The keys of every event (ph, cat, name, pid, tid, ts, dur, args) are
+** told apart by length and first byte before one memcmp; the rest through
+** the table. */
 static key_id key_of(const key_table *kt, const unsigned char *s, size_t len)
 {
-    for (int k = 1; k < K_COUNT; k++)
-        if (kt->len[k] == len && memcmp(key_names[k], s, len) == 0) return (key_id)k;
+    key_id k = K_NONE;
+    switch (len) {
+    case 2: k = s[0] == 'p' ? K_PH : s[0] == 't' ? K_TS : s[0] == 'i' ? K_ID : K_NONE; break;
+    case 3: k = s[0] == 'c' ? K_CAT : s[0] == 'p' ? K_PID : s[0] == 't' ? K_TID : s[0] == 'd' ? K_DUR : K_NONE; break;
+    case 4: k = s[0] == 'n' ? K_NAME : s[0] == 'a' ? K_ARGS : K_COUNT; break;
+    default: k = K_COUNT; break;
+    }
+    if (k != K_COUNT)
+        return k != K_NONE && memcmp(key_names[k], s, len) == 0 ? k : K_NONE;
+    for (int i = 1; i < K_COUNT; i++)
+        if (kt->len[i] == len && memcmp(key_names[i], s, len) == 0) return (key_id)i;
     return K_NONE;
 }
 
