@@ -22,9 +22,13 @@
 */
 #include "trace_kineto.h"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yajl/yajl_parse.h>
 
 #define CHUNK ((size_t)1 << 18)
@@ -92,6 +96,7 @@ typedef struct parser {
     int64_t dev[5];            /* id, sms, memory, major, minor of a deviceProperties entry */
     bool oom;
     key_table keys;
+    tg_kin_rec *rec;           /* a second half's parser records, not emits */
 } parser;
 
 static bool text_set(parser *p, textbuf *b, const unsigned char *s, size_t len)
@@ -322,8 +327,12 @@ static int pop(parser *p)
         e->arg_name_len = p->arg_name.len;
         e->labels = p->labels.s;
         e->labels_len = p->labels.len;
+        if (p->rec) return tg_kin_rec_event(p->rec, e);
         if (!tg_kin_emit(&p->rows, e)) return 0;
     } else if (f->kind == F_DEVICE && p->dev[0] != TG_NULL_I64) {
+        if (p->rec)
+            return tg_kin_rec_gpu(p->rec, p->dev[0], p->dev_name.s, p->dev_name.len, p->dev[1], p->dev[2],
+                                  p->dev[3], p->dev[4]);
         if (!tg_kin_add_gpu(&p->rows, p->dev[0], p->dev_name.s, p->dev_name.len, p->dev[1], p->dev[2],
                             p->dev[3], p->dev[4]))
             return 0;
@@ -389,8 +398,9 @@ static int on_number(void *ctx, const char *s, size_t len)
     }
     case F_DIST: {
         int64_t v = number_i64(s, len);
-        if (v >= 0 && v <= INT32_MAX && f->key == K_RANK) p->ld->t->rank = (int32_t)v;
-        if (v >= 0 && v <= INT32_MAX && f->key == K_WORLD_SIZE) p->ld->t->world_size = (int32_t)v;
+        if (v < 0 || v > INT32_MAX || (f->key != K_RANK && f->key != K_WORLD_SIZE)) break;
+        if (p->rec) *(f->key == K_RANK ? &p->rec->rank : &p->rec->world_size) = v;
+        else *(f->key == K_RANK ? &p->ld->t->rank : &p->ld->t->world_size) = (int32_t)v;
         break;
     }
     default:
@@ -548,48 +558,179 @@ static bool stopped_on_control(yajl_handle h, const unsigned char *buf, size_t n
     return inside;
 }
 
+/* ---------------------------------------------------------------- two halves */
+
+/* A big plain file is parsed by two threads: the second half from a line
+** that starts an event (`,` newline `{`: a raw newline never occurs inside
+** a JSON string, so this is between tokens), as if it followed
+** `{"traceEvents":[`. Its events are recorded and replayed after the first
+** half's, indices shifted, once the first parser, stopped at the split,
+** shows it is exactly there: between two elements of traceEvents. Any doubt
+** (another layout, an error in the second half) and the first parser reads
+** on, alone: the halves never change what a read gives. */
+#define SPLIT_MIN ((uint64_t)16 << 20)
+#define SPLIT_WINDOW ((size_t)1 << 20)
+
+typedef struct half {
+    const char *path;
+    uint64_t from;
+    parser p;
+    tg_kin_rec rec;
+    bool ok;
+    pthread_t thread;
+} half;
+
+static uint64_t find_split(int fd, uint64_t size)
+{
+    if (size < SPLIT_MIN) return 0;
+    unsigned char *w = malloc(SPLIT_WINDOW);
+    if (!w) return 0;
+    uint64_t base = size / 2, found = 0;
+    ssize_t n = pread(fd, w, SPLIT_WINDOW, (off_t)base);
+    for (ssize_t i = 0; i < n && !found; i++) {
+        if (w[i] != ',') continue;
+        ssize_t j = i + 1;
+        while (j < n && (w[j] == ' ' || w[j] == '\t' || w[j] == '\r')) j++;
+        if (j >= n || w[j] != '\n') continue;
+        while (j < n && (w[j] == '\n' || w[j] == ' ' || w[j] == '\t' || w[j] == '\r')) j++;
+        if (j < n && w[j] == '{') found = base + (uint64_t)j;
+    }
+    free(w);
+    return found;
+}
+
+static void *parse_half(void *arg)
+{
+    half *hf = arg;
+    static const char head[] = "{\"traceEvents\":[";
+    tg_diag scratch;
+    tg_diag_init(&scratch);
+    tg_loader ld = {.path = hf->path, .diag = &scratch};
+    unsigned char *buf = malloc(CHUNK);
+    yajl_handle h = buf ? yajl_alloc(&callbacks, NULL, &hf->p) : NULL;
+    tg_kin_input in = {.fd = -1};
+    bool ok = h && yajl_config(h, yajl_dont_validate_strings, 1) &&
+              yajl_parse(h, (const unsigned char *)head, sizeof head - 1) == yajl_status_ok &&
+              tg_kin_input_open(&in, hf->path, &ld) && tg_kin_input_seek(&in, hf->from);
+    for (ssize_t n; ok && (n = tg_kin_input_read(&in, buf, CHUNK, &ld)) != 0;)
+        ok = n > 0 && yajl_parse(h, buf, (size_t)n) == yajl_status_ok;
+    hf->ok = ok && yajl_complete_parse(h) == yajl_status_ok && !hf->p.oom && !hf->rec.oom;
+    tg_kin_input_close(&in);
+    if (h) yajl_free(h);
+    free(buf);
+    tg_diag_clear(&scratch);
+    return NULL;
+}
+
+/* The second half's thread, or NULL (then one parser reads it all). */
+static half *half_start(const char *path, uint64_t *limit)
+{
+    *limit = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    unsigned char magic[2] = {0};
+    struct stat st;
+    bool plain = fstat(fd, &st) == 0 && pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b);
+    uint64_t split = plain ? find_split(fd, (uint64_t)st.st_size) : 0;
+    close(fd);
+    half *hf = split ? calloc(1, sizeof *hf) : NULL;
+    if (!hf) return NULL;
+    hf->path = path;
+    hf->from = split;
+    tg_kin_rec_free(&hf->rec);           /* its empty state */
+    hf->p = (parser){.keys = key_lengths(), .rec = &hf->rec};
+    if (pthread_create(&hf->thread, NULL, parse_half, hf) != 0) {
+        free(hf);
+        return NULL;
+    }
+    *limit = split;
+    return hf;
+}
+
+/* Join; true when its events can stand for the rest of the file after p. */
+static bool half_join(half *hf, const parser *p)
+{
+    pthread_join(hf->thread, NULL);
+    return hf->ok && !p->skip && p->depth == 2 && p->frames[1].kind == F_EVENTS;
+}
+
+static void half_free(half *hf)
+{
+    if (!hf) return;
+    tg_kin_rec_free(&hf->rec);
+    textbuf *bufs[] = {&hf->p.name, &hf->p.cat, &hf->p.arg_name, &hf->p.labels, &hf->p.dev_name};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->s);
+    free(hf);
+}
+
+/* ---------------------------------------------------------------- one pass */
+
+/* Feed the input to h up to its end (or limit): 1 fed, -1 stopped on a raw
+** control character (first pass only), 0 failed (ld says why). */
+static int feed(tg_loader *ld, parser *p, yajl_handle h, tg_kin_input *in, unsigned char *buf, ctl_filter *filter)
+{
+    for (;;) {
+        uint64_t before = in->delivered;
+        ssize_t n = tg_kin_input_read(in, buf, CHUNK, ld);
+        if (n <= 0) return n == 0;
+        if (filter) filter_controls(filter, buf, (size_t)n);
+        if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
+            if (!filter && !p->oom && !ld->failed && stopped_on_control(h, buf, (size_t)n)) return -1;
+            fail_json(ld, p, h, buf, (size_t)n, before, false);
+            return 0;
+        }
+    }
+}
+
+/* The end of the document: complete, a trace, finished rows. */
+static bool finish_pass(tg_loader *ld, parser *p, yajl_handle h, tg_kin_input *in, unsigned char *buf, bool complete)
+{
+    if (complete && yajl_complete_parse(h) != yajl_status_ok) {
+        fail_json(ld, p, h, buf, 0, in->delivered, true);
+        return false;
+    }
+    if (!p->saw_events) {
+        tg_load_fail(ld, TG_ETRACE, "is JSON but not a PyTorch profiler trace: it has no traceEvents array");
+        return false;
+    }
+    return tg_kin_finish(&p->rows);
+}
+
 /* One pass over the file: 1 read, -1 stopped on a raw control character
 ** (first pass only), 0 failed. */
-static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter, size_t *n_events)
+static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter)
 {
     parser p = {.ld = ld, .rows = {.ld = ld}, .keys = key_lengths()};
-    tg_kin_input in;
+    tg_kin_input in = {.fd = -1};
     unsigned char *buf = malloc(CHUNK);
     yajl_handle h = buf ? yajl_alloc(&callbacks, NULL, &p) : NULL;
-    int result = 0;
     if (!h) {
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
         free(buf);
         return 0;
     }
     yajl_config(h, yajl_dont_validate_strings, 1);
+    int fed = 0, result = 0;
+    half *hf = NULL;
     if (tg_kin_input_open(&in, path, ld)) {
-        bool ok = true;
-        for (;;) {
-            uint64_t before = in.delivered;
-            ssize_t n = tg_kin_input_read(&in, buf, CHUNK, ld);
-            if (n < 0) { ok = false; break; }
-            if (n == 0) break;
-            if (filter) filter_controls(filter, buf, (size_t)n);
-            if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
-                if (!filter && !p.oom && !ld->failed && stopped_on_control(h, buf, (size_t)n)) result = -1;
-                else fail_json(ld, &p, h, buf, (size_t)n, before, false);
-                ok = false;
-                break;
+        hf = filter ? NULL : half_start(path, &in.limit);
+        fed = feed(ld, &p, h, &in, buf, filter);
+        if (hf) {
+            bool joined = half_join(hf, &p);
+            if (fed > 0 && joined) {
+                bool ok = tg_kin_rec_replay(&p.rows, &hf->rec, p.n_events);
+                p.n_events += hf->p.n_events;
+                result = ok && finish_pass(ld, &p, h, &in, buf, false) ? 1 : 0;
+                goto done;
             }
+            in.limit = 0;               /* the first parser reads on alone */
+            if (fed > 0) fed = feed(ld, &p, h, &in, buf, filter);
         }
-        if (ok && yajl_complete_parse(h) != yajl_status_ok) {
-            fail_json(ld, &p, h, buf, 0, in.delivered, true);
-            ok = false;
-        }
-        if (ok && !p.saw_events)
-            tg_load_fail(ld, TG_ETRACE,
-                         "is JSON but not a PyTorch profiler trace: it has no traceEvents array");
-        else if (ok) {
-            *n_events = (size_t)p.n_events;
-            result = tg_kin_finish(&p.rows) ? 1 : 0;
-        }
+        if (fed < 0) result = -1;
+        else if (fed > 0) result = finish_pass(ld, &p, h, &in, buf, true) ? 1 : 0;
     }
+done:
+    half_free(hf);
     tg_kin_input_close(&in);
     yajl_free(h);
     free(buf);
@@ -600,12 +741,11 @@ static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter, size_
 bool tg_kin_load(tg_loader *ld, const tg_load_opts *opts)
 {
     (void)opts;                /* ld->kernel_rows carries what the reader needs */
-    size_t n_events = 0;
-    int rc = parse_pass(ld, ld->path, NULL, &n_events);
+    int rc = parse_pass(ld, ld->path, NULL);
     if (rc < 0) {
         ctl_filter filter = {0};
         if (!reset_rows(ld)) return false;
-        rc = parse_pass(ld, ld->path, &filter, &n_events);
+        rc = parse_pass(ld, ld->path, &filter);
         if (rc > 0)
             tg_diag_add(ld->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
                         "%s: %zu raw control characters inside JSON strings (invalid JSON some "

@@ -32,6 +32,7 @@ typedef struct tg_kin_input {
     uint64_t file_bytes;       /* bytes of the file read so far */
     uint64_t bytes;            /* bytes inflated (or read) so far, by whichever thread reads */
     uint64_t delivered;        /* bytes handed to the parser so far (the parser's thread) */
+    uint64_t limit;            /* plain files: stop there (0: the end) */
     struct tg_kin_pipe *pipe;  /* gzip: the inflating thread, NULL when inline */
 } tg_kin_input;
 
@@ -49,6 +50,8 @@ bool tg_kin_input_open(tg_kin_input *in, const char *path, tg_loader *ld);
 ** sentence in ld). */
 ssize_t tg_kin_input_read(tg_kin_input *in, unsigned char *buf, size_t cap, tg_loader *ld);
 void tg_kin_input_close(tg_kin_input *in);
+/* A plain file read from offset on (a second parser's half). */
+bool tg_kin_input_seek(tg_kin_input *in, uint64_t offset);
 /* Uncompressed size of a file, for --max-memory: the gzip trailer's
 ** (modulo 4 GiB, so at least the compressed size times 4), else its size;
 ** -1 when it cannot be read. */
@@ -116,6 +119,24 @@ bool tg_kin_add_gpu(tg_kin_rows *r, int64_t id, const char *name, size_t name_le
                     int64_t memory, int64_t major, int64_t minor);
 bool tg_kin_finish(tg_kin_rows *r);
 void tg_kin_rows_free(tg_kin_rows *r);
+
+/* Events a second parser assembled (the second half of a big plain file,
+** trace_kineto.c), kept compactly until the first half's rows are in and
+** its events counted, then replayed through tg_kin_emit with their
+** indices shifted. Only what tg_kin_emit would keep is recorded. */
+typedef struct tg_kin_rec {
+    unsigned char *buf;
+    size_t len, cap;
+    bool oom;
+    int64_t rank, world_size;  /* distributedInfo met there, TG_NULL_I64 */
+    size_t n_cpu_ops, n_gpu_ranges;
+} tg_kin_rec;
+
+bool tg_kin_rec_event(tg_kin_rec *rec, const tg_kin_event *e);
+bool tg_kin_rec_gpu(tg_kin_rec *rec, int64_t id, const char *name, size_t name_len, int64_t sms,
+                    int64_t memory, int64_t major, int64_t minor);
+bool tg_kin_rec_replay(tg_kin_rows *r, const tg_kin_rec *rec, int64_t index_offset);
+void tg_kin_rec_free(tg_kin_rec *rec);
 
 /* ---- trace_kineto.c */
 

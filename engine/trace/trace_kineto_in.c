@@ -241,8 +241,19 @@ ssize_t tg_kin_input_read(tg_kin_input *in, unsigned char *buf, size_t cap, tg_l
     return n;
 }
 
+bool tg_kin_input_seek(tg_kin_input *in, uint64_t offset)
+{
+    if (in->gz || lseek(in->fd, (off_t)offset, SEEK_SET) < 0) return false;
+    in->bytes = offset;
+    return true;
+}
+
 static ssize_t read_plain(tg_kin_input *in, unsigned char *buf, size_t cap, tg_loader *ld)
 {
+    if (in->limit) {
+        if (in->bytes >= in->limit) return 0;
+        if (cap > in->limit - in->bytes) cap = (size_t)(in->limit - in->bytes);
+    }
     ssize_t got;
     do got = read(in->fd, buf, cap);
     while (got < 0 && errno == EINTR);

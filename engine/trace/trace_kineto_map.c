@@ -439,3 +439,88 @@ void tg_kin_rows_free(tg_kin_rows *r)
     r->meta = NULL;
     r->n_meta = r->cap_meta = 0;
 }
+
+/* ---------------------------------------------------------------- recorded events */
+
+enum { REC_EVENT, REC_GPU };
+
+typedef struct rec_head {
+    uint32_t kind, size;       /* size: the whole record, 8-aligned */
+    tg_kin_event ev;           /* REC_GPU: index = id, pid = sms, tid = memory,
+                                  device = major, context = minor */
+} rec_head;
+
+static bool rec_put(tg_kin_rec *rec, uint32_t kind, const tg_kin_event *e, const char *a, size_t alen,
+                    const char *b, size_t blen, const char *c, size_t clen)
+{
+    size_t size = (sizeof(rec_head) + alen + blen + clen + 7) & ~(size_t)7;
+    if (size > UINT32_MAX) return true;                 /* a 4 GiB name: dropped */
+    if (!tg_grow((void **)&rec->buf, &rec->cap, rec->len + size, 1)) {
+        rec->oom = true;
+        return false;
+    }
+    rec_head h = {.kind = kind, .size = (uint32_t)size, .ev = *e};
+    h.ev.name_len = alen;
+    h.ev.arg_name_len = blen;
+    h.ev.labels_len = clen;
+    h.ev.name = h.ev.arg_name = h.ev.labels = NULL;
+    unsigned char *dst = rec->buf + rec->len;
+    memcpy(dst, &h, sizeof h);
+    if (alen) memcpy(dst + sizeof h, a, alen);
+    if (blen) memcpy(dst + sizeof h + alen, b, blen);
+    if (clen) memcpy(dst + sizeof h + alen + blen, c, clen);
+    rec->len += size;
+    return true;
+}
+
+bool tg_kin_rec_event(tg_kin_rec *rec, const tg_kin_event *e)
+{
+    if (e->ph == 'X') {
+        if (e->cat == TG_KIN_OTHER) return true;
+        if (e->cat == TG_KIN_GPU_RANGE) return rec->n_gpu_ranges++, true;
+        if (e->cat == TG_KIN_OP && !is_profiler_step(e)) return rec->n_cpu_ops++, true;
+    } else if (e->ph != 'M') {
+        return true;
+    }
+    return rec_put(rec, REC_EVENT, e, e->has_name ? e->name : NULL, e->has_name ? e->name_len : 0, e->arg_name,
+                   e->arg_name_len, e->labels, e->labels_len);
+}
+
+bool tg_kin_rec_gpu(tg_kin_rec *rec, int64_t id, const char *name, size_t name_len, int64_t sms,
+                    int64_t memory, int64_t major, int64_t minor)
+{
+    tg_kin_event e = {.index = id, .pid = sms, .tid = memory, .device = major, .context = minor};
+    return rec_put(rec, REC_GPU, &e, name, name ? name_len : 0, NULL, 0, NULL, 0);
+}
+
+bool tg_kin_rec_replay(tg_kin_rows *r, const tg_kin_rec *rec, int64_t index_offset)
+{
+    for (size_t at = 0; at < rec->len;) {
+        rec_head h;
+        memcpy(&h, rec->buf + at, sizeof h);
+        const char *text = (const char *)rec->buf + at + sizeof h;
+        tg_kin_event e = h.ev;
+        if (h.kind == REC_GPU) {
+            if (!tg_kin_add_gpu(r, e.index, text, e.name_len, e.pid, e.tid, e.device, e.context)) return false;
+        } else {
+            e.name = text;
+            e.arg_name = text + e.name_len;
+            e.labels = text + e.name_len + e.arg_name_len;
+            e.index += index_offset;
+            if (!tg_kin_emit(r, &e)) return false;
+        }
+        at += h.size;
+    }
+    r->n_cpu_ops += rec->n_cpu_ops;
+    r->n_gpu_ranges += rec->n_gpu_ranges;
+    tg_trace *t = r->ld->t;
+    if (rec->rank != TG_NULL_I64) t->rank = (int32_t)rec->rank;
+    if (rec->world_size != TG_NULL_I64) t->world_size = (int32_t)rec->world_size;
+    return true;
+}
+
+void tg_kin_rec_free(tg_kin_rec *rec)
+{
+    free(rec->buf);
+    *rec = (tg_kin_rec){.rank = TG_NULL_I64, .world_size = TG_NULL_I64};
+}

@@ -7,6 +7,10 @@
 ** GPU work by correlation, the 2021 spellings, keys in any order, a bare
 ** array, what is not loaded (cpu_op, gpu_user_annotation, flows), the
 ** tables a trace without CUDA lacks, and the format and lean-load options.
+** Big plain files are parsed in two halves (trace_kineto.c): a 20 MiB trace
+** must read the same plain and gzip-compressed (one parser), also when the
+** split falls inside an event's args (the halves are given up) and when
+** the second half is invalid (the same sentence as one parser's).
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "trace/trace.h"
 
@@ -208,6 +213,141 @@ static void test_bare_array_and_cpu_only(void **state)
     tg_trace_close(t);
 }
 
+/* ---------------------------------------------------------------- two halves */
+
+typedef struct big {
+    char *text;
+    size_t len, cap;
+} big;
+
+static void put(big *b, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (b->len + (size_t)n + 1 > b->cap) {
+        b->cap = (b->cap + (size_t)n + 1) * 2;
+        b->text = realloc(b->text, b->cap);
+        assert_non_null(b->text);
+    }
+    memcpy(b->text + b->len, line, (size_t)n + 1);
+    b->len += (size_t)n;
+}
+
+/* About 20 MiB of events, one per line as torch.profiler writes them; with
+** nested_middle, an event in the middle whose args hold a multi-line array
+** of objects (where a split would land inside an event). */
+static big make_big(bool nested_middle, bool broken_tail)
+{
+    big b = {0};
+    put(&b, "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\"}],\n\"traceEvents\": [\n");
+    int n = 100000;
+    for (int i = 0; i < n; i++) {
+        if (nested_middle && i == n / 2) {
+            put(&b, "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"big\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"list\": [\n");
+            for (int j = 0; j < 40000; j++) put(&b, "    {\"x\": %d, \"padding\": \"................................\"},\n", j);
+            put(&b, "    {\"x\": 0}]}},\n");
+        }
+        if (broken_tail && i == n - 10) put(&b, "  {\"ph\": \"X\", \"ts\": 12,, \"dur\": 1},\n");
+        switch (i % 4) {
+        case 0:
+            put(&b, "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, "
+                    "\"ts\": %d.%03d, \"dur\": 2.5, \"args\": {\"correlation\": %d}},\n", 1000 + i, i % 1000, i);
+            break;
+        case 1:
+            put(&b, "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void kernel_%d<float>(int)\", \"pid\": 0, \"tid\": 7, "
+                    "\"ts\": %d.5, \"dur\": 1.25, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": %d, "
+                    "\"grid\": [1, 1, 1], \"block\": [32, 1, 1]}},\n", i % 7, 1003 + i, i - 1);
+            break;
+        case 2:
+            put(&b, "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"step\", \"pid\": 1, \"tid\": 1, "
+                    "\"ts\": %d, \"dur\": 1}, \n", 1000 + i);
+            break;
+        default:
+            put(&b, "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::%d\", \"pid\": 1, \"tid\": 1, \"ts\": %d, "
+                    "\"dur\": 1, \"args\": {\"External id\": %d, \"Input Dims\": [[1, 2], [3, 4]], \"Ev Idx\": %d,"
+                    " \"pad\": \"%0100d\"}},\n", i % 50, 1000 + i, i, i, i);
+            break;
+        }
+    }
+    put(&b, "  {\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 1}\n],\n\"distributedInfo\": {\"rank\": 5}}\n");
+    assert_true(b.len > ((size_t)17 << 20));
+    return b;
+}
+
+/* The trace from plain text (two halves) and from gzip (one parser): both
+** loaded, or both refused with the same sentence (the path aside). */
+static void same_both_ways(const big *b)
+{
+    char *plain = write_temp(b->text);
+    char gzpath[] = "/tmp/tg-kineto-unit-XXXXXX";
+    int fd = mkstemp(gzpath);
+    assert_true(fd >= 0);
+    gzFile gz = gzdopen(fd, "wb1");
+    assert_non_null(gz);
+    assert_int_equal(gzwrite(gz, b->text, (unsigned)b->len), (int)b->len);
+    gzclose(gz);
+    tg_diag d1, d2;
+    tg_diag_init(&d1);
+    tg_diag_init(&d2);
+    tg_trace *a = tg_trace_open(plain, &d1), *z = tg_trace_open(gzpath, &d2);
+    assert_int_equal(a != NULL, z != NULL);
+    if (a) {
+        assert_int_equal(a->n_kernels, z->n_kernels);
+        assert_int_equal(a->n_apis, z->n_apis);
+        assert_int_equal(a->n_nvtx, z->n_nvtx);
+        assert_int_equal(a->rank, 5);
+        assert_int_equal(z->rank, 5);
+        assert_int_equal(a->n_gpus, z->n_gpus);
+        for (size_t i = 0; i < a->n_kernels; i++) {
+            assert_int_equal(a->kernels[i].rowid, z->kernels[i].rowid);
+            assert_int_equal(a->kernels[i].start, z->kernels[i].start);
+            assert_string_equal(tg_trace_str(a, a->kernels[i].name), tg_trace_str(z, z->kernels[i].name));
+        }
+        for (size_t i = 0; i < a->n_apis; i++) assert_int_equal(a->apis[i].rowid, z->apis[i].rowid);
+        assert_int_equal(a->kernels[0].rowid, 1);   /* rowid = index: the second event */
+    } else {
+        assert_true(d1.n >= 1 && d2.n >= 1);
+        const char *m1 = strstr(d1.msgs[0].text, ": "), *m2 = strstr(d2.msgs[0].text, ": ");
+        assert_non_null(m1);
+        assert_non_null(m2);
+        assert_string_equal(m1, m2);
+    }
+    tg_trace_close(a);
+    tg_trace_close(z);
+    tg_diag_clear(&d1);
+    tg_diag_clear(&d2);
+    unlink(plain);
+    unlink(gzpath);
+    free(plain);
+}
+
+static void test_two_halves(void **state)
+{
+    (void)state;
+    big b = make_big(false, false);
+    same_both_ways(&b);
+    free(b.text);
+}
+
+static void test_two_halves_given_up_inside_an_event(void **state)
+{
+    (void)state;
+    big b = make_big(true, false);
+    same_both_ways(&b);
+    free(b.text);
+}
+
+static void test_two_halves_invalid_tail(void **state)
+{
+    (void)state;
+    big b = make_big(false, true);
+    same_both_ways(&b);
+    free(b.text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +357,9 @@ int main(void)
         cmocka_unit_test(test_lean_load),
         cmocka_unit_test(test_legacy_2021),
         cmocka_unit_test(test_bare_array_and_cpu_only),
+        cmocka_unit_test(test_two_halves),
+        cmocka_unit_test(test_two_halves_given_up_inside_an_event),
+        cmocka_unit_test(test_two_halves_invalid_tail),
     };
     return cmocka_run_group_tests_name("trace kineto", tests, NULL, NULL);
 }
