@@ -31,7 +31,7 @@
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
 
-#define CHUNK ((size_t)1 << 18)
+#define CHUNK TG_KIN_CHUNK
 #define MAX_FRAMES 16          /* deeper values are skipped by depth count */
 
 typedef enum frame_kind {
@@ -97,6 +97,8 @@ typedef struct parser {
     bool oom;
     key_table keys;
     tg_kin_rec *rec;           /* a second half's parser records, not emits */
+    tg_kin_skip *elider;       /* events elided before yajl, or NULL */
+    unsigned char *out;        /* the skipper's output */
 } parser;
 
 static bool text_set(parser *p, textbuf *b, const unsigned char *s, size_t len)
@@ -571,6 +573,38 @@ static bool stopped_on_control(yajl_handle h, const unsigned char *buf, size_t n
 #define SPLIT_MIN ((uint64_t)16 << 20)
 #define SPLIT_WINDOW ((size_t)1 << 20)
 
+/* Hand n bytes to yajl, through the skipper when there is one. */
+static yajl_status parse_bytes(parser *p, yajl_handle h, unsigned char *buf, size_t n, bool final)
+{
+    if (!p->elider) return n ? yajl_parse(h, buf, n) : yajl_status_ok;
+    size_t m = tg_kin_skip_run(p->elider, buf, n, p->out, final);
+    return m ? yajl_parse(h, p->out, m) : yajl_status_ok;
+}
+
+/* A skipper for p; depth 2 for a half that starts inside traceEvents. */
+static bool skipper_new(parser *p, int depth)
+{
+    p->elider = calloc(1, sizeof *p->elider);
+    p->out = malloc(CHUNK + 256);
+    if (!p->elider || !p->out) {
+        free(p->elider);
+        free(p->out);
+        p->elider = NULL;
+        p->out = NULL;
+        return false;
+    }
+    if (depth) *p->elider = (tg_kin_skip){.depth = depth, .started = true, .top_object = true};
+    return true;
+}
+
+static void skipper_free(parser *p)
+{
+    free(p->elider);
+    free(p->out);
+    p->elider = NULL;
+    p->out = NULL;
+}
+
 typedef struct half {
     const char *path;
     uint64_t from;
@@ -612,9 +646,12 @@ static void *parse_half(void *arg)
     bool ok = h && yajl_config(h, yajl_dont_validate_strings, 1) &&
               yajl_parse(h, (const unsigned char *)head, sizeof head - 1) == yajl_status_ok &&
               tg_kin_input_open(&in, hf->path, &ld) && tg_kin_input_seek(&in, hf->from);
-    for (ssize_t n; ok && (n = tg_kin_input_read(&in, buf, CHUNK, &ld)) != 0;)
-        ok = n > 0 && yajl_parse(h, buf, (size_t)n) == yajl_status_ok;
+    for (ssize_t n = 1; ok && n != 0;) {
+        n = tg_kin_input_read(&in, buf, CHUNK, &ld);
+        ok = n >= 0 && parse_bytes(&hf->p, h, buf, (size_t)(n > 0 ? n : 0), n == 0) == yajl_status_ok;
+    }
     hf->ok = ok && yajl_complete_parse(h) == yajl_status_ok && !hf->p.oom && !hf->rec.oom;
+    if (hf->p.elider) hf->rec.n_cpu_ops += hf->p.elider->elided_ops;
     tg_kin_input_close(&in);
     if (h) yajl_free(h);
     free(buf);
@@ -623,7 +660,7 @@ static void *parse_half(void *arg)
 }
 
 /* The second half's thread, or NULL (then one parser reads it all). */
-static half *half_start(const char *path, uint64_t *limit)
+static half *half_start(const char *path, uint64_t *limit, bool elide)
 {
     *limit = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -639,7 +676,12 @@ static half *half_start(const char *path, uint64_t *limit)
     hf->from = split;
     tg_kin_rec_free(&hf->rec);           /* its empty state */
     hf->p = (parser){.keys = key_lengths(), .rec = &hf->rec};
+    if (elide && !skipper_new(&hf->p, 2)) {
+        free(hf);
+        return NULL;
+    }
     if (pthread_create(&hf->thread, NULL, parse_half, hf) != 0) {
+        skipper_free(&hf->p);
         free(hf);
         return NULL;
     }
@@ -657,6 +699,7 @@ static bool half_join(half *hf, const parser *p)
 static void half_free(half *hf)
 {
     if (!hf) return;
+    skipper_free(&hf->p);
     tg_kin_rec_free(&hf->rec);
     textbuf *bufs[] = {&hf->p.name, &hf->p.cat, &hf->p.arg_name, &hf->p.labels, &hf->p.dev_name};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->s);
@@ -666,46 +709,56 @@ static void half_free(half *hf)
 /* ---------------------------------------------------------------- one pass */
 
 /* Feed the input to h up to its end (or limit): 1 fed, -1 stopped on a raw
-** control character (first pass only), 0 failed (ld says why). */
+** control character (first pass only), -2 the parser met an error with
+** events elided (read again without eliding, for the exact sentence), 0
+** failed (ld says why). */
 static int feed(tg_loader *ld, parser *p, yajl_handle h, tg_kin_input *in, unsigned char *buf, ctl_filter *filter)
 {
     for (;;) {
         uint64_t before = in->delivered;
         ssize_t n = tg_kin_input_read(in, buf, CHUNK, ld);
-        if (n <= 0) return n == 0;
-        if (filter) filter_controls(filter, buf, (size_t)n);
-        if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
-            if (!filter && !p->oom && !ld->failed && stopped_on_control(h, buf, (size_t)n)) return -1;
+        if (n < 0) return 0;
+        if (n > 0 && filter) filter_controls(filter, buf, (size_t)n);
+        yajl_status st = parse_bytes(p, h, buf, (size_t)n, n == 0);
+        if (st != yajl_status_ok) {
+            if (p->oom || ld->failed) return fail_json(ld, p, h, buf, 0, before, false), 0;
+            if (p->elider) return -2;
+            if (!filter && stopped_on_control(h, buf, (size_t)n)) return -1;
             fail_json(ld, p, h, buf, (size_t)n, before, false);
             return 0;
         }
+        if (n == 0) return 1;
     }
 }
 
-/* The end of the document: complete, a trace, finished rows. */
-static bool finish_pass(tg_loader *ld, parser *p, yajl_handle h, tg_kin_input *in, unsigned char *buf, bool complete)
+/* The end of the document: complete, a trace, finished rows. 1 done, 0
+** failed, -2 read again without eliding (as feed). */
+static int finish_pass(tg_loader *ld, parser *p, yajl_handle h, tg_kin_input *in, unsigned char *buf, bool complete)
 {
     if (complete && yajl_complete_parse(h) != yajl_status_ok) {
+        if (p->elider && !p->oom) return -2;
         fail_json(ld, p, h, buf, 0, in->delivered, true);
-        return false;
+        return 0;
     }
+    if (p->elider) p->rows.n_cpu_ops += p->elider->elided_ops;
     if (!p->saw_events) {
         tg_load_fail(ld, TG_ETRACE, "is JSON but not a PyTorch profiler trace: it has no traceEvents array");
-        return false;
+        return 0;
     }
-    return tg_kin_finish(&p->rows);
+    return tg_kin_finish(&p->rows) ? 1 : 0;
 }
 
 /* One pass over the file: 1 read, -1 stopped on a raw control character
-** (first pass only), 0 failed. */
-static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter)
+** (first pass only), -2 read it again without eliding events, 0 failed. */
+static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter, bool elide)
 {
     parser p = {.ld = ld, .rows = {.ld = ld}, .keys = key_lengths()};
     tg_kin_input in = {.fd = -1};
     unsigned char *buf = malloc(CHUNK);
     yajl_handle h = buf ? yajl_alloc(&callbacks, NULL, &p) : NULL;
-    if (!h) {
+    if (!h || (elide && !filter && !skipper_new(&p, 0))) {
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        if (h) yajl_free(h);
         free(buf);
         return 0;
     }
@@ -713,24 +766,25 @@ static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter)
     int fed = 0, result = 0;
     half *hf = NULL;
     if (tg_kin_input_open(&in, path, ld)) {
-        hf = filter ? NULL : half_start(path, &in.limit);
+        hf = filter ? NULL : half_start(path, &in.limit, elide);
         fed = feed(ld, &p, h, &in, buf, filter);
         if (hf) {
-            bool joined = half_join(hf, &p);
+            bool joined = half_join(hf, &p) && (!p.elider || (!p.elider->dropping && !p.elider->in_string &&
+                                                               p.elider->n_carry == 0 && p.elider->depth == 2));
             if (fed > 0 && joined) {
                 bool ok = tg_kin_rec_replay(&p.rows, &hf->rec, p.n_events);
                 p.n_events += hf->p.n_events;
-                result = ok && finish_pass(ld, &p, h, &in, buf, false) ? 1 : 0;
+                result = ok ? finish_pass(ld, &p, h, &in, buf, false) : 0;
                 goto done;
             }
             in.limit = 0;               /* the first parser reads on alone */
             if (fed > 0) fed = feed(ld, &p, h, &in, buf, filter);
         }
-        if (fed < 0) result = -1;
-        else if (fed > 0) result = finish_pass(ld, &p, h, &in, buf, true) ? 1 : 0;
+        result = fed <= 0 ? fed : finish_pass(ld, &p, h, &in, buf, true);
     }
 done:
     half_free(hf);
+    skipper_free(&p);
     tg_kin_input_close(&in);
     yajl_free(h);
     free(buf);
@@ -741,11 +795,15 @@ done:
 bool tg_kin_load(tg_loader *ld, const tg_load_opts *opts)
 {
     (void)opts;                /* ld->kernel_rows carries what the reader needs */
-    int rc = parse_pass(ld, ld->path, NULL);
-    if (rc < 0) {
+    int rc = parse_pass(ld, ld->path, NULL, true);
+    if (rc == -2) {            /* an error past elided events: read again to say it exactly */
+        if (!reset_rows(ld)) return false;
+        rc = parse_pass(ld, ld->path, NULL, false);
+    }
+    if (rc == -1) {
         ctl_filter filter = {0};
         if (!reset_rows(ld)) return false;
-        rc = parse_pass(ld, ld->path, &filter);
+        rc = parse_pass(ld, ld->path, &filter, false);
         if (rc > 0)
             tg_diag_add(ld->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
                         "%s: %zu raw control characters inside JSON strings (invalid JSON some "

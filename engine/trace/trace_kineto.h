@@ -138,6 +138,23 @@ bool tg_kin_rec_gpu(tg_kin_rec *rec, int64_t id, const char *name, size_t name_l
 bool tg_kin_rec_replay(tg_kin_rows *r, const tg_kin_rec *rec, int64_t index_offset);
 void tg_kin_rec_free(tg_kin_rec *rec);
 
+/* ---- trace_kineto_skip.c: events nobody reads, elided before the parser */
+
+#define TG_KIN_CHUNK ((size_t)1 << 18)
+
+typedef struct tg_kin_skip {
+    int depth, drop_depth;     /* open containers outside strings */
+    bool in_string, escaped, dropping, started, top_object;
+    size_t elided, elided_ops; /* events replaced by 0; of them operators */
+    size_t n_carry;            /* an undecided event head, at the start of work */
+    unsigned char work[TG_KIN_CHUNK + 256];
+} tg_kin_skip;
+
+/* n bytes of text (at most TG_KIN_CHUNK) in, the text with elided events
+** into out (room for TG_KIN_CHUNK + 256 bytes); its length. final: no more
+** text follows (an undecided head is then kept). */
+size_t tg_kin_skip_run(tg_kin_skip *k, const unsigned char *in, size_t n, unsigned char *out, bool final);
+
 /* ---- trace_kineto.c */
 
 /* Read PATH (sniffed as JSON or gzip by the caller) into ld->t. False with
