@@ -213,6 +213,57 @@ static void test_bare_array_and_cpu_only(void **state)
     tg_trace_close(t);
 }
 
+/* ---------------------------------------------------------------- elided events */
+
+static void expect_refused(const char *text, const char *part)
+{
+    char *path = write_temp(text);
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_trace *t = tg_trace_open(path, &d);
+    if (t) fail_msg("loaded, but should have been refused: %s", text);
+    assert_int_equal(d.n, 1);
+    if (!strstr(d.msgs[0].text, part)) fail_msg("\"%s\" lacks \"%s\"", d.msgs[0].text, part);
+    tg_diag_clear(&d);
+    unlink(path);
+    free(path);
+}
+
+/* cpu_op, python_function and flow events are elided unparsed: the
+** indices of the others stay their positions, a ProfilerStep#N operator is
+** kept, and a file cut or broken inside an elided event is refused with
+** the sentence a full parse gives. */
+static void test_elided_events(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"traceEvents\": [\n"
+        "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"args\": {\"Input Dims\": [[1, 2]], \"s\": \"}]{[\\\"\"}},\n"
+        "  {\"ph\": \"f\", \"id\": 1, \"cat\": \"ac2g\"},\n"
+        "  {\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"f\"},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#7\", \"pid\": 3, \"tid\": 3, \"ts\": 10, \"dur\": 5},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 3, \"tid\": 3, \"ts\": 11, \"dur\": 1, \"args\": {\"correlation\": 1}},\n"
+        "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 12, \"dur\": 1, \"args\": {\"correlation\": 1}}\n"
+        "]}";
+    tg_trace *t = open_text(text, NULL);
+    assert_int_equal(t->n_nvtx, 1);
+    assert_int_equal(t->nvtx[0].rowid, 3);
+    assert_int_equal(t->n_apis, 1);
+    assert_int_equal(t->apis[0].rowid, 4);
+    assert_int_equal(t->n_kernels, 1);
+    assert_int_equal(t->kernels[0].rowid, 5);
+    assert_true(t->has_table[TG_TABLE_NVTX]);
+    tg_trace_close(t);
+    /* cut inside an elided event */
+    char cut[sizeof text];
+    memcpy(cut, text, sizeof text);
+    cut[strstr(cut, "\"s\"") - cut + 6] = '\0';   /* inside the args string, past the head */
+    expect_refused(cut, "the trace is truncated");
+    /* an extra closing brace inside one: reported as a full parse says it */
+    expect_refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\"}}, {\"ph\": \"X\"}]}",
+                   "is not valid JSON: parse error: ");
+}
+
 /* ---------------------------------------------------------------- two halves */
 
 typedef struct big {
@@ -357,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_lean_load),
         cmocka_unit_test(test_legacy_2021),
         cmocka_unit_test(test_bare_array_and_cpu_only),
+        cmocka_unit_test(test_elided_events),
         cmocka_unit_test(test_two_halves),
         cmocka_unit_test(test_two_halves_given_up_inside_an_event),
         cmocka_unit_test(test_two_halves_invalid_tail),
