@@ -336,7 +336,9 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
             .schema_version = dup_or_null(b->arena, tr->schema_version),
             .gpu_names = dup_or_null(b->arena, tr->gpu_names),
             .iteration_marker = tg_arena_strdup(b->arena, tr->iteration_marker ? tr->iteration_marker : ""),
-            .trace_format = dup_or_null(b->arena, tr->trace_format),
+            /* absent means an export: baselines of exports stay as they were */
+            .trace_format = tr->trace_format && strcmp(tr->trace_format, "nsys-sqlite")
+                                ? dup_or_null(b->arena, tr->trace_format) : NULL,
         };
     }
 

@@ -321,6 +321,17 @@ static void test_series_baseline(void **state)
     json_decref(doc);
 }
 
+static bool file_has(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[1024];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) found = strstr(line, text) != NULL;
+    fclose(f);
+    return found;
+}
+
 static void test_baseline_format_mismatch(void **state)
 {
     (void)state;
@@ -331,6 +342,8 @@ static void test_baseline_format_mismatch(void **state)
     snprintf(from_json, sizeof from_json, "%s/from-json.yaml", tmpdir);
     assert_int_equal(corpus_run("baseline record -o '%s' '%s/%s'", from_export, corpus_traces, sql), 0);
     assert_int_equal(corpus_run("baseline record -o '%s' '%s/%s'", from_json, corpus_traces, json), 0);
+    assert_true(file_has(from_json, "trace_format: \"kineto-json\""));
+    assert_false(file_has(from_export, "trace_format"));     /* an export's baseline reads as before */
     assert_int_equal(corpus_run("check --baseline '%s' '%s/%s' 2>/dev/null", from_export, corpus_traces, json), 2);
     assert_int_equal(corpus_run("check --baseline '%s' '%s/%s' 2>/dev/null", from_json, corpus_traces, sql), 2);
     assert_int_equal(corpus_run("baseline record -o '%s/mixed.yaml' '%s/%s' '%s/%s' 2>/dev/null", tmpdir,
