@@ -8,7 +8,8 @@
 **     timestamps aside: exports count from another origin); the two ddp
 **     rank files together against the merged ddp export: each rule fails
 **     on the export exactly when it fails on a rank, its counts add up, and
-**     each device's metrics equal those of the rank that ran it;
+**     each device's metrics equal those of the rank that ran it; the two
+**     ranks' results merge (`tracegate merge`) with the straggler check;
 **   - the small H200 workloads give the verdicts of the h200-torch rows of
 **     ../shared/traces/README.md;
 **   - the series: a baseline recorded from run1..3 passes each of them on
@@ -217,6 +218,24 @@ static void ddp_same_as_export(const char *variant)
         }
     }
     for (int r = 0; r < 3; r++) json_decref(r < 2 ? rank[r] : exp);
+    /* per-rank results of the JSON files merge like those of exports */
+    char r0[512], r1[512];
+    snprintf(r0, sizeof r0, "%s/ddp_%s_r0.json", tmpdir, variant);
+    snprintf(r1, sizeof r1, "%s/ddp_%s_r1.json", tmpdir, variant);
+    corpus_run("check --format json '%s/kineto/h200-exported/ddp_%s_rank0.json.gz' > '%s'", corpus_traces, variant, r0);
+    corpus_run("check --format json '%s/kineto/h200-exported/ddp_%s_rank1.json.gz' > '%s'", corpus_traces, variant, r1);
+    json_t *merged = corpus_json(&st[0], "merge --format json '%s' '%s'", r0, r1);
+    json_t *traces = json_object_get(merged, "traces");
+    assert_int_equal(json_array_size(traces), 2);
+    for (size_t t = 0; t < 2; t++) {
+        json_t *res = json_object_get(json_array_get(traces, t), "results");
+        json_t *straggler = rule_of(res, "rank-straggler"), *nccl = rule_of(res, "low-nccl-overlap");
+        assert_non_null(straggler);
+        assert_non_null(nccl);
+        assert_string_equal(json_string_value(json_object_get(nccl, "status")),
+                            strcmp(variant, "bad") ? "pass" : "fail");
+    }
+    json_decref(merged);
     /* each device's metrics: the rank that ran it against the export */
     json_t *m = corpus_json(&st[2], "metrics --format json '%s/h200-torch/ddp_%s.sqlite'", corpus_traces, variant);
     json_t *devices = json_object_get(json_array_get(json_object_get(m, "traces"), 0), "devices");
