@@ -210,6 +210,7 @@ static bool run_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v,
     if (!strcmp(key, "schema_version"))
         return get_str(L, v, "runs[].schema_version", &r->schema_version);
     if (!strcmp(key, "gpu_names")) return get_str(L, v, "runs[].gpu_names", &r->gpu_names);
+    if (!strcmp(key, "trace_format")) return get_str(L, v, "runs[].trace_format", &r->trace_format);
     if (!strcmp(key, "iteration_marker")) {
         /* null: the run had no iterations; absent: not recorded */
         if (!get_str(L, v, "runs[].iteration_marker", &r->iteration_marker)) return false;

@@ -176,6 +176,10 @@ static void write_run(writer *w, const tg_baseline_run *r)
     w_str(w, r->schema_version);
     w_key(w, "trace");
     w_str(w, r->trace);
+    if (r->trace_format) {
+        w_key(w, "trace_format");
+        w_str(w, r->trace_format);
+    }
     w_map_end(w);
 }
 

@@ -79,9 +79,12 @@ static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opt
         res->missing_data = true;
         res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
         res->message = tg_arena_printf(arena,
-                                       "rule %s needs %s (table %s), which this capture does not contain; "
+                                       "rule %s needs %s (%s %s), which this capture does not contain; "
                                        "record them with '%s'",
-                                       r->info.id, tg_table_what[t], tg_table_names[t], tg_table_option[t]);
+                                       r->info.id, tg_table_what[t],
+                                       m->trace->format == TG_FORMAT_KINETO ? "Kineto" : "table",
+                                       m->trace->format == TG_FORMAT_KINETO ? tg_table_kineto[t] : tg_table_names[t],
+                                       tg_trace_table_option(m->trace, (tg_table_id)t));
         return true;
     }
     /* Tables present but every one empty (or every row unusable): a pass
@@ -113,7 +116,8 @@ static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opt
         res->message = tg_arena_printf(arena,
                                        "rule %s has nothing to check: this capture holds no events at all "
                                        "(table %s and every other activity table are empty); record them with '%s'",
-                                       r->info.id, tg_table_names[first], tg_table_option[first]);
+                                       r->info.id, tg_trace_table_label(t, (tg_table_id)first),
+                                       tg_trace_table_option(t, (tg_table_id)first));
         return true;
     }
     return false;
@@ -237,6 +241,7 @@ static bool fill_trace_info(const tg_ruleset *rs, const tg_model *m, tg_arena *a
     if (!out->file && t->path) out->file = tg_arena_strdup(arena, t->path);
     if (!out->nsys_version && t->nsys_version) out->nsys_version = tg_arena_strdup(arena, t->nsys_version);
     if (!out->schema_version && t->schema_version) out->schema_version = tg_arena_strdup(arena, t->schema_version);
+    out->trace_format = tg_trace_format_names[t->format];
     char *markers = tg_iter_selection_markers(m->selection);
     if (!markers) return false;
     if (markers[0]) out->iteration_marker = tg_arena_strdup(arena, markers);

@@ -375,7 +375,9 @@ static const char *group_reproduce(tg_rule_state *st, const tg_source_view *view
                                    tg_arena *arena)
 {
     if (!n) return NULL;
-    char *sql = group_by_sql(st, view, cited, n);
+    /* a Kineto trace has no tables to GROUP BY: its query lists the cited
+    ** events (jq), as an export's does when a key has no SQL form */
+    char *sql = st->m->trace->format == TG_FORMAT_KINETO ? NULL : group_by_sql(st, view, cited, n);
     if (sql) {
         const char *out = tg_arena_strdup(arena, sql);
         free(sql);
@@ -389,7 +391,7 @@ static const char *group_reproduce(tg_rule_state *st, const tg_source_view *view
             tables[i] = tg_source_row_table(view, cited[i]->cite);
             rowids[i] = tg_source_row_id(view, cited[i]->cite);
         }
-        out = tg_evidence_rows_sql(st->m, tables, rowids, n, arena);
+        out = tg_evidence_rows_query(st->m, tables, rowids, n, arena);
     }
     free(tables);
     free(rowids);

@@ -101,9 +101,10 @@ void tg_acc_free(tg_rule_state *st);
 void tg_evidence_setup(tg_rule_state *st, size_t default_limit);
 void tg_evidence_offer(tg_rule_state *st, const char *row, size_t i);
 void tg_evidence_build(tg_rule_state *st, tg_arena *arena);
-/* The sqlite3 query that selects the given export rows (tables: tg_table_id). */
-const char *tg_evidence_rows_sql(const tg_model *m, const int *tables, const int64_t *rowids, size_t n,
-                                 tg_arena *arena);
+/* The query that selects the given rows (tables: tg_table_id): sqlite3 SQL
+** for an export, a jq program for a Kineto trace. */
+const char *tg_evidence_rows_query(const tg_model *m, const int *tables, const int64_t *rowids, size_t n,
+                                   tg_arena *arena);
 
 /* eval_group.c: grouped evidence (rule->n_group_by > 0). */
 bool tg_group_setup(tg_rule_state *st);

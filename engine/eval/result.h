@@ -131,6 +131,7 @@ typedef struct tg_trace_result {
     const char *gpu_names;     /* comma-separated distinct GPU names, or NULL */
     const char *iteration_marker;  /* markers of its iterations ("ProfilerStep#N",
                                       several joined by ", "), NULL without */
+    const char *trace_format;  /* tg_trace_format_names[]: "nsys-sqlite", "kineto-json" */
     tg_workload *workload;     /* when a regression rule is enabled; NULL otherwise */
     bool api_streamed;         /* the API table streamed through the launch join,
                                   only the calls a rule admits kept (the lean load) */
