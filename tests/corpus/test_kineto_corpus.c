@@ -376,6 +376,33 @@ static void test_series_baseline(void **state)
     assert_int_equal(st, 1);
     assert_string_equal(corpus_status(doc, "gpu-time-regression"), "fail");
     json_decref(doc);
+
+    /* Issue #13 on the nightly series: a baseline of run1+run2 does not
+    ** fail the unchanged run3 on either rule (pass, or inconclusive when the
+    ** change cannot be told from the assumed run-to-run noise), and the slow
+    ** run still fails gpu-time-regression against it. */
+    snprintf(base, sizeof base, "%s/series2.yaml", tmpdir);
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s/%s_run1.json.gz' '%s/%s_run2.json.gz'", base,
+                                corpus_traces, s, corpus_traces, s), 0);
+    doc = corpus_json(&st, "check --format json --baseline '%s' '%s/%s_run3.json.gz'", base, corpus_traces, s);
+    assert_int_equal(st, 0);
+    for (size_t r = 0; r < 2; r++) {
+        const char *rule = r ? "gpu-time-regression" : "iteration-time-regression";
+        const char *v = corpus_status(doc, rule);
+        if (strcmp(v, "pass") && strcmp(v, "inconclusive")) fail_msg("run3 vs run1+run2: %s is %s", rule, v);
+    }
+    json_decref(doc);
+    doc = corpus_json(&st, "check --format json --baseline '%s' '%s/%s_slow_run1.json.gz'", base, corpus_traces, s);
+    assert_int_equal(st, 1);
+    assert_string_equal(corpus_status(doc, "gpu-time-regression"), "fail");
+    json_decref(doc);
+    /* --inconclusive=fail turns only an inconclusive verdict into a failure */
+    doc = corpus_json(&st, "check --format json --inconclusive=fail --baseline '%s' '%s/%s_run3.json.gz'", base,
+                      corpus_traces, s);
+    bool any_inconclusive = !strcmp(corpus_status(doc, "gpu-time-regression"), "inconclusive") ||
+                            !strcmp(corpus_status(doc, "iteration-time-regression"), "inconclusive");
+    assert_int_equal(st, any_inconclusive ? 1 : 0);
+    json_decref(doc);
 }
 
 static bool file_has(const char *path, const char *text)
