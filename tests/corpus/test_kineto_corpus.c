@@ -185,6 +185,34 @@ static void test_nocache_alloc_in_loop(void **state)
     json_decref(e);
 }
 
+/* Issue #21 on the series: each file's 50 ProfilerStep#N ranges are the
+** iterations (the train_step ranges nested in them are not), 45 of them
+** steady, and iteration-variance judges the steady ones. */
+static void test_series_iterations(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"realistic_baseline_run1", "realistic_baseline_run2", "realistic_baseline_run3",
+                                        "realistic_baseline_slow_run1", "realistic_nocache"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        int st;
+        json_t *m = corpus_json(&st, "metrics --format json '%s/kineto/h200-series/%s.json.gz'", corpus_traces, files[i]);
+        assert_int_equal(st, 0);
+        json_t *t = json_array_get(json_object_get(m, "traces"), 0);
+        json_t *proc = json_array_get(json_object_get(json_object_get(t, "iteration_markers"), "processes"), 0);
+        assert_int_equal(json_integer_value(json_object_get(proc, "iterations")), 50);
+        json_t *first = json_array_get(json_object_get(proc, "markers"), 0);
+        assert_string_equal(json_string_value(json_object_get(first, "marker")), "ProfilerStep#N");
+        assert_string_equal(json_string_value(json_object_get(first, "role")), "iterations");
+        assert_int_equal(json_integer_value(json_object_get(t, "steady_iterations")), 45);
+        json_decref(m);
+        json_t *c = corpus_json(&st, "check --format json '%s/kineto/h200-series/%s.json.gz'", corpus_traces, files[i]);
+        json_t *var = rule_of(results_of(c), "iteration-variance");
+        assert_non_null(var);
+        assert_int_equal(json_integer_value(json_object_get(var, "count")), 45);
+        json_decref(c);
+    }
+}
+
 static void test_sync_memcpy_bad_same_as_export(void **state)
 {
     (void)state;
@@ -613,6 +641,7 @@ int main(void)
     if (!corpus_init("Kineto corpus")) return 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nocache_alloc_in_loop),
+        cmocka_unit_test(test_series_iterations),
         cmocka_unit_test(test_sync_memcpy_bad_same_as_export),
         cmocka_unit_test(test_sync_memcpy_good_same_as_export),
         cmocka_unit_test(test_realistic_run1_same_as_export),
