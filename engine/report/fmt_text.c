@@ -221,10 +221,15 @@ static void put_trace(const text_ctx *c, const tg_trace_result *t)
     put_text(out, t->file ? t->file : "?", TG_TEXT_CAP_TEXT);
     fprintf(out, "%s", paint(c, "\033[0m"));
     if (t->status == TG_OK) {
-        fputs("  (nsys ", out);
-        put_text(out, t->nsys_version ? t->nsys_version : "unknown", TG_TEXT_CAP_NAME);
-        fputs(", schema ", out);
-        put_text(out, t->schema_version ? t->schema_version : "unknown", TG_TEXT_CAP_NAME);
+        if (t->trace_format && !strcmp(t->trace_format, "kineto-json")) {
+            fputs("  (Kineto JSON, schema ", out);
+            put_text(out, t->schema_version ? t->schema_version : "not recorded", TG_TEXT_CAP_NAME);
+        } else {
+            fputs("  (nsys ", out);
+            put_text(out, t->nsys_version ? t->nsys_version : "unknown", TG_TEXT_CAP_NAME);
+            fputs(", schema ", out);
+            put_text(out, t->schema_version ? t->schema_version : "unknown", TG_TEXT_CAP_NAME);
+        }
         if (t->gpu_names) {
             fputs(", ", out);
             put_text(out, t->gpu_names, TG_TEXT_CAP_TEXT);

@@ -43,7 +43,7 @@ typedef enum key_id {
     K_NONE, K_TRACE_EVENTS, K_DEVICE_PROPS, K_DIST_INFO,
     K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ARGS,
     K_DEVICE, K_CONTEXT, K_STREAM, K_CORRELATION, K_BYTES, K_REGISTERS, K_SMEM, K_GRID, K_BLOCK,
-    K_LABELS, K_ID, K_TOTAL_MEM, K_MAJOR, K_MINOR, K_NUM_SMS, K_RANK, K_WORLD_SIZE, K_COUNT
+    K_LABELS, K_ID, K_TOTAL_MEM, K_MAJOR, K_MINOR, K_NUM_SMS, K_RANK, K_WORLD_SIZE, K_SCHEMA, K_COUNT
 } key_id;
 
 static const char *const key_names[K_COUNT] = {
@@ -55,7 +55,7 @@ static const char *const key_names[K_COUNT] = {
     [K_SMEM] = "shared memory", [K_GRID] = "grid", [K_BLOCK] = "block", [K_LABELS] = "labels",
     [K_ID] = "id", [K_TOTAL_MEM] = "totalGlobalMem", [K_MAJOR] = "computeMajor",
     [K_MINOR] = "computeMinor", [K_NUM_SMS] = "numSms", [K_RANK] = "rank",
-    [K_WORLD_SIZE] = "world_size",
+    [K_WORLD_SIZE] = "world_size", [K_SCHEMA] = "schemaVersion",
 };
 
 /* Lengths of key_names, compared before the bytes: key lookups run once
@@ -396,6 +396,14 @@ static int on_number(void *ctx, const char *s, size_t len)
         int slot = f->key == K_ID ? 0 : f->key == K_NUM_SMS ? 1 : f->key == K_TOTAL_MEM ? 2
                  : f->key == K_MAJOR ? 3 : f->key == K_MINOR ? 4 : -1;
         if (slot >= 0) p->dev[slot] = number_i64(s, len);
+        break;
+    }
+    case F_TOP: {
+        /* the top-level schemaVersion (1 in every capture we hold) */
+        int64_t v = f->key == K_SCHEMA ? number_i64(s, len) : TG_NULL_I64;
+        if (v == TG_NULL_I64 || v < 0 || v > INT32_MAX) break;
+        if (p->rec) p->rec->schema = v;
+        else tg_kin_set_schema(p->ld->t, v);
         break;
     }
     case F_DIST: {

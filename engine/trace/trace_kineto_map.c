@@ -27,6 +27,7 @@
 */
 #include "trace_kineto.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -516,11 +517,20 @@ bool tg_kin_rec_replay(tg_kin_rows *r, const tg_kin_rec *rec, int64_t index_offs
     tg_trace *t = r->ld->t;
     if (rec->rank != TG_NULL_I64) t->rank = (int32_t)rec->rank;
     if (rec->world_size != TG_NULL_I64) t->world_size = (int32_t)rec->world_size;
+    if (rec->schema != TG_NULL_I64) tg_kin_set_schema(t, rec->schema);
     return true;
+}
+
+void tg_kin_set_schema(tg_trace *t, int64_t v)
+{
+    if (t->schema_version) return;
+    char buf[24];
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    t->schema_version = strdup(buf);   /* NULL on OOM: the schema stays unknown */
 }
 
 void tg_kin_rec_free(tg_kin_rec *rec)
 {
     free(rec->buf);
-    *rec = (tg_kin_rec){.rank = TG_NULL_I64, .world_size = TG_NULL_I64};
+    *rec = (tg_kin_rec){.rank = TG_NULL_I64, .world_size = TG_NULL_I64, .schema = TG_NULL_I64};
 }

@@ -154,6 +154,7 @@ static void test_apis_ranges_meta(void **state)
     assert_int_equal(t->gpus[0].compute_major, 9);
     assert_int_equal(t->rank, 3);
     assert_int_equal(t->world_size, 8);
+    assert_string_equal(t->schema_version, "1");
     assert_true(t->has_table[TG_TABLE_KERNEL] && t->has_table[TG_TABLE_RUNTIME] && t->has_table[TG_TABLE_NVTX]);
     assert_false(t->has_table[TG_TABLE_SYNC]);
     assert_string_equal(tg_trace_table_label(t, TG_TABLE_KERNEL), "kernel events");
@@ -293,7 +294,7 @@ static void put(big *b, const char *fmt, ...)
 static big make_big(bool nested_middle, bool broken_tail)
 {
     big b = {0};
-    put(&b, "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\"}],\n\"traceEvents\": [\n");
+    put(&b, "{\"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\"}],\n\"traceEvents\": [\n");
     int n = 100000;
     for (int i = 0; i < n; i++) {
         if (nested_middle && i == n / 2) {
@@ -323,7 +324,7 @@ static big make_big(bool nested_middle, bool broken_tail)
             break;
         }
     }
-    put(&b, "  {\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 1}\n],\n\"distributedInfo\": {\"rank\": 5}}\n");
+    put(&b, "  {\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 1}\n],\n\"distributedInfo\": {\"rank\": 5}, \"schemaVersion\": 2}\n");
     assert_true(b.len > ((size_t)17 << 20));
     return b;
 }
@@ -351,6 +352,8 @@ static void same_both_ways(const big *b)
         assert_int_equal(a->n_nvtx, z->n_nvtx);
         assert_int_equal(a->rank, 5);
         assert_int_equal(z->rank, 5);
+        assert_string_equal(a->schema_version, "2");   /* met by the second half's parser */
+        assert_string_equal(z->schema_version, "2");
         assert_int_equal(a->n_gpus, z->n_gpus);
         for (size_t i = 0; i < a->n_kernels; i++) {
             assert_int_equal(a->kernels[i].rowid, z->kernels[i].rowid);
