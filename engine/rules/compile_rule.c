@@ -28,7 +28,7 @@ static const char *const default_columns[TG_SRC_COUNT][8] = {
 };
 
 typedef struct rule_cc {
-    tg_loader *ld;
+    tg_rules_loader *ld;
     const tg_rule_def *def;
     tg_rule *r;
     tg_cstate cs;
@@ -542,7 +542,7 @@ static void compile_evidence(rule_cc *cc)
 
 /* ------------------------------------------------------------------ rule */
 
-bool tg_compile_rule(tg_loader *ld, const tg_rule_def *def, const tg_param_set *sets, size_t n_sets,
+bool tg_compile_rule(tg_rules_loader *ld, const tg_rule_def *def, const tg_param_set *sets, size_t n_sets,
                      bool *set_used, tg_rule *r)
 {
     int errors = ld->ctx.diag->n_errors;
