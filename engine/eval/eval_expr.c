@@ -115,7 +115,7 @@ static tg_value baseline_value(const tg_rule_state *st, tg_baseline_stat stat, t
     case TG_BSTAT_N: return tg_int((int64_t)b->n_baseline, TG_UNIT_NONE);
     case TG_BSTAT_BAND_LO: x = b->band_lo; break;
     case TG_BSTAT_BAND_HI: x = b->band_hi; break;
-    default: return tg_null();
+    default: TG_UNREACHABLE(); return tg_null();
     }
     return isnan(x) ? tg_null() : tg_float(x, unit);
 }
@@ -258,7 +258,8 @@ tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
         return a;
     }
     case TG_N_AGGREGATE:
-        return rv_null();   /* the compiler keeps aggregates out of row context */
+        TG_UNREACHABLE();   /* the compiler keeps aggregates out of row context */
+        return rv_null();
     default:
         return (tg_rv){.t = TG_RV_BOOL, .u.b = tg_eval_row_test(st, row, e)};
     }
@@ -295,10 +296,12 @@ tg_value tg_eval_agg(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
         return tg_bool(a.type == TG_TY_STRING && a.u.s && regexec(e->re, a.u.s, 0, NULL, 0) == 0);
     }
     case TG_N_FIELD:
-        return tg_null();   /* not reachable: fields live inside aggregates */
+        TG_UNREACHABLE();   /* fields live inside aggregates */
+        return tg_null();
     default:
         if (tg_node_classes[e->op] == TG_NC_CMP)
             return tg_bool(tg_value_compare(e->op, tg_eval_agg(st, aggs, e->a), tg_eval_agg(st, aggs, e->b)));
+        TG_UNREACHABLE();   /* a node the compiler does not put in aggregate context */
         return tg_null();
     }
 }
