@@ -88,3 +88,52 @@ bool tg_work_kind_parse(const char *s, tg_work_kind *out)
         if (!strcmp(s, tg_work_kind_names[i])) return *out = (tg_work_kind)i, true;
     return false;
 }
+
+/* ----------------------------------------------------------- suggestions */
+
+static bool same_letter(char a, char b)
+{
+    /* case differences are free: KB vs kb, Duration vs duration */
+    return a == b || ((a | 0x20) == (b | 0x20) && ((a | 0x20) >= 'a' && (a | 0x20) <= 'z'));
+}
+
+/* Optimal string alignment distance (Damerau-Levenshtein without
+** repeated edits of one substring); words over 64 bytes are never close. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return (size_t)-1;
+    size_t d[65][65];
+    for (size_t i = 0; i <= la; i++) d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = same_letter(a[i - 1], b[j - 1]) ? 0 : 1;
+            size_t best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && same_letter(a[i - 1], b[j - 2]) && same_letter(a[i - 2], b[j - 1]) &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+const char *tg_suggest(const char *word, const char *const *names, size_t n)
+{
+    if (!word) return NULL;
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    size_t len = strlen(word);
+    size_t limit = len <= 3 ? 1 : (len / 3 > 2 ? len / 3 : 2);
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i] || strcmp(names[i], word) == 0) continue;
+        size_t d = edit_distance(word, names[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    return best_d <= limit ? best : NULL;
+}

@@ -74,6 +74,15 @@ bool tg_work_kind_parse(const char *s, tg_work_kind *out);
 /* "a, b, c or d" from a NULL-terminated list of names, into buf. */
 const char *tg_vocab_join(const char *const *names, char *buf, size_t size);
 
+/* The closest of `n` names to `word`, or NULL: the "did you mean" of
+** error messages (rule files, the command line: subcommands, options,
+** rule ids, format names). Distance counts an insertion, a deletion, a
+** substitution or a swap of two neighbours as one edit (so `chekc` is one
+** edit from `check`), a difference of case as none; a name is offered
+** within 2 edits, or a third of word's length when that is more; of
+** equally close names the first listed. */
+const char *tg_suggest(const char *word, const char *const *names, size_t n);
+
 /* The names in order, NULL-terminated (hints: tg_suggest). */
 extern const char *const tg_severity_names[TG_SEV_COUNT + 1];
 extern const char *const tg_verdict_names[TG_V_COUNT + 1];
