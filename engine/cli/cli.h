@@ -15,13 +15,20 @@
 #include "../eval/eval.h"
 #include "../model/model.h"
 #include "../report/report.h"
+#include "options.h"
 
-int tg_cmd_info(int argc, char **argv);      /* cmd_info.c */
-int tg_cmd_metrics(int argc, char **argv);   /* cmd_metrics.c */
-int tg_cmd_check(int argc, char **argv);     /* cmd_check.c */
-int tg_cmd_rules(int argc, char **argv);     /* cmd_rules.c: list, lint, test */
-int tg_cmd_explain(int argc, char **argv);   /* cmd_rules.c */
-int tg_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: record, show */
+/* The subcommands, each given its parsed command line (options.h); the
+** table in main.c maps tg_cli_command_id onto them. */
+int tg_cmd_info(const tg_cli_args *a);             /* cmd_info.c */
+int tg_cmd_metrics(const tg_cli_args *a);          /* cmd_metrics.c */
+int tg_cmd_check(const tg_cli_args *a);            /* cmd_check.c */
+int tg_cmd_rules_list(const tg_cli_args *a);       /* cmd_rules.c */
+int tg_cmd_rules_lint(const tg_cli_args *a);       /* cmd_rules.c */
+int tg_cmd_rules_test(const tg_cli_args *a);       /* cmd_rules.c */
+int tg_cmd_explain(const tg_cli_args *a);          /* cmd_rules.c */
+int tg_cmd_baseline_record(const tg_cli_args *a);  /* cmd_baseline.c */
+int tg_cmd_baseline_show(const tg_cli_args *a);    /* cmd_baseline.c */
+int tg_cmd_merge(const tg_cli_args *a);            /* cmd_merge.c */
 
 /* One line on stderr: "tracegate: ", the printf-formatted message run
 ** through tg_text_escape (engine/common/text.h, docs/formats.md) as a
@@ -58,20 +65,14 @@ void tg_cli_run_free(tg_run_result *run);
 ** inconclusive_fail), else 0. */
 int tg_cli_exit_status(const tg_run_result *run, const tg_report_opts *gate, int eval_status);
 
-int tg_cmd_merge(int argc, char **argv);     /* cmd_merge.c */
-
 /* End of `info` / `metrics`: when traces (a JSON array, consumed) is given,
 ** print it in the versioned envelope {"tool", "version", "schema",
 ** "traces"}; then flush stdout. Returns status, or TG_EINTERNAL (with a
 ** message naming cmd) when the output cannot be written. */
 int tg_cli_finish_output(json_t *traces, const char *cmd, int status);
 
-/* After getopt_long returned '?' for shortopts: what went wrong, as a
-** phrase about the option itself ("unknown option '-x'", "option '-o'
-** needs a value", "unknown or incomplete option '--frob'"), in buf. A short
-** option inside a group (-qx) is named alone: argv[optind - 1] is then
-** the previous argument. */
-const char *tg_cli_option_error(const char *shortopts, char **argv, char *buf, size_t size);
+/* The first error message of diag, for a JSON {"file", "error"} entry. */
+const char *tg_cli_first_error(const tg_diag *d);
 
 /* True when stderr/stdout is a terminal and NO_COLOR is unset. */
 bool tg_cli_color(FILE *f);

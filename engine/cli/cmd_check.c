@@ -7,7 +7,6 @@
 */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +18,8 @@
 #include "tg_config.h"
 
 typedef struct check_args {
-    const char **rules;   size_t n_rules, cap_rules;
-    tg_param_set *sets;   size_t n_sets, cap_sets;
+    const char **rule_paths;   size_t n_rules;   /* 'builtin' resolved */
+    tg_cli_sets sets;
     tg_cli_outputs out;
     tg_missing_mode missing;
     const char *baseline;
@@ -31,195 +30,32 @@ typedef struct check_args {
     bool load_all;             /* --load all */
 } check_args;
 
-static void check_usage(FILE *f)
+/* The parsed command line (options.h) into check_args. */
+static int read_args(const tg_cli_args *in, check_args *a)
 {
-    fprintf(f,
-        "usage: tracegate check [options] TRACE...\n"
-        "  --rules PATH          rule file or folder (repeatable; 'builtin' = the built-in rules)\n"
-        "  --format FORMAT       text (default), json, junit, sarif, github, markdown\n"
-        "  -o FORMAT=FILE        also write FORMAT to FILE (repeatable)\n"
-        "  --fail-on LEVEL       error (default), warning, info or never\n"
-        "  --inconclusive MODE   pass (default) or fail: a regression rule whose change\n"
-        "                        the baseline cannot tell from run-to-run noise\n"
-        "  --missing-data MODE   fail (default: exit 3) or skip rules whose data was not recorded\n"
-        "  --baseline FILE       compare metrics with a stored baseline\n"
-        "  --allow-mismatch      accept a baseline from another GPU model or schema\n"
-        "  --set RULE.PARAM=VAL  override a rule parameter (repeatable)\n"
-        "  --iteration-pattern RE  NVTX range names that mark iterations\n"
-        "  --jobs N              check N traces in parallel\n"
-        "  --max-memory SIZE     refuse (exit 3) a trace whose loading would need more\n"
-        "                        than SIZE (e.g. 512MiB, 4GiB), before reading it\n"
-        "  --load WHAT           needed (default): keep only the rows the rules can\n"
-        "                        count; all: keep every row of every table (same\n"
-        "                        results, more memory)\n"
-        "  --color WHEN          auto (default), always, never\n"
-        "  --quiet               text: only failures and the verdict\n");
-}
-
-/* "RULE.PARAM=VALUE" -> a tg_param_set (strings point into arg). */
-static bool parse_set(char *arg, tg_param_set *out)
-{
-    char *eq = strchr(arg, '=');
-    if (!eq) return false;
-    *eq = 0;
-    char *dot = strrchr(arg, '.');
-    if (!dot || dot == arg || !dot[1] || !eq[1]) return false;
-    *dot = 0;
-    out->rule = arg;
-    out->param = dot + 1;
-    out->value = eq + 1;
-    return true;
-}
-
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int bad_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
-    va_end(ap);
-    tg_cli_say("%s (see 'tracegate check --help')", msg ? msg : fmt);
-    free(msg);
-    return TG_EUSAGE;
-}
-
-static int parse_args(int argc, char **argv, check_args *a)
-{
-    enum { O_RULES = 256, O_FORMAT, O_FAIL_ON, O_INCONCLUSIVE, O_MISSING, O_BASELINE, O_MISMATCH,
-           O_SET, O_PATTERN, O_JOBS, O_COLOR, O_QUIET, O_HELP, O_MAX_MEMORY, O_LOAD };
-    static const struct option opts[] = {
-        {"rules", required_argument, 0, O_RULES},     {"format", required_argument, 0, O_FORMAT},
-        {"fail-on", required_argument, 0, O_FAIL_ON}, {"missing-data", required_argument, 0, O_MISSING},
-        {"baseline", required_argument, 0, O_BASELINE}, {"allow-mismatch", no_argument, 0, O_MISMATCH},
-        {"set", required_argument, 0, O_SET},         {"iteration-pattern", required_argument, 0, O_PATTERN},
-        {"jobs", required_argument, 0, O_JOBS},       {"color", required_argument, 0, O_COLOR},
-        {"quiet", no_argument, 0, O_QUIET},           {"help", no_argument, 0, O_HELP},
-        {"max-memory", required_argument, 0, O_MAX_MEMORY},
-        {"load", required_argument, 0, O_LOAD},       {"inconclusive", required_argument, 0, O_INCONCLUSIVE},
-        {0, 0, 0, 0}};
     tg_cli_outputs_init(&a->out);
-    a->missing = TG_MISSING_FAIL;
-    a->jobs = 1;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:j:q", opts, NULL)) != -1) {
-        switch (c) {
-        case O_RULES:
-            if (!TG_PUSH(a->rules, a->n_rules, a->cap_rules, optarg)) return TG_EINTERNAL;
-            break;
-        case O_FORMAT:
-            if (tg_cli_outputs_option(&a->out, "format", optarg) < 0) return TG_EUSAGE;
-            break;
-        case 'o':
-            if (tg_cli_outputs_option(&a->out, "o", optarg) < 0) return TG_EUSAGE;
-            break;
-        case O_FAIL_ON:
-            if (tg_cli_outputs_option(&a->out, "fail-on", optarg) < 0) return TG_EUSAGE;
-            break;
-        case O_INCONCLUSIVE:
-            if (tg_cli_outputs_option(&a->out, "inconclusive", optarg) < 0) return TG_EUSAGE;
-            break;
-        case O_MISSING:
-            if (!strcmp(optarg, "fail")) a->missing = TG_MISSING_FAIL;
-            else if (!strcmp(optarg, "skip")) a->missing = TG_MISSING_SKIP;
-            else return bad_usage("--missing-data wants fail or skip, not '%s'", optarg);
-            break;
-        case O_BASELINE: a->baseline = optarg; break;
-        case O_MISMATCH: a->allow_mismatch = true; break;
-        case O_SET: {
-            tg_param_set s;
-            char *copy = optarg;
-            if (!parse_set(copy, &s)) return bad_usage("--set wants RULE.PARAM=VALUE, not '%s'", optarg);
-            if (!TG_PUSH(a->sets, a->n_sets, a->cap_sets, s)) return TG_EINTERNAL;
-            break;
-        }
-        case O_PATTERN: {
-            tg_diag d;   /* checked here: a bad pattern is a usage error before any trace */
-            tg_diag_init(&d);
-            bool ok = tg_model_pattern_ok(optarg, &d);
-            tg_cli_report_diag(&d, TG_OK);
-            tg_diag_clear(&d);
-            if (!ok) return TG_EUSAGE;
-            a->iteration_pattern = optarg;
-            break;
-        }
-        case O_MAX_MEMORY:
-            if (!tg_parse_size(optarg, &a->max_memory))
-                return bad_usage("--max-memory wants a size such as 512MiB or 4GiB, not '%s'", optarg);
-            break;
-        case O_LOAD:
-            if (!strcmp(optarg, "all")) a->load_all = true;
-            else if (!strcmp(optarg, "needed")) a->load_all = false;
-            else return bad_usage("--load wants needed or all, not '%s'", optarg);
-            break;
-        case 'j':
-        case O_JOBS: {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 1 || n > 256) return bad_usage("--jobs wants a number from 1 to 256, not '%s'", optarg);
-            a->jobs = (int)n;
-            break;
-        }
-        case O_COLOR:
-            if (tg_cli_outputs_option(&a->out, "color", optarg) < 0) return TG_EUSAGE;
-            break;
-        case 'q':
-        case O_QUIET: a->out.quiet = true; break;
-        case O_HELP: check_usage(stdout); return -1;
-        default: {
-            char why[128];
-            return bad_usage("%s", tg_cli_option_error("o:j:q", argv, why, sizeof why));
-        }
-        }
-    }
-    return TG_OK;
-}
-
-/* The rule paths to load: --rules as given ('builtin' resolved), or the
-** built-in set. */
-static int rule_paths(check_args *a, const char ***paths, size_t *n)
-{
-    const char *builtin = tg_cli_builtin_rules();
-    if (a->n_rules == 0) {
-        if (!builtin) {
-            tg_cli_say("the built-in rules (rules.d) were not found; "
-                       "set TRACEGATE_RULES_DIR or pass --rules PATH");
-            return TG_EUSAGE;
-        }
-        static const char *one[1];
-        one[0] = builtin;
-        *paths = one;
-        *n = 1;
-        return TG_OK;
-    }
-    for (size_t i = 0; i < a->n_rules; i++) {
-        if (strcmp(a->rules[i], "builtin") == 0) {
-            if (!builtin) {
-                tg_cli_say("--rules builtin: the built-in rules (rules.d) were not found");
-                return TG_EUSAGE;
-            }
-            a->rules[i] = builtin;
-        }
-    }
-    *paths = a->rules;
-    *n = a->n_rules;
-    return TG_OK;
-}
-
-static int run_check(check_args *a, int n_traces, char **traces)
-{
-    const char **paths;
-    size_t n_paths;
-    int st = rule_paths(a, &paths, &n_paths);
+    int st = tg_cli_outputs_read(&a->out, in);
     if (st != TG_OK) return st;
+    a->missing = tg_cli_choice(in, TG_CLI_OPT_MISSING, 0) == 1 ? TG_MISSING_SKIP : TG_MISSING_FAIL;
+    a->baseline = tg_cli_value(in, TG_CLI_OPT_BASELINE);
+    a->allow_mismatch = tg_cli_flag(in, TG_CLI_OPT_ALLOW_MISMATCH);
+    a->iteration_pattern = tg_cli_value(in, TG_CLI_OPT_PATTERN);
+    a->jobs = tg_cli_count(in, TG_CLI_OPT_JOBS, 1);
+    a->max_memory = tg_cli_size(in, TG_CLI_OPT_MAX_MEMORY);
+    a->load_all = tg_cli_choice(in, TG_CLI_OPT_LOAD, 0) == 1;
+    if (tg_cli_param_sets(in, &a->sets) != TG_OK) return TG_EINTERNAL;
+    a->rule_paths = tg_cli_rule_paths(in->values[TG_CLI_OPT_RULES], in->n_values[TG_CLI_OPT_RULES], &a->n_rules);
+    return a->rule_paths ? TG_OK : TG_EUSAGE;
+}
 
+static int run_check(check_args *a, int n_traces, const char *const *traces)
+{
+    const char **paths = a->rule_paths;
+    size_t n_paths = a->n_rules;
     tg_diag diag;
     tg_diag_init(&diag);
-    tg_ruleset *rs = tg_rules_load(paths, n_paths, a->sets, a->n_sets, &diag);
-    st = tg_cli_report_diag(&diag, TG_OK);
+    tg_ruleset *rs = tg_rules_load(paths, n_paths, a->sets.sets, a->sets.n, &diag);
+    int st = tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
     if (!rs) return st != TG_OK ? st : TG_EUSAGE;
     if (tg_rules_count(rs) == 0) {
@@ -251,7 +87,7 @@ static int run_check(check_args *a, int n_traces, char **traces)
     }
 
     tg_inputs inputs;
-    st = tg_inputs_resolve((const char *const *)traces, (size_t)n_traces, &inputs);
+    st = tg_inputs_resolve(traces, (size_t)n_traces, &inputs);
     if (st != TG_OK) {
         tg_baseline_free(baseline);
         tg_rules_free(rs);
@@ -321,16 +157,12 @@ done:
     return st;
 }
 
-int tg_cmd_check(int argc, char **argv)
+int tg_cmd_check(const tg_cli_args *in)
 {
     check_args a = {0};
-    int st = parse_args(argc, argv, &a);
-    if (st == TG_OK && optind >= argc) {
-        tg_cli_say("check needs at least one TRACE (see 'tracegate check --help')");
-        st = TG_EUSAGE;
-    }
-    if (st == TG_OK) st = run_check(&a, argc - optind, argv + optind);
-    free(a.rules);
-    free(a.sets);
-    return st < 0 ? TG_OK : st;
+    int st = read_args(in, &a);
+    if (st == TG_OK) st = run_check(&a, (int)in->n_operands, in->operands);
+    free(a.rule_paths);
+    tg_cli_sets_free(&a.sets);
+    return st;
 }

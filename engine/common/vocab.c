@@ -135,5 +135,13 @@ const char *tg_suggest(const char *word, const char *const *names, size_t n)
             best = names[i];
         }
     }
-    return best_d <= limit ? best : NULL;
+    if (best_d <= limit) return best;
+    /* a word that begins exactly one name: warn -> warning, --form -> --format */
+    const char *only = NULL;
+    for (size_t i = 0; len >= 2 && i < n; i++) {
+        if (!names[i] || strncmp(names[i], word, len) != 0 || !names[i][len]) continue;
+        if (only && strcmp(only, names[i])) return NULL;
+        only = names[i];
+    }
+    return only;
 }

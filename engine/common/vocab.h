@@ -80,7 +80,8 @@ const char *tg_vocab_join(const char *const *names, char *buf, size_t size);
 ** substitution or a swap of two neighbours as one edit (so `chekc` is one
 ** edit from `check`), a difference of case as none; a name is offered
 ** within 2 edits, or a third of word's length when that is more; of
-** equally close names the first listed. */
+** equally close names the first listed. Failing that, the one name that
+** starts with word (warn -> warning), if only one does. */
 const char *tg_suggest(const char *word, const char *const *names, size_t n);
 
 /* The names in order, NULL-terminated (hints: tg_suggest). */

@@ -11,22 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const format_names[TG_FMT_COUNT] = {
-    "text", "json", "junit", "sarif", "github", "markdown",
+const char *const tg_format_names[TG_FMT_COUNT + 1] = {
+    "text", "json", "junit", "sarif", "github", "markdown", NULL,
 };
 
 int tg_format_parse(const char *name)
 {
     if (!name) return -1;
     for (int i = 0; i < TG_FMT_COUNT; i++)
-        if (strcmp(name, format_names[i]) == 0) return i;
+        if (strcmp(name, tg_format_names[i]) == 0) return i;
     if (strcmp(name, "md") == 0) return TG_FMT_MARKDOWN;
     return -1;
 }
 
 const char *tg_format_name(tg_format f)
 {
-    return (unsigned)f < TG_FMT_COUNT ? format_names[f] : "?";
+    return (unsigned)f < TG_FMT_COUNT ? tg_format_names[f] : "?";
 }
 
 /* ---------------------------------------------------------------- names */

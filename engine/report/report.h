@@ -15,7 +15,10 @@ typedef enum tg_format {
     TG_FMT_COUNT
 } tg_format;
 
-/* "text" -> TG_FMT_TEXT; -1 when unknown. */
+/* The names in order, NULL-terminated (the CLI's choices and hints). */
+extern const char *const tg_format_names[TG_FMT_COUNT + 1];
+
+/* "text" -> TG_FMT_TEXT ("md" is markdown too); -1 when unknown. */
 int tg_format_parse(const char *name);
 const char *tg_format_name(tg_format f);
 

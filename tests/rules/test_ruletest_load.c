@@ -109,7 +109,7 @@ static const bad_case cases[] = {
     {P IN "        api:\n          - {start: 1ms, duration: 1ms}\n" EX, 8, 13, "an api entry needs 'name:'"},
     {P IN "        nvtx:\n          - {name: m, start: 1ms, end: 2ms, type: mark}\n" EX, 8, 13, "an nvtx mark has a start only"},
     {P IN "        nvtx:\n          - {name: r, start: 1ms, duration: 1ms, type: push}\n" EX, 8, 56,
-     "unknown nvtx type 'push' (one of: pushpop, startend, mark)"},
+     "unknown nvtx type 'push' (did you mean 'pushpop'?)"},
     {P IN "        devices:\n          - {id: 0, compute_capability: 9}\n" EX, 8, 41, "MAJOR.MINOR"},
     {P IN "        devices:\n          - {id: 0}\n          - {id: 0}\n" EX, 9, 13, "device 0 is described twice"},
     {P IN "        overhead:\n          - {name: x, start: 1ms}\n" EX, 8, 13, "needs 'end:' or 'duration:'"},

@@ -39,6 +39,16 @@ static void test_insert_delete_substitute(void **state)
     assert_string_equal(tg_suggest("gpu-idle-gaps", ids, 3), "gpu-idle-gap");
 }
 
+static void test_unique_prefix(void **state)
+{
+    (void)state;
+    static const char *const levels[] = {"info", "warning", "error", "never"};
+    assert_string_equal(tg_suggest("warn", levels, 4), "warning");
+    static const char *const opts[] = {"straggler-threshold", "straggler-severity", "format"};
+    assert_null(tg_suggest("straggler", opts, 3));   /* two names start with it */
+    assert_null(tg_suggest("e", levels, 4));           /* one letter says too little */
+}
+
 static void test_far_words_get_nothing(void **state)
 {
     (void)state;
@@ -57,6 +67,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transposition_is_one_edit),
         cmocka_unit_test(test_insert_delete_substitute),
+        cmocka_unit_test(test_unique_prefix),
         cmocka_unit_test(test_far_words_get_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
