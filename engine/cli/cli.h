@@ -45,24 +45,23 @@ int tg_cli_report_diag(const tg_diag *diag, int fallback);
 ** in the source tree, or at the install prefix. Returns a static path or NULL. */
 const char *tg_cli_builtin_rules(void);
 
-/* Check each trace with the plan (engine/check: tg_check_trace), up to
-** `jobs` in parallel, into run, which must be zeroed with run->arena set. A
-** trace that cannot be read gets status TG_ETRACE and its error sentence
-** in its tg_trace_result (also printed to stderr). Returns the worst
+/* Check each input (inputs.h) with the plan (engine/check:
+** tg_check_trace), up to `jobs` in parallel, into run, which must be
+** zeroed with run->arena set; each result is named as the input was
+** given. A trace that cannot be read, or a report that could not be
+** exported, gets status TG_ETRACE and its error sentence in its
+** tg_trace_result (also printed to stderr). Returns the worst
 ** tg_status seen (TG_OK, TG_ETRACE, TG_EUSAGE, TG_EINTERNAL); rule verdicts
 ** are in run. (pipeline.c) */
-int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_check_plan *plan, int jobs,
-                    tg_run_result *run);
+struct tg_inputs;
+int tg_cli_evaluate(const struct tg_inputs *in, const tg_check_plan *plan, int jobs, tg_run_result *run);
 
 /* Free what tg_cli_evaluate allocated, including run->arena. */
 void tg_cli_run_free(tg_run_result *run);
 
-/* Exit status of a run from its verdicts (DESIGN §5, docs/formats.md): 4
-** internal or rule evaluation error, 2 a trace that does not fit the
-** baseline, 3 a trace unreadable or lacking data a rule needs, 1 a result
-** that gates under `gate` (tg_report_gates: a failing finding at or above
-** fail_on, a failing regression, an inconclusive one with
-** inconclusive_fail), else 0. */
+/* Exit status of a run from its verdicts (tg_report_exit_status: 4, then
+** 2, then 1 a result that gates, then 3, else 0) and from what the
+** evaluation itself returned (eval_status), ranked the same way. */
 int tg_cli_exit_status(const tg_run_result *run, const tg_report_opts *gate, int eval_status);
 
 /* End of `info` / `metrics`: when traces (a JSON array, consumed) is given,

@@ -187,7 +187,7 @@ int tg_cmd_baseline_record(const tg_cli_args *a)
     tg_check_plan plan = tg_check_plan_for(rs);
     plan.eval = (tg_eval_opts){.missing = o.missing, .has_baseline = true};
     plan.iteration_pattern = o.iteration_pattern;
-    rc = tg_cli_evaluate(in.paths, in.n, &plan, o.jobs, &run);
+    rc = tg_cli_evaluate(&in, &plan, o.jobs, &run);
     if (rc != TG_OK) {
         if (rc == TG_ETRACE)
             tg_cli_say("no baseline written: every trace must be readable");

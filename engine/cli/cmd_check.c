@@ -119,7 +119,7 @@ static int run_check(check_args *a, int n_traces, const char *const *traces)
     plan.eval.has_baseline = baseline != NULL;
     tg_load_opts load = tg_check_load_opts(&plan);
     for (size_t i = 0; a->max_memory > 0 && i < inputs.n; i++)
-        if (!tg_trace_fits_with(inputs.paths[i], &load, a->max_memory, &diag)) over = true;
+        if (inputs.paths[i] && !tg_trace_fits_with(inputs.paths[i], &load, a->max_memory, &diag)) over = true;
     if (over) {
         st = tg_cli_report_diag(&diag, TG_ETRACE);
         tg_diag_clear(&diag);
@@ -132,7 +132,7 @@ static int run_check(check_args *a, int n_traces, const char *const *traces)
     tg_run_result run = {.arena = tg_arena_new()};
     /* baseline.STAT in rule expressions reads the stored statistics */
     if (baseline && run.arena) plan.eval.baselines = tg_baseline_rule_stats(baseline, rs, run.arena);
-    int eval_status = run.arena ? tg_cli_evaluate(inputs.paths, inputs.n, &plan, a->jobs, &run) : TG_EINTERNAL;
+    int eval_status = run.arena ? tg_cli_evaluate(&inputs, &plan, a->jobs, &run) : TG_EINTERNAL;
 
     if (baseline && eval_status != TG_EINTERNAL) {
         if (tg_baseline_apply(baseline, rs, &run, a->allow_mismatch, &diag) != TG_OK) {

@@ -45,28 +45,12 @@ void tg_cli_say(const char *fmt, ...)
 
 int tg_cli_exit_status(const tg_run_result *run, const tg_report_opts *gate, int eval_status)
 {
-    bool failed = false, missing = false, rule_error = false, usage = eval_status == TG_EUSAGE;
-    for (size_t i = 0; i < run->n_traces; i++) {
-        const tg_trace_result *tr = &run->traces[i];
-        if (tr->status == TG_ETRACE) missing = true;
-        if (tr->status == TG_EUSAGE) usage = true;   /* e.g. a bad --iteration-pattern: never a pass */
-        if (tr->status == TG_EINTERNAL) rule_error = true;
-        for (size_t j = 0; j < tr->n_results; j++) {
-            const tg_rule_result *r = &tr->results[j];
-            if (r->verdict == TG_V_ERROR) {
-                tg_status es = r->error_status != TG_OK ? r->error_status
-                             : r->missing_data ? TG_ETRACE : TG_EINTERNAL;
-                if (es == TG_ETRACE) missing = true;
-                else if (es == TG_EUSAGE) usage = true;
-                else rule_error = true;
-            }
-            if (tg_report_gates(r, gate)) failed = true;
-        }
-    }
-    if (eval_status == TG_EINTERNAL || rule_error) return TG_EINTERNAL;
-    if (usage) return TG_EUSAGE;
-    if (eval_status == TG_ETRACE || missing) return TG_ETRACE;
-    return failed ? TG_FAIL : TG_OK;
+    int st = tg_report_exit_status(run, gate);
+    /* what the evaluation itself reported ranks the same way: 4, 2, 1, 3 */
+    if (eval_status == TG_EINTERNAL) return TG_EINTERNAL;
+    if (eval_status == TG_EUSAGE && st != TG_EINTERNAL) return TG_EUSAGE;
+    if (eval_status == TG_ETRACE && st == TG_OK) return TG_ETRACE;
+    return st;
 }
 
 int tg_cli_finish_output(json_t *traces, const char *cmd, int status)

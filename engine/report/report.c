@@ -61,6 +61,20 @@ bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts)
     return r->severity >= opts->fail_on;
 }
 
+tg_status tg_report_error_class(const tg_rule_result *r)
+{
+    if (r->error_status != TG_OK) return r->error_status;
+    return r->missing_data ? TG_ETRACE : TG_EINTERNAL;
+}
+
+/* An error of exit class st, counted where its class says. */
+static void count_error(tg_report_tally *out, tg_status st)
+{
+    if (st == TG_ETRACE) out->lacking++;
+    else if (st == TG_EUSAGE) out->usage_errors++;
+    else out->internal_errors++;
+}
+
 void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
                          tg_report_tally *out)
 {
@@ -69,7 +83,10 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
     out->traces = run->n_traces;
     for (size_t t = 0; t < run->n_traces; t++) {
         const tg_trace_result *tr = &run->traces[t];
-        if (tr->status != TG_OK) out->traces_unreadable++;
+        if (tr->status != TG_OK) {
+            out->traces_unreadable++;
+            count_error(out, tr->status);
+        }
         for (size_t i = 0; i < tr->n_results; i++) {
             const tg_rule_result *r = &tr->results[i];
             out->results++;
@@ -85,7 +102,11 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
                 out->inconclusive++;
                 if (tg_report_gates(r, opts)) out->gating++;
                 break;
-            default: out->errors++; break;
+            default:
+                out->errors++;
+                if (r->missing_data || tg_report_error_class(r) == TG_ETRACE) out->missing_data++;
+                count_error(out, tg_report_error_class(r));
+                break;
             }
             if (r->baseline.present && r->baseline.regression) out->regressions++;
             if (r->baseline.present && r->baseline.improvement) out->improvements++;
@@ -93,12 +114,21 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
     }
 }
 
-const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts)
+tg_status tg_report_exit_status(const tg_run_result *run, const tg_report_opts *opts)
 {
     tg_report_tally t;
     tg_report_tally_run(run, opts, &t);
-    if (t.traces_unreadable || t.errors) return "error";
-    return t.gating ? "fail" : "pass";
+    if (t.internal_errors) return TG_EINTERNAL;
+    if (t.usage_errors) return TG_EUSAGE;
+    if (t.gating) return TG_FAIL;
+    if (t.lacking) return TG_ETRACE;
+    return TG_OK;
+}
+
+const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts)
+{
+    tg_status st = tg_report_exit_status(run, opts);
+    return st == TG_OK ? "pass" : st == TG_FAIL ? "fail" : "error";
 }
 
 /* Append "N thing(s)" to buf when n > 0, separated by ", ". */
@@ -115,14 +145,17 @@ char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opt
 {
     tg_report_tally t;
     tg_report_tally_run(run, opts, &t);
-    char parts[256] = "";
-    add_part(parts, sizeof parts, t.traces_unreadable, "unreadable trace", "unreadable traces");
-    add_part(parts, sizeof parts, t.errors, "rule error", "rule errors");
-    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_ERROR], "error", "errors");
-    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_WARNING], "warning", "warnings");
-    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_INFO], "note", "notes");
+    char parts[320] = "";
+    /* findings by severity first, then what could not be judged: "error"
+    ** names a severity only, never a rule that could not be evaluated */
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_ERROR], "error finding", "error findings");
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_WARNING], "warning finding", "warning findings");
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_INFO], "info finding", "info findings");
     add_part(parts, sizeof parts, t.regressions, "regression", "regressions");
     add_part(parts, sizeof parts, t.inconclusive, "inconclusive", "inconclusive");
+    add_part(parts, sizeof parts, t.traces_unreadable, "unreadable trace", "unreadable traces");
+    add_part(parts, sizeof parts, t.missing_data, "rule lacking data", "rules lacking data");
+    add_part(parts, sizeof parts, t.errors - t.missing_data, "rule not evaluated", "rules not evaluated");
     add_part(parts, sizeof parts, t.skipped, "skipped", "skipped");
     if (!parts[0])
         snprintf(parts, sizeof parts, "%zu %s passed", t.passed, t.passed == 1 ? "rule" : "rules");

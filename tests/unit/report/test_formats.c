@@ -319,7 +319,7 @@ static void test_markdown(void **state)
     tg_run_result run;
     fixture_run(&run);
     char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
-    assert_true(strncmp(md, "## tracegate: ERROR \xe2\x80\x94 1 unreadable trace", 40) == 0);
+    assert_true(strncmp(md, "## tracegate: ERROR \xe2\x80\x94 1 error finding", 37) == 0);
     const char *row;
     assert_int_equal(table_rows(md, "| trace | rule | severity | status | count | message |", &row), EXPECT_RESULTS);
     for (size_t i = 0; i < EXPECT_RESULTS; i++) {
@@ -473,8 +473,9 @@ static void test_text(void **state)
     assert_non_null(strstr(txt, "  ERROR unreadable: runs/broken.sqlite is not an SQLite database"));
     const char *last = txt + strlen(txt) - 2;
     while (last > txt && *last != '\n') last--;
-    assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 unreadable trace, 1 rule error, 1 error, "
-                                  "2 warnings, 1 note, 1 regression, 1 skipped in 3 traces\n");
+    assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 error finding, 2 warning findings, "
+                                  "1 info finding, 1 regression, 1 unreadable trace, 1 rule not evaluated, "
+                                  "1 skipped in 3 traces\n");
     free(txt);
 
     tg_report_opts o = plain;

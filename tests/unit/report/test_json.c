@@ -272,6 +272,37 @@ static void test_run_status(void **state)
     tg_arena_free(run.arena);
 }
 
+/* Which status wins when several apply (docs/formats.md): 4, then 2, then
+** a gating finding (1), then an unreadable trace or missing data (3). */
+static void test_exit_precedence(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    tg_report_opts o = {.fail_on = TG_SEV_ERROR};
+    tg_rule_result *rule_error = &run.traces[0].results[4];
+    assert_int_equal(rule_error->verdict, TG_V_ERROR);
+    /* the fixture's rule error is internal: 4 whatever else */
+    assert_int_equal(tg_report_exit_status(&run, &o), TG_EINTERNAL);
+    assert_string_equal(tg_run_status(&run, &o), "error");
+    /* a rule lacking data and an unreadable trace beside a gating finding: 1 */
+    rule_error->missing_data = true;
+    assert_int_equal(tg_report_exit_status(&run, &o), TG_FAIL);
+    assert_string_equal(tg_run_status(&run, &o), "fail");
+    char line[256];
+    assert_non_null(strstr(tg_report_verdict_line(&run, &o, line, sizeof line), "FAIL \xe2\x80\x94 1 error finding"));
+    assert_non_null(strstr(line, "1 unreadable trace, 1 rule lacking data"));
+    /* nothing gates: the missing data decides, 3 */
+    o.fail_never = true;
+    assert_int_equal(tg_report_exit_status(&run, &o), TG_ETRACE);
+    assert_string_equal(tg_run_status(&run, &o), "error");
+    /* a trace that does not fit the baseline: 2, over the finding */
+    o.fail_never = false;
+    rule_error->error_status = TG_EUSAGE;
+    assert_int_equal(tg_report_exit_status(&run, &o), TG_EUSAGE);
+    tg_arena_free(run.arena);
+}
+
 static void test_tally_and_verdict_line(void **state)
 {
     (void)state;
@@ -294,8 +325,8 @@ static void test_tally_and_verdict_line(void **state)
     assert_int_equal(t.improvements, 1);
     char line[256];
     assert_string_equal(tg_report_verdict_line(&run, &default_opts, line, sizeof line),
-                        "ERROR \xe2\x80\x94 1 unreadable trace, 1 rule error, 1 error, 2 warnings, 1 note, "
-                        "1 regression, 1 skipped in 3 traces");
+                        "ERROR \xe2\x80\x94 1 error finding, 2 warning findings, 1 info finding, "
+                        "1 regression, 1 unreadable trace, 1 rule not evaluated, 1 skipped in 3 traces");
     tg_run_result empty = {.arena = run.arena};
     assert_string_equal(tg_report_verdict_line(&empty, NULL, line, sizeof line),
                         "PASS \xe2\x80\x94 0 rules passed in 0 traces");
@@ -336,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_number_text),
         cmocka_unit_test(test_run_status),
+        cmocka_unit_test(test_exit_precedence),
         cmocka_unit_test(test_tally_and_verdict_line),
         cmocka_unit_test(test_format_names),
         cmocka_unit_test(test_write_error),
