@@ -101,7 +101,11 @@ expect_status 3 "NVTX missing, nothing else gates" -- "$bin" check --fail-on nev
     -o markdown="$tmp/r.md" -o github="$tmp/r.gh" "$example" > "$tmp/r.txt" 2>/dev/null
 for f in r.json r.xml r.sarif r.md r.gh r.txt; do [ -s "$tmp/$f" ] || fail "-o: $f not written"; done
 fails_json=$(grep -c '"status": "fail"' "$tmp/r.json")
-fails_junit=$(grep -c '<failure ' "$tmp/r.xml")
+# JUnit: a finding below --fail-on is a passing test case with <system-out>
+fails_junit=$(( $(grep -c '<failure ' "$tmp/r.xml") + $(grep -c '<system-out>' "$tmp/r.xml") ))
+grep -q '<failure message=[^>]* type="warning"' "$tmp/r.xml" && fail "junit: a warning below --fail-on is a <failure>"
+"$bin" check --fail-on warning -o junit="$tmp/rw.xml" "$example" >/dev/null 2>&1
+grep -q '<failure message=[^>]* type="warning"' "$tmp/rw.xml" || fail "junit --fail-on warning: warnings are not failures"
 fails_text=$(grep -c '^  FAIL ' "$tmp/r.txt")
 annots=$(grep -c '^::\(error\|warning\|notice\)' "$tmp/r.gh")
 # json also says "status": "fail" at the top level

@@ -70,13 +70,17 @@ static void test_junit(void **state)
     fixture_run(&run);
     char *xml = fixture_render(TG_FMT_JUNIT, &run, NULL, &plain);
     assert_true(strncmp(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 50) == 0);
-    assert_non_null(strstr(xml, "tests=\"10\" failures=\"4\" errors=\"2\" skipped=\"1\""));
+    /* failures: what gates (the error and the warning-severity regression);
+    ** the warning and the info below --fail-on are passing test cases */
+    assert_non_null(strstr(xml, "tests=\"10\" failures=\"2\" errors=\"2\" skipped=\"1\""));
     assert_int_equal(fixture_count(xml, "<testsuite "), EXPECT_TRACES);
     assert_int_equal(fixture_count(xml, "</testsuite>"), EXPECT_TRACES);
     assert_int_equal(fixture_count(xml, "<testcase "), EXPECT_RESULTS + EXPECT_UNREADABLE);
     assert_int_equal(fixture_count(xml, "</testcase>") + fixture_count(xml, "time=\"0\"/>"),
                      EXPECT_RESULTS + EXPECT_UNREADABLE);
-    assert_int_equal(fixture_count(xml, "<failure "), EXPECT_FAILED);
+    assert_int_equal(fixture_count(xml, "<failure "), 2);
+    assert_int_equal(fixture_count(xml, "<system-out>"), EXPECT_FAILED - 2);
+    assert_non_null(strstr(xml, "<system-out>warning finding below --fail-on, not failing the gate: device 0: busy 31%"));
     assert_int_equal(fixture_count(xml, "<skipped "), EXPECT_SKIPPED);
     assert_int_equal(fixture_count(xml, "<error "), EXPECT_ERRORS + EXPECT_UNREADABLE);
     /* escaping: no raw specials from the trace, control characters shown escaped */
@@ -84,7 +88,6 @@ static void test_junit(void **state)
     assert_null(strchr(xml, '\x01'));
     assert_non_null(strstr(xml, "a:b,c|d \\x01"));
     assert_non_null(strstr(xml, "cuMemcpy \"x\" 'q' &lt;y&gt; &amp; z\n100% a:b,c|d"));   /* body */
-    assert_non_null(strstr(xml, "&quot;x&quot; &apos;q&apos; &lt;y&gt; &amp; z&#10;100%"));  /* attr */
     assert_non_null(strstr(xml, "reproduce: SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
     assert_non_null(strstr(xml, "<failure message=\"400 synchronous copies blocked the host for 1.2 s\" type=\"error\">"));
     assert_non_null(strstr(xml, "baseline: 12.3 ms -> 13.1 ms (+6.5%), p=0.0012, n=50 baseline / 48 now, regression"));
@@ -102,13 +105,29 @@ static void test_junit(void **state)
         assert_string_equal(n, "10");
         free(n);
         n = xpath(path, "count(//testcase/failure[@type=\"warning\"])");
+        assert_string_equal(n, "1");   /* the regression: regressions gate whatever their severity */
+        free(n);
+        n = xpath(path, "count(//testsuite/testcase[failure])");
         assert_string_equal(n, "2");
         free(n);
-        n = xpath(path, "string(//testcase[@name=\"low-gpu-utilization\"]/failure/@message)");
+        n = xpath(path, "string(//testcase[@name=\"low-gpu-utilization\"]/system-out)");
         assert_non_null(n);
-        /* the attribute round-trips, the control character shown escaped */
+        /* the text round-trips, the control character shown escaped */
+        assert_non_null(strstr(n, "device 0: busy 31% of steady time, below 50% | see cuMemcpy \"x\" 'q' <y> & z\n100% a:b,c|d \\x01"));
+        free(n);
+        unlink(path);
+        free(path);
+        /* with --fail-on warning the warnings are failures */
+        tg_report_opts warn = plain;
+        warn.fail_on = TG_SEV_WARNING;
+        char *xml_warn = fixture_render(TG_FMT_JUNIT, &run, NULL, &warn);
+        path = write_temp(xml_warn);
+        n = xpath(path, "string(//testcase[@name=\"low-gpu-utilization\"]/failure/@message)");
         assert_string_equal(n, "device 0: busy 31% of steady time, below 50% | see cuMemcpy \"x\" 'q' <y> & z\n100% a:b,c|d \\x01");
         free(n);
+        assert_non_null(strstr(xml_warn, "failures=\"3\""));
+        assert_non_null(strstr(xml_warn, "&quot;x&quot; &apos;q&apos; &lt;y&gt; &amp; z&#10;100%"));  /* attr */
+        free(xml_warn);
         n = xpath(path, "string(//testsuite[@name=\"runs/broken.sqlite\"]/testcase[@name=\"load\"]/error/@type)");
         assert_string_equal(n, "trace-unreadable");
         free(n);
@@ -530,7 +549,8 @@ static void test_same_counts(void **state)
     free(s);
 
     s = fixture_render(TG_FMT_JUNIT, &run, NULL, &plain);
-    assert_int_equal(fixture_count(s, "<failure "), t.failed);
+    assert_int_equal(fixture_count(s, "<failure "), t.gating);
+    assert_int_equal(fixture_count(s, "<system-out>"), t.failed - t.gating);
     assert_int_equal(fixture_count(s, "<skipped "), t.skipped);
     assert_int_equal(fixture_count(s, "<error "), t.errors + t.traces_unreadable);
     assert_int_equal(fixture_count(s, "<testcase "), t.results + t.traces_unreadable);
