@@ -70,6 +70,20 @@ int tg_cli_exit_status(const tg_run_result *run, const tg_report_opts *gate, int
 ** message naming cmd) when the output cannot be written. */
 int tg_cli_finish_output(json_t *traces, const char *cmd, int status);
 
+/* --suppress (suppressions.c, docs/suppressions.md). Load the files the
+** command line names and check the rule ids they name against ids (with
+** lint, also warn of expired ones); *out NULL when none are given.
+** TG_OK, or TG_EUSAGE / TG_EINTERNAL after printing. */
+struct tg_suppressions;
+int tg_cli_load_suppressions(const tg_cli_args *a, const char *const *ids, size_t n_ids, bool lint,
+                             struct tg_suppressions **out);
+/* Apply them to run and warn (stderr) of those to review. */
+int tg_cli_apply_suppressions(const struct tg_suppressions *s, tg_run_result *run);
+/* The ids of a rule set (malloc'd array of borrowed strings). */
+const char **tg_cli_rule_ids(const tg_ruleset *rs, size_t *n);
+/* Today in UTC, YYYY-MM-DD (suppressions expire after their day). */
+void tg_cli_today(char *buf, size_t size);
+
 /* The first error message of diag, for a JSON {"file", "error"} entry. */
 const char *tg_cli_first_error(const tg_diag *d);
 

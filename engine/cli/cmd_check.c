@@ -12,12 +12,14 @@
 #include <string.h>
 
 #include "../baseline/baseline.h"
+#include "../suppress/suppress.h"
 #include "../report/report.h"
 #include "inputs.h"
 #include "outputs.h"
 #include "tg_config.h"
 
 typedef struct check_args {
+    const tg_cli_args *args;
     const char **rule_paths;   size_t n_rules;   /* 'builtin' resolved */
     tg_cli_sets sets;
     tg_cli_outputs out;
@@ -33,6 +35,7 @@ typedef struct check_args {
 /* The parsed command line (options.h) into check_args. */
 static int read_args(const tg_cli_args *in, check_args *a)
 {
+    a->args = in;
     tg_cli_outputs_init(&a->out);
     int st = tg_cli_outputs_read(&a->out, in);
     if (st != TG_OK) return st;
@@ -48,112 +51,134 @@ static int read_args(const tg_cli_args *in, check_args *a)
     return a->rule_paths ? TG_OK : TG_EUSAGE;
 }
 
-static int run_check(check_args *a, int n_traces, const char *const *traces)
+/* What a check holds while it runs; freed at once by check_free. */
+typedef struct check_state {
+    tg_ruleset *rs;
+    tg_suppressions *suppressions;
+    tg_baseline *baseline;
+    tg_inputs inputs;
+    tg_run_result run;
+} check_state;
+
+static void check_free(check_state *c)
 {
-    const char **paths = a->rule_paths;
-    size_t n_paths = a->n_rules;
+    if (c->run.arena) tg_cli_run_free(&c->run);
+    tg_inputs_free(&c->inputs);
+    tg_baseline_free(c->baseline);
+    tg_suppress_free(c->suppressions);
+    tg_rules_free(c->rs);
+}
+
+/* The rules, the suppressions naming them, the baseline fitting them. */
+static int load_rules(check_args *a, check_state *c)
+{
     tg_diag diag;
     tg_diag_init(&diag);
-    tg_ruleset *rs = tg_rules_load(paths, n_paths, a->sets.sets, a->sets.n, &diag);
+    c->rs = tg_rules_load(a->rule_paths, a->n_rules, a->sets.sets, a->sets.n, &diag);
     int st = tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
-    if (!rs) return st != TG_OK ? st : TG_EUSAGE;
-    if (tg_rules_count(rs) == 0) {
+    if (!c->rs) return st != TG_OK ? st : TG_EUSAGE;
+    if (tg_rules_count(c->rs) == 0) {
         /* e.g. --rules pointing at a folder without *.yaml files: a gate
         ** without rules would pass anything. */
-        tg_cli_say("no rules were loaded from %s%s; a check without rules would pass "
-                   "anything", paths[0], n_paths > 1 ? " and the other --rules paths" : "");
-        tg_rules_free(rs);
+        tg_cli_say("no rules were loaded from %s%s; a check without rules would pass anything", a->rule_paths[0],
+                   a->n_rules > 1 ? " and the other --rules paths" : "");
         return TG_EUSAGE;
     }
-
-    tg_baseline *baseline = NULL;
-    if (a->baseline) {
-        baseline = tg_baseline_load(a->baseline, &diag);
-        st = tg_cli_report_diag(&diag, TG_OK);
+    /* --suppress: the ids it names must be rules of this set */
+    size_t n_ids;
+    const char **ids = tg_cli_rule_ids(c->rs, &n_ids);
+    st = ids ? tg_cli_load_suppressions(a->args, ids, n_ids, false, &c->suppressions) : TG_EINTERNAL;
+    free(ids);
+    if (st != TG_OK || !a->baseline) return st;
+    c->baseline = tg_baseline_load(a->baseline, &diag);
+    st = tg_cli_report_diag(&diag, TG_OK);
+    tg_diag_clear(&diag);
+    /* the baseline must fit the rules: an entry for every regression
+    ** rule, for its current definition (docs/regressions.md) */
+    if (c->baseline && tg_baseline_validate(c->baseline, c->rs, &diag) != TG_OK) {
+        st = tg_cli_report_diag(&diag, TG_EUSAGE);
         tg_diag_clear(&diag);
-        /* the baseline must fit the rules: an entry for every regression
-        ** rule, for its current definition (docs/regressions.md) */
-        if (baseline && tg_baseline_validate(baseline, rs, &diag) != TG_OK) {
-            st = tg_cli_report_diag(&diag, TG_EUSAGE);
-            tg_diag_clear(&diag);
-            tg_baseline_free(baseline);
-            baseline = NULL;
-        }
-        if (!baseline) {
-            tg_rules_free(rs);
-            return st != TG_OK ? st : TG_EUSAGE;
-        }
+        tg_baseline_free(c->baseline);
+        c->baseline = NULL;
     }
+    return c->baseline ? TG_OK : st != TG_OK ? st : TG_EUSAGE;
+}
 
-    tg_inputs inputs;
-    st = tg_inputs_resolve(traces, (size_t)n_traces, &inputs);
-    if (st != TG_OK) {
-        tg_baseline_free(baseline);
-        tg_rules_free(rs);
-        return st;
-    }
-
-    /* No report may land on a file this check reads: refused before any
-    ** trace is read or any report written (engine/cli/outfile.h). */
+/* No report may land on a file this check reads: refused before any
+** trace is read or any report written (engine/cli/outfile.h). */
+static int check_outputs(check_args *a, check_state *c, int n_traces, const char *const *traces)
+{
     tg_cli_reads reads = {0};
-    bool listed = tg_cli_reads_add_rules(&reads, rs) && tg_cli_reads_add(&reads, a->baseline, "baseline");
+    bool listed = tg_cli_reads_add_rules(&reads, c->rs) && tg_cli_reads_add(&reads, a->baseline, "baseline");
+    for (size_t i = 0; listed && i < a->args->n_values[TG_CLI_OPT_SUPPRESS]; i++)
+        listed = tg_cli_reads_add(&reads, a->args->values[TG_CLI_OPT_SUPPRESS][i], "suppression file");
     for (int i = 0; listed && i < n_traces; i++) listed = tg_cli_reads_add(&reads, traces[i], "trace");
-    for (size_t i = 0; listed && i < inputs.n; i++) listed = tg_cli_reads_add(&reads, inputs.paths[i], "trace");
-    st = listed ? tg_cli_outputs_check(&a->out, &reads) : TG_EINTERNAL;
+    for (size_t i = 0; listed && i < c->inputs.n; i++)
+        listed = tg_cli_reads_add(&reads, c->inputs.paths[i], "trace");
+    int st = listed ? tg_cli_outputs_check(&a->out, &reads) : TG_EINTERNAL;
     tg_cli_reads_free(&reads);
-    if (st != TG_OK) {
-        tg_inputs_free(&inputs);
-        tg_baseline_free(baseline);
-        tg_rules_free(rs);
-        return st;
-    }
+    return st;
+}
 
-    /* --max-memory: every trace is measured before any is read; one over
-    ** the limit stops the check (exit 3) instead of the OOM killer. */
+/* --max-memory: every trace is measured before any is read; one over the
+** limit stops the check (exit 3) instead of the OOM killer. */
+static int check_memory(check_args *a, check_state *c, const tg_check_plan *plan)
+{
+    tg_diag diag;
+    tg_diag_init(&diag);
+    tg_load_opts load = tg_check_load_opts(plan);
     bool over = false;
-    tg_check_plan plan = tg_check_plan_for(rs);
-    plan.load_all = a->load_all;
-    plan.iteration_pattern = a->iteration_pattern;
-    plan.eval.missing = a->missing;
-    plan.eval.has_baseline = baseline != NULL;
-    tg_load_opts load = tg_check_load_opts(&plan);
-    for (size_t i = 0; a->max_memory > 0 && i < inputs.n; i++)
-        if (inputs.paths[i] && !tg_trace_fits_with(inputs.paths[i], &load, a->max_memory, &diag)) over = true;
-    if (over) {
-        st = tg_cli_report_diag(&diag, TG_ETRACE);
-        tg_diag_clear(&diag);
-        tg_inputs_free(&inputs);
-        tg_baseline_free(baseline);
-        tg_rules_free(rs);
-        return st;
-    }
+    for (size_t i = 0; a->max_memory > 0 && i < c->inputs.n; i++)
+        if (c->inputs.paths[i] && !tg_trace_fits_with(c->inputs.paths[i], &load, a->max_memory, &diag)) over = true;
+    int st = over ? tg_cli_report_diag(&diag, TG_ETRACE) : TG_OK;
+    tg_diag_clear(&diag);
+    return st;
+}
 
-    tg_run_result run = {.arena = tg_arena_new()};
+/* Evaluate, compare with the baseline, apply the suppressions; the exit
+** status, then every report written. */
+static int evaluate_and_report(check_args *a, check_state *c, tg_check_plan *plan)
+{
+    tg_run_result *run = &c->run;
     /* baseline.STAT in rule expressions reads the stored statistics */
-    if (baseline && run.arena) plan.eval.baselines = tg_baseline_rule_stats(baseline, rs, run.arena);
-    int eval_status = run.arena ? tg_cli_evaluate(&inputs, &plan, a->jobs, &run) : TG_EINTERNAL;
-
-    if (baseline && eval_status != TG_EINTERNAL) {
-        if (tg_baseline_apply(baseline, rs, &run, a->allow_mismatch, &diag) != TG_OK) {
-            st = tg_cli_report_diag(&diag, TG_EUSAGE);
-            tg_diag_clear(&diag);
-            goto done;
-        }
-        tg_cli_report_diag(&diag, TG_OK); /* warnings (allowed mismatch) */
+    if (c->baseline) plan->eval.baselines = tg_baseline_rule_stats(c->baseline, c->rs, run->arena);
+    int eval_status = tg_cli_evaluate(&c->inputs, plan, a->jobs, run);
+    if (c->baseline && eval_status != TG_EINTERNAL) {
+        tg_diag diag;
+        tg_diag_init(&diag);
+        bool fits = tg_baseline_apply(c->baseline, c->rs, run, a->allow_mismatch, &diag) == TG_OK;
+        int st = tg_cli_report_diag(&diag, fits ? TG_OK : TG_EUSAGE);   /* or the allowed mismatch's warnings */
         tg_diag_clear(&diag);
+        if (!fits) return st;
     }
-
+    /* findings a team accepts: marked, still reported (engine/suppress) */
+    if (tg_cli_apply_suppressions(c->suppressions, run) != TG_OK) eval_status = TG_EINTERNAL;
     tg_report_opts gate = tg_cli_outputs_gate(&a->out);
-    st = tg_cli_exit_status(&run, &gate, eval_status);
+    int st = tg_cli_exit_status(run, &gate, eval_status);
     /* a report that could not be written is exit 4 whatever the verdict */
-    int wst = tg_cli_outputs_write(&a->out, &run, rs);
-    if (wst != TG_OK) st = wst;
-done:
-    tg_cli_run_free(&run);
-    tg_inputs_free(&inputs);
-    tg_baseline_free(baseline);
-    tg_rules_free(rs);
+    int wst = tg_cli_outputs_write(&a->out, run, c->rs);
+    return wst != TG_OK ? wst : st;
+}
+
+static int run_check(check_args *a, int n_traces, const char *const *traces)
+{
+    check_state c = {0};
+    int st = load_rules(a, &c);
+    if (st == TG_OK) st = tg_inputs_resolve(traces, (size_t)n_traces, &c.inputs);
+    if (st == TG_OK) st = check_outputs(a, &c, n_traces, traces);
+    tg_check_plan plan = {0};
+    if (st == TG_OK) {
+        plan = tg_check_plan_for(c.rs);
+        plan.load_all = a->load_all;
+        plan.iteration_pattern = a->iteration_pattern;
+        plan.eval.missing = a->missing;
+        plan.eval.has_baseline = c.baseline != NULL;
+        st = check_memory(a, &c, &plan);
+    }
+    if (st == TG_OK && !(c.run.arena = tg_arena_new())) st = TG_EINTERNAL;
+    if (st == TG_OK) st = evaluate_and_report(a, &c, &plan);
+    check_free(&c);
     return st;
 }
 

@@ -11,6 +11,24 @@
 
 #include "../report/json_read.h"
 #include "outputs.h"
+#include "../suppress/suppress.h"
+
+/* The distinct rule ids of a run's results (malloc'd, borrowed strings). */
+static const char **result_rule_ids(const tg_run_result *run, size_t *n)
+{
+    size_t cap = 1;
+    for (size_t t = 0; t < run->n_traces; t++) cap += run->traces[t].n_results;
+    const char **ids = calloc(cap, sizeof *ids);
+    *n = 0;
+    for (size_t t = 0; ids && t < run->n_traces; t++)
+        for (size_t i = 0; i < run->traces[t].n_results; i++) {
+            const char *id = run->traces[t].results[i].rule;
+            bool seen = !id;
+            for (size_t k = 0; k < *n && !seen; k++) seen = !strcmp(ids[k], id);
+            if (!seen) ids[(*n)++] = id;
+        }
+    return ids;
+}
 
 int tg_cmd_merge(const tg_cli_args *a)
 {
@@ -27,6 +45,8 @@ int tg_cmd_merge(const tg_cli_args *a)
     int st = TG_OK;
     for (int i = 0; i < argc && st == TG_OK; i++)
         if (!tg_cli_reads_add(&reads, argv[i], "result")) st = TG_EINTERNAL;
+    for (size_t i = 0; st == TG_OK && i < a->n_values[TG_CLI_OPT_SUPPRESS]; i++)
+        if (!tg_cli_reads_add(&reads, a->values[TG_CLI_OPT_SUPPRESS][i], "suppression file")) st = TG_EINTERNAL;
     if (st == TG_OK) st = tg_cli_outputs_check(&out, &reads);
     tg_cli_reads_free(&reads);
     if (st != TG_OK) return st;
@@ -38,13 +58,23 @@ int tg_cmd_merge(const tg_cli_args *a)
     for (int i = 0; i < argc && st == TG_OK; i++) st = tg_result_read_json(argv[i], &run, &diag);
     tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
+    tg_suppressions *suppressions = NULL;
     if (st == TG_OK) {
         tg_merge_stragglers(&run, threshold, severity);
+        /* --suppress names the rules of the merged results */
+        size_t n_ids = 0;
+        const char **ids = result_rule_ids(&run, &n_ids);
+        st = ids ? tg_cli_load_suppressions(a, ids, n_ids, false, &suppressions) : TG_EINTERNAL;
+        free(ids);
+    }
+    if (st == TG_OK && tg_cli_apply_suppressions(suppressions, &run) != TG_OK) st = TG_EINTERNAL;
+    if (st == TG_OK) {
         tg_report_opts gate = tg_cli_outputs_gate(&out);
         st = tg_cli_exit_status(&run, &gate, TG_OK);
         int wst = tg_cli_outputs_write(&out, &run, NULL);
         if (wst != TG_OK) st = wst;   /* exit 4 whatever the verdict */
     }
+    tg_suppress_free(suppressions);
     tg_arena_free(run.arena);
     return st;
 }

@@ -17,6 +17,7 @@
 
 #include "rules/rules.h"
 #include "ruletest/ruletest.h"
+#include "../suppress/suppress.h"
 
 /* s escaped (engine/common/text.h) and padded to width characters. */
 static void put_cell(const char *s, size_t width)
@@ -80,6 +81,26 @@ int tg_cmd_rules_list(const tg_cli_args *a)
     return status;
 }
 
+/* --suppress FILE: the files' format, and the rule ids they name against
+** the rules linted; expired suppressions are warnings. Messages go to
+** diag, counted with the rules' own. */
+static tg_status lint_suppressions(const tg_cli_args *a, const char **paths, size_t n_paths, tg_diag *diag)
+{
+    tg_ruleset *rs = tg_rules_load(paths, n_paths, NULL, 0, diag);
+    if (!rs) return TG_EUSAGE;
+    size_t n_ids;
+    const char **ids = tg_cli_rule_ids(rs, &n_ids);
+    tg_suppressions *s = ids ? tg_suppress_load(a->values[TG_CLI_OPT_SUPPRESS], a->n_values[TG_CLI_OPT_SUPPRESS], diag)
+                             : NULL;
+    char today[16];
+    tg_cli_today(today, sizeof today);
+    tg_status st = !ids ? TG_EINTERNAL : !s ? TG_EUSAGE : tg_suppress_check_rules(s, ids, n_ids, today, true, diag);
+    tg_suppress_free(s);
+    free(ids);
+    tg_rules_free(rs);
+    return st;
+}
+
 int tg_cmd_rules_lint(const tg_cli_args *a)
 {
     size_t n_paths;
@@ -88,6 +109,7 @@ int tg_cmd_rules_lint(const tg_cli_args *a)
     tg_diag diag;
     tg_diag_init(&diag);
     tg_status st = tg_rules_lint(paths, n_paths, &diag);
+    if (st == TG_OK && a->n_values[TG_CLI_OPT_SUPPRESS]) st = lint_suppressions(a, paths, n_paths, &diag);
     tg_cli_report_diag(&diag, TG_OK);
     int warnings = 0;
     for (size_t i = 0; i < diag.n; i++) warnings += diag.msgs[i].level == TG_DIAG_WARNING;
@@ -238,14 +260,6 @@ out:
     return status;
 }
 
-/* The rule ids of a set, for a "did you mean" (malloc'd, borrowed strings). */
-static const char **rule_ids(const tg_ruleset *rs)
-{
-    const char **ids = calloc(tg_rules_count(rs) + 1, sizeof *ids);
-    for (size_t i = 0; ids && i < tg_rules_count(rs); i++) ids[i] = tg_rules_info(rs, i)->id;
-    return ids;
-}
-
 int tg_cmd_explain(const tg_cli_args *a)
 {
     const char *rule = a->operands[0];
@@ -267,8 +281,9 @@ int tg_cmd_explain(const tg_cli_args *a)
             fputs(text, stdout);
             free(text);
         } else {
-            const char **ids = rule_ids(rs);
-            const char *near = ids ? tg_suggest(rule, ids, tg_rules_count(rs)) : NULL;
+            size_t n_ids;
+            const char **ids = tg_cli_rule_ids(rs, &n_ids);
+            const char *near = ids ? tg_suggest(rule, ids, n_ids) : NULL;
             tg_cli_say("no rule '%s' in the loaded rules%s%s%s (see 'tracegate rules list')", rule,
                        near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             free(ids);

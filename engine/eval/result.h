@@ -98,6 +98,10 @@ typedef struct tg_rule_result {
                                   the baseline do not fit), TG_EINTERNAL; TG_OK: from
                                   missing_data (TG_ETRACE) or else TG_EINTERNAL */
     int regression;            /* 0, +1 higher_is_worse, -1 lower_is_worse */
+    /* A failing or inconclusive result a suppression accepts
+    ** (engine/suppress): still reported, shown as suppressed, never gating. */
+    const char *suppressed;    /* the suppression's reason, or NULL */
+    const char *suppressed_at; /* where it is written: "FILE:LINE" */
 } tg_rule_result;
 
 /* GPU work of one name per steady iteration (the workload a baseline keeps). */
@@ -144,10 +148,43 @@ typedef struct tg_trace_result {
                                   NULL (then run->arena holds them) */
 } tg_trace_result;
 
+/* What a suppression did in a run (docs/suppressions.md). X(ID, name).
+** used: it accepted at least one finding; unused: it matched none;
+** expired: past its date, so it accepted nothing; exceeded: a finding it
+** names counts more than its max_count, so that one gates. */
+#define TG_SUPPRESSION_STATUS_LIST(X) \
+    X(USED, "used") X(UNUSED, "unused") X(EXPIRED, "expired") X(EXCEEDED, "exceeded")
+typedef enum tg_suppression_status {
+#define X(id, name) TG_SUPPRESSION_##id,
+    TG_SUPPRESSION_STATUS_LIST(X)
+#undef X
+    TG_SUPPRESSION_STATUS_COUNT
+} tg_suppression_status;
+const char *tg_suppression_status_name(tg_suppression_status s);
+
+typedef struct tg_suppression_use {
+    const char *rule, *reason;
+    const char *trace;         /* its glob, or NULL */
+    int64_t max_count;         /* -1: none */
+    const char *expires;       /* or NULL */
+    const char *file;
+    int line;
+    tg_suppression_status status;
+    size_t matched;            /* findings it names (accepted, or not for
+                                  expired and exceeded) */
+} tg_suppression_use;
+
+/* What a suppression that did not simply apply means, one sentence for
+** every format and the CLI ("the suppression of R matched no finding in
+** this run; remove it if the finding is gone"); "" for a used one. */
+const char *tg_suppression_sentence(const tg_suppression_use *u, char *buf, size_t size);
+
 typedef struct tg_run_result {
     tg_arena *arena;
     tg_trace_result *traces;
     size_t n_traces;
+    tg_suppression_use *suppressions;  /* --suppress: one per suppression */
+    size_t n_suppressions;
 } tg_run_result;
 
 #endif

@@ -1,7 +1,9 @@
 /*
 ** GitHub Actions: one workflow command per failing finding (::error,
 ** ::warning or ::notice after the rule's severity), per rule error and per
-** unreadable trace, so they show as annotations on the run; and, when the
+** unreadable trace, a ::notice per suppressed finding with its reason and
+** a ::warning at the line of each suppression to review (unused, expired,
+** exceeded), so they show as annotations on the run; and, when the
 ** CLI passes $GITHUB_STEP_SUMMARY as opts->step_summary_path, the markdown
 ** report appended to the job summary, cut to stay within GitHub's 1 MiB
 ** (what the file already holds counts).
@@ -66,6 +68,22 @@ static void put_command(FILE *out, const char *level, const char *rule, const ch
     fputc('\n', out);
 }
 
+/* A finding a suppression accepts: a notice, with the reason. */
+static void put_suppressed(FILE *out, const tg_rule_result *r, const char *trace, const char *msg)
+{
+    fputs("::notice title=tracegate ", out);
+    put_escaped(out, r->rule, true, TG_TEXT_CAP_NAME);
+    fputs(" (suppressed)::", out);
+    put_escaped(out, trace, false, TG_TEXT_CAP_TEXT);
+    fputs(": ", out);
+    put_escaped(out, msg, false, TG_TEXT_CAP_TEXT);
+    fputs("%0Asuppressed: ", out);
+    put_escaped(out, r->suppressed, false, TG_TEXT_CAP_TEXT);
+    fputs(" (", out);
+    put_escaped(out, r->suppressed_at ? r->suppressed_at : "?", false, TG_TEXT_CAP_TEXT);
+    fputs(")\n", out);
+}
+
 static tg_status write_summary(const tg_run_result *run, const tg_report_opts *opts)
 {
     FILE *f = fopen(opts->step_summary_path, "a");
@@ -90,7 +108,9 @@ tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
         for (size_t i = 0; i < tr->n_results; i++) {
             const tg_rule_result *r = &tr->results[i];
             const char *msg = r->message ? r->message : r->title ? r->title : "";
-            if (r->verdict == TG_V_FAIL)
+            if (r->suppressed && (r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE))
+                put_suppressed(out, r, tg_report_basename(file), msg);
+            else if (r->verdict == TG_V_FAIL)
                 put_command(out, tg_severity_github(r->severity), r->rule, tg_report_basename(file), msg,
                             r->advice);
             else if (r->verdict == TG_V_ERROR)
@@ -99,6 +119,17 @@ tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
                 put_command(out, tg_report_gates(r, opts) ? "error" : "warning", r->rule,
                             tg_report_basename(file), msg, r->advice);
         }
+    }
+    /* a suppression to review points at its line in the suppression file */
+    for (size_t i = 0; i < run->n_suppressions; i++) {
+        char sentence[512];
+        const tg_suppression_use *u = &run->suppressions[i];
+        if (!tg_suppression_sentence(u, sentence, sizeof sentence)[0]) continue;
+        fputs("::warning file=", out);
+        put_escaped(out, u->file, true, TG_TEXT_CAP_TEXT);
+        fprintf(out, ",line=%d,title=tracegate suppression::", u->line);
+        put_escaped(out, sentence, false, TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
     }
     if (ferror(out)) return TG_EINTERNAL;
     return opts->step_summary_path ? write_summary(run, opts) : TG_OK;

@@ -190,6 +190,12 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
             put(c, o, "regression", json_string(r->regression > 0 ? "higher_is_worse" : "lower_is_worse"));
     }
     if (r->missing_data) put(c, o, "missing_data", json_true());
+    if (r->suppressed) {
+        json_t *sup = json_object();
+        put(c, sup, "reason", tg_report_json_str(r->suppressed));
+        put(c, sup, "at", tg_report_json_str(r->suppressed_at));
+        put(c, o, "suppressed", sup);
+    }
     if (r->verdict == TG_V_ERROR) {
         tg_status es = r->error_status != TG_OK ? r->error_status : r->missing_data ? TG_ETRACE : TG_EINTERNAL;
         put(c, o, "error_kind", json_string(es == TG_ETRACE ? "data" : es == TG_EUSAGE ? "mismatch" : "internal"));
@@ -245,6 +251,27 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
 }
 
 
+/* What each --suppress entry did (docs/suppressions.md). */
+static json_t *suppressions_json(jctx *c, const tg_run_result *run)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < run->n_suppressions; i++) {
+        const tg_suppression_use *u = &run->suppressions[i];
+        json_t *o = json_object();
+        put(c, o, "rule", tg_report_json_str(u->rule));
+        put(c, o, "reason", tg_report_json_str(u->reason));
+        put(c, o, "status", json_string(tg_suppression_status_name(u->status)));
+        put(c, o, "matched", json_integer((json_int_t)u->matched));
+        if (u->trace) put(c, o, "trace", tg_report_json_str(u->trace));
+        if (u->max_count >= 0) put(c, o, "max_count", json_integer(u->max_count));
+        if (u->expires) put(c, o, "expires", tg_report_json_str(u->expires));
+        put(c, o, "file", tg_report_json_str(u->file));
+        put(c, o, "line", json_integer(u->line));
+        append(c, arr, o);
+    }
+    return arr;
+}
+
 tg_status tg_report_json_dump(json_t *doc, FILE *out)
 {
     if (!doc) return TG_EINTERNAL;
@@ -268,6 +295,7 @@ tg_status tg_report_json(const tg_run_result *run, const tg_report_opts *opts, F
     json_t *traces = json_array();
     for (size_t t = 0; t < run->n_traces; t++) append(&c, traces, trace_json(&c, &run->traces[t]));
     put(&c, doc, "traces", traces);
+    if (run->n_suppressions) put(&c, doc, "suppressions", suppressions_json(&c, run));
     if (!c.ok) {
         json_decref(doc);
         return TG_EINTERNAL;

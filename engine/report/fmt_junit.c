@@ -140,6 +140,20 @@ static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, c
     }
     fputs(" time=\"0\">\n", out);
     const char *msg = r->message ? r->message : "";
+    if (r->suppressed && (r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE)) {
+        /* accepted: a skip CI views show, with the reason and the finding */
+        char *why = NULL;
+        if (asprintf(&why, "suppressed: %s (%s)", r->suppressed, r->suppressed_at ? r->suppressed_at : "?") < 0)
+            why = NULL;
+        fputs("      <skipped", out);
+        put_attr(out, "message", why ? why : r->suppressed);
+        put_attr(out, "type", "suppressed");
+        fputs(">", out);
+        put_failure_body(out, r);
+        fputs("</skipped>\n    </testcase>\n", out);
+        free(why);
+        return;
+    }
     switch (r->verdict) {
     case TG_V_FAIL:
         if (!tg_report_gates(r, opts)) {
@@ -200,8 +214,10 @@ static void put_suite(FILE *out, const tg_trace_result *t, const tg_report_opts 
     for (size_t i = 0; i < t->n_results; i++) {
         const tg_rule_result *r = &t->results[i];
         bool inconclusive = r->verdict == TG_V_INCONCLUSIVE;
-        n_fail += (r->verdict == TG_V_FAIL || inconclusive) && tg_report_gates(r, opts);
-        n_skip += r->verdict == TG_V_SKIP || (inconclusive && !tg_report_gates(r, opts));
+        bool finding = r->verdict == TG_V_FAIL || inconclusive;
+        n_fail += finding && tg_report_gates(r, opts);
+        n_skip += r->verdict == TG_V_SKIP || (inconclusive && !tg_report_gates(r, opts)) ||
+                  (finding && r->suppressed && !inconclusive);
         n_err += t->results[i].verdict == TG_V_ERROR;
     }
     const char *file = t->file ? t->file : "";
@@ -239,7 +255,7 @@ tg_status tg_report_junit(const tg_run_result *run, const tg_report_opts *opts, 
     fprintf(out, "<testsuites name=\"tracegate\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\""
                  " skipped=\"%zu\" time=\"0\">\n",
             t.results + t.traces_unreadable, t.gating,
-            t.errors + t.traces_unreadable, t.skipped + t.inconclusive - inconclusive_failing);
+            t.errors + t.traces_unreadable, t.skipped + t.inconclusive - inconclusive_failing + t.suppressed);
     for (size_t i = 0; i < run->n_traces; i++) put_suite(out, &run->traces[i], opts);
     fputs("</testsuites>\n", out);
     return ferror(out) ? TG_EINTERNAL : TG_OK;

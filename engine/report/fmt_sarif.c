@@ -222,6 +222,23 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
     json_t *fp = json_object();
     put(c, fp, "tracegate/v1", fingerprint(r->rule, t->file ? t->file : ""));
     put(c, o, "partialFingerprints", fp);
+    if (r->suppressed) {
+        /* SARIF's own way: viewers show it as suppressed, with the reason */
+        json_t *sups = json_array(), *sup = json_object();
+        put(c, sup, "kind", json_string("external"));
+        put(c, sup, "status", json_string("accepted"));
+        char *why = tg_text_dup(r->suppressed, TG_TEXT_CAP_TEXT, TG_TEXT_KEEP_NEWLINES);
+        put(c, sup, "justification", why ? json_string(why) : NULL);
+        free(why);
+        const char *colon = r->suppressed_at ? strrchr(r->suppressed_at, ':') : NULL;
+        if (colon) {   /* "FILE:LINE" of the suppression */
+            char *file = strndup(r->suppressed_at, (size_t)(colon - r->suppressed_at));
+            if (file) put(c, sup, "location", location_json(c, file, atoi(colon + 1)));
+            free(file);
+        }
+        append(c, sups, sup);
+        put(c, o, "suppressions", sups);
+    }
     json_t *props = json_object();
     put(c, props, "trace", tg_report_json_str(t->file));
     put(c, props, "status", json_string(tg_verdict_name(r->verdict)));

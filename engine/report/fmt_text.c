@@ -165,13 +165,23 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
 {
     FILE *out = c->out;
     const char *msg = r->message && *r->message ? r->message : r->title;
-    fprintf(out, "  %s%-5s%s %-8s ", paint(c, verdict_color(r->verdict)), tg_verdict_upper(r->verdict),
+    const char *label = r->suppressed ? "SUPPRESSED" : tg_verdict_upper(r->verdict);
+    fprintf(out, "  %s%-5s%s %-8s ", paint(c, r->suppressed ? "\033[36m" : verdict_color(r->verdict)), label,
             paint(c, "\033[0m"), tg_severity_name(r->severity));
     put_padded(out, r->rule ? r->rule : "?", c->id_width);
     fputc(' ', out);
     put_text(out, msg, TG_TEXT_CAP_TEXT);
     if (r->missing_data) fputs(" (missing data)", out);
     fputc('\n', out);
+    if (r->suppressed) {
+        /* accepted, never dropped: the reason, then (unless --quiet) the details */
+        fputs(INDENT "suppressed: ", out);
+        put_text(out, r->suppressed, TG_TEXT_CAP_TEXT);
+        fputs(" (", out);
+        put_text(out, r->suppressed_at ? r->suppressed_at : "?", TG_TEXT_CAP_TEXT);
+        fputs(")\n", out);
+        if (c->opts->quiet) return;
+    }
     bool detail = r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE;
     if (detail && r->n_values) {
         fputs(INDENT "values: ", out);
@@ -253,6 +263,16 @@ tg_status tg_report_text(const tg_run_result *run, const tg_report_opts *opts, F
     for (size_t t = 0; t < run->n_traces; t++) {
         put_trace(&c, &run->traces[t]);
         if (!opts->quiet) fputc('\n', out);
+    }
+    /* suppressions that did not simply apply: unused, expired, exceeded */
+    for (size_t i = 0; i < run->n_suppressions; i++) {
+        char sentence[512];
+        if (!tg_suppression_sentence(&run->suppressions[i], sentence, sizeof sentence)[0]) continue;
+        fputs("suppression ", out);
+        put_text(out, run->suppressions[i].file, TG_TEXT_CAP_TEXT);
+        fprintf(out, ":%d: ", run->suppressions[i].line);
+        put_text(out, sentence, TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
     }
     char line[512];
     tg_report_verdict_line(run, opts, line, sizeof line);

@@ -150,6 +150,9 @@ static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *f
     }
     r->regression = !dir ? 0 : !strcmp(dir, "higher_is_worse") ? 1 : -1;
     r->missing_data = json_is_true(json_object_get(o, "missing_data"));
+    json_t *sup = json_object_get(o, "suppressed");   /* a rank's suppression stays */
+    r->suppressed = str_of(a, sup, "reason");
+    r->suppressed_at = str_of(a, sup, "at");
     const char *ek = json_string_value(json_object_get(o, "error_kind"));
     r->error_status = !ek ? TG_OK : !strcmp(ek, "data") ? TG_ETRACE : !strcmp(ek, "mismatch") ? TG_EUSAGE : TG_EINTERNAL;
     json_t *loc = json_object_get(o, "location");

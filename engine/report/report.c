@@ -54,7 +54,7 @@ static const tg_report_opts default_opts = {.fail_on = TG_SEV_ERROR};
 bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts)
 {
     if (!opts) opts = &default_opts;
-    if (opts->fail_never) return false;
+    if (opts->fail_never || r->suppressed) return false;
     if (r->verdict == TG_V_INCONCLUSIVE) return opts->inconclusive_fail;
     if (r->verdict != TG_V_FAIL) return false;
     if (r->regression != 0 || r->baseline.regression) return true;
@@ -90,6 +90,10 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
         for (size_t i = 0; i < tr->n_results; i++) {
             const tg_rule_result *r = &tr->results[i];
             out->results++;
+            if (r->suppressed && (r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE)) {
+                out->suppressed++;   /* a finding accepted: counted apart, never gating */
+                continue;
+            }
             switch (r->verdict) {
             case TG_V_PASS: out->passed++; break;
             case TG_V_FAIL:
@@ -156,6 +160,7 @@ char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opt
     add_part(parts, sizeof parts, t.traces_unreadable, "unreadable trace", "unreadable traces");
     add_part(parts, sizeof parts, t.missing_data, "rule lacking data", "rules lacking data");
     add_part(parts, sizeof parts, t.errors - t.missing_data, "rule not evaluated", "rules not evaluated");
+    add_part(parts, sizeof parts, t.suppressed, "suppressed", "suppressed");
     add_part(parts, sizeof parts, t.skipped, "skipped", "skipped");
     if (!parts[0])
         snprintf(parts, sizeof parts, "%zu %s passed", t.passed, t.passed == 1 ? "rule" : "rules");

@@ -66,6 +66,7 @@ typedef struct tg_report_tally {
     size_t results;                /* rule results over all traces */
     size_t passed, failed, skipped, errors, inconclusive;
     size_t missing_data;           /* ERROR results: the capture lacks their data */
+    size_t suppressed;             /* findings a suppression accepts (in no other count) */
     size_t failed_by_severity[3];  /* FAIL results, indexed by tg_severity */
     size_t gating;                 /* results that make the run fail */
     size_t regressions, improvements;  /* baseline comparisons */
