@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command of README.md and .ci/run: installs dependencies, checks
+# The test command of README.md and .ci/run: installs dependencies (and
+# Debian's chromium for the HTML report's browser test), checks
 # that engine/ layers only look down (ci/layers.sh), builds,
 # runs the whole suite (unit, rule, hostile-input and corpus tests), then
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, then under
@@ -9,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/deps.sh
+bash ci/browser-deps.sh   # chromium for the HTML report's browser test (skipped without it)
 bash ci/layers.sh
 bash ci/build.sh
 meson test -C build --print-errorlogs --num-processes 2

@@ -96,6 +96,10 @@ tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_r
         out->gpu_names = gpu_names(t, out->arena);
         st = tg_eval_model(plan->rs, m, &plan->eval, out->arena, out, diag);
         if (st != TG_OK) failed(out, diag, st, "evaluation failed");
+        if (st == TG_OK && plan->timeline && !(out->timeline = tg_eval_timeline(m, out->arena))) {
+            tg_diag_error(diag, TG_EINTERNAL, "out of memory while drawing the timeline of %s", path);
+            st = failed(out, diag, TG_EINTERNAL, "out of memory");
+        }
         tg_model_free(m);
     }
     tg_trace_close(t);

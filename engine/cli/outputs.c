@@ -41,6 +41,13 @@ int tg_cli_outputs_read(tg_cli_outputs *o, const tg_cli_args *a)
     return TG_OK;
 }
 
+bool tg_cli_outputs_want_timeline(const tg_cli_outputs *o)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (o->out[i].format == TG_FMT_HTML) return true;
+    return false;
+}
+
 tg_report_opts tg_cli_outputs_gate(const tg_cli_outputs *o)
 {
     return (tg_report_opts){.fail_on = o->fail_on, .fail_never = o->fail_never,
@@ -52,7 +59,7 @@ static const char *report_label(tg_format f)
 {
     static const char *const labels[TG_FMT_COUNT] = {
         "the text report", "the json report", "the junit report",
-        "the sarif report", "the github report", "the markdown report",
+        "the sarif report", "the github report", "the markdown report", "the html report",
     };
     return (unsigned)f < TG_FMT_COUNT ? labels[f] : "the report";
 }

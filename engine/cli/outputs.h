@@ -30,6 +30,9 @@ void tg_cli_outputs_init(tg_cli_outputs *o);
 ** --inconclusive, --color, --quiet); TG_EUSAGE after printing. */
 int tg_cli_outputs_read(tg_cli_outputs *o, const tg_cli_args *a);
 
+/* Is one of the reports HTML (the check must keep each trace's timeline)? */
+bool tg_cli_outputs_want_timeline(const tg_cli_outputs *o);
+
 /* What decides the gate (fail_on, fail_never, inconclusive_fail). */
 tg_report_opts tg_cli_outputs_gate(const tg_cli_outputs *o);
 

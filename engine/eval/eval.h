@@ -34,6 +34,11 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
 ** enabled rule has `regression`. */
 tg_workload *tg_eval_workload(const tg_model *m, tg_arena *arena);
 
+/* What the HTML report draws of a built model (eval_timeline.c): device
+** utilization over time, gaps, the steady window and the iterations of
+** one process; in arena, NULL when out of memory. */
+tg_timeline *tg_eval_timeline(const tg_model *m, tg_arena *arena);
+
 /* SQL that gives entry e's launches and per-iteration total (over the
 ** steady iterations) from the export w came from; NULL for NVTX entries,
 ** without iterations, or out of memory. */

@@ -128,6 +128,45 @@ typedef struct tg_workload {
     const char *table_kernel, *table_memcpy, *table_memset, *table_runtime, *table_nvtx;
 } tg_workload;
 
+/* What the HTML report draws of a trace (eval_timeline.c), made only when
+** a run asks for it (tg_check_plan.timeline); not part of the JSON. */
+typedef struct tg_iter_point {
+    int64_t rowid;             /* the iteration's NVTX row (traceEvents index for Kineto) */
+    int32_t index;
+    int64_t start, duration;
+    int64_t period;            /* TG_NULL_I64 for the first */
+    int64_t gpu_time;          /* TG_NULL_I64 without GPU work */
+    bool steady;
+} tg_iter_point;
+
+typedef struct tg_timeline_gap {
+    int32_t device;
+    int64_t start, end;
+    const char *table;         /* the op before the gap, as evidence cites it */
+    int64_t rowid;
+} tg_timeline_gap;
+
+#define TG_TIMELINE_BINS 240
+#define TG_TIMELINE_MAX_GAPS 200
+#define TG_TIMELINE_MAX_POINTS 5000
+
+typedef struct tg_timeline {
+    int64_t from, to;          /* the span drawn: first op to last op (ns) */
+    size_t n_bins;
+    size_t n_devices;
+    int32_t *devices;          /* device ids */
+    const char **device_names; /* GPU names, or NULL */
+    double *busy;              /* n_devices rows of n_bins: the share of each slice busy */
+    int64_t steady_start, steady_end;
+    bool has_iterations;
+    tg_timeline_gap *gaps;     /* the gap rows the model kept, longest first */
+    size_t n_gaps;
+    int32_t iter_pid;          /* the process whose iterations are drawn */
+    const char *iter_table;    /* table of the iterations' rows */
+    tg_iter_point *iterations; /* its iterations in order, at most TG_TIMELINE_MAX_POINTS */
+    size_t n_iterations;
+} tg_timeline;
+
 typedef struct tg_trace_result {
     const char *file;
     const char *nsys_version;  /* NULL if not recorded */
@@ -137,6 +176,7 @@ typedef struct tg_trace_result {
                                       several joined by ", "), NULL without */
     const char *trace_format;  /* tg_trace_format_names[]: "nsys-sqlite", "kineto-json" */
     tg_workload *workload;     /* when a regression rule is enabled; NULL otherwise */
+    tg_timeline *timeline;     /* when the run asked for one (the HTML report); NULL otherwise */
     bool api_streamed;         /* the API table streamed through the launch join,
                                   only the calls a rule admits kept (the lean load) */
     tg_status status;          /* TG_OK, or TG_ETRACE when unreadable */

@@ -206,6 +206,12 @@ bool tg_model_pattern_ok(const char *pattern, tg_diag *diag);
 /* Derive everything. Returns NULL with a diag on failure (bad pattern, OOM). */
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag);
 
+/* The share of each of n_bins equal slices of [from, to) that each device
+** was busy (the union of its kernels, copies and memsets), into busy:
+** m->n_devices rows of n_bins, in m->devices' order (model_timeline.c).
+** False when out of memory or the span is empty. */
+bool tg_model_busy_bins(const tg_model *m, int64_t from, int64_t to, size_t n_bins, double *busy);
+
 /* Kernel i (< trace->n_kernels) as the model read it (queue, nccl set),
 ** whether the trace holds tg_kernel rows or only tg_kspan ones. */
 const tg_kspan *tg_model_kernel(const tg_model *m, size_t i);

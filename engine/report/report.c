@@ -12,7 +12,7 @@
 #include <string.h>
 
 const char *const tg_format_names[TG_FMT_COUNT + 1] = {
-    "text", "json", "junit", "sarif", "github", "markdown", NULL,
+    "text", "json", "junit", "sarif", "github", "markdown", "html", NULL,
 };
 
 int tg_format_parse(const char *name)
@@ -196,6 +196,7 @@ tg_status tg_report_write(tg_format fmt, const tg_run_result *run, const tg_rule
     case TG_FMT_SARIF: st = tg_report_sarif(run, rs, opts, out); break;
     case TG_FMT_GITHUB: st = tg_report_github(run, rs, opts, out); break;
     case TG_FMT_MARKDOWN: st = tg_report_markdown(run, opts, out); break;
+    case TG_FMT_HTML: st = tg_report_html(run, opts, out); break;
     default: return TG_EINTERNAL;
     }
     if (st == TG_OK && (fflush(out) != 0 || ferror(out))) st = TG_EINTERNAL;

@@ -1,6 +1,6 @@
 /*
 ** Reporters: render a tg_run_result in the formats of DESIGN §5 (text,
-** json, junit, sarif, github, markdown). They only read the result and the
+** json, junit, sarif, github, markdown) and html (docs/formats.md). They only read the result and the
 ** rule set; they write to a FILE the CLI opened, and never exit.
 */
 #ifndef TG_REPORT_H
@@ -11,7 +11,7 @@
 #include "../rules/rules.h"
 
 typedef enum tg_format {
-    TG_FMT_TEXT, TG_FMT_JSON, TG_FMT_JUNIT, TG_FMT_SARIF, TG_FMT_GITHUB, TG_FMT_MARKDOWN,
+    TG_FMT_TEXT, TG_FMT_JSON, TG_FMT_JUNIT, TG_FMT_SARIF, TG_FMT_GITHUB, TG_FMT_MARKDOWN, TG_FMT_HTML,
     TG_FMT_COUNT
 } tg_format;
 
