@@ -20,8 +20,9 @@ rules=${RULES:-$root/rules.d}
 # #15): the metric's unit and the regression direction of a result, and the
 # units objects beside values and evidence fields.
 # Also added since (issue #22): the devices' steady busy and copy time in metrics.
-DROP_NEW='del(.. | objects | (.metric_unit?, (.regression? | select(type == "string")), (.units? | select(type == "object")),
-                          .busy_time_steady_ns?, .copy_time_steady_ns?, .copy_frac_steady?))'
+# DROP_NEW=. compares everything (two builds that both have those keys).
+DROP_NEW=${DROP_NEW:-'del(.. | objects | (.metric_unit?, (.regression? | select(type == "string")), (.units? | select(type == "object")),
+                          .busy_time_steady_ns?, .copy_time_steady_ns?, .copy_frac_steady?))'}
 command -v jq >/dev/null || { echo "compare-json: jq is needed" >&2; exit 2; }
 [ -d "$traces" ] || { echo "compare-json: no traces at $traces" >&2; exit 2; }
 work=$(mktemp -d) || exit 2
