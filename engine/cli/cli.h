@@ -21,6 +21,7 @@ int tg_cmd_metrics(int argc, char **argv);   /* cmd_metrics.c */
 int tg_cmd_check(int argc, char **argv);     /* cmd_check.c */
 int tg_cmd_rules(int argc, char **argv);     /* cmd_rules.c: list, lint, test */
 int tg_cmd_explain(int argc, char **argv);   /* cmd_rules.c */
+int tg_cmd_rules_fields(int argc, char **argv);  /* cmd_fields.c: `rules fields` */
 int tg_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: record, show */
 
 /* One line on stderr: "tracegate: ", the printf-formatted message run
