@@ -76,6 +76,11 @@ static void test_lint(void **state)
     assert_non_null(strstr(out, "design-example.yaml:7:3: warning: macro 'steady' is never used"));
     assert_non_null(strstr(out, "0 errors, 3 warnings"));
     free(out);
+    /* the built-in rules lint clean: the params only the baseline
+    ** comparison reads (params.def) are not "never used" */
+    assert_int_equal(run("rules lint builtin", &out), 0);
+    assert_string_equal(out, "no problems found in 1 path\n");
+    free(out);
     char path[] = "/tmp/tg_lint_XXXXXX";
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
