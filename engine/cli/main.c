@@ -1,7 +1,8 @@
 /*
 ** Entry point of the `tracegate` command: dispatches to subcommands and
 ** holds the few helpers they share (diagnostic printing, finding the
-** built-in rules). Exit statuses follow DESIGN §5.
+** built-in rules). Exit statuses follow docs/formats.md
+** ("Run status and exit status").
 */
 #include "cli.h"
 
