@@ -75,6 +75,19 @@ static bool schema_matches(const tg_baseline *b, const char *schema, const char 
     return !any_known;
 }
 
+/* The trace's format against every run's (docs/kineto.md): the same run
+** read from its JSON and from its export gives the same metrics, but a
+** baseline says what it was measured on, so another format is refused
+** unless --allow-mismatch. */
+static bool format_matches(const tg_baseline *b, const char *format, const char **seen)
+{
+    for (size_t i = 0; i < b->n_runs; i++) {
+        *seen = tg_baseline_run_format(&b->runs[i]);
+        if (strcmp(*seen, format)) return false;
+    }
+    return true;
+}
+
 /* The trace's iteration marker against the runs' that recorded one; a
 ** side without iterations is left to the regression rules. */
 static bool marker_matches(const tg_baseline *b, const char *marker, const char **seen)
@@ -147,6 +160,9 @@ static tg_status check_mismatch(const tg_baseline *b, const tg_run_result *run,
                 st = TG_EUSAGE;
             }
         }
+        if (tr->trace_format && !format_matches(b, tr->trace_format, &seen) &&
+            mismatch(file, "trace format", tr->trace_format, bname, seen, allow_mismatch, diag))
+            st = TG_EUSAGE;
         if (!schema_matches(b, schema, &seen) &&
             mismatch(file, "export schema", schema, bname, seen, allow_mismatch, diag))
             st = TG_EUSAGE;
@@ -315,7 +331,7 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
 
 /* ---------------------------------------------------------- what ran */
 
-static const tg_work_entry *find_entry(const tg_work_entry *list, size_t n, const char *name, int kind)
+static const tg_work_entry *find_entry(const tg_work_entry *list, size_t n, const char *name, tg_work_kind kind)
 {
     for (size_t i = 0; i < n; i++)
         if (list[i].kind == kind && !strcmp(list[i].name, name)) return &list[i];
@@ -423,7 +439,7 @@ static bool attribute(const tg_baseline *b, const tg_baseline_metric *m, const t
     for (size_t i = 0; ok && i < keep_ops + keep_ranges; i++) {
         tg_contributor x = i < keep_ops ? ops[i] : rng[i - keep_ops];
         x.name = tg_arena_strdup(a, x.name);
-        if (x.kind >= 0) {
+        if (x.kind != TG_WORK_NVTX) {
             tg_work_entry e = {.name = x.name, .kind = x.kind};
             x.query = tg_workload_query(cur, &e, a);
         }
@@ -434,7 +450,7 @@ static bool attribute(const tg_baseline *b, const tg_baseline_metric *m, const t
     return ok;
 }
 
-/* Up to `max` contributors of one kind (GPU work: kind >= 0, or NVTX
+/* Up to `max` contributors of one kind (GPU work, or NVTX
 ** ranges) that moved at least 5% of `total`: "; LABEL NAME +1.58 ms per
 ** iteration (149 -> 745 launches), ...". */
 static void put_movers(FILE *f, const tg_baseline_cmp *c, bool ranges, double total, size_t max, const char *label)
@@ -443,7 +459,7 @@ static void put_movers(FILE *f, const tg_baseline_cmp *c, bool ranges, double to
     size_t shown = 0;
     for (size_t i = 0; i < c->n_contributors && shown < max; i++) {
         const tg_contributor *x = &c->contributors[i];
-        if ((x->kind < 0) != ranges) continue;
+        if ((x->kind == TG_WORK_NVTX) != ranges) continue;
         if (shown > 0 && isfinite(total) && fabs(x->delta) < 0.05 * fabs(total)) break;
         tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
         fprintf(f, "%s%s %s%s per iteration", shown ? ", " : label, x->name, x->delta >= 0 ? "+" : "-", d);

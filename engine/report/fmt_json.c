@@ -129,20 +129,18 @@ static json_t *baseline_json(jctx *c, const tg_baseline_cmp *b)
         put(c, o, "gpu_busy_current", tg_report_json_num(b->busy_now));
     }
     if (b->n_contributors) {
-        static const char *const status[] = {"grew", "shrank", "new", "gone"};
-        static const char *const kinds[] = {"kernel", "memcpy", "memset"};
         json_t *list = json_array();
         for (size_t i = 0; i < b->n_contributors; i++) {
             const tg_contributor *x = &b->contributors[i];
             json_t *e = json_object();
             put(c, e, "name", tg_report_json_str(x->name));
-            put(c, e, "kind", json_string(x->kind >= 0 && x->kind < 3 ? kinds[x->kind] : "nvtx"));
-            put(c, e, "status", json_string(status[(unsigned)x->status < 4 ? x->status : 0]));
+            put(c, e, "kind", json_string(tg_work_kind_name(x->kind)));
+            put(c, e, "status", json_string(tg_contrib_status_name(x->status)));
             put(c, e, "baseline_ns", tg_report_json_num(x->then_time));
             put(c, e, "current_ns", tg_report_json_num(x->now_time));
             put(c, e, "delta_ns", tg_report_json_num(x->delta));
             put(c, e, "share", tg_report_json_num(x->share));
-            if (x->kind >= 0) {
+            if (x->kind != TG_WORK_NVTX) {
                 put(c, e, "baseline_launches", tg_report_json_num(x->then_launches));
                 put(c, e, "current_launches", tg_report_json_num(x->now_launches));
             }

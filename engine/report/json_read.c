@@ -60,24 +60,19 @@ static tg_named_value *values_from(tg_arena *a, json_t *obj, json_t *units, size
 
 static bool contributors_from(tg_arena *a, json_t *arr, tg_baseline_cmp *out)
 {
-    static const char *const status[] = {"grew", "shrank", "new", "gone"};
-    static const char *const kinds[] = {"kernel", "memcpy", "memset"};
     size_t n = json_array_size(arr), i;
     if (!n) return true;
     out->contributors = tg_arena_alloc(a, n * sizeof *out->contributors);
     if (!out->contributors) return false;
     json_t *e;
     json_array_foreach(arr, i, e) {
-        tg_contributor x = {.name = str_of(a, e, "name"), .kind = -1, .then_time = num_of(e, "baseline_ns"),
+        tg_contributor x = {.name = str_of(a, e, "name"), .kind = TG_WORK_NVTX, .then_time = num_of(e, "baseline_ns"),
                             .now_time = num_of(e, "current_ns"), .delta = num_of(e, "delta_ns"),
                             .share = num_of(e, "share"), .then_launches = num_of(e, "baseline_launches"),
                             .now_launches = num_of(e, "current_launches"), .query = str_of(a, e, "query")};
         const char *k = json_string_value(json_object_get(e, "kind")), *s = json_string_value(json_object_get(e, "status"));
-        for (int j = 0; k && j < 3; j++)
-            if (!strcmp(k, kinds[j])) x.kind = j;
-        for (int j = 0; s && j < 4; j++)
-            if (!strcmp(s, status[j])) x.status = (tg_contrib_status)j;
-        if (!x.name) continue;     /* not a contributor this reader knows */
+        if (!x.name || !tg_work_kind_parse(k, &x.kind) || !tg_contrib_status_parse(s, &x.status))
+            continue;     /* not a contributor this reader knows */
         out->contributors[out->n_contributors++] = x;
     }
     return true;
