@@ -36,7 +36,9 @@ static const char *unit_of(const tg_field_def *f, const char *none)
 }
 
 /* The tables without which a rule on the source reports missing data
-** (tg_source_required_tables; engine/eval checks them), as one clause. */
+** (tg_source_required_tables; engine/eval checks them), as one clause:
+** the export's table, and what stands for it in a Kineto trace
+** (docs/kineto.md). */
 static void put_needs(const tg_source_def *s, bool markdown)
 {
     unsigned need = tg_source_required_tables(s->id);
@@ -47,8 +49,9 @@ static void put_needs(const tg_source_def *s, bool markdown)
     fputs(markdown ? "A rule on it needs " : "  needs ", stdout);
     for (int t = 0, n = 0; t < TG_TABLE_COUNT; t++) {
         if (!(need & (1u << t))) continue;
-        printf(markdown ? "%s`%s` (%s, recorded by `%s`)" : "%s%s (%s, recorded by '%s')", n++ ? ", " : "",
-               tg_table_names[t], tg_table_what[t], tg_table_option[t]);
+        printf(markdown ? "%s`%s` (%s, recorded by `%s`; in a Kineto trace, its %s)"
+                        : "%s%s (%s, recorded by '%s'; in a Kineto trace, its %s)",
+               n++ ? ", " : "", tg_table_names[t], tg_table_what[t], tg_table_option[t], tg_table_kineto[t]);
     }
     fputs(markdown ? "; without it the rule reports missing data." : "; without it: missing data", stdout);
 }

@@ -173,6 +173,7 @@ static void test_fields_text(void **state)
     }
     assert_non_null(strstr(out, "  queue       int     ns     yes   start - end of launching call"));
     assert_non_null(strstr(out, "memcpy: one row per memory copy\n  needs CUPTI_ACTIVITY_KIND_RUNTIME"));
+    assert_non_null(strstr(out, "(CUDA kernels, recorded by 'nsys profile -t cuda'; in a Kineto trace, its kernel events)"));
     free(out);
 
     assert_int_equal(run("rules fields gap", &out), 0);
