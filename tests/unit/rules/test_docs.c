@@ -53,7 +53,7 @@ static int missing;
 /* doc holds `prefix NAME` in backquotes. */
 static void expect_code(const char *doc, const char *what, const char *prefix, const char *name)
 {
-    char pat[256];
+    char pat[768];
     snprintf(pat, sizeof pat, "`%s%s`", prefix, name);
     if (strstr(doc, pat)) return;
     print_message("%s: %s is not documented\n", what, pat);
@@ -115,7 +115,7 @@ static void test_architecture_md(void **state)
     qsort(layers, n, sizeof *layers, cmp_str);
     assert_true(n >= 10);
     for (size_t i = 0; i < n; i++) {
-        char name[128];
+        char name[640];
         snprintf(name, sizeof name, "engine/%s", layers[i]);
         expect_code(doc, "layer", "", name);
         snprintf(engine, sizeof engine, "%s/engine/%s", root(), layers[i]);
