@@ -31,7 +31,7 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
 
 /* The workload of a built model (eval_workload.c), in arena; NULL when out
 ** of memory. tg_eval_model fills tg_trace_result.workload with it when an
-** enabled rule has `regression`. */
+** enabled rule has `regression`; engine/check's pipeline always does. */
 tg_workload *tg_eval_workload(const tg_model *m, tg_arena *arena);
 
 /* SQL that gives entry e's launches and per-iteration total (over the

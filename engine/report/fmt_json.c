@@ -205,6 +205,75 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
     return o;
 }
 
+/* Names kept per list of a result's workload (the rest summed as
+** TG_WORK_OTHER): enough for the movers merge names (8 kernels, 4 ranges),
+** small beside the rule results. */
+#define WORK_OPS_KEPT 32
+#define WORK_RANGES_KEPT 16
+
+static void put_work(jctx *c, json_t *arr, const tg_work_entry *e)
+{
+    static const char *const kinds[] = {"kernel", "memcpy", "memset"};
+    json_t *o = json_object();
+    put(c, o, "name", tg_report_json_str(e->name));
+    put(c, o, "kind", json_string(e->kind >= 0 && e->kind < 3 ? kinds[e->kind] : "nvtx"));
+    put(c, o, "time_ns", tg_report_json_num(e->time));
+    if (e->kind >= 0) put(c, o, "launches", tg_report_json_num(e->launches));
+    put(c, o, "count", json_integer((json_int_t)e->count));
+    put(c, o, "total_ns", tg_report_json_num(e->total));
+    append(c, arr, o);
+}
+
+/* The first `kept` entries (time per iteration, descending), then the rest
+** summed as TG_WORK_OTHER (kind kernel for GPU work, as baselines write it). */
+static json_t *work_list_json(jctx *c, const tg_work_entry *list, size_t n, size_t kept)
+{
+    json_t *arr = json_array();
+    tg_work_entry other = {.name = TG_WORK_OTHER};
+    size_t shown = 0, rest = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tg_work_entry *e = &list[i];
+        if (shown < kept && strcmp(e->name, TG_WORK_OTHER) != 0) {
+            put_work(c, arr, e);
+            shown++;
+            continue;
+        }
+        other.kind = e->kind >= 0 ? 0 : -1;
+        other.count += e->count;
+        other.total += e->total;
+        other.time += e->time;         /* NaN without iterations, as e's */
+        other.launches += e->launches;
+        rest++;
+    }
+    if (rest) put_work(c, arr, &other);
+    return arr;
+}
+
+/* What ran, per steady iteration (docs/formats.md): merge compares ranks
+** with it, and names what the slowest one ran differently. */
+static json_t *workload_json(jctx *c, const tg_workload *w)
+{
+    json_t *o = json_object();
+    put(c, o, "steady_iterations", json_integer((json_int_t)w->steady_iterations));
+    put(c, o, "period_p50_ns", tg_report_json_num(w->period));
+    put(c, o, "gpu_time_ns", tg_report_json_num(w->gpu_time));
+    put(c, o, "idle_ns", tg_report_json_num(w->idle));
+    put(c, o, "total_ns", tg_report_json_num(w->total));
+    put(c, o, "ops", work_list_json(c, w->ops, w->n_ops, WORK_OPS_KEPT));
+    put(c, o, "ranges", work_list_json(c, w->ranges, w->n_ranges, WORK_RANGES_KEPT));
+    if (w->sql_steady) {
+        json_t *q = json_object();
+        put(c, q, "steady", tg_report_json_str(w->sql_steady));
+        put(c, q, "kernel", tg_report_json_str(w->table_kernel));
+        put(c, q, "memcpy", tg_report_json_str(w->table_memcpy));
+        put(c, q, "memset", tg_report_json_str(w->table_memset));
+        put(c, q, "runtime", tg_report_json_str(w->table_runtime));
+        put(c, q, "nvtx", tg_report_json_str(w->table_nvtx));
+        put(c, o, "sql", q);
+    }
+    return o;
+}
+
 /* "A100, H100" -> ["A100", "H100"]. */
 static json_t *gpus_json(jctx *c, const char *names)
 {
@@ -230,14 +299,31 @@ static json_t *gpus_json(jctx *c, const char *names)
     return arr;
 }
 
+/* Where the trace was recorded: rank, world size, job and host are null
+** when unknown, rank_from says who told the rank. */
+static void origin_json(jctx *c, json_t *o, const tg_origin *og)
+{
+    bool ranked = tg_origin_has_rank(og);
+    put(c, o, "rank", ranked ? json_integer((json_int_t)og->rank) : json_null());
+    if (ranked) put(c, o, "rank_from", tg_report_json_str(og->rank_from));
+    put(c, o, "world_size", og->world_size > 0 ? json_integer((json_int_t)og->world_size) : json_null());
+    put(c, o, "job", tg_report_json_str(og->job));
+    put(c, o, "host", tg_report_json_str(og->host));
+    json_t *pids = json_array();
+    for (size_t i = 0; i < og->n_pids; i++) append(c, pids, json_integer(og->pids[i]));
+    put(c, o, "pids", pids);
+}
+
 static json_t *trace_json(jctx *c, const tg_trace_result *t)
 {
     json_t *o = json_object();
     put(c, o, "file", tg_report_json_str(t->file));
     put(c, o, "nsys_version", tg_report_json_str(t->nsys_version));
     put(c, o, "schema_version", tg_report_json_str(t->schema_version));
+    origin_json(c, o, &t->origin);
     if (t->gpu_names) put(c, o, "gpus", gpus_json(c, t->gpu_names));
     if (t->iteration_marker) put(c, o, "iteration_marker", tg_report_json_str(t->iteration_marker));
+    if (t->workload) put(c, o, "workload", workload_json(c, t->workload));
     if (t->status != TG_OK)
         put(c, o, "error", tg_report_json_str(t->error ? t->error : "trace could not be read"));
     json_t *results = json_array();

@@ -9,12 +9,20 @@
 #include "json_read.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char *str_of(tg_arena *a, json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
     return s ? tg_arena_strdup(a, s) : NULL;
+}
+
+/* A trace's file for messages. */
+static const char *t_name(json_t *o)
+{
+    const char *s = json_string_value(json_object_get(o, "file"));
+    return s ? s : "(unnamed)";
 }
 
 static int64_t int_of(json_t *o, const char *key, int64_t dflt)
@@ -168,6 +176,93 @@ static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *f
     return r->values && evidence_from(a, json_object_get(o, "evidence"), r);
 }
 
+/* rank, world_size, job, host, pids (fmt_json.c's origin_json): null or
+** absent is unknown; a value of another kind is not a result's. */
+static bool origin_from(tg_arena *a, json_t *o, tg_origin *og, const char *file, tg_diag *diag)
+{
+    *og = (tg_origin){.rank = -1, .world_size = -1};
+    json_t *rank = json_object_get(o, "rank"), *size = json_object_get(o, "world_size");
+    json_t *job = json_object_get(o, "job"), *host = json_object_get(o, "host"), *pids = json_object_get(o, "pids");
+    bool ok = (!rank || json_is_null(rank) || (json_is_integer(rank) && json_integer_value(rank) >= 0 &&
+                                               json_integer_value(rank) <= INT32_MAX)) &&
+              (!size || json_is_null(size) || (json_is_integer(size) && json_integer_value(size) > 0 &&
+                                               json_integer_value(size) <= INT32_MAX)) &&
+              (!job || json_is_null(job) || json_is_string(job)) && (!host || json_is_null(host) || json_is_string(host)) &&
+              (!pids || json_is_array(pids));
+    if (!ok) {
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = file}, NULL,
+                    "trace %s: rank, world_size, job, host or pids is not what tracegate writes (a rank is an "
+                    "integer from 0, a world size one from 1, job and host strings, pids a list)",
+                    t_name(o));
+        return false;
+    }
+    if (json_is_integer(rank)) {
+        og->rank = (int64_t)json_integer_value(rank);
+        og->rank_from = str_of(a, o, "rank_from");
+        if (!og->rank_from) og->rank_from = "result";
+    }
+    if (json_is_integer(size)) og->world_size = (int64_t)json_integer_value(size);
+    og->job = str_of(a, o, "job");
+    og->host = str_of(a, o, "host");
+    size_t n = json_array_size(pids), i;
+    og->pids = tg_arena_alloc(a, (n ? n : 1) * sizeof *og->pids);
+    if (!og->pids) return false;
+    json_t *p;
+    json_array_foreach(pids, i, p) {
+        if (json_is_integer(p) && json_integer_value(p) >= 0 && json_integer_value(p) <= INT32_MAX)
+            og->pids[og->n_pids++] = (int32_t)json_integer_value(p);
+    }
+    return true;
+}
+
+/* A list of fmt_json.c's work_list_json; entries this reader does not
+** know (no name) are skipped. */
+static bool work_list_from(tg_arena *a, json_t *arr, tg_work_entry **out, size_t *n)
+{
+    static const char *const kinds[] = {"kernel", "memcpy", "memset"};
+    *n = 0;
+    *out = tg_arena_alloc(a, (json_array_size(arr) ? json_array_size(arr) : 1) * sizeof **out);
+    if (!*out) return false;
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        tg_work_entry w = {.name = str_of(a, e, "name"), .kind = -1, .count = int_of(e, "count", 0),
+                           .total = num_of(e, "total_ns"), .time = num_of(e, "time_ns"),
+                           .launches = num_of(e, "launches")};
+        const char *k = json_string_value(json_object_get(e, "kind"));
+        for (int j = 0; k && j < 3; j++)
+            if (!strcmp(k, kinds[j])) w.kind = j;
+        if (w.name) (*out)[(*n)++] = w;
+    }
+    return true;
+}
+
+/* The workload member (fmt_json.c's workload_json), NULL when absent. */
+static bool workload_from(tg_arena *a, json_t *o, tg_workload **out)
+{
+    *out = NULL;
+    if (!json_is_object(o)) return true;
+    tg_workload *w = tg_arena_alloc(a, sizeof *w);
+    if (!w) return false;
+    *w = (tg_workload){.steady_iterations = int_of(o, "steady_iterations", 0), .gpu_time = num_of(o, "gpu_time_ns"),
+                       .period = num_of(o, "period_p50_ns"), .idle = num_of(o, "idle_ns"),
+                       .total = num_of(o, "total_ns")};
+    json_t *q = json_object_get(o, "sql");
+    if (json_is_object(q)) {
+        w->sql_steady = str_of(a, q, "steady");
+        w->table_kernel = str_of(a, q, "kernel");
+        w->table_memcpy = str_of(a, q, "memcpy");
+        w->table_memset = str_of(a, q, "memset");
+        w->table_runtime = str_of(a, q, "runtime");
+        w->table_nvtx = str_of(a, q, "nvtx");
+    }
+    if (!work_list_from(a, json_object_get(o, "ops"), &w->ops, &w->n_ops) ||
+        !work_list_from(a, json_object_get(o, "ranges"), &w->ranges, &w->n_ranges))
+        return false;
+    *out = w;
+    return true;
+}
+
 static bool trace_from(tg_arena *a, json_t *o, tg_trace_result *t, const char *file, tg_diag *diag)
 {
     t->file = str_of(a, o, "file");
@@ -187,6 +282,8 @@ static bool trace_from(tg_arena *a, json_t *o, tg_trace_result *t, const char *f
         t->gpu_names = tg_arena_strdup(a, buf);
     }
     t->iteration_marker = str_of(a, o, "iteration_marker");
+    if (!origin_from(a, o, &t->origin, file, diag) || !workload_from(a, json_object_get(o, "workload"), &t->workload))
+        return false;
     t->error = str_of(a, o, "error");
     t->status = t->error ? TG_ETRACE : TG_OK;
     json_t *results = json_object_get(o, "results");

@@ -373,7 +373,7 @@ static bool load_all(tg_loader *ld)
            tg_load_memcpys(ld) && tg_load_memsets(ld) &&
            (ld->t->apis_deferred || tg_load_apis(ld)) && tg_load_syncs(ld) &&
            tg_load_overheads(ld) && tg_load_nvtx(ld) && tg_load_gpus(ld) &&
-           tg_load_processes(ld) && finish(ld);
+           tg_load_processes(ld) && finish(ld) && tg_load_origin(ld);
 }
 
 static void loader_close(tg_loader *ld)
@@ -411,6 +411,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
         return NULL;
     }
     t->schema_major = t->schema_minor = -1;
+    t->rank = t->world_size = -1;
     t->first_ns = t->last_ns = t->session_start_ns = TG_NULL_I64;
     t->apis_deferred = opts->defer_api;
 
@@ -503,6 +504,8 @@ void tg_trace_close(tg_trace *t)
     free(t->nsys_version);
     free(t->schema_version);
     free(t->product_name);
+    free(t->host);
+    free(t->job);
     tg_strpool_free(t->strings);
     reader_end(t);
     tg_rows_free(t->kernels, t->rows_mapped[TG_TABLE_KERNEL]);

@@ -214,6 +214,15 @@ typedef struct tg_trace {
     tg_gpu *gpus;         size_t n_gpus;
     tg_process *processes; size_t n_processes;
 
+    /* Where it was recorded (trace_origin.c, docs/formats.md): the host of
+    ** TARGET_INFO_SYSTEM_ENV, and the rank, world size and job id of the
+    ** environment nsys recorded (origin.def); NULL or -1 when the export
+    ** does not say. rank_source names the variable the rank came from. */
+    char *host;
+    char *job;
+    int32_t rank, world_size;
+    const char *rank_source;   /* static text, e.g. "OMPI_COMM_WORLD_RANK" */
+
     int64_t first_ns, last_ns; /* span of all loaded events */
     int64_t session_start_ns;  /* TARGET_INFO_SESSION_START_TIME, or null */
 
@@ -289,6 +298,10 @@ static inline size_t tg_trace_api_rows(const tg_trace *t)
 {
     return t->n_api_rows > t->n_apis ? t->n_api_rows : t->n_apis;
 }
+
+/* The processes that did GPU work (kernels, copies, memsets), sorted, in
+** a malloc'd array (*pids, free it); their count, or -1 when out of memory. */
+int64_t tg_trace_gpu_pids(const tg_trace *t, int32_t **pids);
 
 /* Convenience: string of an id (NULL for TG_NO_STR). */
 static inline const char *tg_trace_str(const tg_trace *t, int32_t id)
