@@ -150,6 +150,10 @@ typedef struct tg_trace_result {
     const char *iteration_marker;  /* markers of its iterations ("ProfilerStep#N",
                                       several joined by ", "), NULL without */
     tg_origin origin;
+    const char *source;        /* merge: the result file it was read from; NULL */
+    int64_t *missing_ranks;    /* merge's entry for the ranks of a job without a
+                                  result (status TG_ETRACE): those ranks */
+    size_t n_missing_ranks;
     tg_workload *workload;     /* what ran (every trace engine/check read has one);
                                   NULL when unreadable, or read from a result without */
     bool api_streamed;         /* the API table streamed through the launch join,

@@ -324,6 +324,11 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
     if (t->gpu_names) put(c, o, "gpus", gpus_json(c, t->gpu_names));
     if (t->iteration_marker) put(c, o, "iteration_marker", tg_report_json_str(t->iteration_marker));
     if (t->workload) put(c, o, "workload", workload_json(c, t->workload));
+    if (t->n_missing_ranks) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < t->n_missing_ranks; i++) append(c, list, json_integer((json_int_t)t->missing_ranks[i]));
+        put(c, o, "missing_ranks", list);
+    }
     if (t->status != TG_OK)
         put(c, o, "error", tg_report_json_str(t->error ? t->error : "trace could not be read"));
     json_t *results = json_array();
@@ -333,32 +338,65 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
 }
 
 
+/* 15 significant digits: exact for every integer-valued double below 1e15
+** (11 days in ns) and free of binary noise (0.065, not
+** 0.065000000000000002) for the fractions. */
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
 tg_status tg_report_json_dump(json_t *doc, FILE *out)
 {
     if (!doc) return TG_EINTERNAL;
     /* 15 significant digits: exact for every integer-valued double below
     ** 1e15 (11 days in ns) and free of binary noise (0.065, not
     ** 0.065000000000000002) for the fractions. */
-    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    int rc = json_dumpf(doc, out, JSON_FLAGS);
     json_decref(doc);
     if (rc != 0 || fputc('\n', out) == EOF) return TG_EINTERNAL;
     return TG_OK;
 }
 
+/* Write j as the member of an array two levels deep: json_dumpf's bytes
+** for it there, its lines indented 4 more (a JSON string holds no raw line
+** feed, so every one in the dump starts a line). */
+static bool dump_nested(json_t *j, FILE *out)
+{
+    char *text = json_dumps(j, JSON_FLAGS);
+    if (!text) return false;
+    bool ok = fputs("    ", out) != EOF;
+    for (const char *p = text; ok && *p; p++) {
+        ok = fputc(*p, out) != EOF;
+        if (*p == '\n') ok = ok && fputs("    ", out) != EOF;
+    }
+    free(text);
+    return ok;
+}
+
 tg_status tg_report_json(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
 {
+    /* Streamed, one trace at a time, so that a merge of thousands of ranks
+    ** never holds the document besides the result (docs/formats.md,
+    ** "merge"); the bytes are those of json_dumpf on the whole document. */
     jctx c = {true};
-    json_t *doc = json_object();
-    put(&c, doc, "tool", json_string("tracegate"));
-    put(&c, doc, "version", tg_report_json_str(opts->tool_version ? opts->tool_version : ""));
-    put(&c, doc, "schema", json_integer(1));
-    put(&c, doc, "status", json_string(tg_run_status(run, opts)));
-    json_t *traces = json_array();
-    for (size_t t = 0; t < run->n_traces; t++) append(&c, traces, trace_json(&c, &run->traces[t]));
-    put(&c, doc, "traces", traces);
-    if (!c.ok) {
-        json_decref(doc);
+    json_t *head = json_object();
+    put(&c, head, "tool", json_string("tracegate"));
+    put(&c, head, "version", tg_report_json_str(opts->tool_version ? opts->tool_version : ""));
+    put(&c, head, "schema", json_integer(1));
+    put(&c, head, "status", json_string(tg_run_status(run, opts)));
+    char *text = c.ok ? json_dumps(head, JSON_FLAGS) : NULL;
+    json_decref(head);
+    size_t len = text ? strlen(text) : 0;
+    if (!text || len < 2 || strcmp(text + len - 2, "\n}") != 0) {
+        free(text);
         return TG_EINTERNAL;
     }
-    return tg_report_json_dump(doc, out);
+    text[len - 2] = 0;   /* the head without its closing brace */
+    bool ok = fprintf(out, "%s,\n  \"traces\": [", text) >= 0;
+    free(text);
+    for (size_t t = 0; ok && t < run->n_traces; t++) {
+        json_t *trace = trace_json(&c, &run->traces[t]);
+        ok = c.ok && fputs(t ? ",\n" : "\n", out) != EOF && dump_nested(trace, out);
+        json_decref(trace);
+    }
+    ok = ok && fputs(run->n_traces ? "\n  ]\n}\n" : "]\n}\n", out) != EOF;
+    return ok ? TG_OK : TG_EINTERNAL;
 }
