@@ -60,6 +60,7 @@ expect 1 "merge of a directory: the example's verdict" "in 3 traces" -- "$bin" m
 expect 0 "merge of a directory, gate off" "" -- "$bin" merge --fail-on never "$tmp/results"
 ls "$tmp/results"/rank*.json > "$tmp/list"
 expect 1 "merge --files-from" "in 3 traces" -- "$bin" merge --files-from "$tmp/list"
+# shellcheck disable=SC2016  # $1 and $2 are sh -c's
 expect 1 "merge --files-from -" "in 3 traces" -- sh -c '"$1" merge --files-from - < "$2"' sh "$bin" "$tmp/list"
 expect 2 "merge --files-from a missing list" "--files-from $tmp/nolist" -- "$bin" merge --files-from "$tmp/nolist"
 mkdir -p "$tmp/empty"

@@ -1,6 +1,6 @@
 /*
-** What changed between two workloads (docs/regressions.md, "What
-** changed"): the attribution a regression finding gives against its
+** What changed between two workloads (docs/regressions.md, "The
+** workload, and what got slower"): the attribution a regression finding gives against its
 ** baseline (engine/baseline/compare.c) and `tracegate merge` gives the
 ** slowest rank against the median rank (engine/report/merge.c). Per steady
 ** iteration, the GPU work names (kernel families, copy kinds, memsets)

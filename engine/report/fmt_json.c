@@ -362,10 +362,12 @@ static bool dump_nested(json_t *j, FILE *out)
 {
     char *text = json_dumps(j, JSON_FLAGS);
     if (!text) return false;
-    bool ok = fputs("    ", out) != EOF;
-    for (const char *p = text; ok && *p; p++) {
-        ok = fputc(*p, out) != EOF;
-        if (*p == '\n') ok = ok && fputs("    ", out) != EOF;
+    bool ok = true;
+    for (const char *p = text; ok && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        ok = fwrite("    ", 1, 4, out) == 4 && fwrite(p, 1, n, out) == n;
+        p += n;
     }
     free(text);
     return ok;
