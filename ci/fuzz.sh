@@ -19,7 +19,7 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 # the same inputs first); 0 = a new seed each run.
 SEED=${FUZZ_SEED:-0}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(rules trace_file trace_rows baseline baseline_fields merge)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(rules trace_file trace_rows baseline baseline_fields merge kineto)
 
 SUDO=""
 [ "$(id -u)" != 0 ] && SUDO="sudo"
@@ -37,7 +37,7 @@ if [ ! -f $B/build.ninja ]; then
     CC=clang meson setup $B --buildtype=debug -Doptimization=1 -Dwerror=false \
         -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link
 fi
-ninja -C $B fuzz/fuzz-rules fuzz/fuzz-trace-file fuzz/fuzz-trace-rows fuzz/fuzz-baseline fuzz/fuzz-baseline-fields fuzz/fuzz-merge \
+ninja -C $B fuzz/fuzz-rules fuzz/fuzz-trace-file fuzz/fuzz-trace-rows fuzz/fuzz-baseline fuzz/fuzz-baseline-fields fuzz/fuzz-merge fuzz/fuzz-kineto \
     fuzz/fuzz-mkseeds tracegate examples/example.sqlite
 
 work=$B/corpus
@@ -47,6 +47,9 @@ mkdir -p $B/seeds/rules $B/seeds/baseline
 cp rules.d/*.yaml $B/seeds/rules/
 find tests/rules examples -name '*.yaml' -size -64k -exec cp {} $B/seeds/rules/ \; 2>/dev/null || true
 cp baselines/*.yaml $B/seeds/baseline/ 2>/dev/null || true
+# kineto: small JSON traces written for it (2025 and 2021 spellings, a bare array)
+mkdir -p $B/seeds/kineto
+cp fuzz/kineto_seeds/*.json $B/seeds/kineto/
 # merge: real results (exit 1 or 3 is a verdict here, not a failure)
 mkdir -p $B/seeds/merge
 merge_seed() {   # NAME TRACE [check options...]

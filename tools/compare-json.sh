@@ -13,11 +13,15 @@ set -u
 old=$1 new=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 traces=${3:-$root/../shared/traces}
-rules=$root/rules.d   # one rule set for both, so rule locations match
+# One rule set for both, so rule locations match; RULES=DIR picks another
+# (the old tree's rules.d when this tree has rules the old build cannot read).
+rules=${RULES:-$root/rules.d}
 # Added after the refactoring started, on purpose (units as data, issue
 # #15): the metric's unit and the regression direction of a result, and the
 # units objects beside values and evidence fields.
-DROP_NEW='del(.. | objects | (.metric_unit?, (.regression? | select(type == "string")), (.units? | select(type == "object"))))'
+# Also added since (issue #22): the devices' steady busy and copy time in metrics.
+DROP_NEW='del(.. | objects | (.metric_unit?, (.regression? | select(type == "string")), (.units? | select(type == "object")),
+                          .busy_time_steady_ns?, .copy_time_steady_ns?, .copy_frac_steady?))'
 command -v jq >/dev/null || { echo "compare-json: jq is needed" >&2; exit 2; }
 [ -d "$traces" ] || { echo "compare-json: no traces at $traces" >&2; exit 2; }
 work=$(mktemp -d) || exit 2

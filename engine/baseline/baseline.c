@@ -131,7 +131,7 @@ static bool pool_entries(tg_baseline *b, const tg_run_result *run, bool ranges, 
     for (size_t k = 0; k < n && iters <= 0; k++) e[k].time = e[k].launches = NAN;
     qsort(e, n, sizeof *e, cmp_entry);
     if (n > keep) {
-        tg_work_entry other = {.name = TG_BASELINE_OTHER, .kind = ranges ? -1 : 0,
+        tg_work_entry other = {.name = TG_BASELINE_OTHER, .kind = ranges ? TG_WORK_NVTX : TG_WORK_KERNEL,
                                .time = iters > 0 ? 0 : NAN, .launches = iters > 0 ? 0 : NAN};
         for (size_t k = keep; k < n; k++) {
             other.count += e[k].count;
@@ -273,6 +273,9 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
             .schema_version = tg_utf8_clean(b->arena, tr->schema_version),
             .gpu_names = tg_utf8_clean(b->arena, tr->gpu_names),
             .iteration_marker = tg_utf8_clean(b->arena, tr->iteration_marker ? tr->iteration_marker : ""),
+            /* absent means an export: baselines of exports stay as they were */
+            .trace_format = tr->trace_format && strcmp(tr->trace_format, "nsys-sqlite")
+                                ? dup_or_null(b->arena, tr->trace_format) : NULL,
         };
         const tg_baseline_run *r = &b->runs[t];
         if ((tr->file && !r->trace) || (tr->nsys_version && !r->nsys_version) ||
@@ -400,6 +403,11 @@ static tg_status runs_differ(const tg_baseline_run *r0, const tg_baseline_run *r
     return TG_EUSAGE;
 }
 
+const char *tg_baseline_run_format(const tg_baseline_run *r)
+{
+    return r->trace_format ? r->trace_format : "nsys-sqlite";
+}
+
 static tg_status check_runs(const tg_baseline_run *runs, size_t n_runs, bool allow_mismatch, tg_diag *diag)
 {
     tg_status st = TG_OK;
@@ -414,6 +422,10 @@ static tg_status check_runs(const tg_baseline_run *runs, size_t n_runs, bool all
         const char *m0 = r0->iteration_marker, *mi = ri->iteration_marker;
         if (m0 && mi && m0[0] && mi[0] && !tg_baseline_same_names(m0, mi) &&
             runs_differ(r0, ri, "iteration marker", m0, mi, allow_mismatch, diag))
+            st = TG_EUSAGE;
+        if (strcmp(tg_baseline_run_format(r0), tg_baseline_run_format(ri)) &&
+            runs_differ(r0, ri, "trace format", tg_baseline_run_format(r0), tg_baseline_run_format(ri),
+                        allow_mismatch, diag))
             st = TG_EUSAGE;
         if (major0 >= 0 && major >= 0 && major0 != major &&
             runs_differ(r0, ri, "export schema major version", r0->schema_version,
@@ -440,7 +452,8 @@ tg_status tg_baseline_check_results(const tg_run_result *run, bool allow_mismatc
         const tg_trace_result *tr = &run->traces[t];
         runs[t] = (tg_baseline_run){.trace = base_name(tr->file), .nsys_version = tr->nsys_version,
                                     .schema_version = tr->schema_version, .gpu_names = tr->gpu_names,
-                                    .iteration_marker = tr->iteration_marker ? tr->iteration_marker : ""};
+                                    .iteration_marker = tr->iteration_marker ? tr->iteration_marker : "",
+                                    .trace_format = tr->trace_format};
     }
     tg_status st = check_runs(runs, run->n_traces, allow_mismatch, diag);
     free(runs);

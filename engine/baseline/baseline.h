@@ -48,7 +48,12 @@ typedef struct tg_baseline_run {
     const char *iteration_marker;  /* markers of its iterations ("ProfilerStep#N";
                                       several joined by ", "), "" when it had
                                       none; NULL: not recorded (older baselines) */
+    const char *trace_format;   /* "nsys-sqlite" or "kineto-json"; NULL: not recorded
+                                   (baselines older than Kineto support: exports) */
 } tg_baseline_run;
+
+/* The format a run was recorded from (NULL reads as an export). */
+const char *tg_baseline_run_format(const tg_baseline_run *r);
 
 typedef struct tg_baseline_metric {
     const char *rule;           /* rule id: the key */

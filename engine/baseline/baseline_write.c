@@ -176,13 +176,13 @@ static void write_run(writer *w, const tg_baseline_run *r)
     w_str(w, r->schema_version);
     w_key(w, "trace");
     w_str(w, r->trace);
+    if (r->trace_format) {
+        w_key(w, "trace_format");
+        w_str(w, r->trace_format);
+    }
     w_map_end(w);
 }
 
-static const char *work_kind(int kind)
-{
-    return kind == 0 ? "kernel" : kind == 1 ? "memcpy" : kind == 2 ? "memset" : "nvtx";
-}
 
 /* One name of the workload, keys sorted, on one line. */
 static void write_entry(writer *w, const tg_work_entry *e)
@@ -191,7 +191,7 @@ static void write_entry(writer *w, const tg_work_entry *e)
     w_key(w, "count");
     w_num(w, (double)e->count);
     w_key(w, "kind");
-    w_scalar(w, work_kind(e->kind), YAML_PLAIN_SCALAR_STYLE);
+    w_scalar(w, tg_work_kind_name(e->kind), YAML_PLAIN_SCALAR_STYLE);
     w_key(w, "launches");
     w_num(w, e->launches);
     w_key(w, "name");

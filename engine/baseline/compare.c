@@ -75,6 +75,19 @@ static bool schema_matches(const tg_baseline *b, const char *schema, const char 
     return !any_known;
 }
 
+/* The trace's format against every run's (docs/kineto.md): the same run
+** read from its JSON and from its export gives the same metrics, but a
+** baseline says what it was measured on, so another format is refused
+** unless --allow-mismatch. */
+static bool format_matches(const tg_baseline *b, const char *format, const char **seen)
+{
+    for (size_t i = 0; i < b->n_runs; i++) {
+        *seen = tg_baseline_run_format(&b->runs[i]);
+        if (strcmp(*seen, format)) return false;
+    }
+    return true;
+}
+
 /* The trace's iteration marker against the runs' that recorded one; a
 ** side without iterations is left to the regression rules. */
 static bool marker_matches(const tg_baseline *b, const char *marker, const char **seen)
@@ -147,6 +160,9 @@ static tg_status check_mismatch(const tg_baseline *b, const tg_run_result *run,
                 st = TG_EUSAGE;
             }
         }
+        if (tr->trace_format && !format_matches(b, tr->trace_format, &seen) &&
+            mismatch(file, "trace format", tr->trace_format, bname, seen, allow_mismatch, diag))
+            st = TG_EUSAGE;
         if (!schema_matches(b, schema, &seen) &&
             mismatch(file, "export schema", schema, bname, seen, allow_mismatch, diag))
             st = TG_EUSAGE;
@@ -315,7 +331,7 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
 
 /* ---------------------------------------------------------- what ran */
 
-static const tg_work_entry *find_entry(const tg_work_entry *list, size_t n, const char *name, int kind)
+static const tg_work_entry *find_entry(const tg_work_entry *list, size_t n, const char *name, tg_work_kind kind)
 {
     for (size_t i = 0; i < n; i++)
         if (list[i].kind == kind && !strcmp(list[i].name, name)) return &list[i];

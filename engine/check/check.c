@@ -39,9 +39,11 @@ static const char *gpu_names(const tg_trace *t, tg_arena *a)
 static bool origin_of(const tg_trace *t, tg_arena *a, tg_origin *o)
 {
     *o = (tg_origin){.rank = -1, .world_size = -1};
-    if (t->rank_source && t->rank >= 0) {
+    /* a Kineto trace's distributedInfo, an export's recorded environment */
+    const char *from = t->rank_source ? t->rank_source : t->format == TG_FORMAT_KINETO ? "distributedInfo" : NULL;
+    if (from && t->rank >= 0 && (t->world_size <= 0 || t->rank < t->world_size)) {
         o->rank = t->rank;
-        if (!(o->rank_from = tg_arena_printf(a, "env %s", t->rank_source))) return false;
+        o->rank_from = from;
         if (t->world_size > 0) o->world_size = t->world_size;
     }
     if (t->host && !(o->host = tg_arena_strdup(a, t->host))) return false;

@@ -129,17 +129,6 @@ static int rules_lint(int argc, char **argv)
 
 static void rules_usage(FILE *f);
 
-static bool is_test_name(const char *name)
-{
-    static const char *const suffixes[] = {".test.yaml", ".test.yml", "_test.yaml", "_test.yml"};
-    size_t len = strlen(name);
-    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
-        size_t sl = strlen(suffixes[i]);
-        if (len > sl && strcmp(name + len - sl, suffixes[i]) == 0) return true;
-    }
-    return false;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -159,7 +148,7 @@ static bool collect_tests(const char *dir, char ***files, size_t *n, size_t *cap
     bool slash = dl && dir[dl - 1] == '/';
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !is_test_name(e->d_name)) continue;
+        if (e->d_name[0] == '.' || !tg_rules_is_test_file(e->d_name)) continue;
         size_t need = dl + strlen(e->d_name) + 2;
         char *p = malloc(need);
         if (!p) break;

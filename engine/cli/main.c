@@ -158,7 +158,20 @@ const char *tg_cli_builtin_rules(void)
     return NULL;
 }
 
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    int status = run(argc, argv);
+    const char *broken = tg_invariant_failure();
+    if (broken) {
+        tg_cli_say("internal error: %s; the verdicts above cannot be trusted (please report this)", broken);
+        return TG_EINTERNAL;
+    }
+    return status;
+}
+
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);

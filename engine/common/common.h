@@ -39,6 +39,22 @@ static inline int64_t tg_add_sat(int64_t a, int64_t b)
     return r == TG_NULL_I64 ? INT64_MIN + 1 : r;
 }
 
+/* ----------------------------------------------------------- invariants */
+
+/* An internal invariant that does not hold is a bug, and a bug must never
+** read as a pass: TG_ASSERT(cond) and TG_UNREACHABLE() record the first
+** failure (thread-safe) with its place, and the CLI ends such a run with
+** exit 4 naming it (tg_invariant_failure), whatever the verdicts. Builds
+** without NDEBUG (the default, the test suites, the fuzzers) also abort on
+** the spot so that the place is found at once. */
+#define TG_ASSERT(cond) ((cond) ? (void)0 : tg_invariant_failed(#cond, __FILE__, __LINE__))
+#define TG_UNREACHABLE() tg_invariant_failed("unreachable code reached", __FILE__, __LINE__)
+void tg_invariant_failed(const char *what, const char *file, int line);
+/* "FILE:LINE: WHAT" of the first failure, or NULL. */
+const char *tg_invariant_failure(void);
+/* Whether a failure aborts (default: unless NDEBUG); tests turn it off. */
+void tg_invariant_set_abort(bool on);
+
 /* ---------------------------------------------------------------- sizes */
 
 /* "512MiB", "2GiB", "1.5GB", "800M", "1000000": bytes (KB/MB/GB/TB are

@@ -70,3 +70,21 @@ bool tg_verdict_parse(const char *s, tg_verdict *out)
         if (!strcmp(s, tg_verdict_names[i])) return *out = (tg_verdict)i, true;
     return false;
 }
+
+const char *const tg_work_kind_names[TG_WORK_COUNT + 1] = {
+#define X(id, name) name,
+    TG_WORK_KIND_LIST(X)
+#undef X
+    NULL};
+
+const char *tg_work_kind_name(tg_work_kind k)
+{
+    return (unsigned)k < TG_WORK_COUNT ? tg_work_kind_names[k] : "?";
+}
+
+bool tg_work_kind_parse(const char *s, tg_work_kind *out)
+{
+    for (int i = 0; s && i < TG_WORK_COUNT; i++)
+        if (!strcmp(s, tg_work_kind_names[i])) return *out = (tg_work_kind)i, true;
+    return false;
+}

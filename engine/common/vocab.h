@@ -41,16 +41,35 @@ typedef enum tg_verdict {
     TG_V_COUNT
 } tg_verdict;
 
+/* X(ID, name): what a piece of GPU work or a host range is, as results,
+** baselines' workloads and contributors name it. ORDER: the GPU kinds
+** first (TG_WORK_GPU_COUNT of them: the model's ops), NVTX ranges last. */
+#define TG_WORK_KIND_LIST(X) \
+    X(KERNEL, "kernel")      \
+    X(MEMCPY, "memcpy")      \
+    X(MEMSET, "memset")      \
+    X(NVTX, "nvtx")
+
+typedef enum tg_work_kind {
+#define X(id, name) TG_WORK_##id,
+    TG_WORK_KIND_LIST(X)
+#undef X
+    TG_WORK_COUNT
+} tg_work_kind;
+enum { TG_WORK_GPU_COUNT = TG_WORK_NVTX };
+
 /* Names; a value out of range reads as the most severe ("error"). */
 const char *tg_severity_name(tg_severity s);
 const char *tg_severity_sarif(tg_severity s);
 const char *tg_severity_github(tg_severity s);
 const char *tg_verdict_name(tg_verdict v);
 const char *tg_verdict_upper(tg_verdict v);
+const char *tg_work_kind_name(tg_work_kind k);   /* "?" out of range */
 
 /* name -> value; false when s is not one of the names. */
 bool tg_severity_parse(const char *s, tg_severity *out);
 bool tg_verdict_parse(const char *s, tg_verdict *out);
+bool tg_work_kind_parse(const char *s, tg_work_kind *out);
 
 /* "a, b, c or d" from a NULL-terminated list of names, into buf. */
 const char *tg_vocab_join(const char *const *names, char *buf, size_t size);
@@ -58,5 +77,6 @@ const char *tg_vocab_join(const char *const *names, char *buf, size_t size);
 /* The names in order, NULL-terminated (hints: tg_suggest). */
 extern const char *const tg_severity_names[TG_SEV_COUNT + 1];
 extern const char *const tg_verdict_names[TG_V_COUNT + 1];
+extern const char *const tg_work_kind_names[TG_WORK_COUNT + 1];
 
 #endif

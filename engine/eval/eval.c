@@ -28,7 +28,8 @@ static void process_row(tg_rule_state *st, const char *row, size_t i)
         if (v.t != TG_RV_NULL && !TG_PUSH(st->samples, st->n_samples, st->cap_samples, tg_rv_num(v)))
             st->oom = true;
     }
-    tg_evidence_offer(st, row, i);
+    if (st->groups) tg_group_row(st, row, i);
+    else tg_evidence_offer(st, row, i);
 }
 
 /* Fields the launch join fills (the call that launched an op): without the
@@ -50,7 +51,9 @@ static bool launch_field(const tg_field_def *f)
 static bool expr_reads_launch(const tg_expr *e)
 {
     if (!e) return false;
-    if ((e->op == TG_N_FIELD || e->op == TG_N_TRACE_REF) && e->field && launch_field(e->field)) return true;
+    if ((e->op == TG_N_FIELD || e->op == TG_N_TRACE_REF || e->op == TG_N_DEVICE_REF) && e->field &&
+        launch_field(e->field))
+        return true;
     return expr_reads_launch(e->a) || expr_reads_launch(e->b);
 }
 
@@ -76,9 +79,12 @@ static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opt
         res->missing_data = true;
         res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
         res->message = tg_arena_printf(arena,
-                                       "rule %s needs %s (table %s), which this capture does not contain; "
+                                       "rule %s needs %s (%s %s), which this capture does not contain; "
                                        "record them with '%s'",
-                                       r->info.id, tg_table_what[t], tg_table_names[t], tg_table_option[t]);
+                                       r->info.id, tg_table_what[t],
+                                       m->trace->format == TG_FORMAT_KINETO ? "Kineto" : "table",
+                                       m->trace->format == TG_FORMAT_KINETO ? tg_table_kineto[t] : tg_table_names[t],
+                                       tg_trace_table_option(m->trace, (tg_table_id)t));
         return true;
     }
     /* Tables present but every one empty (or every row unusable): a pass
@@ -110,7 +116,8 @@ static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opt
         res->message = tg_arena_printf(arena,
                                        "rule %s has nothing to check: this capture holds no events at all "
                                        "(table %s and every other activity table are empty); record them with '%s'",
-                                       r->info.id, tg_table_names[first], tg_table_option[first]);
+                                       r->info.id, tg_trace_table_label(t, (tg_table_id)first),
+                                       tg_trace_table_option(t, (tg_table_id)first));
         return true;
     }
     return false;
@@ -136,11 +143,11 @@ static void set_values(tg_rule_state *st, const tg_value *aggs, tg_arena *arena)
 {
     const tg_rule *r = st->rule;
     tg_rule_result *res = st->out;
-    size_t cap = 1 + r->n_aggs + r->n_trace_refs;
+    size_t cap = 1 + r->n_value_aggs + r->n_trace_refs;
     res->values = tg_arena_alloc(arena, cap * sizeof *res->values);
     if (!res->values) return;
     res->values[res->n_values++] = (tg_named_value){"count", tg_int(st->count, TG_UNIT_NONE)};
-    for (size_t i = 0; i < r->n_aggs; i++) {
+    for (size_t i = 0; i < r->n_value_aggs; i++) {
         if (r->aggs[i].kind == TG_AGG_COUNT && !r->aggs[i].arg) continue;
         res->values[res->n_values++] = (tg_named_value){r->aggs[i].value_name, aggs[i]};
     }
@@ -221,6 +228,7 @@ static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *a
 
 static void free_state(tg_rule_state *st)
 {
+    tg_group_free(st);
     tg_eval_slots_free(st);
     tg_acc_free(st);
     free(st->samples);
@@ -233,6 +241,7 @@ static bool fill_trace_info(const tg_ruleset *rs, const tg_model *m, tg_arena *a
     if (!out->file && t->path) out->file = tg_arena_strdup(arena, t->path);
     if (!out->nsys_version && t->nsys_version) out->nsys_version = tg_arena_strdup(arena, t->nsys_version);
     if (!out->schema_version && t->schema_version) out->schema_version = tg_arena_strdup(arena, t->schema_version);
+    out->trace_format = tg_trace_format_names[t->format];
     char *markers = tg_iter_selection_markers(m->selection);
     if (!markers) return false;
     if (markers[0]) out->iteration_marker = tg_arena_strdup(arena, markers);
@@ -278,6 +287,7 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
         if (!tg_eval_slots_init(st)) st->oom = true;
         tg_acc_init(st);
         tg_evidence_setup(st, default_limit);
+        if (!tg_group_setup(st)) st->oom = true;
         oom |= st->oom;
     }
     tg_rule_state **group = calloc(n ? n : 1, sizeof *group);
@@ -305,4 +315,24 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
         return TG_EINTERNAL;
     }
     return TG_OK;
+}
+
+/* ------------------------------------------------------------ vocabulary */
+
+static const char *const contrib_status_names[TG_CONTRIB_COUNT] = {
+#define X(id, name) name,
+    TG_CONTRIB_STATUS_LIST(X)
+#undef X
+};
+
+const char *tg_contrib_status_name(tg_contrib_status s)
+{
+    return (unsigned)s < TG_CONTRIB_COUNT ? contrib_status_names[s] : "?";
+}
+
+bool tg_contrib_status_parse(const char *s, tg_contrib_status *out)
+{
+    for (int i = 0; s && i < TG_CONTRIB_COUNT; i++)
+        if (!strcmp(s, contrib_status_names[i])) return *out = (tg_contrib_status)i, true;
+    return false;
 }

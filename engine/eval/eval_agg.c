@@ -117,7 +117,7 @@ static tg_value finish_one(tg_rule_state *st, const tg_agg_use *u, const tg_acc 
     case TG_AGG_MAX: return u->type == TG_TY_INT ? tg_int(a->imax, u->unit) : number(a->max, u);
     case TG_AGG_STDDEV: return number(sqrt(a->m2 / n), u);
     case TG_AGG_CV: return a->mean == 0 ? tg_null() : number(sqrt(a->m2 / n) / fabs(a->mean), u);
-    default: return tg_null();
+    default: TG_UNREACHABLE(); return tg_null();   /* percentiles are collected above */
     }
 }
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const tg_work_entry *find_entry(const tg_work_entry *list, size_t n, const char *name, int kind)
+static const tg_work_entry *find_entry(const tg_work_entry *list, size_t n, const char *name, tg_work_kind kind)
 {
     for (size_t i = 0; i < n; i++)
         if (list[i].kind == kind && !strcmp(list[i].name, name)) return &list[i];
@@ -97,7 +97,7 @@ bool tg_workload_attribute(const tg_workload *base, const tg_workload *cur, doub
     for (size_t i = 0; ok && i < keep_ops + keep_ranges; i++) {
         tg_contributor x = i < keep_ops ? ops[i] : rng[i - keep_ops];
         x.name = tg_arena_strdup(a, x.name);
-        if (x.kind >= 0) {
+        if (x.kind != TG_WORK_NVTX) {
             tg_work_entry e = {.name = x.name, .kind = x.kind};
             x.query = tg_workload_query(cur, &e, a);
         }
@@ -108,7 +108,7 @@ bool tg_workload_attribute(const tg_workload *base, const tg_workload *cur, doub
     return ok;
 }
 
-/* Up to `max` contributors of one kind (GPU work: kind >= 0, or NVTX
+/* Up to `max` contributors of one kind (GPU work, or NVTX
 ** ranges) that moved at least 5% of `total`: "; LABEL NAME +1.58 ms per
 ** iteration (149 -> 745 launches), ...". */
 static void put_movers(FILE *f, const tg_baseline_cmp *c, bool ranges, double total, size_t max, const char *label)
@@ -117,7 +117,7 @@ static void put_movers(FILE *f, const tg_baseline_cmp *c, bool ranges, double to
     size_t shown = 0;
     for (size_t i = 0; i < c->n_contributors && shown < max; i++) {
         const tg_contributor *x = &c->contributors[i];
-        if ((x->kind < 0) != ranges) continue;
+        if ((x->kind == TG_WORK_NVTX) != ranges) continue;
         if (shown > 0 && isfinite(total) && fabs(x->delta) < 0.05 * fabs(total)) break;
         tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
         fprintf(f, "%s%s %s%s per iteration", shown ? ", " : label, x->name, x->delta >= 0 ? "+" : "-", d);

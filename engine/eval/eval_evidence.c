@@ -10,6 +10,14 @@
 **
 ** Derived rows cite the export rows they come from: a gap cites the ops
 ** that bound it, a device the first and last op that ran on it.
+**
+** A rule with `group_by` cites groups instead (eval_group.c).
+**
+** A Kineto JSON trace has no tables: a row's rowid is its event's index in
+** traceEvents, every cite names the table "traceEvents", each evidence
+** entry carries the event's ts as the file writes it (us), and `reproduce`
+** is a jq program that selects the cited events and computes their
+** durations in ns, count and total (docs/kineto.md).
 */
 #include "eval_int.h"
 
@@ -22,10 +30,11 @@ void tg_evidence_setup(tg_rule_state *st, size_t default_limit)
     const tg_rule *r = st->rule;
     st->limit = r->evidence_limit == (size_t)-1 ? 0 : r->evidence_limit ? r->evidence_limit : default_limit;
     if (r->source == TG_SRC_TRACE) st->limit = 0;
+    if (r->n_group_by) return;          /* groups, not rows: eval_group.c */
     st->order_field = r->order_field;
     st->order_desc = r->order_desc;
     if (!st->order_field) {
-        for (size_t i = 0; i < r->n_aggs && !st->order_field; i++)
+        for (size_t i = 0; i < r->n_value_aggs && !st->order_field; i++)
             if (r->aggs[i].field && r->aggs[i].field->type != TG_TY_STRING) st->order_field = r->aggs[i].field;
         if (!st->order_field) st->order_field = tg_field_find(r->source, "duration");
         st->order_desc = st->order_field != NULL;
@@ -110,6 +119,7 @@ typedef struct cite {
 
 static const char *table_name(const tg_model *m, int t)
 {
+    if (m->trace->format == TG_FORMAT_KINETO) return "traceEvents";
     if (t < 0 || t >= TG_TABLE_COUNT) return "?";
     return m->trace->table_name[t] ? m->trace->table_name[t] : tg_table_names[t];
 }
@@ -229,6 +239,70 @@ static const char *reproduce_sql(const tg_model *m, cite *cites, size_t n, tg_ar
     return out;
 }
 
+static const char *reproduce_jq(cite *cites, size_t n, tg_arena *arena);
+
+const char *tg_evidence_rows_query(const tg_model *m, const int *tables, const int64_t *rowids, size_t n,
+                                   tg_arena *arena)
+{
+    cite *cites = NULL;
+    size_t n_cites = 0, cap = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!push_cite(&cites, &n_cites, &cap, (cite){tables[i], rowids[i], 0})) {
+            free(cites);
+            return NULL;
+        }
+    const char *q = m->trace->format == TG_FORMAT_KINETO ? reproduce_jq(cites, n_cites, arena)
+                                                        : reproduce_sql(m, cites, n_cites, arena);
+    free(cites);
+    return q;
+}
+
+/* The counterpart of reproduce_sql for a Kineto trace, run as
+** `jq -c PROGRAM trace.json` (or `gunzip -c trace.json.gz | jq -c PROGRAM`):
+** the cited traceEvents entries by index, ordered by ts, each with its
+** duration in ns, and their count and total duration. */
+static const char *reproduce_jq(cite *cites, size_t n, tg_arena *arena)
+{
+    if (n == 0) return NULL;
+    qsort(cites, n, sizeof *cites, cmp_cite);
+    char *list = malloc(n * 24 + 8);
+    if (!list) return NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(list + len, "%s%lld", i ? "," : "", (long long)cites[i].rowid);
+    const char *out = tg_arena_printf(
+        arena,
+        ".traceEvents as $e | [%s] | map($e[.] + {index: .}) | sort_by(.ts) | "
+        "map({index, name, cat, ts, dur, duration_ns: ((.dur // 0) * 1000 | round)}) | "
+        "{events: ., count: length, total_duration_ns: (map(.duration_ns) | add)}",
+        list);
+    free(list);
+    return out;
+}
+
+/* Microseconds as Kineto writes them ("5137410032058.477"), from integer
+** ns: text, since a double prints 16 digits inexactly. */
+static tg_value ts_us(tg_arena *arena, int64_t ns)
+{
+    if (ns == TG_NULL_I64) return tg_null();
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    const char *text = tg_arena_printf(arena, "%s%llu.%03llu", ns < 0 ? "-" : "",
+                                       (unsigned long long)(mag / 1000), (unsigned long long)(mag % 1000));
+    return text ? tg_str(text) : tg_null();
+}
+
+/* Kineto evidence names its event: the row's name when the rule's columns
+** do not show it already. */
+static void add_kineto_identity(tg_evidence *ev, const tg_rule *r, const tg_model *m, const tg_source_view *view,
+                                size_t i, int64_t start, size_t cap, tg_arena *arena)
+{
+    bool has_name = false;
+    for (size_t c = 0; c < r->n_columns; c++) has_name |= strcmp(r->columns[c]->name, "name") == 0;
+    const tg_field_def *fn = has_name ? NULL : tg_field_find(r->source, "name");
+    if (fn) add_field(ev, "name", own(arena, tg_field_get(m, view, fn, i)), cap);
+    add_field(ev, "ts", ts_us(arena, start), cap);
+}
+
 static int cmp_heap(const void *a, const void *b, void *ctx)
 {
     return before(ctx, a, b) ? -1 : before(ctx, b, a) ? 1 : 0;
@@ -239,6 +313,10 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
     const tg_rule *r = st->rule;
     const tg_model *m = st->m;
     tg_rule_result *out = st->out;
+    if (r->n_group_by) {
+        tg_group_build(st, arena);
+        return;
+    }
     if (!st->n_heap) return;
     qsort_r(st->heap, st->n_heap, sizeof *st->heap, cmp_heap, st);
     tg_source_view view = tg_model_source(m, r->source);
@@ -250,7 +328,7 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
         size_t i = st->heap[k].row;
         const char *row = view.base + i * view.def->stride;
         tg_evidence *ev = &out->evidence[out->n_evidence++];
-        size_t cap = r->n_columns + 2;
+        size_t cap = r->n_columns + 4;
         ev->fields = tg_arena_alloc(arena, cap * sizeof *ev->fields);
         if (!ev->fields) return;
         for (size_t c = 0; c < r->n_columns; c++)
@@ -274,11 +352,13 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
                 add_field(ev, "last_rowid", tg_int(second.rowid, TG_UNIT_NONE), cap);
             }
         }
+        if (m->trace->format == TG_FORMAT_KINETO) add_kineto_identity(ev, r, m, &view, i, first.start, cap, arena);
         ev->table = first.rowid >= 0 ? table_name(m, first.table) : NULL;
         ev->rowid = first.rowid;
         if (!push_cite(&cites, &n_cites, &cap_cites, first) || !push_cite(&cites, &n_cites, &cap_cites, second))
             break;
     }
-    out->reproduce = reproduce_sql(m, cites, n_cites, arena);
+    out->reproduce = m->trace->format == TG_FORMAT_KINETO ? reproduce_jq(cites, n_cites, arena)
+                                                          : reproduce_sql(m, cites, n_cites, arena);
     free(cites);
 }

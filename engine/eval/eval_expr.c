@@ -115,7 +115,7 @@ static tg_value baseline_value(const tg_rule_state *st, tg_baseline_stat stat, t
     case TG_BSTAT_N: return tg_int((int64_t)b->n_baseline, TG_UNIT_NONE);
     case TG_BSTAT_BAND_LO: x = b->band_lo; break;
     case TG_BSTAT_BAND_HI: x = b->band_hi; break;
-    default: return tg_null();
+    default: TG_UNREACHABLE(); return tg_null();
     }
     return isnan(x) ? tg_null() : tg_float(x, unit);
 }
@@ -148,8 +148,7 @@ static int rv_cmp(const tg_rule_state *st, const tg_expr *e, tg_rv a, tg_rv b, b
         *ok = false;
         return 0;
     }
-    double x = tg_rv_num(a), y = tg_rv_num(b);
-    return (x > y) - (x < y);
+    return tg_num_order(tg_rv_num(a), tg_rv_num(b), ok);
 }
 
 /* String predicate of node e on pool id sid, memoised. */
@@ -189,15 +188,7 @@ bool tg_eval_row_test(tg_rule_state *st, const char *row, const tg_expr *e)
         if (b.t == TG_RV_NULL) return false;
         bool ok;
         int c = rv_cmp(st, e, a, b, &ok);
-        if (!ok) return false;
-        switch (e->op) {
-        case TG_N_EQ: return c == 0;
-        case TG_N_NE: return c != 0;
-        case TG_N_LT: return c < 0;
-        case TG_N_LE: return c <= 0;
-        case TG_N_GT: return c > 0;
-        default: return c >= 0;
-        }
+        return ok && tg_cmp_holds(e->op, c);
     }
     case TG_N_IN: case TG_N_MATCHES: case TG_N_STARTSWITH: case TG_N_CONTAINS: {
         tg_rv a = tg_eval_row(st, row, e->a);
@@ -232,12 +223,30 @@ static tg_rv arith(tg_node_kind op, tg_rv a, tg_rv b)
     return from_value(tg_value_arith(op, to_value(a), to_value(b), TG_UNIT_NONE));
 }
 
+/* device.FIELD: the row's device looked up in the device source (sorted
+** by id); null when the row names no device the model knows. */
+static tg_rv read_device(tg_rule_state *st, const char *row, const tg_expr *e)
+{
+    tg_rv id = tg_eval_row(st, row, e->a);
+    if (id.t != TG_RV_INT) return rv_null();
+    const tg_device *d = st->m->devices;
+    size_t lo = 0, hi = st->m->n_devices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d[mid].device < id.u.i) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == st->m->n_devices || d[lo].device != id.u.i) return rv_null();
+    return read_field(st, (const char *)&d[lo], e->field);
+}
+
 tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
 {
     switch (e->op) {
     case TG_N_FIELD: return read_field(st, row, e->field);
     case TG_N_CONST: return from_value(e->k);
     case TG_N_TRACE_REF: return read_field(st, (const char *)&st->m->facts, e->field);
+    case TG_N_DEVICE_REF: return read_device(st, row, e);
     case TG_N_BASELINE: return from_value(baseline_value(st, e->stat, e->unit));
     case TG_N_ADD: case TG_N_SUB: case TG_N_MUL: case TG_N_DIV:
         return arith(e->op, tg_eval_row(st, row, e->a), tg_eval_row(st, row, e->b));
@@ -249,7 +258,8 @@ tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
         return a;
     }
     case TG_N_AGGREGATE:
-        return rv_null();   /* the compiler keeps aggregates out of row context */
+        TG_UNREACHABLE();   /* the compiler keeps aggregates out of row context */
+        return rv_null();
     default:
         return (tg_rv){.t = TG_RV_BOOL, .u.b = tg_eval_row_test(st, row, e)};
     }
@@ -286,10 +296,12 @@ tg_value tg_eval_agg(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
         return tg_bool(a.type == TG_TY_STRING && a.u.s && regexec(e->re, a.u.s, 0, NULL, 0) == 0);
     }
     case TG_N_FIELD:
-        return tg_null();   /* not reachable: fields live inside aggregates */
+        TG_UNREACHABLE();   /* fields live inside aggregates */
+        return tg_null();
     default:
         if (tg_node_classes[e->op] == TG_NC_CMP)
             return tg_bool(tg_value_compare(e->op, tg_eval_agg(st, aggs, e->a), tg_eval_agg(st, aggs, e->b)));
+        TG_UNREACHABLE();   /* a node the compiler does not put in aggregate context */
         return tg_null();
     }
 }

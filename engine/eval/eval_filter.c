@@ -8,7 +8,9 @@
 **
 ** A `where` that reads trace.* or a baseline statistic depends on values
 ** final only once every row is in; such a rule, or one with no `where`,
-** makes every row count (tg_row_filter_new says so and returns NULL).
+** makes every row count (tg_row_filter_new says so and returns NULL); so
+** does one that reads device.FIELD, whose device rows the model builds
+** after the rows stream by.
 */
 #include "eval_int.h"
 
@@ -23,7 +25,8 @@ struct tg_row_filter {
 static bool reads_late(const tg_expr *e)
 {
     if (!e) return false;
-    if (e->op == TG_N_TRACE_REF || e->op == TG_N_BASELINE || e->op == TG_N_AGGREGATE) return true;
+    if (e->op == TG_N_TRACE_REF || e->op == TG_N_DEVICE_REF || e->op == TG_N_BASELINE || e->op == TG_N_AGGREGATE)
+        return true;
     return reads_late(e->a) || reads_late(e->b);
 }
 

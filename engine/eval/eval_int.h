@@ -78,6 +78,7 @@ typedef struct tg_rule_state {
     size_t limit;
     tg_heap_item *heap;
     size_t n_heap;
+    struct tg_groups *groups;          /* grouped evidence (eval_group.c); NULL: rows */
     bool oom;
 } tg_rule_state;
 
@@ -100,6 +101,16 @@ void tg_acc_free(tg_rule_state *st);
 void tg_evidence_setup(tg_rule_state *st, size_t default_limit);
 void tg_evidence_offer(tg_rule_state *st, const char *row, size_t i);
 void tg_evidence_build(tg_rule_state *st, tg_arena *arena);
+/* The query that selects the given rows (tables: tg_table_id): sqlite3 SQL
+** for an export, a jq program for a Kineto trace. */
+const char *tg_evidence_rows_query(const tg_model *m, const int *tables, const int64_t *rowids, size_t n,
+                                   tg_arena *arena);
+
+/* eval_group.c: grouped evidence (rule->n_group_by > 0). */
+bool tg_group_setup(tg_rule_state *st);
+void tg_group_row(tg_rule_state *st, const char *row, size_t i);
+void tg_group_build(tg_rule_state *st, tg_arena *arena);
+void tg_group_free(tg_rule_state *st);
 
 /* eval_render.c: the rule's message with each {expression} filled in. */
 const char *tg_eval_render_message(tg_rule_state *st, const tg_value *agg_values, tg_arena *arena);

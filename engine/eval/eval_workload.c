@@ -163,14 +163,14 @@ static int copy_kind_of(const char *label)
 
 const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *a)
 {
-    if (!w || !e || !w->sql_steady || e->kind < 0) return NULL;
+    if (!w || !e || !w->sql_steady || e->kind == TG_WORK_NVTX) return NULL;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
     fprintf(f, "WITH steady AS (%s), op AS (SELECT rowid, start, end, correlationId AS corr, "
                "(globalPid >> 24) & 16777215 AS pid", w->sql_steady);
-    if (e->kind == 0)
+    if (e->kind == TG_WORK_KERNEL)
         fprintf(f, ", coalesce((SELECT value FROM StringIds WHERE id = demangledName), "
                    "(SELECT value FROM StringIds WHERE id = shortName)) AS name FROM %s) ", w->table_kernel);
     else if (e->kind == 1)
@@ -180,7 +180,7 @@ const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_a
     fprintf(f, "SELECT COUNT(*) AS launches, SUM(op.end - op.start) AS gpu_time_ns, "
                "SUM(op.end - op.start) / %lld.0 AS per_iteration_ns FROM op WHERE ",
             (long long)w->steady_iterations);
-    if (e->kind == 0) put_family_test(f, e->name);
+    if (e->kind == TG_WORK_KERNEL) put_family_test(f, e->name);
     else if (e->kind == 1) fprintf(f, "op.kind = %d", copy_kind_of(e->name));
     else fputs("1", f);
     fprintf(f, " AND EXISTS (SELECT 1 FROM %s r JOIN steady s ON s.pid = op.pid AND r.start BETWEEN "

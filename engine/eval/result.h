@@ -28,11 +28,19 @@ typedef struct tg_evidence {
 /* What changed, one name of GPU work (a kernel family, a copy kind) or
 ** NVTX range, per steady iteration, baseline vs now
 ** (docs/regressions.md). */
-typedef enum tg_contrib_status { TG_CONTRIB_GREW, TG_CONTRIB_SHRANK, TG_CONTRIB_NEW, TG_CONTRIB_GONE } tg_contrib_status;
+#define TG_CONTRIB_STATUS_LIST(X) X(GREW, "grew") X(SHRANK, "shrank") X(NEW, "new") X(GONE, "gone")
+typedef enum tg_contrib_status {
+#define X(id, name) TG_CONTRIB_##id,
+    TG_CONTRIB_STATUS_LIST(X)
+#undef X
+    TG_CONTRIB_COUNT
+} tg_contrib_status;
+const char *tg_contrib_status_name(tg_contrib_status s);
+bool tg_contrib_status_parse(const char *s, tg_contrib_status *out);
 
 typedef struct tg_contributor {
     const char *name;
-    int kind;                  /* 0 kernel, 1 memcpy, 2 memset, -1 NVTX range */
+    tg_work_kind kind;
     tg_contrib_status status;
     double then_time, now_time;        /* ns per steady iteration */
     double then_launches, now_launches;
@@ -95,7 +103,7 @@ typedef struct tg_rule_result {
 /* GPU work of one name per steady iteration (the workload a baseline keeps). */
 typedef struct tg_work_entry {
     const char *name;          /* kernel family, "[memcpy HtoD]", "[memset]", NVTX name */
-    int kind;                  /* 0 kernel, 1 memcpy, 2 memset, -1 NVTX range */
+    tg_work_kind kind;
     int64_t count;             /* whole trace */
     double total;              /* ns, whole trace */
     double time, launches;     /* per steady iteration; NaN without iterations */
@@ -149,6 +157,7 @@ typedef struct tg_trace_result {
     const char *gpu_names;     /* comma-separated distinct GPU names, or NULL */
     const char *iteration_marker;  /* markers of its iterations ("ProfilerStep#N",
                                       several joined by ", "), NULL without */
+    const char *trace_format;  /* tg_trace_format_names[]: "nsys-sqlite", "kineto-json" */
     tg_origin origin;
     const char *source;        /* merge: the result file it was read from; NULL */
     int64_t *missing_ranks;    /* merge's entry for the ranks of a job without a

@@ -50,6 +50,9 @@ typedef struct tg_device {
     double nccl_overlap;       /* NaN without NCCL kernels */
     int64_t queue_p50;
     int32_t gaps;
+    int64_t busy_time_steady;  /* union of op time inside the steady window */
+    int64_t copy_time_steady;  /* union of copy time inside the steady window */
+    double copy_frac_steady;   /* copy_time_steady / busy_time_steady; NaN when idle */
 } tg_device;
 
 typedef struct tg_trace_facts {
@@ -133,13 +136,11 @@ bool tg_iter_selection_has_marker(const tg_iter_selection *sel, const char *name
 
 typedef struct tg_model tg_model;
 
-enum { TG_WORK_KERNEL, TG_WORK_MEMCPY, TG_WORK_MEMSET };
-
 /* GPU work of one name (a kernel name, "[memcpy HtoD]", "[memset]"), or
-** NVTX ranges of one name (kind -1). */
+** NVTX ranges of one name (TG_WORK_NVTX). */
 typedef struct tg_work_name {
     const char *name;          /* points into the trace's pool or static text */
-    int kind;                  /* TG_WORK_*; -1 for NVTX ranges */
+    tg_work_kind kind;
     int64_t count, time;       /* whole trace */
     int64_t steady_count, steady_time;  /* launched (opened) in steady iterations */
     int64_t p50;               /* median duration; null unless asked for */

@@ -13,7 +13,9 @@
 ** union segment per device, per (process, device) and, for the NCCL
 ** overlap, three per device (NCCL kernels, other kernels, all kernels):
 ** overlap = |N| + |C| - |N u C| by inclusion-exclusion, so no interval
-** list is ever stored.
+** list is ever stored. A fourth union per device, of its copies, clipped
+** to the steady window like busy time, gives the share of the steady busy
+** time spent copying (copy_frac_steady).
 **
 ** Overhead rows are clipped to the first-to-last-op range of each pair, so
 ** with busy overhead rows a first pass over the ops (census) finds those
@@ -76,8 +78,8 @@ typedef struct dev_state {
     int64_t kernel_time;
     int64_t *queues;                /* queue times of its kernels */
     size_t queue_n, queue_cap;
-    seg busy, nccl, compute, all;
-    int64_t busy_steady;
+    seg busy, nccl, compute, all, copy;
+    int64_t busy_steady, copy_steady;
     int32_t gaps;
 } dev_state;
 
@@ -95,6 +97,14 @@ typedef struct item {               /* an op or a clipped overhead row */
     int32_t table, group;
     int8_t kernel, nccl;
 } item;
+
+/* Add the part of [s, e) inside the steady window to *total. */
+static void add_steady(const tg_model *m, int64_t s, int64_t e, int64_t *total)
+{
+    if (s < m->steady_start) s = m->steady_start;
+    if (e > m->steady_end) e = m->steady_end;
+    if (e > s) *total += e - s;
+}
 
 typedef struct sweep {
     tg_model *m;
@@ -221,11 +231,9 @@ static void visit(sweep *w, const item *it, bool *ok)
     group_state *g = &w->groups[it->group];
     dev_state *d = &w->devs[g->dev];
     int64_t cs, ce;
-    if (seg_add(&d->busy, it->start, it->end, &cs, &ce)) {
-        int64_t s = cs > w->m->steady_start ? cs : w->m->steady_start;
-        int64_t e = ce < w->m->steady_end ? ce : w->m->steady_end;
-        if (e > s) d->busy_steady += e - s;
-    }
+    if (seg_add(&d->busy, it->start, it->end, &cs, &ce)) add_steady(w->m, cs, ce, &d->busy_steady);
+    if (it->table == TG_TABLE_MEMCPY && seg_add(&d->copy, it->start, it->end, &cs, &ce))
+        add_steady(w->m, cs, ce, &d->copy_steady);
     if (g->open && it->start > g->end) emit_gap(w, g, it, ok);
     if (!g->open || it->start > g->end || it->end > g->end) {
         g->open = true;
@@ -301,11 +309,8 @@ static void finish_device(sweep *w, dev_state *d, tg_device *out)
 {
     const tg_model *m = w->m;
     int64_t cs, ce;
-    if (seg_close(&d->busy, &cs, &ce)) {
-        int64_t s = cs > m->steady_start ? cs : m->steady_start;
-        int64_t e = ce < m->steady_end ? ce : m->steady_end;
-        if (e > s) d->busy_steady += e - s;
-    }
+    if (seg_close(&d->busy, &cs, &ce)) add_steady(m, cs, ce, &d->busy_steady);
+    if (seg_close(&d->copy, &cs, &ce)) add_steady(m, cs, ce, &d->copy_steady);
     seg_close(&d->nccl, &cs, &ce);
     seg_close(&d->compute, &cs, &ce);
     seg_close(&d->all, &cs, &ce);
@@ -316,7 +321,9 @@ static void finish_device(sweep *w, dev_state *d, tg_device *out)
         .nccl_time = d->nccl.total, .gaps = d->gaps,
         .busy_frac = NAN, .busy_frac_steady = NAN, .nccl_overlap = NAN,
         .queue_p50 = TG_NULL_I64,
+        .busy_time_steady = d->busy_steady, .copy_time_steady = d->copy_steady, .copy_frac_steady = NAN,
     };
+    if (d->busy_steady > 0) out->copy_frac_steady = (double)d->copy_steady / (double)d->busy_steady;
     if (out->span > 0) out->busy_frac = (double)d->busy.total / (double)out->span;
     if (!m->has_iterations) out->busy_frac_steady = out->busy_frac;
     else if (m->steady_end > m->steady_start)

@@ -13,7 +13,8 @@
 int tg_model_op_table(int kind)
 {
     static const int tables[TG_OPK_COUNT] = {TG_TABLE_KERNEL, TG_TABLE_MEMCPY, TG_TABLE_MEMSET};
-    return tables[kind];
+    TG_ASSERT(kind >= 0 && kind < TG_OPK_COUNT);
+    return tables[kind >= 0 && kind < TG_OPK_COUNT ? kind : TG_OPK_KERNEL];
 }
 
 size_t tg_model_op_count(const tg_model *m, int kind)
@@ -22,7 +23,7 @@ size_t tg_model_op_count(const tg_model *m, int kind)
     switch (kind) {
     case TG_OPK_KERNEL: return t->n_kernels;
     case TG_OPK_MEMCPY: return t->n_memcpys;
-    default: return t->n_memsets;
+    default: TG_ASSERT(kind == TG_OPK_MEMSET); return t->n_memsets;
     }
 }
 
@@ -48,7 +49,7 @@ static int64_t op_start(const tg_model *m, int kind, size_t i)
     switch (kind) {
     case TG_OPK_KERNEL: return tg_model_ks(tg_model_cpriv_of(m), i)->start;
     case TG_OPK_MEMCPY: return t->memcpys[i].start;
-    default: return t->memsets[i].start;
+    default: TG_ASSERT(kind == TG_OPK_MEMSET); return t->memsets[i].start;
     }
 }
 

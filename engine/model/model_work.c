@@ -37,7 +37,7 @@ typedef struct accum {
     bool oom;
 } accum;
 
-static tg_work_name *entry(accum *a, size_t key, const char *name, int kind)
+static tg_work_name *entry(accum *a, size_t key, const char *name, tg_work_kind kind)
 {
     if (key >= a->n_keys) return NULL;
     if (a->slot[key] < 0) {
@@ -134,7 +134,7 @@ static bool ranges(const tg_model *m, tg_work_summary *out)
         if (!is_marker[r->name])
             is_marker[r->name] = tg_iter_selection_has_marker(m->selection, tg_trace_str(t, r->name)) ? 2 : 1;
         if (is_marker[r->name] == 2) continue;
-        add(entry(&a, (size_t)r->name, tg_trace_str(t, r->name), -1), r->start, r->end, true, true);
+        add(entry(&a, (size_t)r->name, tg_trace_str(t, r->name), TG_WORK_NVTX), r->start, r->end, true, true);
         ok = !a.oom;
     }
     free(is_marker);

@@ -128,20 +128,18 @@ static json_t *baseline_json(jctx *c, const tg_baseline_cmp *b)
         put(c, o, "gpu_busy_current", tg_report_json_num(b->busy_now));
     }
     if (b->n_contributors) {
-        static const char *const status[] = {"grew", "shrank", "new", "gone"};
-        static const char *const kinds[] = {"kernel", "memcpy", "memset"};
         json_t *list = json_array();
         for (size_t i = 0; i < b->n_contributors; i++) {
             const tg_contributor *x = &b->contributors[i];
             json_t *e = json_object();
             put(c, e, "name", tg_report_json_str(x->name));
-            put(c, e, "kind", json_string(x->kind >= 0 && x->kind < 3 ? kinds[x->kind] : "nvtx"));
-            put(c, e, "status", json_string(status[(unsigned)x->status < 4 ? x->status : 0]));
+            put(c, e, "kind", json_string(tg_work_kind_name(x->kind)));
+            put(c, e, "status", json_string(tg_contrib_status_name(x->status)));
             put(c, e, "baseline_ns", tg_report_json_num(x->then_time));
             put(c, e, "current_ns", tg_report_json_num(x->now_time));
             put(c, e, "delta_ns", tg_report_json_num(x->delta));
             put(c, e, "share", tg_report_json_num(x->share));
-            if (x->kind >= 0) {
+            if (x->kind != TG_WORK_NVTX) {
                 put(c, e, "baseline_launches", tg_report_json_num(x->then_launches));
                 put(c, e, "current_launches", tg_report_json_num(x->now_launches));
             }
@@ -213,12 +211,11 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
 
 static void put_work(jctx *c, json_t *arr, const tg_work_entry *e)
 {
-    static const char *const kinds[] = {"kernel", "memcpy", "memset"};
     json_t *o = json_object();
     put(c, o, "name", tg_report_json_str(e->name));
-    put(c, o, "kind", json_string(e->kind >= 0 && e->kind < 3 ? kinds[e->kind] : "nvtx"));
+    put(c, o, "kind", json_string(tg_work_kind_name(e->kind)));
     put(c, o, "time_ns", tg_report_json_num(e->time));
-    if (e->kind >= 0) put(c, o, "launches", tg_report_json_num(e->launches));
+    if (e->kind != TG_WORK_NVTX) put(c, o, "launches", tg_report_json_num(e->launches));
     put(c, o, "count", json_integer((json_int_t)e->count));
     put(c, o, "total_ns", tg_report_json_num(e->total));
     append(c, arr, o);
@@ -238,7 +235,7 @@ static json_t *work_list_json(jctx *c, const tg_work_entry *list, size_t n, size
             shown++;
             continue;
         }
-        other.kind = e->kind >= 0 ? 0 : -1;
+        other.kind = e->kind == TG_WORK_NVTX ? TG_WORK_NVTX : TG_WORK_KERNEL;
         other.count += e->count;
         other.total += e->total;
         other.time += e->time;         /* NaN without iterations, as e's */

@@ -92,7 +92,7 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
             fputs(i ? "         " : "changed: ", out);
             put_xml_cap(out, x->name, false, TG_TEXT_CAP_NAME);
             fprintf(out, " %s -> %s per iteration", then, now);
-            if (x->kind >= 0) fprintf(out, " (%.4g -> %.4g launches)", x->then_launches, x->now_launches);
+            if (x->kind != TG_WORK_NVTX) fprintf(out, " (%.4g -> %.4g launches)", x->then_launches, x->now_launches);
             fputc('\n', out);
         }
     }

@@ -80,15 +80,6 @@ static int longest_backtick_run(const char *s)
     return longest;
 }
 
-static void code_sink(void *ctx, const char *s, size_t n)
-{
-    FILE *out = ctx;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '|') fputc('\\', out);
-        fputc(s[i], out);
-    }
-}
-
 /* An inline code span (ids, file names): only | needs care, newlines are
 ** shown as \n; the fence grows past any backtick run inside, padded with
 ** spaces then. */
@@ -98,7 +89,8 @@ static void put_code(FILE *out, const char *s)
     int longest = longest_backtick_run(s);
     for (int i = 0; i <= longest; i++) fputc('`', out);
     if (longest) fputc(' ', out);
-    tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, code_sink, out);
+    tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, tg_report_backslash_sink,
+                   &(tg_backslash_sink){out, "|"});
     if (longest) fputc(' ', out);
     for (int i = 0; i <= longest; i++) fputc('`', out);
 }
@@ -171,7 +163,6 @@ static void put_evidence(md *m, const tg_rule_result *r)
 /* What changed per steady iteration, as a table. */
 static void put_changed(FILE *out, const tg_baseline_cmp *b)
 {
-    static const char *const status[] = {"grew", "shrank", "new", "gone"};
     fputs("**What changed** (per steady iteration):\n\n| | name | baseline | now | change | launches |\n"
           "| --- | --- | ---: | ---: | ---: | ---: |\n", out);
     for (size_t i = 0; i < b->n_contributors; i++) {
@@ -180,10 +171,10 @@ static void put_changed(FILE *out, const tg_baseline_cmp *b)
         tg_fmt_num(then, sizeof then, x->then_time, TG_UNIT_NS);
         tg_fmt_num(now, sizeof now, x->now_time, TG_UNIT_NS);
         tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
-        fprintf(out, "| %s | ", status[(unsigned)x->status < 4 ? x->status : 0]);
+        fprintf(out, "| %s | ", tg_contrib_status_name(x->status));
         put_code(out, x->name);
         fprintf(out, " | %s | %s | %s%s | ", then, now, x->delta >= 0 ? "+" : "-", d);
-        if (x->kind >= 0) fprintf(out, "%.4g \xe2\x86\x92 %.4g", x->then_launches, x->now_launches);
+        if (x->kind != TG_WORK_NVTX) fprintf(out, "%.4g \xe2\x86\x92 %.4g", x->then_launches, x->now_launches);
         else fputs("NVTX range", out);
         fputs(" |\n", out);
     }

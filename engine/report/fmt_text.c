@@ -66,16 +66,6 @@ static void put_padded(FILE *out, const char *s, int width)
     for (; c.chars < width; c.chars++) fputc(' ', out);
 }
 
-/* Inside a quoted value a quote is written \". */
-static void quoted_sink(void *ctx, const char *s, size_t n)
-{
-    FILE *out = ctx;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"') fputc('\\', out);
-        fputc(s[i], out);
-    }
-}
-
 /* A value: strings quoted when they hold blanks, quotes or '=', numbers in
 ** their unit. */
 static void put_value(FILE *out, const tg_value *v)
@@ -87,7 +77,8 @@ static void put_value(FILE *out, const tg_value *v)
             return;
         }
         fputc('"', out);
-        tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, quoted_sink, out);
+        tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, tg_report_backslash_sink,
+                       &(tg_backslash_sink){out, "\""});   /* inside quotes a quote is \" */
         fputc('"', out);
         return;
     }
@@ -137,12 +128,11 @@ static void put_contributors(const text_ctx *c, const tg_baseline_cmp *b)
         tg_fmt_num(then, sizeof then, x->then_time, TG_UNIT_NS);
         tg_fmt_num(now, sizeof now, x->now_time, TG_UNIT_NS);
         tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
-        static const char *const status[] = {"grew", "shrank", "new", "gone"};
-        fprintf(c->out, INDENT "%s %-6s ", i == 0 ? "changed:" : "        ", status[(unsigned)x->status < 4 ? x->status : 0]);
+        fprintf(c->out, INDENT "%s %-6s ", i == 0 ? "changed:" : "        ", tg_contrib_status_name(x->status));
         put_text(c->out, x->name, TG_TEXT_CAP_NAME);
         fprintf(c->out, "  %s \xe2\x86\x92 %s per iteration (%s%s", then, now, x->delta >= 0 ? "+" : "-", d);
-        if (x->kind >= 0) fprintf(c->out, ", %.4g \xe2\x86\x92 %.4g launches", x->then_launches, x->now_launches);
-        fprintf(c->out, "%s)\n", x->kind < 0 ? ", NVTX range" : "");
+        if (x->kind != TG_WORK_NVTX) fprintf(c->out, ", %.4g \xe2\x86\x92 %.4g launches", x->then_launches, x->now_launches);
+        fprintf(c->out, "%s)\n", x->kind == TG_WORK_NVTX ? ", NVTX range" : "");
     }
 }
 
@@ -222,10 +212,15 @@ static void put_trace(const text_ctx *c, const tg_trace_result *t)
     put_text(out, t->file ? t->file : "?", TG_TEXT_CAP_TEXT);
     fprintf(out, "%s", paint(c, "\033[0m"));
     if (t->status == TG_OK) {
-        fputs("  (nsys ", out);
-        put_text(out, t->nsys_version ? t->nsys_version : "unknown", TG_TEXT_CAP_NAME);
-        fputs(", schema ", out);
-        put_text(out, t->schema_version ? t->schema_version : "unknown", TG_TEXT_CAP_NAME);
+        if (t->trace_format && !strcmp(t->trace_format, "kineto-json")) {
+            fputs("  (Kineto JSON, schema ", out);
+            put_text(out, t->schema_version ? t->schema_version : "not recorded", TG_TEXT_CAP_NAME);
+        } else {
+            fputs("  (nsys ", out);
+            put_text(out, t->nsys_version ? t->nsys_version : "unknown", TG_TEXT_CAP_NAME);
+            fputs(", schema ", out);
+            put_text(out, t->schema_version ? t->schema_version : "unknown", TG_TEXT_CAP_NAME);
+        }
         if (t->gpu_names) {
             fputs(", ", out);
             put_text(out, t->gpu_names, TG_TEXT_CAP_TEXT);

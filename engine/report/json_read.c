@@ -141,24 +141,19 @@ static tg_named_value *values_from(rd *a, json_t *obj, json_t *units, size_t *n)
 
 static bool contributors_from(rd *a, json_t *arr, tg_baseline_cmp *out)
 {
-    static const char *const status[] = {"grew", "shrank", "new", "gone"};
-    static const char *const kinds[] = {"kernel", "memcpy", "memset"};
     size_t n = json_array_size(arr), i;
     if (!n) return true;
     out->contributors = tg_arena_alloc(a->arena, n * sizeof *out->contributors);
     if (!out->contributors) return false;
     json_t *e;
     json_array_foreach(arr, i, e) {
-        tg_contributor x = {.name = str_of(a, e, "name"), .kind = -1, .then_time = num_of(e, "baseline_ns"),
+        tg_contributor x = {.name = str_of(a, e, "name"), .kind = TG_WORK_NVTX, .then_time = num_of(e, "baseline_ns"),
                             .now_time = num_of(e, "current_ns"), .delta = num_of(e, "delta_ns"),
                             .share = num_of(e, "share"), .then_launches = num_of(e, "baseline_launches"),
                             .now_launches = num_of(e, "current_launches"), .query = str_of(a, e, "query")};
         const char *k = json_string_value(json_object_get(e, "kind")), *s = json_string_value(json_object_get(e, "status"));
-        for (int j = 0; k && j < 3; j++)
-            if (!strcmp(k, kinds[j])) x.kind = j;
-        for (int j = 0; s && j < 4; j++)
-            if (!strcmp(s, status[j])) x.status = (tg_contrib_status)j;
-        if (!x.name) continue;     /* not a contributor this reader knows */
+        if (!x.name || !tg_work_kind_parse(k, &x.kind) || !tg_contrib_status_parse(s, &x.status))
+            continue;     /* not a contributor this reader knows */
         out->contributors[out->n_contributors++] = x;
     }
     return true;
@@ -292,20 +287,17 @@ static bool origin_from(rd *a, json_t *o, tg_origin *og, const char *file, tg_di
 ** know (no name) are skipped. */
 static bool work_list_from(rd *a, json_t *arr, tg_work_entry **out, size_t *n)
 {
-    static const char *const kinds[] = {"kernel", "memcpy", "memset"};
     *n = 0;
     *out = tg_arena_alloc(a->arena, (json_array_size(arr) ? json_array_size(arr) : 1) * sizeof **out);
     if (!*out) return false;
     size_t i;
     json_t *e;
     json_array_foreach(arr, i, e) {
-        tg_work_entry w = {.name = str_of(a, e, "name"), .kind = -1, .count = int_of(e, "count", 0),
+        tg_work_entry w = {.name = str_of(a, e, "name"), .count = int_of(e, "count", 0),
                            .total = num_of(e, "total_ns"), .time = num_of(e, "time_ns"),
                            .launches = num_of(e, "launches")};
-        const char *k = json_string_value(json_object_get(e, "kind"));
-        for (int j = 0; k && j < 3; j++)
-            if (!strcmp(k, kinds[j])) w.kind = j;
-        if (w.name) (*out)[(*n)++] = w;
+        if (w.name && tg_work_kind_parse(json_string_value(json_object_get(e, "kind")), &w.kind))
+            (*out)[(*n)++] = w;
     }
     return true;
 }

@@ -180,6 +180,9 @@ static void put_devices(doc *d, const tg_model *m)
         put(d, o, "exposed_nccl_time_ns", json_integer(dv->exposed_nccl_time));
         put(d, o, "queue_p50_ns", int_or_null(dv->queue_p50));
         put(d, o, "gaps_ge_min", json_integer(dv->gaps));
+        put(d, o, "busy_time_steady_ns", json_integer(dv->busy_time_steady));
+        put(d, o, "copy_time_steady_ns", json_integer(dv->copy_time_steady));
+        put(d, o, "copy_frac_steady", real_or_null(dv->copy_frac_steady));
     }
 }
 
@@ -212,11 +215,6 @@ static void put_iterations(doc *d, const tg_model *m, const counts *c)
     free(v);
 }
 
-static const char *work_kind(int kind)
-{
-    return kind == TG_WORK_KERNEL ? "kernel" : kind == TG_WORK_MEMCPY ? "memcpy"
-         : kind == TG_WORK_MEMSET ? "memset" : "nvtx";
-}
 
 /* One name's line of the per-name view. */
 static json_t *work_json(const tg_work_name *w, const tg_work_summary *s, int64_t total)
@@ -224,7 +222,7 @@ static json_t *work_json(const tg_work_name *w, const tg_work_summary *s, int64_
     doc d = {json_object(), true};
     if (!d.root) return NULL;
     put(&d, d.root, "name", str_or_null(w->name));
-    put(&d, d.root, "kind", json_string(work_kind(w->kind)));
+    put(&d, d.root, "kind", json_string(tg_work_kind_name(w->kind)));
     put(&d, d.root, "count", json_integer(w->count));
     put(&d, d.root, "total_ns", json_integer(w->time));
     put(&d, d.root, "mean_ns", real_or_null(w->count ? (double)w->time / (double)w->count : NAN));
@@ -341,17 +339,18 @@ static void text_devices(FILE *f, const json_t *doc)
         fprintf(f, "  (no GPU work)\n");
         return;
     }
-    fprintf(f, "  %-6s %-24s %10s %8s %8s %8s %10s %8s %8s\n", "device", "name", "span", "busy",
-            "steady", "kernels", "queue p50", "nccl ov", "gaps");
+    fprintf(f, "  %-6s %-24s %10s %8s %8s %8s %8s %10s %8s %8s\n", "device", "name", "span", "busy",
+            "steady", "copies", "kernels", "queue p50", "nccl ov", "gaps");
     size_t i;
     const json_t *d;
     json_array_foreach(list, i, d) {
-        char a[TG_FMT_BUF], b[TG_FMT_BUF], c[TG_FMT_BUF], e[TG_FMT_BUF], g[TG_FMT_BUF];
+        char a[TG_FMT_BUF], b[TG_FMT_BUF], c[TG_FMT_BUF], cp[TG_FMT_BUF], e[TG_FMT_BUF], g[TG_FMT_BUF];
         const char *name = json_string_value(json_object_get(d, "name"));
         fprintf(f, "  %-6d ", (int)num(d, "device"));
         print_name(f, name ? name : "-", TG_TEXT_CAP_NAME, 24);
-        fprintf(f, " %10s %8s %8s %8.0f %10s %8s %8.0f\n", dur(a, num(d, "span_ns")),
-                pct(b, num(d, "busy_frac")), pct(c, num(d, "busy_frac_steady")), num(d, "kernels"),
+        fprintf(f, " %10s %8s %8s %8s %8.0f %10s %8s %8.0f\n", dur(a, num(d, "span_ns")),
+                pct(b, num(d, "busy_frac")), pct(c, num(d, "busy_frac_steady")), pct(cp, num(d, "copy_frac_steady")),
+                num(d, "kernels"),
                 dur(e, num(d, "queue_p50_ns")), pct(g, num(d, "nccl_overlap")), num(d, "gaps_ge_min"));
     }
 }

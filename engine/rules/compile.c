@@ -2,7 +2,8 @@
 ** The expression compiler: turns an AST (parse.c) into a typed, resolved
 ** tree (expr.h) for one rule. Names bind to the fields of the rule's
 ** source (fields.def), then to macros (expanded in place, cycles
-** reported), params.NAME, trace.FIELD, baseline.STAT and, after `in`, to
+** reported), params.NAME, trace.FIELD, device.FIELD (the row's device,
+** for sources with a `device` field), baseline.STAT and, after `in`, to
 ** named lists.
 ** Types and units are checked -- a duration compared with a byte count is
 ** an error, and so is a plain number compared with a duration unless it
@@ -152,6 +153,46 @@ static size_t field_names(tg_source_id src, const char **names, size_t cap)
     return n;
 }
 
+/* device.FIELD: a field of the device source's row for the row's own
+** device (kernel, memcpy, memset, gap rows carry one), e.g.
+** `device.copy_frac_steady > 50%` on copies. A row value: inside
+** aggregates only in aggregate context, like a field. */
+static tg_expr *compile_device_ref(tg_cstate *cs, const tg_ast *ast)
+{
+    const char *names[128];
+    tg_rule *r = cs->rule;
+    const tg_field_def *id = tg_field_find(r->source, "device");
+    if (!id || id->type != TG_TY_INT) {
+        cerr(cs, ast->pos, "device.%s needs a source whose rows name a device (kernel, memcpy, memset, gap); "
+             "'%s' rows do not", ast->member, tg_source_defs[r->source].name);
+        return NULL;
+    }
+    const tg_field_def *f = tg_field_find(TG_SRC_DEVICE, ast->member);
+    if (!f) {
+        size_t n = field_names(TG_SRC_DEVICE, names, 128);
+        const char *hint = tg_suggest(ast->member, names, n);
+        cerr(cs, ast->pos, "the device source has no field '%s'%s%s%s", ast->member, hint ? " (did you mean '" : "",
+             hint ? hint : "", hint ? "'?)" : "");
+        return NULL;
+    }
+    if (cs->mode == TG_CM_AGG && !cs->in_agg) {
+        cerr(cs, ast->pos, "'device.%s' is a value of a single %s row's device; '%s' works on aggregates of the "
+             "rows, e.g. max(device.%s)", ast->member, tg_source_defs[r->source].name, cs->clause, ast->member);
+        return NULL;
+    }
+    tg_expr *e = new_expr(cs, TG_N_DEVICE_REF, ast->pos);
+    tg_expr *key = e ? new_expr(cs, TG_N_FIELD, ast->pos) : NULL;
+    if (!key) return NULL;
+    key->field = id;
+    key->type = id->type;
+    key->unit = id->unit;
+    e->a = key;
+    e->field = f;
+    e->type = f->type;
+    e->unit = f->unit;
+    return e;
+}
+
 static tg_expr *compile_dotted(tg_cstate *cs, const tg_ast *ast)
 {
     const char *names[128];
@@ -191,6 +232,7 @@ static tg_expr *compile_dotted(tg_cstate *cs, const tg_ast *ast)
         if (cs->mode == TG_CM_AGG && !cs->in_agg) add_trace_ref(cs, f);
         return e;
     }
+    if (strcmp(ast->name, "device") == 0 && r->source != TG_SRC_DEVICE) return compile_device_ref(cs, ast);
     if (strcmp(ast->name, "baseline") == 0) {
         int stat = -1;
         for (int i = 0; i < TG_BSTAT_COUNT; i++)
@@ -227,7 +269,7 @@ static tg_expr *compile_dotted(tg_cstate *cs, const tg_ast *ast)
         cerr(cs, ast->pos, "a rule reads one source, and this rule's source is '%s', not '%s'",
              tg_source_defs[r->source].name, ast->name);
     else
-        cerr(cs, ast->pos, "unknown name '%s.%s' (dotted names are params.NAME, trace.FIELD and baseline.STAT)",
+        cerr(cs, ast->pos, "unknown name '%s.%s' (dotted names are params.NAME, trace.FIELD, device.FIELD and baseline.STAT)",
              ast->name, ast->member);
     return NULL;
 }

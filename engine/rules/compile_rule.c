@@ -4,7 +4,7 @@
 ** and source; params with their --set overrides; where (and appended
 ** clauses), fail_when, metric and samples through compile.c; the message
 ** template with its {expression} placeholders; evidence order, limit and
-** columns. Keys are compiled in dependency order: params before the
+** columns (grouped evidence: compile_group.c). Keys are compiled in dependency order: params before the
 ** expressions that read them, metric before baseline.STAT references.
 */
 #include "load.h"
@@ -28,7 +28,7 @@ static const char *const default_columns[TG_SRC_COUNT][8] = {
 };
 
 typedef struct rule_cc {
-    tg_loader *ld;
+    tg_rules_loader *ld;
     const tg_rule_def *def;
     tg_rule *r;
     tg_cstate cs;
@@ -480,8 +480,8 @@ static void compile_evidence(rule_cc *cc)
 {
     tg_rule *r = cc->r;
     const tg_ynode *ev = cc->def->key[TG_RK_EVIDENCE];
-    static const char *const keys[] = {"order_by", "limit", "columns"};
-    const tg_ynode *cols = NULL;
+    static const char *const keys[] = {"order_by", "limit", "columns", "group_by"};
+    const tg_ynode *cols = NULL, *group_by = NULL, *order_by = NULL;
     if (ev && ev->kind != TG_Y_MAP) {
         ERR(cc, ev->pos, "'evidence' must be a mapping such as {order_by: duration desc, limit: 10}");
         ev = NULL;
@@ -489,21 +489,32 @@ static void compile_evidence(rule_cc *cc)
     for (size_t i = 0; ev && i < ev->n; i++) {
         const tg_ynode *k = ev->items[i], *v = ev->vals[i];
         if (tg_yscalar_is(k, "order_by")) {
-            compile_order_by(cc, v);
+            order_by = v;
+        } else if (tg_yscalar_is(k, "group_by")) {
+            group_by = v;
         } else if (tg_yscalar_is(k, "limit")) {
             char *end = NULL;
             long lim = v->kind == TG_Y_SCALAR ? strtol(v->value, &end, 10) : -1;
             if (!end || *end || lim < 0 || lim > 1000) ERR(cc, v->pos, "evidence limit must be a whole number from 0 to 1000");
             else r->evidence_limit = lim == 0 ? (size_t)-1 : (size_t)lim;
         } else if (tg_yscalar_is(k, "columns")) {
-            if (v->kind != TG_Y_SEQ) ERR(cc, v->pos, "evidence columns must be a list of field names");
-            else cols = v;
+            cols = v;
         } else {
             const char *name = k->kind == TG_Y_SCALAR ? k->value : "?";
-            const char *hint = tg_suggest(name, keys, 3);
-            ERR(cc, k->pos, "unknown key '%s' in evidence%s%s%s", name, hint ? " (did you mean '" : " (order_by, limit, columns)",
-                hint ? hint : "", hint ? "'?)" : "");
+            const char *hint = tg_suggest(name, keys, 4);
+            ERR(cc, k->pos, "unknown key '%s' in evidence%s%s%s", name,
+                hint ? " (did you mean '" : " (order_by, limit, columns, group_by)", hint ? hint : "",
+                hint ? "'?)" : "");
         }
+    }
+    if (group_by) {
+        tg_compile_group_evidence(&cc->cs, group_by, cols, order_by);
+        return;
+    }
+    if (order_by) compile_order_by(cc, order_by);
+    if (cols && cols->kind != TG_Y_SEQ) {
+        ERR(cc, cols->pos, "evidence columns must be a list of field names");
+        cols = NULL;
     }
     size_t cap = (cols ? cols->n : 8) + 3;
     r->columns = tg_arena_alloc(cc->ld->ctx.arena, cap * sizeof *r->columns);
@@ -522,16 +533,16 @@ static void compile_evidence(rule_cc *cc)
         if (f) add_column(r, f, cap);
     }
     if (r->order_field) add_column(r, r->order_field, cap);
-    for (size_t i = 0; i < r->n_aggs; i++)
-        if (r->aggs[i].field) {
-            add_column(r, r->aggs[i].field, cap);
+    for (size_t i = 0; i < cc->cs.n_aggs; i++)     /* collected so far: copied out after this */
+        if (cc->cs.aggs[i].field) {
+            add_column(r, cc->cs.aggs[i].field, cap);
             break;
         }
 }
 
 /* ------------------------------------------------------------------ rule */
 
-bool tg_compile_rule(tg_loader *ld, const tg_rule_def *def, const tg_param_set *sets, size_t n_sets,
+bool tg_compile_rule(tg_rules_loader *ld, const tg_rule_def *def, const tg_param_set *sets, size_t n_sets,
                      bool *set_used, tg_rule *r)
 {
     int errors = ld->ctx.diag->n_errors;
@@ -555,6 +566,9 @@ bool tg_compile_rule(tg_loader *ld, const tg_rule_def *def, const tg_param_set *
     if (!fw && !def->key[TG_RK_REGRESSION])
         ERR(&cc, def->pos, "rule '%s' has no 'fail_when' (a condition on aggregates such as 'count > 0')", def->id);
     compile_message(&cc);
+    /* grouped evidence may add aggregates of its own (not the result's values) */
+    r->n_value_aggs = cc.cs.n_aggs;
+    if (cc.source_ok) compile_evidence(&cc);
     /* aggregates and trace references collected while compiling */
     tg_cstate *cs = &cc.cs;
     if (cs->n_aggs) {
@@ -571,6 +585,5 @@ bool tg_compile_rule(tg_loader *ld, const tg_rule_def *def, const tg_param_set *
     free(cs->aggs);
     free(cs->trace_refs);
     free(cs->collect_keys);
-    if (cc.source_ok) compile_evidence(&cc);
     return ld->ctx.diag->n_errors == errors;
 }

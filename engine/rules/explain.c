@@ -106,6 +106,10 @@ void tg_expr_print(char **buf, size_t *len, size_t *cap, const tg_rule *r, const
         put(buf, len, cap, "trace.%s", e->field->name);
         put_type(buf, len, cap, e);
         return;
+    case TG_N_DEVICE_REF:
+        put(buf, len, cap, "device.%s (the row's device)", e->field->name);
+        put_type(buf, len, cap, e);
+        return;
     case TG_N_BASELINE:
         put(buf, len, cap, "baseline.%s", tg_baseline_stat_names[e->stat]);
         put_type(buf, len, cap, e);
@@ -158,6 +162,29 @@ static void put_wrapped(char **buf, size_t *len, size_t *cap, const char *label,
         put(buf, len, cap, "\n");
         free(one);
         s += n + (e ? 1 : 0);
+    }
+}
+
+/* Grouped evidence: the keys, each column's tree, the order. */
+static void explain_groups(char **buf, size_t *len, size_t *cap, const tg_rule *r)
+{
+    put(buf, len, cap, "one row per group of");
+    for (size_t i = 0; i < r->n_group_by; i++) put(buf, len, cap, " %s", r->group_by[i]->name);
+    if (r->group_order >= 0)
+        put(buf, len, cap, ", groups ordered by %s %s", r->group_cols[r->group_order].name,
+            r->order_desc ? "desc" : "asc");
+    if (r->evidence_limit == (size_t)-1) put(buf, len, cap, ", no rows");
+    else put(buf, len, cap, ", limit %zu", r->evidence_limit ? r->evidence_limit : 10);
+    put(buf, len, cap, ", each citing its longest row; columns:\n");
+    for (size_t i = 0; i < r->n_group_cols; i++) {
+        put(buf, len, cap, "  ");
+        put_text(buf, len, cap, r->group_cols[i].name);
+        if (!r->group_cols[i].expr) {
+            put(buf, len, cap, " (group key)\n");
+            continue;
+        }
+        put(buf, len, cap, "\n");
+        tg_expr_print(buf, len, cap, r, r->group_cols[i].expr, 2);
     }
 }
 
@@ -227,7 +254,7 @@ char *tg_rules_explain(const tg_ruleset *rs, const char *id)
             }
     }
     put(&buf, &len, &cap, "\nvalues reported: count");
-    for (size_t i = 0; i < r->n_aggs; i++)
+    for (size_t i = 0; i < r->n_value_aggs; i++)
         if (r->aggs[i].kind != TG_AGG_COUNT || r->aggs[i].arg) {
             put(&buf, &len, &cap, " ");
             put_text(&buf, &len, &cap, r->aggs[i].value_name);
@@ -235,6 +262,10 @@ char *tg_rules_explain(const tg_ruleset *rs, const char *id)
     for (size_t i = 0; i < r->n_trace_refs; i++) put(&buf, &len, &cap, " trace_%s", r->trace_refs[i]->name);
     put(&buf, &len, &cap, "\n");
     put(&buf, &len, &cap, "\nevidence: ");
+    if (r->n_group_by) {
+        explain_groups(&buf, &len, &cap, r);
+        return buf;
+    }
     if (r->order_field) put(&buf, &len, &cap, "order by %s %s", r->order_field->name, r->order_desc ? "desc" : "asc");
     else put(&buf, &len, &cap, "default order");
     if (r->evidence_limit == (size_t)-1) put(&buf, &len, &cap, ", no rows");

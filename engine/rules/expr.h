@@ -74,6 +74,17 @@ typedef struct tg_agg_use {
     const tg_field_def *field;  /* the argument is a plain field: that field */
 } tg_agg_use;
 
+/* Grouped evidence (docs/rule-language.md): one evidence row per distinct
+** value of the group_by fields, its columns aggregates over the group's
+** rows. At most TG_GROUP_KEYS fields. */
+#define TG_GROUP_KEYS 4
+
+typedef struct tg_group_col {
+    const char *name;           /* the column's name in the evidence row */
+    tg_expr *expr;              /* aggregate context over the group's rows; NULL: a group_by field */
+    const tg_field_def *field;  /* the group_by field when expr is NULL */
+} tg_group_col;
+
 /* A message template: literal text and {expression} placeholders. */
 typedef struct tg_msg_part {
     const char *text;           /* literal text, or the placeholder's source text */
@@ -100,6 +111,9 @@ typedef struct tg_rule {
     const char *where_text, *fail_when_text, *message_text;
     tg_agg_use *aggs;
     size_t n_aggs;
+    size_t n_value_aggs;        /* aggs[0..n_value_aggs): those of where/fail_when/message/metric,
+                                   reported as the result's values; the rest serve only grouped
+                                   evidence columns */
     int n_collect;              /* distinct kept-values arrays (percentiles) */
     tg_msg_part *message;
     size_t n_message;
@@ -110,6 +124,11 @@ typedef struct tg_rule {
     size_t evidence_limit;      /* 0 = evaluation default; SIZE_MAX = cite no rows */
     const tg_field_def **columns;      /* evidence fields */
     size_t n_columns;
+    const tg_field_def *group_by[TG_GROUP_KEYS];   /* grouped evidence; n_group_by 0: rows */
+    size_t n_group_by;
+    tg_group_col *group_cols;   /* the group_by fields, then the aggregate columns */
+    size_t n_group_cols;
+    int group_order;            /* the column that orders the groups (order_desc says how) */
     const tg_field_def **trace_refs;   /* trace.FIELD read by fail_when/message/metric */
     size_t n_trace_refs;
     int n_slots;                /* string-predicate scratch slots */
@@ -129,6 +148,11 @@ struct tg_ruleset {
 ** context (fold.c). Null operands give null (comparisons: false). */
 tg_value tg_value_arith(tg_node_kind op, tg_value a, tg_value b, tg_unit result_unit);
 bool tg_value_compare(tg_node_kind op, tg_value a, tg_value b);
+/* The one comparison both contexts use: the three-way order of two
+** numbers (false in *ok when either is NaN: NaN compares with nothing),
+** and whether comparison op holds for an order c (<0, 0, >0). */
+int tg_num_order(double x, double y, bool *ok);
+bool tg_cmp_holds(tg_node_kind op, int c);
 /* `in`: a is one of list (strings by content, numbers by value). */
 bool tg_value_in(tg_value a, const tg_value *list, size_t n);
 /* Numeric value as double (NaN for null and non-numbers). */

@@ -42,7 +42,7 @@ tg_value tg_value_arith(tg_node_kind op, tg_value a, tg_value b, tg_unit unit)
         case TG_N_ADD: overflow = __builtin_add_overflow(a.u.i, b.u.i, &r); break;
         case TG_N_SUB: overflow = __builtin_sub_overflow(a.u.i, b.u.i, &r); break;
         case TG_N_MUL: overflow = __builtin_mul_overflow(a.u.i, b.u.i, &r); break;
-        default: return tg_null();
+        default: TG_UNREACHABLE(); return tg_null();   /* op is arithmetic */
         }
         if (!overflow && r != TG_NULL_I64) return tg_int(r, unit);
     }
@@ -55,15 +55,36 @@ tg_value tg_value_arith(tg_node_kind op, tg_value a, tg_value b, tg_unit unit)
         if (y == 0) return tg_null();
         r = x / y;
         break;
-    default: return tg_null();
+    default: TG_UNREACHABLE(); return tg_null();
     }
     if (isnan(r)) return tg_null();
     return tg_float(r, unit);
 }
 
+int tg_num_order(double x, double y, bool *ok)
+{
+    *ok = !isnan(x) && !isnan(y);
+    return (x > y) - (x < y);
+}
+
+bool tg_cmp_holds(tg_node_kind op, int c)
+{
+    switch (op) {
+    case TG_N_EQ: return c == 0;
+    case TG_N_NE: return c != 0;
+    case TG_N_LT: return c < 0;
+    case TG_N_LE: return c <= 0;
+    case TG_N_GT: return c > 0;
+    case TG_N_GE: return c >= 0;
+    default: TG_UNREACHABLE(); return false;   /* op is a comparison */
+    }
+}
+
 bool tg_value_compare(tg_node_kind op, tg_value a, tg_value b)
 {
     if (a.type == TG_TY_NULL || b.type == TG_TY_NULL) return false;
+    bool text_op = op == TG_N_STARTSWITH || op == TG_N_CONTAINS;
+    if (text_op && (a.type != TG_TY_STRING || b.type != TG_TY_STRING)) return false;
     int c;
     if (a.type == TG_TY_STRING && b.type == TG_TY_STRING) {
         if (!a.u.s || !b.u.s) return false;
@@ -75,19 +96,12 @@ bool tg_value_compare(tg_node_kind op, tg_value a, tg_value b)
     } else if (a.type == TG_TY_INT && b.type == TG_TY_INT) {
         c = (a.u.i > b.u.i) - (a.u.i < b.u.i);
     } else {
-        double x = tg_value_num(a), y = tg_value_num(b);
-        if (a.type == TG_TY_STRING || b.type == TG_TY_STRING || isnan(x) || isnan(y)) return false;
-        c = (x > y) - (x < y);
+        if (a.type == TG_TY_STRING || b.type == TG_TY_STRING) return false;
+        bool ok;
+        c = tg_num_order(tg_value_num(a), tg_value_num(b), &ok);
+        if (!ok) return false;
     }
-    switch (op) {
-    case TG_N_EQ: return c == 0;
-    case TG_N_NE: return c != 0;
-    case TG_N_LT: return c < 0;
-    case TG_N_LE: return c <= 0;
-    case TG_N_GT: return c > 0;
-    case TG_N_GE: return c >= 0;
-    default: return false;
-    }
+    return tg_cmp_holds(op, c);
 }
 
 bool tg_value_in(tg_value a, const tg_value *list, size_t n)

@@ -53,7 +53,7 @@ static bool is_reserved(const char *s)
 }
 
 /* Check the keys of a mapping: scalars, no duplicates, all in `allowed`. */
-static bool check_keys(tg_loader *ld, const tg_ynode *map, const char *const *allowed, size_t n_allowed,
+static bool check_keys(tg_rules_loader *ld, const tg_ynode *map, const char *const *allowed, size_t n_allowed,
                        const char *where)
 {
     bool ok = true;
@@ -87,7 +87,7 @@ static bool check_keys(tg_loader *ld, const tg_ynode *map, const char *const *al
     return ok;
 }
 
-tg_value tg_rfile_scalar_value(tg_loader *ld, const tg_ynode *n, int *suffix)
+tg_value tg_rfile_scalar_value(tg_rules_loader *ld, const tg_ynode *n, int *suffix)
 {
     *suffix = -1;
     if (n->style == TG_YS_PLAIN) {
@@ -119,14 +119,14 @@ tg_value tg_rfile_scalar_value(tg_loader *ld, const tg_ynode *n, int *suffix)
     return tg_str(tg_arena_strdup(ld->ctx.arena, n->value));
 }
 
-tg_macro *tg_rfile_macro(tg_loader *ld, const char *name)
+tg_macro *tg_rfile_macro(tg_rules_loader *ld, const char *name)
 {
     for (size_t i = 0; i < ld->n_macros; i++)
         if (strcmp(ld->macros[i].name, name) == 0) return &ld->macros[i];
     return NULL;
 }
 
-tg_list *tg_rfile_list(tg_loader *ld, const char *name)
+tg_list *tg_rfile_list(tg_rules_loader *ld, const char *name)
 {
     for (size_t i = 0; i < ld->n_lists; i++)
         if (strcmp(ld->lists[i].name, name) == 0) return &ld->lists[i];
@@ -134,7 +134,7 @@ tg_list *tg_rfile_list(tg_loader *ld, const char *name)
 }
 
 /* A name for a list or macro: an identifier, not reserved, not taken. */
-static bool check_name(tg_loader *ld, const tg_ynode *k, const char *what)
+static bool check_name(tg_rules_loader *ld, const tg_ynode *k, const char *what)
 {
     if (!is_ident(k->value)) {
         tg_rules_error(&ld->ctx, k->pos, "%s name '%s' must be an identifier (letters, digits, _)", what,
@@ -156,7 +156,7 @@ static bool check_name(tg_loader *ld, const tg_ynode *k, const char *what)
     return true;
 }
 
-static void load_lists(tg_loader *ld, const tg_ynode *lists)
+static void load_lists(tg_rules_loader *ld, const tg_ynode *lists)
 {
     if (lists->kind != TG_Y_MAP) {
         tg_rules_error(&ld->ctx, lists->pos, "'lists' must map names to lists, not %s", tg_ynode_kind_name(lists));
@@ -191,7 +191,7 @@ static void load_lists(tg_loader *ld, const tg_ynode *lists)
     }
 }
 
-static void load_macros(tg_loader *ld, const tg_ynode *macros)
+static void load_macros(tg_rules_loader *ld, const tg_ynode *macros)
 {
     if (macros->kind != TG_Y_MAP) {
         tg_rules_error(&ld->ctx, macros->pos, "'macros' must map names to expressions, not %s",
@@ -216,7 +216,7 @@ static void load_macros(tg_loader *ld, const tg_ynode *macros)
     }
 }
 
-static tg_rule_def *find_def(tg_loader *ld, const char *id)
+static tg_rule_def *find_def(tg_rules_loader *ld, const char *id)
 {
     for (size_t i = 0; i < ld->n_defs; i++)
         if (strcmp(ld->defs[i].id, id) == 0) return &ld->defs[i];
@@ -224,7 +224,7 @@ static tg_rule_def *find_def(tg_loader *ld, const char *id)
 }
 
 /* The `id` of a rule or override mapping, checked. */
-static const char *rule_id(tg_loader *ld, const tg_ynode *map, const char *what)
+static const char *rule_id(tg_rules_loader *ld, const tg_ynode *map, const char *what)
 {
     const tg_ynode *id = tg_ymap_get(map, "id");
     if (!id) {
@@ -239,7 +239,7 @@ static const char *rule_id(tg_loader *ld, const tg_ynode *map, const char *what)
     return id->value;
 }
 
-static void load_rules(tg_loader *ld, const tg_ynode *rules)
+static void load_rules(tg_rules_loader *ld, const tg_ynode *rules)
 {
     if (rules->kind != TG_Y_SEQ) {
         tg_rules_error(&ld->ctx, rules->pos, "'rules' must be a list of rules (each starting with '- id:'), not %s",
@@ -271,7 +271,7 @@ static void load_rules(tg_loader *ld, const tg_ynode *rules)
     }
 }
 
-static void apply_append(tg_loader *ld, tg_rule_def *d, const tg_ynode *app)
+static void apply_append(tg_rules_loader *ld, tg_rule_def *d, const tg_ynode *app)
 {
     static const char *const keys[] = {"where", "tags"};
     if (app->kind != TG_Y_MAP) {
@@ -288,7 +288,7 @@ static void apply_append(tg_loader *ld, tg_rule_def *d, const tg_ynode *app)
     }
 }
 
-static void load_overrides(tg_loader *ld, const tg_ynode *ovs)
+static void load_overrides(tg_rules_loader *ld, const tg_ynode *ovs)
 {
     if (ovs->kind != TG_Y_SEQ) {
         tg_rules_error(&ld->ctx, ovs->pos, "'override' must be a list of {id: ..., keys to replace}");
@@ -341,7 +341,7 @@ static bool is_empty(const tg_ynode *n)
     return n->kind == TG_Y_SCALAR && n->style == TG_YS_PLAIN && n->len == 0;
 }
 
-static bool load_src(tg_loader *ld, const tg_src *src)
+static bool load_src(tg_rules_loader *ld, const tg_src *src)
 {
     int errors = ld->ctx.diag->n_errors;
     bool ok;
@@ -373,13 +373,13 @@ static bool load_src(tg_loader *ld, const tg_src *src)
     return ld->ctx.diag->n_errors == errors;
 }
 
-bool tg_rfile_text(tg_loader *ld, const char *name, const char *text, size_t len)
+bool tg_rfile_text(tg_rules_loader *ld, const char *name, const char *text, size_t len)
 {
     const tg_src *src = tg_src_from_text(&ld->ctx, name, text, len);
     return src && load_src(ld, src);
 }
 
-static bool load_file(tg_loader *ld, const char *path)
+static bool load_file(tg_rules_loader *ld, const char *path)
 {
     /* remembered so that the CLI never writes an output over a rule file */
     const char *copy = tg_arena_strdup(ld->ctx.arena, path);
@@ -396,26 +396,33 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool has_yaml_ext(const char *name)
+static bool ends_with_one_of(const char *name, const char *const *suffixes, size_t n_suffixes)
 {
     size_t n = strlen(name);
-    return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) || (n > 4 && strcmp(name + n - 4, ".yml") == 0);
-}
-
-/* Rule test files (`tracegate rules test`) live beside the rules they test;
-** a rule folder skips them. */
-static bool is_rule_test(const char *name)
-{
-    static const char *const suffixes[] = {".test.yaml", ".test.yml", "_test.yaml", "_test.yml"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+    for (size_t i = 0; i < n_suffixes; i++) {
         size_t l = strlen(suffixes[i]);
         if (n > l && strcmp(name + n - l, suffixes[i]) == 0) return true;
     }
     return false;
 }
 
-bool tg_rfile_path(tg_loader *ld, const char *path)
+bool tg_rules_is_test_file(const char *name)
+{
+#define SUFFIX(s) s,
+    static const char *const suffixes[] = {TG_RULE_TEST_SUFFIXES(SUFFIX)};
+#undef SUFFIX
+    return ends_with_one_of(name, suffixes, sizeof suffixes / sizeof *suffixes);
+}
+
+bool tg_rules_is_rule_file(const char *name)
+{
+#define SUFFIX(s) s,
+    static const char *const suffixes[] = {TG_RULE_FILE_SUFFIXES(SUFFIX)};
+#undef SUFFIX
+    return ends_with_one_of(name, suffixes, sizeof suffixes / sizeof *suffixes) && !tg_rules_is_test_file(name);
+}
+
+bool tg_rfile_path(tg_rules_loader *ld, const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -434,7 +441,7 @@ bool tg_rfile_path(tg_loader *ld, const char *path)
     size_t n = 0, cap = 0;
     bool ok = true;
     for (struct dirent *e; (e = readdir(dir));) {
-        if (e->d_name[0] == '.' || !has_yaml_ext(e->d_name) || is_rule_test(e->d_name)) continue;
+        if (e->d_name[0] == '.' || !tg_rules_is_rule_file(e->d_name)) continue;
         char *full = malloc(strlen(path) + strlen(e->d_name) + 2);
         if (!full) { ok = false; break; }
         sprintf(full, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", e->d_name);

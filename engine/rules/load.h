@@ -52,7 +52,7 @@ typedef struct tg_list {
     bool used;
 } tg_list;
 
-typedef struct tg_loader {
+typedef struct tg_rules_loader {
     tg_rules_ctx ctx;
     tg_rule_def *defs;
     size_t n_defs, cap_defs;
@@ -65,21 +65,21 @@ typedef struct tg_loader {
     bool lint;                      /* also report warnings */
     const char **files;             /* every rule file read (arena copies) */
     size_t n_files, cap_files;
-} tg_loader;
+} tg_rules_loader;
 
 /* load.c: read a file or a directory of *.yaml / *.yml (name order), or an
 ** in-memory text, into the loader. False when it had errors. */
-bool tg_rfile_path(tg_loader *ld, const char *path);
-bool tg_rfile_text(tg_loader *ld, const char *name, const char *text, size_t len);
-tg_macro *tg_rfile_macro(tg_loader *ld, const char *name);
-tg_list *tg_rfile_list(tg_loader *ld, const char *name);
+bool tg_rfile_path(tg_rules_loader *ld, const char *path);
+bool tg_rfile_text(tg_rules_loader *ld, const char *name, const char *text, size_t len);
+tg_macro *tg_rfile_macro(tg_rules_loader *ld, const char *name);
+tg_list *tg_rfile_list(tg_rules_loader *ld, const char *name);
 /* The value of a scalar written as a literal: plain scalars that read as a
 ** number (with unit) or true/false become those, everything else a string. */
-tg_value tg_rfile_scalar_value(tg_loader *ld, const tg_ynode *n, int *suffix);
+tg_value tg_rfile_scalar_value(tg_rules_loader *ld, const tg_ynode *n, int *suffix);
 
 /* compile_rule.c: compile one rule definition into out (arena memory).
 ** --set values for this rule are applied to its params. */
-bool tg_compile_rule(tg_loader *ld, const tg_rule_def *def, const tg_param_set *sets,
+bool tg_compile_rule(tg_rules_loader *ld, const tg_rule_def *def, const tg_param_set *sets,
                      size_t n_sets, bool *set_used, tg_rule *out);
 
 /* compile.c: the state of compiling one rule's expressions. A rule's trees
@@ -89,7 +89,7 @@ bool tg_compile_rule(tg_loader *ld, const tg_rule_def *def, const tg_param_set *
 typedef enum tg_cmode { TG_CM_ROW, TG_CM_AGG } tg_cmode;
 
 typedef struct tg_cstate {
-    tg_loader *ld;
+    tg_rules_loader *ld;
     tg_rule *rule;
     const char *clause;             /* "where", "fail_when", ... for messages */
     tg_cmode mode;
@@ -106,6 +106,10 @@ typedef struct tg_cstate {
 } tg_cstate;
 
 tg_expr *tg_compile_expr(tg_cstate *cs, const tg_ast *ast, tg_cmode mode, const char *clause);
+/* compile_group.c: `evidence: {group_by: ...}` (columns and order_by may
+** be NULL). */
+void tg_compile_group_evidence(tg_cstate *cs, const tg_ynode *group_by, const tg_ynode *columns,
+                               const tg_ynode *order_by);
 /* A numeric or boolean expression check with a clear message. */
 bool tg_compile_expect(tg_cstate *cs, const tg_expr *e, tg_type type, const char *what);
 /* Build a compiled `a and b`. */

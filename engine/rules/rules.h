@@ -31,6 +31,13 @@ typedef struct tg_rule_info {
     int regression;            /* 0 none, +1 higher_is_worse, -1 lower_is_worse */
 } tg_rule_info;
 
+/* File names in a rule folder: rule files, and the rule-test files that
+** live beside them (`tracegate rules test`), which loading a folder skips. */
+#define TG_RULE_FILE_SUFFIXES(X) X(".yaml") X(".yml")
+#define TG_RULE_TEST_SUFFIXES(X) X(".test.yaml") X(".test.yml") X("_test.yaml") X("_test.yml")
+bool tg_rules_is_rule_file(const char *name);   /* a rule file, not a test */
+bool tg_rules_is_test_file(const char *name);
+
 /* One `--set RULE.PARAM=VALUE`. The value is parsed as a literal of the rule
 ** language (units allowed: 200ms, 0.5%, 64KB). */
 typedef struct tg_param_set {

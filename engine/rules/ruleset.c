@@ -26,7 +26,7 @@ static bool engine_param(const char *name)
     return false;
 }
 
-static void lint_warnings(tg_loader *ld, const tg_ruleset *rs)
+static void lint_warnings(tg_rules_loader *ld, const tg_ruleset *rs)
 {
     tg_rules_ctx *ctx = &ld->ctx;
     for (size_t i = 0; i < ld->n_macros; i++) {
@@ -54,7 +54,7 @@ static void lint_warnings(tg_loader *ld, const tg_ruleset *rs)
     }
 }
 
-static void check_sets(tg_loader *ld, const tg_ruleset *rs, const tg_param_set *sets, size_t n_sets,
+static void check_sets(tg_rules_loader *ld, const tg_ruleset *rs, const tg_param_set *sets, size_t n_sets,
                        const bool *used)
 {
     for (size_t i = 0; i < n_sets; i++) {
@@ -69,7 +69,7 @@ static void check_sets(tg_loader *ld, const tg_ruleset *rs, const tg_param_set *
     }
 }
 
-static void loader_free(tg_loader *ld)
+static void loader_free(tg_rules_loader *ld)
 {
     for (size_t i = 0; i < ld->n_defs; i++) {
         free(ld->defs[i].where_more);
@@ -97,7 +97,7 @@ static tg_ruleset *load_all(const char *const *paths, const tg_rules_text *texts
         tg_diag_error(diag, TG_EINTERNAL, "out of memory");
         return NULL;
     }
-    tg_loader ld = {.ctx = {.arena = rs->arena, .diag = diag}, .lint = lint};
+    tg_rules_loader ld = {.ctx = {.arena = rs->arena, .diag = diag}, .lint = lint};
     for (size_t i = 0; i < n; i++) {
         if (paths) tg_rfile_path(&ld, paths[i]);
         else tg_rfile_text(&ld, texts[i].name, texts[i].text, strlen(texts[i].text));

@@ -67,6 +67,7 @@ typedef struct tg_rt_case {
     int missing;               /* tg_missing_mode of engine/eval (0 fail, 1 skip) */
     /* expect */
     int status;                /* tg_verdict; -1 when not given */
+    int severity;              /* tg_severity after overrides; -1 when not given */
     bool has_count;
     int64_t count;
     tg_rt_value_expect *values;

@@ -270,11 +270,12 @@ static bool read_evidence(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
 
 static bool read_expect(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
 {
-    static const char *const keys[] = {"status", "count", "values", "evidence", "message"};
+    static const char *const keys[] = {"status", "count", "values", "evidence", "message", "severity"};
     if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "expect")) return false;
-    bool ok = tg_rt_check_keys(rd, n, keys, 5, "expect");
+    bool ok = tg_rt_check_keys(rd, n, keys, 6, "expect");
     const tg_ynode *v;
     c->status = -1;
+    c->severity = -1;
     char all[128];
     tg_vocab_join(tg_verdict_names, all, sizeof all);
     if ((v = tg_ymap_get(n, "status"))) {
@@ -298,6 +299,16 @@ static bool read_expect(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
     if ((v = tg_ymap_get(n, "values"))) ok &= read_values(rd, v, c);
     if ((v = tg_ymap_get(n, "evidence"))) ok &= read_evidence(rd, v, c);
     if ((v = tg_ymap_get(n, "message"))) ok &= tg_rt_string(rd, v, "expect.message", &c->message);
+    if ((v = tg_ymap_get(n, "severity"))) {
+        tg_severity sev;
+        if (v->kind == TG_Y_SCALAR && tg_severity_parse(v->value, &sev)) {
+            c->severity = (int)sev;
+        } else {
+            tg_vocab_join(tg_severity_names, all, sizeof all);
+            tg_rt_error(rd, v->pos, "severity must be %s", all);
+            ok = false;
+        }
+    }
     return ok;
 }
 
@@ -382,7 +393,7 @@ static bool read_case(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
 {
     static const char *const keys[] = {"name", "rule", "input", "params", "set", "baseline",
                                        "iteration_pattern", "missing_data", "expect"};
-    *c = (tg_rt_case){.pos = n->pos, .status = -1};
+    *c = (tg_rt_case){.pos = n->pos, .status = -1, .severity = -1};
     if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "a test")) return false;
     bool ok = tg_rt_check_keys(rd, n, keys, sizeof keys / sizeof *keys, "a test");
     const tg_ynode *v;

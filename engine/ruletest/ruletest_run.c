@@ -31,16 +31,20 @@ typedef struct case_prep {
 
 /* --------------------------------------------------------------- rule sets */
 
-/* NAME.test.yaml -> NAME.yaml (or .yml) beside it, when that file exists. */
+/* NAME.test.yaml -> the rule file NAME.yaml (or .yml) beside it, when
+** that file exists; the suffixes are rules.h's lists. */
 static const char *sibling_rules(const char *path, tg_arena *a)
 {
     size_t len = strlen(path);
-    static const char *const suffixes[] = {".test.yaml", ".test.yml", "_test.yaml", "_test.yml"};
-    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
-        size_t sl = strlen(suffixes[i]);
-        if (len <= sl || strcmp(path + len - sl, suffixes[i]) != 0) continue;
-        for (int ext = 0; ext < 2; ext++) {
-            char *p = tg_arena_printf(a, "%.*s%s", (int)(len - sl), path, ext ? ".yml" : ".yaml");
+#define SUFFIX(s) s,
+    static const char *const tests[] = {TG_RULE_TEST_SUFFIXES(SUFFIX)};
+    static const char *const rules[] = {TG_RULE_FILE_SUFFIXES(SUFFIX)};
+#undef SUFFIX
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
+        size_t sl = strlen(tests[i]);
+        if (len <= sl || strcmp(path + len - sl, tests[i]) != 0) continue;
+        for (size_t r = 0; r < sizeof rules / sizeof *rules; r++) {
+            char *p = tg_arena_printf(a, "%.*s%s", (int)(len - sl), path, rules[r]);
             if (p && access(p, R_OK) == 0) return p;
         }
     }

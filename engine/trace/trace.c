@@ -11,7 +11,7 @@
 ** name, with status TG_ETRACE (TG_EINTERNAL when memory runs out); a file
 ** that loads but had rows skipped or clamped earns one warning per table.
 */
-#include "trace_int.h"
+#include "trace_kineto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,20 +23,58 @@
 #include <unistd.h>
 
 const char *const tg_table_names[TG_TABLE_COUNT] = {
-#define X(id, name, what, option) name,
+#define X(id, name, what, option, kineto, torch_option) name,
     TG_TABLE_LIST(X)
 #undef X
 };
 const char *const tg_table_what[TG_TABLE_COUNT] = {
-#define X(id, name, what, option) what,
+#define X(id, name, what, option, kineto, torch_option) what,
     TG_TABLE_LIST(X)
 #undef X
 };
 const char *const tg_table_option[TG_TABLE_COUNT] = {
-#define X(id, name, what, option) option,
+#define X(id, name, what, option, kineto, torch_option) option,
     TG_TABLE_LIST(X)
 #undef X
 };
+const char *const tg_table_kineto[TG_TABLE_COUNT] = {
+#define X(id, name, what, option, kineto, torch_option) kineto,
+    TG_TABLE_LIST(X)
+#undef X
+};
+const char *const tg_table_torch_option[TG_TABLE_COUNT] = {
+#define X(id, name, what, option, kineto, torch_option) torch_option,
+    TG_TABLE_LIST(X)
+#undef X
+};
+const char *const tg_trace_format_names[TG_FORMAT_COUNT] = {
+#define X(id, name, what) name,
+    TG_TRACE_FORMAT_LIST(X)
+#undef X
+};
+const char *const tg_trace_format_what[TG_FORMAT_COUNT] = {
+#define X(id, name, what) what,
+    TG_TRACE_FORMAT_LIST(X)
+#undef X
+};
+
+int tg_trace_format_parse(const char *name)
+{
+    for (int i = 0; name && i < TG_FORMAT_COUNT; i++)
+        if (!strcmp(name, tg_trace_format_names[i])) return i;
+    return -1;
+}
+
+const char *tg_trace_table_label(const tg_trace *t, tg_table_id id)
+{
+    if (t && t->format == TG_FORMAT_KINETO) return tg_table_kineto[id];
+    return t && t->table_name[id] ? t->table_name[id] : tg_table_names[id];
+}
+
+const char *tg_trace_table_option(const tg_trace *t, tg_table_id id)
+{
+    return t && t->format == TG_FORMAT_KINETO ? tg_table_torch_option[id] : tg_table_option[id];
+}
 
 /* ---------------------------------------------------------------- errors */
 
@@ -112,8 +150,10 @@ static bool sibling_exists(const char *path, const char *suffix)
     return stat(buf, &st) == 0 && st.st_size > 0;
 }
 
-/* Everything that can be said about the file before SQLite sees it. */
-static bool check_file(const char *path, tg_diag *diag)
+/* Everything that can be said about the file before SQLite sees it; a
+** file whose first bytes are gzip or JSON text is a Kineto trace
+** (*kineto set), read by trace_kineto.c. */
+static bool check_file(const char *path, tg_diag *diag, bool *kineto)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -142,12 +182,18 @@ static bool check_file(const char *path, tg_diag *diag)
     }
     if (got < 16 || memcmp(header, "SQLite format 3", 16) != 0) {
         close(fd);
+        if (got > 0 && tg_kin_sniff_bytes(header, (size_t)got) != TG_KIN_NOT_JSON) {
+            *kineto = true;
+            return true;
+        }
         if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"))
             fail(diag, path, TG_ETRACE,
                  "is an Nsight Systems report, not its SQLite export; run `nsys export --type sqlite %s`",
                  path);
         else
-            fail(diag, path, TG_ETRACE, "is not an SQLite database (no SQLite header)");
+            fail(diag, path, TG_ETRACE,
+                 "is not an SQLite database (no SQLite header) nor a PyTorch profiler JSON trace "
+                 "(neither JSON text nor gzip)");
         return false;
     }
     /* The header's page size and page count (valid when the two change
@@ -387,6 +433,24 @@ static void loader_close(tg_loader *ld)
     ld->n_tables = 0;
 }
 
+/* A Kineto trace: every row is read in one pass (the API calls as rows,
+** never deferred: the JSON cannot be read again cheaply). */
+static tg_trace *open_kineto(tg_loader *ld, const tg_load_opts *opts)
+{
+    tg_trace *t = ld->t;
+    t->format = TG_FORMAT_KINETO;
+    if (!(t->product_name = strdup("PyTorch profiler (Kineto JSON)"))) {
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        tg_trace_close(t);
+        return NULL;
+    }
+    if (!tg_kin_load(ld, opts) || !finish(ld)) {
+        tg_trace_close(t);
+        return NULL;
+    }
+    return t;
+}
+
 tg_trace *tg_trace_open(const char *path, tg_diag *diag)
 {
     static const tg_load_opts all = {.kernel_rows = true};
@@ -401,7 +465,8 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
         tg_diag_error(diag, TG_ETRACE, "no trace file given");
         return NULL;
     }
-    if (!check_file(path, diag)) return NULL;
+    bool kineto = false;
+    if (!check_file(path, diag, &kineto)) return NULL;
 
     tg_trace *t = calloc(1, sizeof *t);
     tg_loader ld = {.t = t, .path = path, .diag = diag, .kernel_rows = opts->kernel_rows};
@@ -413,6 +478,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     t->schema_major = t->schema_minor = -1;
     t->rank = t->world_size = -1;
     t->first_ns = t->last_ns = t->session_start_ns = TG_NULL_I64;
+    if (kineto) return open_kineto(&ld, opts);
     t->apis_deferred = opts->defer_api;
 
     char *uri = tg_trace_uri(path);
@@ -508,6 +574,12 @@ void tg_trace_close(tg_trace *t)
     free(t->job);
     tg_strpool_free(t->strings);
     reader_end(t);
+    tg_trace_drop_rows(t);
+    free(t);
+}
+
+void tg_trace_drop_rows(tg_trace *t)
+{
     tg_rows_free(t->kernels, t->rows_mapped[TG_TABLE_KERNEL]);
     tg_rows_free(t->kspans, t->rows_mapped[TG_TABLE_KERNEL]);
     tg_rows_free(t->memcpys, t->rows_mapped[TG_TABLE_MEMCPY]);
@@ -518,7 +590,11 @@ void tg_trace_close(tg_trace *t)
     tg_rows_free(t->overheads, t->rows_mapped[TG_TABLE_OVERHEAD]);
     free(t->gpus);
     free(t->processes);
-    free(t);
+    t->kernels = NULL; t->kspans = NULL; t->memcpys = t->memsets = NULL; t->apis = NULL;
+    t->nvtx = NULL; t->syncs = NULL; t->overheads = NULL; t->gpus = NULL; t->processes = NULL;
+    t->n_kernels = t->n_memcpys = t->n_memsets = t->n_apis = t->n_nvtx = t->n_syncs = t->n_overheads = 0;
+    t->n_gpus = t->n_processes = 0;
+    memset(t->rows_mapped, 0, sizeof t->rows_mapped);
 }
 
 /* ---------------------------------------------------------------- memory estimate */
@@ -540,6 +616,24 @@ static int64_t query_i64(sqlite3 *db, const char *sql)
 ** of check, info and metrics on the shared corpus (RSS 0.4-0.7x of the
 ** estimate: small exports are dominated by the fixed part) and on a
 ** one-million-range NVTX export (0.75-0.95x). */
+/* A Kineto trace: rows from a quarter of its JSON text (the series traces
+** keep a tenth: most events are cpu_op and python_function, never loaded;
+** a trace of nothing but kernels would keep about as much as its text).
+** -2 when PATH is not JSON or gzip. */
+static int64_t kineto_estimate(const char *path)
+{
+    unsigned char head[64];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -2;
+    ssize_t got = read(fd, head, sizeof head);
+    close(fd);
+    if (got <= 0 || (got >= 16 && memcmp(head, "SQLite format 3", 16) == 0) ||
+        tg_kin_sniff_bytes(head, (size_t)got) == TG_KIN_NOT_JSON)
+        return -2;
+    int64_t text = tg_kin_input_size(path);
+    return text < 0 ? -1 : 8 * 1024 * 1024 + text / 4;
+}
+
 int64_t tg_trace_estimate_bytes(const char *path)
 {
     return tg_trace_estimate_bytes_with(path, NULL);
@@ -568,6 +662,8 @@ int64_t tg_trace_estimate_bytes_with(const char *path, const tg_load_opts *opts)
     }
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    int64_t json = kineto_estimate(path);
+    if (json != -2) return json;
     tg_diag scratch;
     tg_diag_init(&scratch);
     tg_loader ld = {.path = path, .diag = &scratch};

@@ -29,20 +29,32 @@
 
 #include "../common/common.h"
 
-/* The activity tables the engine reads; used for "missing data" reports. */
+/* The activity tables the engine reads; used for "missing data" reports.
+** Columns: id, export table, what it holds, the nsys option that records
+** it, the Kineto events that fill it (a Kineto trace's table_name) and the
+** torch.profiler setting that records those (docs/kineto.md). */
 #define TG_TABLE_LIST(X) \
-    X(KERNEL,   "CUPTI_ACTIVITY_KIND_KERNEL",   "CUDA kernels",         "nsys profile -t cuda") \
-    X(MEMCPY,   "CUPTI_ACTIVITY_KIND_MEMCPY",   "CUDA memory copies",   "nsys profile -t cuda") \
-    X(MEMSET,   "CUPTI_ACTIVITY_KIND_MEMSET",   "CUDA memsets",         "nsys profile -t cuda") \
-    X(RUNTIME,  "CUPTI_ACTIVITY_KIND_RUNTIME",  "CUDA API calls",       "nsys profile -t cuda") \
-    X(SYNC,     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUDA synchronization events", "nsys profile -t cuda") \
-    X(NVTX,     "NVTX_EVENTS",                  "NVTX ranges",          "nsys profile -t nvtx") \
-    X(GPU,      "TARGET_INFO_GPU",              "GPU descriptions",     "nsys profile -t cuda") \
-    X(OVERHEAD, "PROFILER_OVERHEAD",            "profiler overhead",    "nsys profile -t cuda") \
-    X(STRINGS,  "StringIds",                    "string table",         "nsys export --type sqlite")
+    X(KERNEL,   "CUPTI_ACTIVITY_KIND_KERNEL",   "CUDA kernels",         "nsys profile -t cuda", \
+      "kernel events", "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])") \
+    X(MEMCPY,   "CUPTI_ACTIVITY_KIND_MEMCPY",   "CUDA memory copies",   "nsys profile -t cuda", \
+      "gpu_memcpy events", "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])") \
+    X(MEMSET,   "CUPTI_ACTIVITY_KIND_MEMSET",   "CUDA memsets",         "nsys profile -t cuda", \
+      "gpu_memset events", "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])") \
+    X(RUNTIME,  "CUPTI_ACTIVITY_KIND_RUNTIME",  "CUDA API calls",       "nsys profile -t cuda", \
+      "cuda_runtime/cuda_driver events", "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])") \
+    X(SYNC,     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUDA synchronization events", "nsys profile -t cuda", \
+      "cuda_sync events", "torch.profiler.profile(activities=[ProfilerActivity.CUDA], experimental_config=torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True))") \
+    X(NVTX,     "NVTX_EVENTS",                  "NVTX ranges",          "nsys profile -t nvtx", \
+      "user_annotation and ProfilerStep#N ranges", "torch.profiler.profile(activities=[ProfilerActivity.CPU, ...], schedule=...) with prof.step() each step, or torch.profiler.record_function(\"train_step\")") \
+    X(GPU,      "TARGET_INFO_GPU",              "GPU descriptions",     "nsys profile -t cuda", \
+      "deviceProperties", "torch.profiler.profile(activities=[ProfilerActivity.CUDA]) (torch >= 1.9 writes deviceProperties)") \
+    X(OVERHEAD, "PROFILER_OVERHEAD",            "profiler overhead",    "nsys profile -t cuda", \
+      "overhead events", "torch.profiler.profile(activities=[ProfilerActivity.CUDA])") \
+    X(STRINGS,  "StringIds",                    "string table",         "nsys export --type sqlite", \
+      "traceEvents", "prof.export_chrome_trace(path)")
 
 typedef enum tg_table_id {
-#define X(id, name, what, option) TG_TABLE_##id,
+#define X(id, name, what, option, kineto, torch_option) TG_TABLE_##id,
     TG_TABLE_LIST(X)
 #undef X
     TG_TABLE_COUNT
@@ -51,6 +63,26 @@ typedef enum tg_table_id {
 extern const char *const tg_table_names[TG_TABLE_COUNT];   /* canonical names */
 extern const char *const tg_table_what[TG_TABLE_COUNT];    /* "CUDA kernels" */
 extern const char *const tg_table_option[TG_TABLE_COUNT];  /* how to record it */
+extern const char *const tg_table_kineto[TG_TABLE_COUNT];  /* "kernel events" */
+extern const char *const tg_table_torch_option[TG_TABLE_COUNT]; /* how torch.profiler records it */
+
+/* The formats tracegate reads (docs/kineto.md): name as baselines and
+** reports write it, and what a person calls it. */
+#define TG_TRACE_FORMAT_LIST(X) \
+    X(NSYS,   "nsys-sqlite", "an nsys SQLite export") \
+    X(KINETO, "kineto-json", "a PyTorch profiler (Kineto) JSON trace")
+
+typedef enum tg_trace_format {
+#define X(id, name, what) TG_FORMAT_##id,
+    TG_TRACE_FORMAT_LIST(X)
+#undef X
+    TG_FORMAT_COUNT
+} tg_trace_format;
+
+extern const char *const tg_trace_format_names[TG_FORMAT_COUNT];
+extern const char *const tg_trace_format_what[TG_FORMAT_COUNT];
+/* The format of a name ("kineto-json"), or -1. */
+int tg_trace_format_parse(const char *name);
 
 /* A kernel as the model needs it: what the device sweep, the launch join
 ** and the queue statistics read, 56 bytes against tg_kernel's 136. Loaded
@@ -184,6 +216,10 @@ typedef struct tg_process {
 
 typedef struct tg_trace {
     char *path;
+    tg_trace_format format;    /* TG_FORMAT_NSYS for exports and traces built by hand */
+    int32_t rank, world_size;  /* Kineto distributedInfo, or the environment an
+                                  export recorded (trace_origin.c); -1 when not
+                                  recorded. rank_source says which, below */
     char *nsys_version;        /* "2022.4.2.1", or NULL if not recorded */
     char *schema_version;      /* "3.0.0", or NULL */
     char *product_name;        /* "NVIDIA Nsight Systems", "kineto2nsys", or NULL */
@@ -214,14 +250,15 @@ typedef struct tg_trace {
     tg_gpu *gpus;         size_t n_gpus;
     tg_process *processes; size_t n_processes;
 
-    /* Where it was recorded (trace_origin.c, docs/formats.md): the host of
-    ** TARGET_INFO_SYSTEM_ENV, and the rank, world size and job id of the
-    ** environment nsys recorded (origin.def); NULL or -1 when the export
-    ** does not say. rank_source names the variable the rank came from. */
+    /* Where an export was recorded (trace_origin.c, docs/formats.md): the
+    ** host of TARGET_INFO_SYSTEM_ENV, and (rank and world_size above) the
+    ** rank, world size and job id of the environment nsys recorded
+    ** (origin.def); NULL or -1 when the export does not say. */
     char *host;
     char *job;
-    int32_t rank, world_size;
-    const char *rank_source;   /* static text, e.g. "OMPI_COMM_WORLD_RANK" */
+    const char *rank_source;   /* static: "env OMPI_COMM_WORLD_RANK" when the rank came
+                                  from the environment; NULL otherwise (a Kineto
+                                  trace's rank is its distributedInfo's) */
 
     int64_t first_ns, last_ns; /* span of all loaded events */
     int64_t session_start_ns;  /* TARGET_INFO_SESSION_START_TIME, or null */
@@ -234,7 +271,9 @@ typedef struct tg_trace {
     bool sorted_by_start;
 } tg_trace;
 
-/* Open PATH read-only and load it. On failure returns NULL and records one
+/* Open PATH read-only and load it: an nsys SQLite export, or a PyTorch
+** profiler (Kineto) JSON trace, plain or gzip (recognised by content,
+** docs/kineto.md). On failure returns NULL and records one
 ** sentence naming the file and the problem in diag (status TG_ETRACE).
 ** Loads every table, kernels as tg_kernel rows. */
 tg_trace *tg_trace_open(const char *path, tg_diag *diag);
@@ -302,6 +341,11 @@ static inline size_t tg_trace_api_rows(const tg_trace *t)
 /* The processes that did GPU work (kernels, copies, memsets), sorted, in
 ** a malloc'd array (*pids, free it); their count, or -1 when out of memory. */
 int64_t tg_trace_gpu_pids(const tg_trace *t, int32_t **pids);
+
+/* Missing-data wording for the trace's format: the table (export table
+** or Kineto events) and how to record it (nsys or torch.profiler). */
+const char *tg_trace_table_label(const tg_trace *t, tg_table_id id);
+const char *tg_trace_table_option(const tg_trace *t, tg_table_id id);
 
 /* Convenience: string of an id (NULL for TG_NO_STR). */
 static inline const char *tg_trace_str(const tg_trace *t, int32_t id)

@@ -196,6 +196,9 @@ bool tg_load_origin(tg_loader *ld);
 ** the size of its mapping, 0 while malloc'd. False when out of memory. */
 bool tg_rows_grow(void **rows, size_t *mapped, size_t *cap, size_t need, size_t esz);
 void tg_rows_free(void *rows, size_t mapped);
+/* Free every row array, GPU and process of t and zero their counts (close,
+** and a reader that starts over). */
+void tg_trace_drop_rows(tg_trace *t);
 /* A fresh anonymous mapping of at least `bytes` (its size in *mapped). */
 void *tg_rows_map(size_t bytes, size_t *mapped);
 size_t tg_rows_page(void);

@@ -10,7 +10,7 @@
 ** into one warning per table (trace.c). DERIVED fields are set to their
 ** null values here and filled later by engine/model.
 */
-#include "trace_int.h"
+#include "trace_kineto.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -446,7 +446,7 @@ static tg_gpu *find_gpu(tg_trace *t, int32_t id)
 ** per-device step downstream would pay for each of them. */
 #define TG_MAX_GPUS 4096
 
-static bool add_gpu(tg_loader *ld, size_t *cap, tg_gpu g)
+bool tg_load_add_gpu(tg_loader *ld, size_t *cap, tg_gpu g)
 {
     if (g.id < 0 || find_gpu(ld->t, g.id)) return true;
     if (ld->t->n_gpus >= TG_MAX_GPUS) {
@@ -486,7 +486,7 @@ static int cmp_gpu(const void *a, const void *b)
 
 /* Add a bare description for every device id an activity row names but
 ** no GPU table describes (e.g. windowed exports that dropped the table). */
-static bool add_activity_devices(tg_loader *ld, size_t *cap)
+bool tg_load_activity_gpus(tg_loader *ld, size_t *cap)
 {
     tg_trace *t = ld->t;
     int32_t last = -1;
@@ -512,7 +512,7 @@ static bool add_activity_devices(tg_loader *ld, size_t *cap)
             if (seen[slot] == dev) continue;
             tg_gpu g = {.id = dev, .name = TG_NO_STR, .sm_count = -1, .memory = TG_NULL_I64,
                         .compute_major = -1, .compute_minor = -1};
-            if (!add_gpu(ld, cap, g)) return false;
+            if (!tg_load_add_gpu(ld, cap, g)) return false;
             seen[slot] = dev;   /* at most TG_MAX_GPUS ids: the table never fills */
         }
     }
@@ -536,7 +536,7 @@ bool tg_load_gpus(tg_loader *ld)
                 .compute_major = tg_cell_i32(st, COL(GC_MAJOR)),
                 .compute_minor = tg_cell_i32(st, COL(GC_MINOR)),
             };
-            if (ld->failed || !add_gpu(ld, &cap, g)) break;
+            if (ld->failed || !tg_load_add_gpu(ld, &cap, g)) break;
         }
         sqlite3_finalize(st);
         if (ld->failed) return false;
@@ -549,12 +549,12 @@ bool tg_load_gpus(tg_loader *ld)
             tg_gpu g = {.id = tg_cell_i32(st, COL(0)), .name = TG_NO_STR,
                         .sm_count = tg_cell_i32(st, COL(1)), .memory = TG_NULL_I64,
                         .compute_major = -1, .compute_minor = -1};
-            if (!add_gpu(ld, &cap, g)) break;
+            if (!tg_load_add_gpu(ld, &cap, g)) break;
         }
         sqlite3_finalize(st);
         if (ld->failed) return false;
     }
-    if (!add_activity_devices(ld, &cap)) return false;
+    if (!tg_load_activity_gpus(ld, &cap)) return false;
     if (t->n_gpus > 1) qsort(t->gpus, t->n_gpus, sizeof *t->gpus, cmp_gpu);
     return true;
 }

@@ -130,10 +130,11 @@ static int32_t env_int(const char *s, int32_t lo)
 
 typedef struct rank_var {
     const char *launcher, *rank, *size;
+    const char *source;        /* "env RANK": tg_trace.rank_source */
 } rank_var;
 
 static const rank_var rank_vars[] = {
-#define TG_ORIGIN_RANK(launcher, rank, size) {launcher, rank, size},
+#define TG_ORIGIN_RANK(launcher, rank, size) {launcher, rank, size, "env " rank},
 #define TG_ORIGIN_JOB(var, scheduler)
 #include "origin.def"
 #undef TG_ORIGIN_RANK
@@ -163,7 +164,7 @@ static void read_env(tg_trace *t, const char *env, size_t len)
         if (rank >= 0 && (size < 0 || rank < size)) {
             t->rank = rank;
             t->world_size = size;
-            t->rank_source = rank_vars[i].rank;
+            t->rank_source = rank_vars[i].source;
         }
         break;
     }

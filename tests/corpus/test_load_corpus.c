@@ -105,7 +105,8 @@ static const struct probe {
                   "{count} {sum(duration)} {count(in_steady_state)}")},
     {"device", PROBE("device",
                      "device, name, start, end, span, busy_frac, busy_frac_steady, kernels, kernel_time, "
-                     "nccl_time, nccl_overlap, exposed_nccl_time, queue_p50, gaps",
+                     "nccl_time, nccl_overlap, exposed_nccl_time, queue_p50, gaps, busy_time_steady, "
+                     "copy_time_steady, copy_frac_steady",
                      "{count} {sum(kernels)} {sum(kernel_time)} {sum(nccl_time)} {max(busy_frac)} "
                      "{max(busy_frac_steady)} {min(queue_p50)} {sum(gaps)}")},
     {"trace", PROBE("trace",
@@ -314,8 +315,10 @@ static void test_one_trace(void **state)
     if (bad) fail_msg("%s: %d of %zu rule sets report differently with `%s`", file, bad, n_sets, load_all);
 }
 
-/* Every *.sqlite under dir, recursively (symbolic links to files followed,
-** to folders not). */
+/* Every *.sqlite and PyTorch profiler trace (*.json.gz, docs/kineto.md;
+** those under 4 MB, which leaves out the five 113 MB series traces: a
+** minute of suite time for the same reader) under dir, recursively
+** (symbolic links to files followed, to folders not). */
 static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
 {
     DIR *d = opendir(dir);
@@ -330,8 +333,9 @@ static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
         size_t len = strlen(e->d_name);
         if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
             collect(path, paths, n, cap);
-        } else if (len > 7 && strcmp(e->d_name + len - 7, ".sqlite") == 0 && stat(path, &st) == 0 &&
-                   S_ISREG(st.st_mode)) {
+        } else if (((len > 7 && strcmp(e->d_name + len - 7, ".sqlite") == 0) ||
+                    (len > 8 && strcmp(e->d_name + len - 8, ".json.gz") == 0 && st.st_size < (4 << 20))) &&
+                   stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
             if (*n == *cap) *paths = realloc(*paths, (*cap = *cap ? *cap * 2 : 64) * sizeof **paths);
             (*paths)[(*n)++] = path;
             continue;

@@ -6,7 +6,8 @@
 ** export). Hosts and GPU processes are what TARGET_INFO_SYSTEM_ENV and the
 ** activity tables hold; check's options give the rank; and a merge of
 ** real results with a rank missing is an error naming it. Skips with a
-** message when ../shared is absent.
+** message when ../shared is absent. Kineto traces say their rank in
+** distributedInfo, and it is read.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -119,6 +120,50 @@ static void test_ranks_told_and_missing(void **state)
     rmdir(dir);
 }
 
+/* Kineto: the rank and world size of distributedInfo; a trace without it
+** knows none. The two ranks of ddp_good, merged alone, miss each other. */
+static void test_kineto_distributed_info(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        json_int_t rank, world;
+    } cases[] = {
+        {"kineto/public/hta-v100-ddp-rank1of2-nccl.pt.trace.json.gz", 1, 2},
+        {"kineto/public/tracelens-b200-eager-rank0of8-nccl.pt.trace.json.gz", 0, 8},
+        {"kineto/h200-exported/ddp_good_rank1.json.gz", 1, 2},
+        {"kineto/h200/sync_memcpy_good.json.gz", -1, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int st;
+        json_t *doc = corpus_json(&st, "check --format json --missing-data=skip '%s/%s'", corpus_traces, cases[i].file);
+        json_t *t = trace_of(doc), *rank = json_object_get(t, "rank"), *world = json_object_get(t, "world_size");
+        if (cases[i].rank < 0) {
+            assert_true(json_is_null(rank) && json_is_null(world) && !json_object_get(t, "rank_from"));
+        } else {
+            assert_int_equal(json_integer_value(rank), cases[i].rank);
+            assert_int_equal(json_integer_value(world), cases[i].world);
+            assert_string_equal(json_string_value(json_object_get(t, "rank_from")), "distributedInfo");
+        }
+        json_decref(doc);
+    }
+    char dir[] = "/tmp/tg-origin-kineto-XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    int st;
+    json_t *res = corpus_json(&st, "check --format json '%s/kineto/h200-exported/ddp_good_rank0.json.gz'", corpus_traces);
+    snprintf(path, sizeof path, "%s/rank0.json", dir);
+    assert_int_equal(json_dump_file(res, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER), 0);
+    json_decref(res);
+    json_t *doc = corpus_json(&st, "merge --format json '%s'", path);
+    assert_int_equal(st, 3);
+    const char *err = json_string_value(json_object_get(json_array_get(json_object_get(doc, "traces"), 1), "error"));
+    assert_non_null(err);
+    assert_non_null(strstr(err, "no result for 1 of the 2 ranks (rank 1)"));
+    json_decref(doc);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     if (!corpus_init("origin_corpus")) return 77;
@@ -126,6 +171,7 @@ int main(void)
         cmocka_unit_test(test_no_export_records_a_rank),
         cmocka_unit_test(test_hosts_and_processes),
         cmocka_unit_test(test_ranks_told_and_missing),
+        cmocka_unit_test(test_kineto_distributed_info),
     };
     return cmocka_run_group_tests_name("origin_corpus", tests, NULL, NULL);
 }

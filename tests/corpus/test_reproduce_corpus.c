@@ -135,6 +135,9 @@ static int verify_trace(const char *rel, const char *extra, bool covered[N_RULES
             bad++;
             continue;
         }
+        /* grouped evidence cites groups: its GROUP BY query is checked
+        ** against the groups' counts by test_copy_share_corpus.c */
+        if (strstr(sql, " GROUP BY ")) continue;
         pairs want = {0}, got = {0};
         const char *first_table = NULL;
         cited(evidence, &want, &first_table);

@@ -41,41 +41,12 @@ typedef struct world {
     char *trace;      /* a copy of the bundled example */
 } world;
 
-static char *slurp(const char *path, size_t *len)
-{
-    if (len) *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap + 1);
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) buf = realloc(buf, (cap *= 2) + 1);
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    if (len) *len = n;
-    return buf;
-}
-
-static char *example_path(void)
-{
-    if (example_arg) return strdup(example_arg);
-    const char *bin = hx_binary();
-    char *p = malloc(strlen(bin) + 64);
-    assert_non_null(p);
-    strcpy(p, bin);
-    char *slash = strrchr(p, '/');
-    strcpy(slash ? slash + 1 : p, "examples/example.sqlite");
-    return p;
-}
-
 static int setup(void **state)
 {
     world *w = calloc(1, sizeof *w);
     if (!w) return -1;
     w->dir = hx_tempdir();
-    char *example = example_path();
+    char *example = hx_example_path(example_arg);
     w->trace = hx_copy_fixture(example, w->dir, "run.sqlite");
     free(example);
     *state = w;
@@ -118,7 +89,7 @@ static void test_latin1_baseline(void **state)
     hx_expect_line("baseline record, Latin-1 names", &r, 0, "recorded 2 metrics");
     hx_free(&r);
     size_t len = 0;
-    char *yaml = slurp(out, &len);
+    char *yaml = hx_slurp(out, &len);
     assert_non_null(yaml);
     if (!tg_utf8_valid(yaml, len)) fail_msg("the baseline is not UTF-8:\n%s", yaml);
     if (!strstr(yaml, "trace: \"caf\xef\xbf\xbd.sqlite\"") ||

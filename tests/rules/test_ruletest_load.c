@@ -62,6 +62,8 @@ static const bad_case cases[] = {
     {P IN "        kernels: []\n    expect: {count: 1}\n", 8, 13, "expect needs 'status:'"},
     {P IN "        kernels: []\n    expect: {status: fial}\n", 8, 22, "did you mean 'fail'"},
     {P IN "        kernels: []\n    expect: {status: fail, count: -1}\n", 8, 35, "expect.count must be between 0"},
+    {P IN "        kernels: []\n    expect: {status: fail, severity: loud}\n", 8, 38,
+     "severity must be info, warning or error"},
     {P IN "        kernels: []\n    expect: {status: fail, count: 1.5}\n", 8, 35, "must be a whole number"},
     {P IN "        kernels: []\n    expect: {status: fail, values: [1]}\n", 8, 36, "expect.values must be a mapping"},
     {P IN "        kernels: []\n    expect: {status: fail, values: {a: {tolerance: 1}}}\n", 8, 40,

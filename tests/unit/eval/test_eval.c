@@ -220,6 +220,36 @@ static void test_strings_and_shared_pass(void **state)
     world_free(w);
 }
 
+/* device.FIELD reads the device row of each copy's own device; a copy on
+** a device the model does not know reads null (and so never matches). */
+static void test_device_ref(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    add_memcpy(w, 1, 1000, 500, 4096, "HtoD", "cudaMemcpyAsync", 0)->device = 0;
+    add_memcpy(w, 2, 2000, 300, 8192, "DtoH", "cudaMemcpyAsync", 0)->device = 0;
+    add_memcpy(w, 3, 3000, 200, 64, "HtoD", "cudaMemcpyAsync", 0)->device = 1;
+    add_memcpy(w, 4, 4000, 900, 64, "HtoD", "cudaMemcpyAsync", 0)->device = 7;
+    w->devices[0] = (tg_device){.rowid = -1, .device = 0, .copy_frac_steady = 0.9, .copy_time_steady = 900};
+    w->devices[1] = (tg_device){.rowid = -1, .device = 1, .copy_frac_steady = 0.1, .copy_time_steady = 10};
+    w->model.n_devices = 2;
+    world_rules(w, "version: 1\nrules:\n" HEAD("copy-bound", "memcpy")
+                   "    where: device.copy_frac_steady > 50%\n"
+                   "    fail_when: count > 0\n"
+                   "    message: \"{count} copies on devices copying {max(device.copy_frac_steady)} of the time\"\n"
+                   HEAD("unknown-device", "memcpy")
+                   "    where: device.copy_frac_steady == null\n"
+                   "    fail_when: count > 0\n");
+    tg_rule_result *r = world_eval(w, NULL, "copy-bound");
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    assert_int_equal(r->count, 2);
+    assert_string_equal(r->message, "2 copies on devices copying 90% of the time");
+    r = world_eval(w, NULL, "unknown-device");
+    assert_int_equal(r->count, 1);
+    assert_int_equal(r->evidence[0].rowid, 4);
+    world_free(w);
+}
+
 static void test_missing_data(void **state)
 {
     (void)state;
@@ -367,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_regression_rule),
         cmocka_unit_test(test_disabled_and_order),
         cmocka_unit_test(test_return_value),
+        cmocka_unit_test(test_device_ref),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,11 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "world.h"
+#include "rules/expr.h"
 
 static void ten_copies(world *w)
 {
@@ -147,6 +150,150 @@ static void test_device_cites_first_and_last_op(void **state)
     world_free(w);
 }
 
+/* Grouped evidence: one row per (kind, api) with its own aggregates, the
+** groups ordered by a column, limited, each citing its longest row; the
+** aggregates only the columns use are not the rule's values. */
+static void test_grouped(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    add_memcpy(w, 1, 0, 100, 1000, "HtoD", "cudaMemcpy", 1);
+    add_memcpy(w, 2, 200, 300, 3000, "HtoD", "cudaMemcpy", 1);
+    add_memcpy(w, 3, 600, 50, 500, "DtoH", "cudaMemcpy", 1);
+    add_memcpy(w, 4, 700, 400, 8000, "HtoD", "cudaMemcpyAsync", 0);
+    add_memcpy(w, 5, 1200, 10, 10, "DtoD", "cudaMemcpy", 1);
+    add_memcpy(w, 6, 1300, 20, 20, "DtoD", "cudaMemcpy", 1);
+    add_memcpy(w, 7, 1400, 99, 99, "DtoD", "cudaMemcpy", 1);
+    w->model.facts.steady_iterations = 2;
+    world_rules(w, "version: 1\nrules:\n"
+                   HEAD("by-kind", "memcpy")
+                   "    fail_when: count > 0\n"
+                   "    message: \"{count} copies\"\n"
+                   "    evidence:\n"
+                   "      group_by: [kind, api]\n"
+                   "      columns: [count, sum(bytes), {per_iteration: sum(duration) / trace.steady_iterations},\n"
+                   "                {gb_per_s: sum(bytes) / (sum(duration) / 1s) / 1GB}]\n"
+                   "      order_by: sum_bytes desc\n"
+                   "      limit: 3\n"
+                   HEAD("default-order", "memcpy")
+                   "    fail_when: count > 0\n"
+                   "    evidence: {group_by: kind, order_by: kind asc}\n");
+    tg_rule_result *r = world_eval(w, NULL, "by-kind");
+    assert_int_equal(r->count, 7);
+    /* values: count and the trace reference, not the columns' aggregates */
+    assert_int_equal(r->n_values, 2);
+    assert_string_equal(r->values[1].name, "trace_steady_iterations");
+    assert_int_equal(r->n_evidence, 3);
+    /* by bytes: HtoD/cudaMemcpy 4000, HtoD/cudaMemcpyAsync 8000, DtoD 129, DtoH 500 */
+    const tg_evidence *e = &r->evidence[0];
+    assert_int_equal(e->n_fields, 6);
+    assert_string_equal(e->fields[0].name, "kind");
+    assert_string_equal(e->fields[0].value.u.s, "HtoD");
+    assert_string_equal(e->fields[1].name, "api");
+    assert_string_equal(e->fields[1].value.u.s, "cudaMemcpyAsync");
+    assert_string_equal(e->fields[2].name, "count");
+    assert_int_equal(e->fields[2].value.u.i, 1);
+    assert_int_equal(e->rowid, 4);
+    e = &r->evidence[1];
+    assert_string_equal(e->fields[1].value.u.s, "cudaMemcpy");
+    assert_int_equal(e->fields[2].value.u.i, 2);
+    assert_string_equal(e->fields[3].name, "sum_bytes");
+    assert_int_equal(e->fields[3].value.u.i, 4000);
+    assert_int_equal(e->fields[3].value.unit, TG_UNIT_BYTES);
+    assert_string_equal(e->fields[4].name, "per_iteration");
+    assert_float_equal(tg_value_num(e->fields[4].value), 200, 1e-9);   /* (100 + 300) / 2 */
+    assert_int_equal(e->fields[4].value.unit, TG_UNIT_NS);
+    assert_string_equal(e->fields[5].name, "gb_per_s");
+    assert_float_equal(tg_value_num(e->fields[5].value), 10.0, 1e-9);   /* 4000 B in 400 ns */
+    assert_int_equal(e->rowid, 2);                                      /* its longest copy */
+    assert_int_equal(e->start, 200);
+    assert_int_equal(e->end, 500);
+    e = &r->evidence[2];
+    assert_string_equal(e->fields[0].value.u.s, "DtoH");
+    /* api comes from the launch join, which SQL cannot group by: the
+    ** query lists the cited rows */
+    assert_string_equal(r->reproduce, "SELECT rowid, start, end, end - start AS duration, bytes, copyKind, srcKind, "
+                                      "dstKind, deviceId, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+                                      "WHERE rowid IN (2, 3, 4) ORDER BY start;");
+    /* the default column is the count; order_by a group_by field */
+    r = &w->result.results[1];
+    assert_int_equal(r->n_evidence, 3);
+    assert_string_equal(r->evidence[0].fields[0].value.u.s, "DtoD");
+    assert_string_equal(r->evidence[0].fields[1].name, "count");
+    assert_int_equal(r->evidence[0].fields[1].value.u.i, 3);
+    assert_int_equal(r->evidence[0].rowid, 7);
+    assert_string_equal(r->evidence[2].fields[0].value.u.s, "HtoD");
+    /* reproduce: a GROUP BY over the table, kinds by name, the cited keys,
+    ** the groups' rows by rowid (few: exact; past 2000 rows, the window of
+    ** their starts, as on realistic_nocache in test_copy_share_corpus.c) */
+    assert_non_null(strstr(r->reproduce, "WITH r AS (SELECT start, end, bytes, CASE copyKind WHEN 0 THEN "
+                                         "'unknown' WHEN 1 THEN 'HtoD'"));
+    assert_non_null(strstr(r->reproduce, " END AS kind FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (5, 6, 7, "
+                                         "3, 1, 2, 4)) SELECT kind, count(*) AS count, sum(end - start) AS duration_ns, "
+                                         "max(end - start) AS max_duration_ns, sum(bytes) AS bytes FROM r WHERE "
+                                         "(kind) IN (VALUES ('DtoD'), ('DtoH'), ('HtoD')) GROUP BY 1 ORDER BY "
+                                         "duration_ns DESC;"));
+    world_free(w);
+}
+
+/* A group_by field with no SQL form (iteration: derived) falls back to a
+** query that lists the cited rows. */
+static void test_grouped_derived_key(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    add_api(w, 1, 0, 10, "cudaMalloc")->iteration = 0;
+    add_api(w, 2, 20, 30, "cudaMalloc")->iteration = 1;
+    add_api(w, 3, 60, 5, "cudaFree")->iteration = 1;
+    world_rules(w, "version: 1\nrules:\n" HEAD("per-iteration", "api")
+                   "    fail_when: count > 0\n"
+                   "    evidence: {group_by: [iteration], columns: [count, max(duration)]}\n");
+    tg_rule_result *r = world_eval(w, NULL, "per-iteration");
+    assert_int_equal(r->n_evidence, 2);
+    assert_int_equal(r->evidence[0].fields[0].value.u.i, 1);      /* 2 calls first */
+    assert_int_equal(r->evidence[0].rowid, 2);
+    assert_string_equal(r->reproduce, "SELECT rowid, start, end, end - start AS duration, (SELECT value FROM "
+                                      "StringIds WHERE id = nameId) AS name, globalTid, correlationId FROM "
+                                      "CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid IN (1, 2) ORDER BY start;");
+    world_free(w);
+}
+
+/* More than 65,536 distinct keys: the rows of further keys pool in one
+** last group whose keys read null, marked other_groups. */
+static void test_grouped_overflow(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    enum { N = 65540 };
+    tg_kernel *k = calloc(N, sizeof *k);
+    assert_non_null(k);
+    int32_t name = wstr(w, "k");
+    for (int i = 0; i < N; i++)
+        k[i] = (tg_kernel){.rowid = i + 1, .start = i, .end = i + 10, .name = name, .short_name = name, .api = -1,
+                           .api_name = TG_NO_STR, .tid = -1, .queue = TG_NULL_I64, .nvtx = TG_NO_STR,
+                           .iteration = -1};
+    w->trace.kernels = k;
+    w->trace.n_kernels = N;
+    world_rules(w, "version: 1\nrules:\n" HEAD("by-start", "kernel")
+                   "    fail_when: count > 0\n"
+                   "    evidence: {group_by: [start], columns: [count], limit: 2}\n");
+    tg_rule_result *r = world_eval(w, NULL, "by-start");
+    assert_int_equal(r->count, N);
+    assert_int_equal(r->n_evidence, 2);
+    const tg_evidence *e = &r->evidence[0];           /* the pool: 4 rows */
+    assert_int_equal(e->n_fields, 3);
+    assert_int_equal(e->fields[0].value.type, TG_TY_NULL);
+    assert_int_equal(e->fields[1].value.u.i, 4);
+    assert_string_equal(e->fields[2].name, "other_groups");
+    assert_true(e->fields[2].value.u.b);
+    assert_int_equal(e->rowid, 65537);                  /* its first row (equal durations) */
+    assert_int_equal(r->evidence[1].fields[1].value.u.i, 1);
+    /* a pooled group has no SQL form: the query lists the cited rows */
+    assert_non_null(strstr(r->reproduce, "WHERE rowid IN (1, 65537)"));
+    world_free(w);
+    free(k);
+}
+
 static void test_trace_rule_has_no_rows(void **state)
 {
     (void)state;
@@ -172,6 +319,9 @@ int main(void)
         cmocka_unit_test(test_gap_cites_bounding_ops),
         cmocka_unit_test(test_device_cites_first_and_last_op),
         cmocka_unit_test(test_trace_rule_has_no_rows),
+        cmocka_unit_test(test_grouped),
+        cmocka_unit_test(test_grouped_derived_key),
+        cmocka_unit_test(test_grouped_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -194,6 +194,10 @@ static void test_where_reads_late(void **state)
 {
     (void)state;
     check_all("version: 1\nrules:\n" RULE("long", "api", WHERE("duration > trace.duration / 10")));
+    /* device.* too: the device rows are built after the rows stream by */
+    tg_ruleset *rs = load("version: 1\nrules:\n" RULE("bound", "memcpy", WHERE("device.copy_frac_steady > 50%")));
+    assert_true(tg_row_filter_keeps_all(rs, TG_SRC_MEMCPY));
+    tg_rules_free(rs);
     check_all("version: 1\nrules:\n" RULE("syncs", "api", WHERE("blocking"))
               RULE("late", "api", WHERE("blocking and iteration >= trace.iterations - 1")));
     check_all("version: 1\nrules:\n" RULE("slow", "api", WHERE("duration > baseline.p50")

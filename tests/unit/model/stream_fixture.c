@@ -192,7 +192,7 @@ void same_devices(const tg_model *a, const tg_model *b)
         const tg_device *x = &a->devices[i], *y = &b->devices[i];
         F(rowid); F(device); FS(name); F(start); F(end); F(span); FD(busy_frac); FD(busy_frac_steady);
         F(kernels); F(kernel_time); F(nccl_time); F(exposed_nccl_time); FD(nccl_overlap); F(queue_p50);
-        F(gaps);
+        F(gaps); F(busy_time_steady); F(copy_time_steady); FD(copy_frac_steady);
     }
 }
 

@@ -198,6 +198,61 @@ static void test_steady_gaps_and_busy(void **state)
     mt_free(t);
 }
 
+/* copy_frac_steady: the union of copy time (overlapping copies on two
+** streams count once) over the union of busy time, both clipped to the
+** steady window; copies in warm-up do not count. 12 iterations of 1000 ns,
+** the first 5 warmup: steady window [5000, 11900]. */
+static void test_copy_share_steady(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    int64_t corr = 1;
+    for (int64_t i = 0; i < 12; i++) {
+        int64_t b = 1000 * i;
+        mt_nvtx(t, 1, 1, 59, "iteration", b, b + 900);
+        mt_launch(t, 1, 1, 0, corr++, "k", b, b + 1, b + 1, b + 101);        /* 100 ns compute */
+        mt_memcpy(t, 1, 0, corr++, 1, 0, 2, 4096, b + 200, b + 500);       /* 300 ns copy */
+        mt_memcpy(t, 1, 0, corr++, 1, 0, 2, 4096, b + 400, b + 600);       /* overlaps it: +100 */
+        mt_memcpy(t, 1, 0, corr++, 2, 2, 0, 64, b + 50, b + 80);           /* inside the kernel */
+    }
+    mt_memcpy(t, 1, 1, corr++, 1, 0, 2, 64, 100, 200);   /* device 1: copies only, all in warm-up */
+    mt_launch(t, 1, 1, 1, corr++, "k", 5000, 5001, 6000, 6100);
+    tg_model *m = mt_build(t);
+    assert_int_equal(m->n_devices, 2);
+    const tg_device *d = &m->devices[0];
+    /* per steady iteration: busy [b+1, b+101] u [b+200, b+600] = 500,
+    ** copies [b+50, b+80] u [b+200, b+600] = 430 */
+    assert_int_equal(d->busy_time_steady, 7 * 500);
+    assert_int_equal(d->copy_time_steady, 7 * 430);
+    assert_near(d->copy_frac_steady, 430.0 / 500.0, EPS);
+    const tg_device *d1 = &m->devices[1];
+    assert_int_equal(d1->busy_time_steady, 100);
+    assert_int_equal(d1->copy_time_steady, 0);
+    assert_near(d1->copy_frac_steady, 0, EPS);
+    assert_int_equal(mt_field(m, "device", "copy_time_steady", 0), 7 * 430);
+    assert_int_equal(mt_field(m, "device", "busy_time_steady", 1), 100);
+    tg_model_free(m);
+    mt_free(t);
+}
+
+/* Without iterations the window is the whole trace; a device with no
+** busy time in it has no copy share (null), not 0%. */
+static void test_copy_share_no_iterations(void **state)
+{
+    (void)state;
+    tg_trace *t = mt_new();
+    mt_memcpy(t, 1, 0, 1, 1, 0, 2, 1 << 20, 0, 900);
+    mt_launch(t, 1, 1, 0, 2, "k", 0, 1, 900, 1000);
+    mt_memset(t, 1, 0, 3, 2, 8, 1000, 1100);
+    tg_model *m = mt_build(t);
+    const tg_device *d = &m->devices[0];
+    assert_int_equal(d->busy_time_steady, 1100);
+    assert_int_equal(d->copy_time_steady, 900);
+    assert_near(d->copy_frac_steady, 900.0 / 1100.0, EPS);
+    tg_model_free(m);
+    mt_free(t);
+}
+
 /* Tables not sorted by start still sweep correctly. */
 static void test_unsorted_input(void **state)
 {
@@ -290,6 +345,8 @@ int main(void)
         cmocka_unit_test(test_nccl_overlap),
         cmocka_unit_test(test_queue_median),
         cmocka_unit_test(test_steady_gaps_and_busy),
+        cmocka_unit_test(test_copy_share_steady),
+        cmocka_unit_test(test_copy_share_no_iterations),
         cmocka_unit_test(test_unsorted_input),
         cmocka_unit_test(test_one_pass_equals_two),
     };

@@ -45,9 +45,9 @@ static void rank0(tg_arena *a, tg_trace_result *t)
     t->origin = (tg_origin){.rank = 0, .world_size = 2, .rank_from = "env SLURM_PROCID", .job = "31337",
                             .host = "node-a", .pids = pids, .n_pids = 2};
     static tg_work_entry ops[] = {
-        {.name = "gemm_kernel", .kind = 0, .count = 100, .total = 5e7, .time = 5e5, .launches = 1},
-        {.name = "[memcpy HtoD]", .kind = 1, .count = 100, .total = 1e7, .time = 1e5, .launches = 1}};
-    static tg_work_entry ranges[] = {{.name = "forward", .kind = -1, .count = 100, .total = 2e8, .time = 2e6,
+        {.name = "gemm_kernel", .kind = TG_WORK_KERNEL, .count = 100, .total = 5e7, .time = 5e5, .launches = 1},
+        {.name = "[memcpy HtoD]", .kind = TG_WORK_MEMCPY, .count = 100, .total = 1e7, .time = 1e5, .launches = 1}};
+    static tg_work_entry ranges[] = {{.name = "forward", .kind = TG_WORK_NVTX, .count = 100, .total = 2e8, .time = 2e6,
                                       .launches = NAN}};
     static tg_workload work = {.steady_iterations = 95, .gpu_time = 6e5, .period = 2.5e6, .idle = 1.9e6,
                                .total = 6e7, .ops = ops, .n_ops = 2, .ranges = ranges, .n_ranges = 1,

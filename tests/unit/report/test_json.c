@@ -217,7 +217,7 @@ static void test_workload_cap(void **state)
     fixture_run(&run);
     tg_work_entry ops[40];
     for (int i = 0; i < 40; i++)
-        ops[i] = (tg_work_entry){.name = tg_arena_printf(run.arena, "k%02d", i), .kind = 0, .count = 1,
+        ops[i] = (tg_work_entry){.name = tg_arena_printf(run.arena, "k%02d", i), .kind = TG_WORK_KERNEL, .count = 1,
                                  .total = 100 - i, .time = 40 - i, .launches = 1};
     tg_workload w = *run.traces[0].workload;
     w.ops = ops;

@@ -203,8 +203,9 @@ static void test_stragglers_by_rank(void **state)
     /* job 7: 10, 10.5 and 14 ms; rank 2 runs an extra 1 ms kernel and waits 2.4 ms more */
     const double period[] = {10e6, 10.5e6, 14e6, 50e6, 51e6}, gemm[] = {6e6, 6e6, 6e6, 1e6, 1e6};
     for (int i = 0; i < 5; i++) {
-        ops[i][0] = (tg_work_entry){.name = "gemm", .kind = 0, .count = 100, .time = gemm[i], .launches = 4};
-        ops[i][1] = (tg_work_entry){.name = "dropout_kernel", .kind = 0, .count = 10, .time = 1e6, .launches = 1};
+        ops[i][0] = (tg_work_entry){.name = "gemm", .kind = TG_WORK_KERNEL, .count = 100, .time = gemm[i], .launches = 4};
+        ops[i][1] = (tg_work_entry){.name = "dropout_kernel", .kind = TG_WORK_KERNEL, .count = 10, .time = 1e6,
+                                    .launches = 1};
         work[i] = (tg_workload){.steady_iterations = 90, .period = period[i], .gpu_time = gemm[i] + (i == 2) * 1e6,
                                 .idle = period[i] - gemm[i] - (i == 2) * 1e6, .ops = ops[i], .n_ops = 1 + (i == 2),
                                 .sql_steady = "SELECT 1 AS pid, 0 AS start, 1 AS end", .table_kernel = "K",

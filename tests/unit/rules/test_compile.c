@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,33 @@ static void test_types_and_folding(void **state)
     tg_rules_free(rs);
 }
 
+/* The one comparison the folder and the evaluator share: NaN compares
+** with nothing, and each operator reads the three-way order. */
+static void test_comparison(void **state)
+{
+    (void)state;
+    assert_false(tg_value_compare(TG_N_EQ, tg_float(NAN, TG_UNIT_NONE), tg_float(NAN, TG_UNIT_NONE)));
+    assert_false(tg_value_compare(TG_N_LE, tg_float(NAN, TG_UNIT_NONE), tg_int(1, TG_UNIT_NONE)));
+    assert_false(tg_value_compare(TG_N_NE, tg_null(), tg_int(1, TG_UNIT_NONE)));
+    assert_true(tg_value_compare(TG_N_LT, tg_int(1, TG_UNIT_NONE), tg_float(1.5, TG_UNIT_NONE)));
+    assert_true(tg_value_compare(TG_N_GE, tg_str("b"), tg_str("a")));
+    assert_false(tg_value_compare(TG_N_EQ, tg_str("1"), tg_int(1, TG_UNIT_NONE)));
+    bool ok;
+    assert_int_equal(tg_num_order(2, 1, &ok), 1);
+    assert_true(ok);
+    tg_num_order(NAN, 1, &ok);
+    assert_false(ok);
+    static const struct { tg_node_kind op; bool lt, eq, gt; } ops[] = {
+        {TG_N_EQ, 0, 1, 0}, {TG_N_NE, 1, 0, 1}, {TG_N_LT, 1, 0, 0},
+        {TG_N_LE, 1, 1, 0}, {TG_N_GT, 0, 0, 1}, {TG_N_GE, 0, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        assert_int_equal(tg_cmp_holds(ops[i].op, -1), ops[i].lt);
+        assert_int_equal(tg_cmp_holds(ops[i].op, 0), ops[i].eq);
+        assert_int_equal(tg_cmp_holds(ops[i].op, 1), ops[i].gt);
+    }
+}
+
 /* A metric's unit is the compiler's typing of its expression: baselines
 ** record it and reports print the metric with it. */
 static void test_metric_unit(void **state)
@@ -304,6 +332,103 @@ static void test_metric_unit(void **state)
         assert_int_equal(info->metric_unit, cases[i].unit);
         tg_rules_free(rs);
     }
+}
+
+/* device.FIELD: the row's device, for sources whose rows name one. */
+static void test_device_ref(void **state)
+{
+    (void)state;
+    tg_ruleset *rs = text_ok(HEAD "    source: memcpy\n"
+                             "    where: device.copy_frac_steady > 50% and steady\n"
+                             "    fail_when: max(device.copy_time_steady) > 1ms\n");
+    const tg_rule *r = rule(rs, "r");
+    const tg_expr *ref = r->where->a->a;
+    assert_int_equal(ref->op, TG_N_DEVICE_REF);
+    assert_string_equal(ref->field->name, "copy_frac_steady");
+    assert_int_equal(ref->field->source, TG_SRC_DEVICE);
+    assert_int_equal(ref->unit, TG_UNIT_RATIO);
+    assert_int_equal(ref->a->op, TG_N_FIELD);              /* the row's own device id */
+    assert_int_equal(ref->a->field->source, TG_SRC_MEMCPY);
+    assert_string_equal(ref->a->field->name, "device");
+    assert_int_equal(r->aggs[0].arg->op, TG_N_DEVICE_REF);
+    assert_int_equal(r->aggs[0].unit, TG_UNIT_NS);
+    char *text = tg_rules_explain(rs, "r");
+    assert_non_null(strstr(text, "device.copy_frac_steady (the row's device)"));
+    free(text);
+    tg_rules_free(rs);
+
+    assert_string_equal(text_error(HEAD "    source: api\n    where: device.busy_frac < 1\n"
+                                   "    fail_when: count > 0\n", NULL, 0),
+                        "device.busy_frac needs a source whose rows name a device (kernel, memcpy, memset, gap); "
+                        "'api' rows do not");
+    assert_string_equal(text_error(HEAD "    source: kernel\n    where: device.copy_frak_steady > 0.5\n"
+                                   "    fail_when: count > 0\n", NULL, 0),
+                        "the device source has no field 'copy_frak_steady' (did you mean 'copy_frac_steady'?)");
+    assert_string_equal(text_error(HEAD "    source: gap\n    fail_when: device.busy_frac < 0.5\n", NULL, 0),
+                        "'device.busy_frac' is a value of a single gap row's device; 'fail_when' works on "
+                        "aggregates of the rows, e.g. max(device.busy_frac)");
+    assert_string_equal(text_error(HEAD "    source: device\n    where: device.busy_frac < 1\n"
+                                   "    fail_when: count > 0\n", NULL, 0),
+                        "write 'busy_frac', not 'device.busy_frac': the fields of the rule's source are used by name");
+    /* units are checked as for any field: a duration is not a ratio */
+    assert_true(text_error(HEAD "    source: memcpy\n    where: duration > device.busy_frac\n"
+                           "    fail_when: count > 0\n", NULL, 0)[0] != 0);
+}
+
+/* Grouped evidence: keys first, named columns, the order column, the
+** value aggregates apart from the columns' own; and its errors. */
+static void test_grouped_evidence(void **state)
+{
+    (void)state;
+    tg_ruleset *rs = text_ok(HEAD "    source: api\n    fail_when: count > 2\n"
+                             "    evidence:\n      group_by: [name, tid]\n"
+                             "      columns: [name, count, {time: sum(duration)}, max(duration) / 2]\n"
+                             "      order_by: time asc\n      limit: 3\n");
+    const tg_rule *r = rule(rs, "r");
+    assert_int_equal(r->n_group_by, 2);
+    assert_int_equal(r->n_group_cols, 5);
+    assert_string_equal(r->group_cols[0].name, "name");
+    assert_null(r->group_cols[0].expr);
+    assert_string_equal(r->group_cols[1].name, "tid");
+    assert_string_equal(r->group_cols[2].name, "count");
+    assert_string_equal(r->group_cols[3].name, "time");
+    assert_string_equal(r->group_cols[4].name, "max(duration) / 2");
+    assert_int_equal(r->group_order, 3);
+    assert_false(r->order_desc);
+    assert_int_equal(r->evidence_limit, 3);
+    assert_int_equal(r->n_value_aggs, 1);                  /* count */
+    assert_int_equal(r->n_aggs, 3);                        /* + sum, max for the columns */
+    char *text = tg_rules_explain(rs, "r");
+    assert_non_null(strstr(text, "values reported: count\n"));
+    assert_non_null(strstr(text, "evidence: one row per group of name tid, groups ordered by time asc, limit 3"));
+    assert_non_null(strstr(text, "  time\n"));
+    free(text);
+    tg_rules_free(rs);
+
+#define EV(x) HEAD "    source: memcpy\n    fail_when: count > 0\n    evidence: " x "\n"
+    assert_string_equal(text_error(EV("{group_by: [kindd]}"), NULL, 0),
+                        "group_by needs fields of source 'memcpy'; 'kindd' is not one (did you mean 'kind'?)");
+    assert_string_equal(text_error(EV("{group_by: [kind, bytes, device, stream, pid]}"), NULL, 0),
+                        "group_by must be a list of 1 to 4 field names, such as [kind, src_kind]");
+    assert_string_equal(text_error(EV("{group_by: [kind, kind]}"), NULL, 0), "group_by names 'kind' twice");
+    assert_string_equal(text_error(EV("{group_by: kind, columns: [duration]}"), NULL, 0),
+                        "'duration' is a field of a single memcpy row; 'evidence columns' works on aggregates of "
+                        "the rows, e.g. max(duration) or count");
+    assert_string_equal(text_error(EV("{group_by: kind, columns: [count, {count: sum(bytes)}]}"), NULL, 0),
+                        "two evidence columns are named 'count'; name one with 'count-2: ...'");
+    assert_string_equal(text_error(EV("{group_by: kind, columns: [{a b: count}]}"), NULL, 0),
+                        "a column name is letters, digits, '_' and '-', not 'a b'");
+    assert_string_equal(text_error(EV("{group_by: kind, columns: [{time: sum(duration)}], order_by: tme}"), NULL, 0),
+                        "order_by names no column of the grouped evidence: 'tme' (did you mean 'time'?)");
+    assert_string_equal(text_error(EV("{group_by: kind, order_by: count up}"), NULL, 0),
+                        "order_by of grouped evidence must be 'COLUMN [asc|desc]'");
+    assert_string_equal(text_error(EV("{group_by: kind, columns: count}"), NULL, 0), "evidence columns must be a list");
+    assert_string_equal(text_error(EV("{grop_by: kind}"), NULL, 0),
+                        "unknown key 'grop_by' in evidence (did you mean 'group_by'?)");
+    assert_string_equal(text_error(HEAD "    source: trace\n    fail_when: count > 0\n    evidence: {group_by: kernels}\n",
+                                   NULL, 0),
+                        "the trace source has one row: there is nothing to group");
+#undef EV
 }
 
 static void test_set(void **state)
@@ -432,7 +557,10 @@ int main(void)
         cmocka_unit_test(test_override_needs_earlier_rule),
         cmocka_unit_test(test_directory),
         cmocka_unit_test(test_types_and_folding),
+        cmocka_unit_test(test_comparison),
         cmocka_unit_test(test_metric_unit),
+        cmocka_unit_test(test_device_ref),
+        cmocka_unit_test(test_grouped_evidence),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_lint),
         cmocka_unit_test(test_explain),

@@ -54,7 +54,7 @@ static void test_host_rank_job(void **state)
     assert_string_equal(t->host, "nid001608");
     assert_int_equal(t->rank, 3);
     assert_int_equal(t->world_size, 8);
-    assert_string_equal(t->rank_source, "RANK");   /* before SLURM_PROCID: origin.def's order */
+    assert_string_equal(t->rank_source, "env RANK");   /* before SLURM_PROCID: origin.def's order */
     assert_string_equal(t->job, "4242");
     done(t, path);
 }
@@ -67,10 +67,10 @@ static void test_launchers(void **state)
         int rank, size;
         const char *source;
     } cases[] = {
-        {"SLURM_PROCID=5;SLURM_NTASKS=16", 5, 16, "SLURM_PROCID"},
-        {"OMPI_COMM_WORLD_SIZE=4;OMPI_COMM_WORLD_RANK=2;SLURM_PROCID=0", 2, 4, "OMPI_COMM_WORLD_RANK"},
-        {"PMI_RANK=1", 1, -1, "PMI_RANK"},
-        {"MV2_COMM_WORLD_RANK=0;MV2_COMM_WORLD_SIZE=1", 0, 1, "MV2_COMM_WORLD_RANK"},
+        {"SLURM_PROCID=5;SLURM_NTASKS=16", 5, 16, "env SLURM_PROCID"},
+        {"OMPI_COMM_WORLD_SIZE=4;OMPI_COMM_WORLD_RANK=2;SLURM_PROCID=0", 2, 4, "env OMPI_COMM_WORLD_RANK"},
+        {"PMI_RANK=1", 1, -1, "env PMI_RANK"},
+        {"MV2_COMM_WORLD_RANK=0;MV2_COMM_WORLD_SIZE=1", 0, 1, "env MV2_COMM_WORLD_RANK"},
         /* only whole names count: these end like RANK */
         {"LOCAL_RANK=1;MY_RANK=7;XRANK=4", -1, -1, NULL},
         /* a bad value at the first launcher set is not a reason to believe the next */
@@ -80,8 +80,8 @@ static void test_launchers(void **state)
         {"RANK=9;WORLD_SIZE=8", -1, -1, NULL},
         {"RANK=99999999999", -1, -1, NULL},
         /* the last variable, without a trailing ';' */
-        {"A=1;RANK=12", 12, -1, "RANK"},
-        {"RANK=2;WORLD_SIZE=zero", 2, -1, "RANK"},
+        {"A=1;RANK=12", 12, -1, "env RANK"},
+        {"RANK=2;WORLD_SIZE=zero", 2, -1, "env RANK"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *path;
