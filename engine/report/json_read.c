@@ -358,13 +358,21 @@ static bool trace_from(rd *a, json_t *o, tg_trace_result *t, const char *file, t
                     "no rule cannot pass a merge)", t->file ? t->file : "(unnamed)");
         return false;
     }
-    t->n_results = json_array_size(results);
-    t->results = tg_arena_alloc(a->arena, (t->n_results + 1) * sizeof *t->results); /* +1: merge may add one */
+    t->results = tg_arena_alloc(a->arena, (json_array_size(results) + 1) * sizeof *t->results); /* +1: merge may add one */
     if (!t->results) return false;
     size_t i;
     json_t *r;
     json_array_foreach(results, i, r) {
-        if (!result_from(a, r, &t->results[i], file, diag)) return false;
+        /* the results a merge adds are recomputed by every merge, not read
+        ** back (a merged result merged again would judge a rank twice) */
+        const char *rule = json_string_value(json_object_get(r, "rule"));
+        if (rule && !strcmp(rule, TG_MERGE_RULE_STRAGGLER)) continue;
+        if (!result_from(a, r, &t->results[t->n_results++], file, diag)) return false;
+    }
+    if (!t->error && t->n_results == 0) {
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = file}, NULL,
+                    "trace %s has only the results a merge adds: not a tracegate result", t->file ? t->file : "(unnamed)");
+        return false;
     }
     return true;
 }
@@ -410,7 +418,7 @@ static bool reserve(tg_merge *m, size_t more)
 }
 
 /* A merge's own entry for ranks without a result (merge.c): recomputed by
-** every merge, never read back. */
+** every merge, never read back, as its rank-straggler results are not. */
 static bool merge_made(json_t *trace)
 {
     return json_object_get(trace, "missing_ranks") != NULL;

@@ -13,8 +13,9 @@
 ** at a time into run (run->arena holds them; each JSON document is freed
 ** once converted, so memory is bounded by the merged result, not by the
 ** files), repeated strings stored once, run->traces grown by doubling.
-** Entries a merge adds for missing ranks are not read back: every merge
-** recomputes them. */
+** What a merge adds -- entries for missing ranks, rank-straggler results
+** -- is not read back: every merge recomputes it. */
+#define TG_MERGE_RULE_STRAGGLER "rank-straggler"
 typedef struct tg_merge tg_merge;
 
 tg_merge *tg_merge_new(tg_run_result *run);

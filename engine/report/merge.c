@@ -335,7 +335,7 @@ static bool add_result(const straggle *s, tg_trace_result *t, tg_arena *a)
     bool slow = change > s->threshold;
     tg_rule_result *r = &t->results[t->n_results++];
     memset(r, 0, sizeof *r);
-    r->rule = "rank-straggler";
+    r->rule = TG_MERGE_RULE_STRAGGLER;
     r->title = "A rank is slower than the others";
     r->severity = s->severity;
     r->verdict = slow ? TG_V_FAIL : TG_V_PASS;

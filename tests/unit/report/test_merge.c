@@ -444,6 +444,44 @@ static void test_missing_not_read_back(void **state)
     tg_arena_free(run.arena);
 }
 
+/* A merged result read back leaves out the rank-straggler results the
+** merge added (the next merge judges the ranks again, once). */
+static void test_straggler_not_read_back(void **state)
+{
+    (void)state;
+    const rank_spec spec[] = {{0, 2, NULL}, {1, 2, NULL}};
+    tg_run_result run = ranked_run(spec, 2);
+    static tg_workload work[2];
+    for (int i = 0; i < 2; i++) {
+        work[i] = (tg_workload){.period = i ? 30e6 : 10e6, .gpu_time = NAN, .idle = NAN};
+        run.traces[i].workload = &work[i];
+    }
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING), 2);
+    assert_int_equal(run.traces[1].n_results, 2);
+    char *json = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
+    assert_non_null(strstr(json, "\"rule\": \"rank-straggler\""));
+    char *path = write_temp(json);
+    tg_run_result back = {.arena = tg_arena_new()};
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_result_read_json(path, &back, &diag), TG_OK);
+    assert_int_equal(back.n_traces, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(back.traces[i].n_results, 1);
+        assert_string_equal(back.traces[i].results[0].rule, "x");
+    }
+    /* merged again: one rank-straggler each */
+    tg_merge_stragglers(&back, 0.10, TG_SEV_WARNING);
+    assert_int_equal(back.traces[1].n_results, 2);
+    assert_int_equal(back.traces[1].results[1].verdict, TG_V_FAIL);
+    tg_diag_clear(&diag);
+    unlink(path);
+    free(path);
+    free(json);
+    tg_arena_free(back.arena);
+    tg_arena_free(run.arena);
+}
+
 /* Origins a result cannot hold are refused, not read as unknown. */
 static void test_bad_origin(void **state)
 {
@@ -482,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_ranks_missing),
         cmocka_unit_test(test_ranks_world),
         cmocka_unit_test(test_missing_not_read_back),
+        cmocka_unit_test(test_straggler_not_read_back),
         cmocka_unit_test(test_bad_origin),
     };
     return cmocka_run_group_tests_name("merge", tests, NULL, NULL);
