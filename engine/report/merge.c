@@ -1,7 +1,7 @@
 /*
 ** What `tracegate merge` adds to the results it reads (docs/formats.md,
 ** "merge"): the ranks of each job accounted for, and the cross-rank
-** comparison (DESIGN §8).
+** comparison (docs/architecture.md, "Many traces").
 **
 ** Ranks: the results of one job (by job id; results without one are one
 ** job) must name each rank once and agree on the world size. Two results

@@ -1,7 +1,8 @@
 /*
 ** The trace layer: opens an nsys SQLite export strictly read-only, detects
 ** its schema, resolves the tables and columns that drift between nsys
-** versions (SCHEMA.md) and loads the activity into plain arrays of rows.
+** versions (docs/architecture.md, "The nsys export") and loads the activity
+** into plain arrays of rows.
 **
 ** Every row struct below carries its SQLite rowid (evidence cites it) and,
 ** after the raw columns, a block of DERIVED fields. The trace layer leaves
@@ -11,7 +12,7 @@
 **
 ** Conventions: times in ns (int64, TG_NULL_I64 = null); strings are ids in
 ** trace->strings (TG_NO_STR = null); flags are int8_t (0/1, -1 = null);
-** pid/tid are the decoded process and thread ids of SCHEMA.md.
+** pid/tid are the decoded process and thread ids (docs/architecture.md).
 **
 ** Rows are kept small: 64-bit members first, then 32-bit, then flags, so
 ** there is no padding, and durations (end - start) are computed on read
