@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The test command of README.md and .ci/run: installs dependencies, checks
 # that engine/ layers only look down (ci/layers.sh), builds,
-# runs the whole suite (unit, rule, hostile-input and corpus tests), then
+# runs the whole suite (unit, rule, hostile-input and corpus tests), the
+# Slurm recipe on a real one-node Slurm cluster (tests/slurm/slurm_test.sh:
+# installs slurmctld, slurmd and munge, about 30 s; it says SKIPPED and
+# why where it cannot run, e.g. without root), then
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, then under
 # valgrind memcheck (ci/valgrind.sh, about 5 min), then each libFuzzer
 # target briefly (ci/fuzz.sh: every target, 30 s each, about 4 min).
@@ -12,6 +15,14 @@ bash ci/deps.sh
 bash ci/layers.sh
 bash ci/build.sh
 meson test -C build --print-errorlogs --num-processes 2
+
+slurm=0
+bash tests/slurm/slurm_test.sh build/tracegate || slurm=$?
+case $slurm in
+    0) slurm_done="Slurm recipe" ;;
+    77) slurm_done="Slurm recipe SKIPPED (see above)" ;;
+    *) exit "$slurm" ;;
+esac
 
 if [ ! -f build-asan/build.ninja ]; then
     meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug
@@ -25,4 +36,4 @@ if [ "${TG_QUICK:-0}" != 1 ]; then
     bash ci/valgrind.sh
     FUZZ_SEED=1 FUZZ_SECONDS=30 bash ci/fuzz.sh
 fi
-echo "tracegate: all tests passed (plain, sanitized, valgrind, fuzz)"
+echo "tracegate: all tests passed (plain, $slurm_done, sanitized, valgrind, fuzz)"

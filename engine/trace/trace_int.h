@@ -188,6 +188,8 @@ bool tg_load_overheads(tg_loader *ld);
 bool tg_load_nvtx(tg_loader *ld);
 bool tg_load_gpus(tg_loader *ld);
 bool tg_load_processes(tg_loader *ld);
+/* trace_origin.c: host, rank, world size and job id (after the activity) */
+bool tg_load_origin(tg_loader *ld);
 
 /* ---- trace_mem.c: row arrays (see there) */
 #define TG_ROWS_MAP_MIN ((size_t)8 << 20)  /* arrays this big get their own mapping */
