@@ -25,7 +25,7 @@ run() {
 # says FILE DESCRIPTION TEXT: the file holds TEXT (fixed string)
 says() { grep -qF -- "$3" "$1" || fail "$2: no '$3' in '$(head -c 400 "$1")'"; }
 
-commands=("check" "info" "metrics" "rules list" "rules lint" "rules test" "explain" \
+commands=("check" "info" "metrics" "rules list" "rules lint" "rules test" "rules fields" "explain" \
           "baseline record" "baseline show" "merge" "help" "version" "completion")
 
 # --help and -h on every command, `help CMD` the same text, on stdout, exit 0

@@ -1,7 +1,7 @@
 /*
 ** The `tracegate` command: a thin client of libtracegate. Each subcommand
-** lives in its own file and returns the exit status of DESIGN §5; only this
-** folder prints to stdout/stderr or decides exit codes.
+** lives in its own file and returns the exit status of docs/formats.md; only
+** this folder prints to stdout/stderr or decides exit codes.
 */
 #ifndef TG_CLI_H
 #define TG_CLI_H
@@ -26,6 +26,7 @@ int tg_cmd_rules_list(const tg_cli_args *a);       /* cmd_rules.c */
 int tg_cmd_rules_lint(const tg_cli_args *a);       /* cmd_rules.c */
 int tg_cmd_rules_test(const tg_cli_args *a);       /* cmd_rules.c */
 int tg_cmd_explain(const tg_cli_args *a);          /* cmd_rules.c */
+int tg_cmd_rules_fields(const tg_cli_args *a);     /* cmd_fields.c */
 int tg_cmd_baseline_record(const tg_cli_args *a);  /* cmd_baseline.c */
 int tg_cmd_baseline_show(const tg_cli_args *a);    /* cmd_baseline.c */
 int tg_cmd_merge(const tg_cli_args *a);            /* cmd_merge.c */

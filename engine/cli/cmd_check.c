@@ -2,8 +2,8 @@
 ** `tracegate check`: load the rule set (built-in rules.d by default), run it
 ** over every trace (engine/cli/pipeline.c), compare with a baseline when one
 ** is given, write the reports asked for, and turn the verdicts into the exit
-** status of DESIGN §5: 0 pass, 1 gate failed, 2 usage/rule/baseline error,
-** 3 trace unreadable or lacking data a rule needs, 4 internal error.
+** status of docs/formats.md: 0 pass, 1 gate failed, 2 usage/rule/baseline
+** error, 3 trace unreadable or lacking data a rule needs, 4 internal error.
 */
 #include "cli.h"
 
@@ -30,6 +30,7 @@ typedef struct check_args {
     int jobs;
     int64_t max_memory;        /* --max-memory, 0 = no limit */
     bool load_all;             /* --load all */
+    tg_origin_opts origin;     /* --rank, --world-size, --rank-pattern, --job, --host */
 } check_args;
 
 /* The parsed command line (options.h) into check_args. */
@@ -46,6 +47,12 @@ static int read_args(const tg_cli_args *in, check_args *a)
     a->jobs = tg_cli_count(in, TG_CLI_OPT_JOBS, 1);
     a->max_memory = tg_cli_size(in, TG_CLI_OPT_MAX_MEMORY);
     a->load_all = tg_cli_choice(in, TG_CLI_OPT_LOAD, 0) == 1;
+    a->origin = TG_ORIGIN_OPTS_NONE;
+    a->origin.rank = tg_cli_whole(in, TG_CLI_OPT_RANK, -1);
+    a->origin.world_size = tg_cli_whole(in, TG_CLI_OPT_WORLD_SIZE, -1);
+    a->origin.rank_pattern = tg_cli_value(in, TG_CLI_OPT_RANK_PATTERN);
+    a->origin.job = tg_cli_value(in, TG_CLI_OPT_JOB);
+    a->origin.host = tg_cli_value(in, TG_CLI_OPT_HOST);
     if (tg_cli_param_sets(in, &a->sets) != TG_OK) return TG_EINTERNAL;
     a->rule_paths = tg_cli_rule_paths(in->values[TG_CLI_OPT_RULES], in->n_values[TG_CLI_OPT_RULES], &a->n_rules);
     return a->rule_paths ? TG_OK : TG_EUSAGE;
@@ -105,6 +112,18 @@ static int load_rules(check_args *a, check_state *c)
     return c->baseline ? TG_OK : st != TG_OK ? st : TG_EUSAGE;
 }
 
+/* Where the traces come from: options that cannot fit are refused before
+** any trace is read (engine/check/origin.c). */
+static int check_origin(check_args *a, int n_traces, const char *const *traces)
+{
+    tg_diag diag;
+    tg_diag_init(&diag);
+    int st = tg_origin_opts_check(&a->origin, traces, (size_t)n_traces, &diag);
+    if (st != TG_OK) tg_cli_report_diag(&diag, st);
+    tg_diag_clear(&diag);
+    return st;
+}
+
 /* No report may land on a file this check reads: refused before any
 ** trace is read or any report written (engine/cli/outfile.h). */
 static int check_outputs(check_args *a, check_state *c, int n_traces, const char *const *traces)
@@ -144,9 +163,16 @@ static int evaluate_and_report(check_args *a, check_state *c, tg_check_plan *pla
     /* baseline.STAT in rule expressions reads the stored statistics */
     if (c->baseline) plan->eval.baselines = tg_baseline_rule_stats(c->baseline, c->rs, run->arena);
     int eval_status = tg_cli_evaluate(&c->inputs, plan, a->jobs, run);
+    tg_diag diag;
+    tg_diag_init(&diag);
+    for (size_t i = 0; i < run->n_traces && eval_status != TG_EINTERNAL; i++) {
+        tg_trace_result *t = &run->traces[i];
+        if (!tg_origin_apply(&a->origin, t, c->inputs.given[i], t->arena ? t->arena : run->arena, &diag))
+            eval_status = TG_EINTERNAL;
+    }
+    tg_cli_report_diag(&diag, TG_OK);   /* an option replacing what a trace recorded */
+    tg_diag_clear(&diag);
     if (c->baseline && eval_status != TG_EINTERNAL) {
-        tg_diag diag;
-        tg_diag_init(&diag);
         bool fits = tg_baseline_apply(c->baseline, c->rs, run, a->allow_mismatch, &diag) == TG_OK;
         int st = tg_cli_report_diag(&diag, fits ? TG_OK : TG_EUSAGE);   /* or the allowed mismatch's warnings */
         tg_diag_clear(&diag);
@@ -166,6 +192,7 @@ static int run_check(check_args *a, int n_traces, const char *const *traces)
     check_state c = {0};
     int st = load_rules(a, &c);
     if (st == TG_OK) st = tg_inputs_resolve(traces, (size_t)n_traces, &c.inputs);
+    if (st == TG_OK) st = check_origin(a, n_traces, traces);
     if (st == TG_OK) st = check_outputs(a, &c, n_traces, traces);
     tg_check_plan plan = {0};
     if (st == TG_OK) {

@@ -1,17 +1,124 @@
 /*
 ** `tracegate merge`: combine the JSON results of separate `check` runs (one
-** per rank, spread over machines by a scheduler) into one verdict, and run
-** the cross-rank straggler check over them. Any report format can be
-** written from the merged result; the exit status is that of `check`.
+** per rank or per node, spread over machines by a scheduler) into one
+** verdict (docs/formats.md, "merge"): results given as files, directories
+** of *.json files or a list (--files-from), read one at a time; the ranks
+** of each job accounted for (two results for a rank, or disagreeing world
+** sizes, are usage errors; a missing rank is an unreadable trace); then
+** the cross-rank straggler check. Any report format can be written from
+** the merged result; the exit status is that of `check`.
 */
 #include "cli.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../report/json_read.h"
 #include "outputs.h"
 #include "../suppress/suppress.h"
+
+/* ------------------------------------------------------------- inputs */
+
+typedef struct paths {
+    char **v;
+    size_t n, cap;
+} paths;
+
+static bool add_path(paths *p, const char *path)
+{
+    char *copy = strdup(path);
+    if (copy && TG_PUSH(p->v, p->n, p->cap, copy)) return true;
+    free(copy);
+    tg_cli_say("out of memory");
+    return false;
+}
+
+static void paths_free(paths *p)
+{
+    for (size_t i = 0; i < p->n; i++) free(p->v[i]);
+    free(p->v);
+}
+
+static int json_entry(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".json");
+}
+
+/* The *.json files of dir, by name (not its subdirectories, nor hidden
+** files: an interrupted report is a hidden .tracegate-* file). */
+static int add_dir(paths *p, const char *dir)
+{
+    struct dirent **names;
+    int n = scandir(dir, &names, json_entry, alphasort);
+    if (n < 0) {
+        tg_cli_say("%s: cannot list the directory: %s", dir, strerror(errno));
+        return TG_EUSAGE;
+    }
+    int st = TG_OK;
+    size_t before = p->n;
+    for (int i = 0; i < n; i++) {
+        char *path = NULL;
+        struct stat sb;
+        if (st == TG_OK && asprintf(&path, "%s/%s", dir, names[i]->d_name) < 0) st = TG_EINTERNAL;
+        else if (st == TG_OK && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && !add_path(p, path)) st = TG_EINTERNAL;
+        free(path);
+        free(names[i]);
+    }
+    free(names);
+    if (st == TG_OK && p->n == before) {
+        tg_cli_say("%s: the directory holds no *.json result", dir);
+        st = TG_EUSAGE;
+    }
+    return st;
+}
+
+/* The lines of list ('-': stdin), blank ones skipped. */
+static int add_list(paths *p, const char *list)
+{
+    FILE *f = strcmp(list, "-") ? fopen(list, "r") : stdin;
+    if (!f) {
+        tg_cli_say("--files-from %s: %s", list, strerror(errno));
+        return TG_EUSAGE;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int st = TG_OK;
+    while (st == TG_OK && (len = getline(&line, &cap, f)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (len > 0 && !add_path(p, line)) st = TG_EINTERNAL;
+    }
+    if (st == TG_OK && ferror(f)) {
+        tg_cli_say("--files-from %s: %s", list, strerror(errno));
+        st = TG_EUSAGE;
+    }
+    free(line);
+    if (f != stdin) fclose(f);
+    return st;
+}
+
+/* Every argument: a directory's results, or the file itself. */
+static int add_arg(paths *p, const char *arg)
+{
+    struct stat sb;
+    if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) return add_dir(p, arg);
+    return add_path(p, arg) ? TG_OK : TG_EINTERNAL;
+}
+
+/* ------------------------------------------------------------- merging */
+
+typedef struct merge_args {
+    const tg_cli_args *args;
+    tg_cli_outputs out;
+    double threshold;
+    tg_severity severity;
+    int64_t world_size;        /* --world-size, -1 */
+    paths inputs;
+} merge_args;
 
 /* The distinct rule ids of a run's results (malloc'd, borrowed strings). */
 static const char **result_rule_ids(const tg_run_result *run, size_t *n)
@@ -30,51 +137,71 @@ static const char **result_rule_ids(const tg_run_result *run, size_t *n)
     return ids;
 }
 
-int tg_cmd_merge(const tg_cli_args *a)
+/* Read every input, account for the ranks, compare them, report. */
+static int run_merge(merge_args *a)
 {
-    tg_cli_outputs out;
-    tg_cli_outputs_init(&out);
-    if (tg_cli_outputs_read(&out, a) != TG_OK) return TG_EUSAGE;
-    double threshold = tg_cli_ratio(a, TG_CLI_OPT_THRESHOLD, 0.10);
-    tg_severity severity = (tg_severity)tg_cli_choice(a, TG_CLI_OPT_STRAGGLER_SEVERITY, TG_SEV_WARNING);
-    int argc = (int)a->n_operands;
-    const char *const *argv = a->operands;
-
     /* no report over a result it merges (engine/cli/outfile.h) */
     tg_cli_reads reads = {0};
     int st = TG_OK;
-    for (int i = 0; i < argc && st == TG_OK; i++)
-        if (!tg_cli_reads_add(&reads, argv[i], "result")) st = TG_EINTERNAL;
-    for (size_t i = 0; st == TG_OK && i < a->n_values[TG_CLI_OPT_SUPPRESS]; i++)
-        if (!tg_cli_reads_add(&reads, a->values[TG_CLI_OPT_SUPPRESS][i], "suppression file")) st = TG_EINTERNAL;
-    if (st == TG_OK) st = tg_cli_outputs_check(&out, &reads);
+    for (size_t i = 0; i < a->inputs.n && st == TG_OK; i++)
+        if (!tg_cli_reads_add(&reads, a->inputs.v[i], "result")) st = TG_EINTERNAL;
+    for (size_t i = 0; st == TG_OK && i < a->args->n_values[TG_CLI_OPT_SUPPRESS]; i++)
+        if (!tg_cli_reads_add(&reads, a->args->values[TG_CLI_OPT_SUPPRESS][i], "suppression file")) st = TG_EINTERNAL;
+    if (st == TG_OK) st = tg_cli_outputs_check(&a->out, &reads);
     tg_cli_reads_free(&reads);
     if (st != TG_OK) return st;
 
     tg_run_result run = {.arena = tg_arena_new()};
-    if (!run.arena) return TG_EINTERNAL;
+    tg_merge *m = run.arena ? tg_merge_new(&run) : NULL;
+    if (!m) {
+        tg_arena_free(run.arena);
+        return TG_EINTERNAL;
+    }
     tg_diag diag;
     tg_diag_init(&diag);
-    for (int i = 0; i < argc && st == TG_OK; i++) st = tg_result_read_json(argv[i], &run, &diag);
+    for (size_t i = 0; i < a->inputs.n && st == TG_OK; i++) st = tg_merge_read(m, a->inputs.v[i], &diag);
+    tg_merge_free(m);
+    if (st == TG_OK && run.n_traces == 0) {
+        tg_diag_error(&diag, TG_EUSAGE, "the results hold no trace: a merge of nothing cannot pass");
+        st = TG_EUSAGE;
+    }
+    if (st == TG_OK) st = tg_merge_ranks(&run, a->world_size, &diag);
     tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
     tg_suppressions *suppressions = NULL;
     if (st == TG_OK) {
-        tg_merge_stragglers(&run, threshold, severity);
+        tg_merge_stragglers(&run, a->threshold, a->severity);
         /* --suppress names the rules of the merged results */
         size_t n_ids = 0;
         const char **ids = result_rule_ids(&run, &n_ids);
-        st = ids ? tg_cli_load_suppressions(a, ids, n_ids, false, &suppressions) : TG_EINTERNAL;
+        st = ids ? tg_cli_load_suppressions(a->args, ids, n_ids, false, &suppressions) : TG_EINTERNAL;
         free(ids);
     }
     if (st == TG_OK && tg_cli_apply_suppressions(suppressions, &run) != TG_OK) st = TG_EINTERNAL;
     if (st == TG_OK) {
-        tg_report_opts gate = tg_cli_outputs_gate(&out);
+        tg_report_opts gate = tg_cli_outputs_gate(&a->out);
         st = tg_cli_exit_status(&run, &gate, TG_OK);
-        int wst = tg_cli_outputs_write(&out, &run, NULL);
+        int wst = tg_cli_outputs_write(&a->out, &run, NULL);
         if (wst != TG_OK) st = wst;   /* exit 4 whatever the verdict */
     }
     tg_suppress_free(suppressions);
     tg_arena_free(run.arena);
+    return st;
+}
+
+int tg_cmd_merge(const tg_cli_args *in)
+{
+    merge_args a = {.args = in, .threshold = tg_cli_ratio(in, TG_CLI_OPT_THRESHOLD, 0.10),
+                    .severity = (tg_severity)tg_cli_choice(in, TG_CLI_OPT_STRAGGLER_SEVERITY, TG_SEV_WARNING),
+                    .world_size = tg_cli_whole(in, TG_CLI_OPT_WORLD_SIZE, -1)};
+    tg_cli_outputs_init(&a.out);
+    int st = tg_cli_outputs_read(&a.out, in);
+    const char *files_from = tg_cli_value(in, TG_CLI_OPT_FILES_FROM);
+    for (size_t i = 0; i < in->n_operands && st == TG_OK; i++) st = add_arg(&a.inputs, in->operands[i]);
+    if (st == TG_OK && files_from) st = add_list(&a.inputs, files_from);
+    if (st == TG_OK && a.inputs.n == 0)
+        st = tg_cli_usage_error(in->cmd, "merge needs at least one RESULT.json, a DIR of them or --files-from");
+    if (st == TG_OK) st = run_merge(&a);
+    paths_free(&a.inputs);
     return st;
 }

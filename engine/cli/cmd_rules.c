@@ -1,11 +1,11 @@
 /*
-** `tracegate rules list|lint|test PATH...` and `tracegate explain RULE`:
-** thin wrappers over engine/rules. Errors print like a compiler's
-** (file:line:col, the offending line, a caret) through tg_cli_report_diag
-** and exit with status 2. `rules test` runs rule test files (DESIGN §7,
-** engine/ruletest/ruletest.h): one line per case, a diff of expected and
-** actual for each failure, a summary line; exit 1 when a case fails, 2 when
-** a test file is malformed.
+** `tracegate rules list|lint|test PATH...` and `tracegate explain RULE`
+** (`rules fields` lives in cmd_fields.c): thin wrappers over engine/rules.
+** Errors print like a compiler's (file:line:col, the offending line, a caret)
+** through tg_cli_report_diag and exit with status 2. `rules test` runs rule
+** test files (tests/rules/README.md, engine/ruletest/ruletest.h): one line
+** per case, a diff of expected and actual for each failure, a summary line;
+** exit 1 when a case fails, 2 when a test file is malformed.
 */
 #include "cli.h"
 

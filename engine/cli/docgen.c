@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "../model/source.h"
 
 #define HELP_COLUMN 28
 #define WIDTH 79
@@ -269,6 +270,11 @@ static void bash_operands(FILE *f, tg_cli_kind kind)
         break;
     }
     case TG_CLI_K_SHELL: fputs("COMPREPLY=($(compgen -W bash -- \"$cur\"))", f); break;
+    case TG_CLI_K_SOURCE:
+        fputs("COMPREPLY=($(compgen -W \"", f);
+        for (int i = 0; i < TG_SRC_COUNT; i++) fprintf(f, "%s%s", i ? " " : "", tg_source_defs[i].name);
+        fputs("\" -- \"$cur\"))", f);
+        break;
     case TG_CLI_K_NONE: fputs("COMPREPLY=()", f); break;
     case TG_CLI_K_RULES: fputs("COMPREPLY=($(compgen -W builtin -- \"$cur\") $(compgen -f -- \"$cur\"))", f); break;
     default: fputs("COMPREPLY=($(compgen -f -- \"$cur\"))", f); break;

@@ -1,5 +1,5 @@
 /*
-** Trace inputs of the CLI (DESIGN §9): SQLite exports and Kineto traces
+** Trace inputs of the CLI (docs/architecture.md, the check's step 3): SQLite exports and Kineto traces
 ** are used as given; Nsight Systems reports (`.nsys-rep`, and `.qdrep` of
 ** nsys before 2021.4) are exported on the fly with `nsys export` when nsys
 ** is on PATH, cached by content hash in $XDG_CACHE_HOME/tracegate

@@ -1,7 +1,8 @@
 /*
 ** Entry point of the `tracegate` command: dispatches to subcommands and
 ** holds the few helpers they share (diagnostic printing, finding the
-** built-in rules). Exit statuses follow DESIGN §5.
+** built-in rules). Exit statuses follow docs/formats.md
+** ("Run status and exit status").
 */
 #include "cli.h"
 
@@ -161,6 +162,7 @@ static int (*const handlers[TG_CLI_CMD_COUNT])(const tg_cli_args *) = {
     [TG_CLI_CMD_RULES_LIST] = tg_cmd_rules_list,
     [TG_CLI_CMD_RULES_LINT] = tg_cmd_rules_lint,
     [TG_CLI_CMD_RULES_TEST] = tg_cmd_rules_test,
+    [TG_CLI_CMD_RULES_FIELDS] = tg_cmd_rules_fields,
     [TG_CLI_CMD_EXPLAIN] = tg_cmd_explain,
     [TG_CLI_CMD_BASELINE_RECORD] = tg_cmd_baseline_record,
     [TG_CLI_CMD_BASELINE_SHOW] = tg_cmd_baseline_show,

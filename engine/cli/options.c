@@ -68,6 +68,7 @@ const char **tg_cli_choice_words(tg_cli_choices ch, const char **words)
     case TG_CLI_CH_LOAD: words[n++] = "needed"; words[n++] = "all"; break;
     case TG_CLI_CH_COLOR: words[n++] = "auto"; words[n++] = "always"; words[n++] = "never"; break;
     case TG_CLI_CH_SHELL: words[n++] = "bash"; break;
+    case TG_CLI_CH_FIELDS_FORMAT: words[n++] = "text"; words[n++] = "markdown"; break;
     default: break;
     }
     words[n] = NULL;
@@ -78,6 +79,7 @@ const char **tg_cli_choice_words(tg_cli_choices ch, const char **words)
 static int choice_index(tg_cli_choices ch, const char *word)
 {
     if (ch == TG_CLI_CH_FORMAT) return tg_format_parse(word);
+    if (ch == TG_CLI_CH_FIELDS_FORMAT && !strcmp(word, "md")) return 1;   /* markdown, as for reports */
     const char *words[16];
     tg_cli_choice_words(ch, words);
     for (int i = 0; words[i]; i++)
@@ -193,6 +195,17 @@ static bool parse_count(const char *s, int *out)
     return true;
 }
 
+/* A rank (lo 0) or a world size (lo 1): decimal digits, at most 2^31 - 1. */
+static bool parse_whole(const char *s, int64_t lo, int64_t *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9') return false;
+    long long v = strtoll(s, &end, 10);
+    if (*end || v < lo || v > INT32_MAX) return false;
+    *out = v;
+    return true;
+}
+
 /* "10%", "0.1" -> 0.1 */
 static bool parse_ratio(const char *s, double *out)
 {
@@ -268,6 +281,14 @@ static int check_value(tg_cli_command_id cmd, const tg_cli_option *o, const char
         int n;
         return parse_count(v, &n) ? TG_OK
                : tg_cli_usage_error(cmd, "%s wants a number from 1 to 256, not '%s'", opt, v);
+    }
+    case TG_CLI_K_RANK:
+    case TG_CLI_K_WORLD: {
+        int64_t n;
+        if (parse_whole(v, o->kind == TG_CLI_K_RANK ? 0 : 1, &n)) return TG_OK;
+        return o->kind == TG_CLI_K_RANK
+                   ? tg_cli_usage_error(cmd, "%s wants a rank: a number from 0, not '%s'", opt, v)
+                   : tg_cli_usage_error(cmd, "%s wants the number of ranks: 1 or more, not '%s'", opt, v);
     }
     case TG_CLI_K_SIZE: {
         int64_t n;
@@ -467,6 +488,13 @@ int tg_cli_count(const tg_cli_args *a, tg_cli_option_id o, int dflt)
     const char *v = tg_cli_value(a, o);
     int n;
     return v && parse_count(v, &n) ? n : dflt;
+}
+
+int64_t tg_cli_whole(const tg_cli_args *a, tg_cli_option_id o, int64_t dflt)
+{
+    const char *v = tg_cli_value(a, o);
+    int64_t n;
+    return v && parse_whole(v, tg_cli_options[o].kind == TG_CLI_K_RANK ? 0 : 1, &n) ? n : dflt;
 }
 
 int64_t tg_cli_size(const tg_cli_args *a, tg_cli_option_id o)

@@ -30,6 +30,9 @@ typedef enum tg_cli_kind {
     TG_CLI_K_SET,      /* RULE.PARAM=VALUE */
     TG_CLI_K_PATTERN,  /* a POSIX ERE (tg_model_pattern_ok) */
     TG_CLI_K_COUNT,    /* 1 to 256 */
+    TG_CLI_K_RANK,     /* 0 to 2^31 - 1 */
+    TG_CLI_K_WORLD,    /* 1 to 2^31 - 1 */
+    TG_CLI_K_SOURCE,   /* a rule source (kernel, memcpy, ...) */
     TG_CLI_K_SIZE,     /* tg_parse_size */
     TG_CLI_K_RATIO,    /* 10% or 0.1 */
     TG_CLI_K_COMMAND,  /* a command name */
@@ -51,7 +54,7 @@ typedef enum tg_cli_option_id {
 /* The word lists a choice value is checked against. */
 typedef enum tg_cli_choices {
     TG_CLI_CH_NONE, TG_CLI_CH_FORMAT, TG_CLI_CH_DOC_FORMAT, TG_CLI_CH_FAIL_ON, TG_CLI_CH_PASS_FAIL,
-    TG_CLI_CH_MISSING, TG_CLI_CH_LOAD, TG_CLI_CH_SEVERITY, TG_CLI_CH_COLOR, TG_CLI_CH_SHELL,
+    TG_CLI_CH_MISSING, TG_CLI_CH_LOAD, TG_CLI_CH_SEVERITY, TG_CLI_CH_COLOR, TG_CLI_CH_SHELL, TG_CLI_CH_FIELDS_FORMAT,
     TG_CLI_CH_COUNT
 } tg_cli_choices;
 
@@ -131,8 +134,10 @@ bool tg_cli_flag(const tg_cli_args *a, tg_cli_option_id o);
 const char *tg_cli_value(const tg_cli_args *a, tg_cli_option_id o);
 /* The index of the last value in the option's choice words, or dflt. */
 int tg_cli_choice(const tg_cli_args *a, tg_cli_option_id o, int dflt);
-/* --jobs N (dflt when absent), --max-memory SIZE (0), --straggler-threshold X. */
+/* --jobs N (dflt when absent), --max-memory SIZE (0), --straggler-threshold X,
+** --rank and --world-size (dflt when absent). */
 int tg_cli_count(const tg_cli_args *a, tg_cli_option_id o, int dflt);
+int64_t tg_cli_whole(const tg_cli_args *a, tg_cli_option_id o, int64_t dflt);
 int64_t tg_cli_size(const tg_cli_args *a, tg_cli_option_id o);
 double tg_cli_ratio(const tg_cli_args *a, tg_cli_option_id o, double dflt);
 

@@ -1,6 +1,6 @@
 /*
-** Reporters: render a tg_run_result in the formats of DESIGN §5 (text,
-** json, junit, sarif, github, markdown) and html (docs/formats.md). They only read the result and the
+** Reporters: render a tg_run_result in the formats of docs/formats.md (text,
+** json, junit, sarif, github, markdown, html). They only read the result and the
 ** rule set; they write to a FILE the CLI opened, and never exit.
 */
 #ifndef TG_REPORT_H
@@ -45,7 +45,7 @@ bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts);
 ** TG_EINTERNAL. */
 tg_status tg_report_error_class(const tg_rule_result *r);
 
-/* The exit status of a run (DESIGN §5, docs/formats.md "Run status and
+/* The exit status of a run (docs/formats.md, "Run status and
 ** exit status"); when several apply the first of these wins:
 **   4 an internal error (a trace or rule that failed for that reason),
 **   2 a trace that does not fit the baseline (or a bad pattern),

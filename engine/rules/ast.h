@@ -16,6 +16,7 @@
 #include "../common/value.h"
 #include "../common/units.h"
 #include "../common/yaml.h"
+#include "rules.h"
 
 typedef enum tg_node_kind {
 #define TG_NODE(id, spelling, cls, bp) TG_N_##id,

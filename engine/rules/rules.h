@@ -90,6 +90,9 @@ int64_t tg_rules_lower_bound(const tg_ruleset *rs, int source, const char *field
 ** lists, ...). Returns TG_OK or TG_EUSAGE. */
 tg_status tg_rules_lint(const char *const *paths, size_t n_paths, tg_diag *diag);
 
+/* tg_suggest, the "did you mean" of every error message about a name:
+** common/vocab.h (the command line uses it too). */
+
 /* `tracegate explain`: the rule's text and its compiled tree, readable.
 ** Returns a malloc'd string, NULL if the rule is unknown. */
 char *tg_rules_explain(const tg_ruleset *rs, const char *id);

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Per-case deadline in seconds (DESIGN: a gate answers fast, whatever it is
-** fed); TG_HOSTILE_TIMEOUT_SCALE multiplies it for slow machines, and an
+/* Per-case deadline in seconds (tests/hostile/README.md: a gate answers
+** fast, whatever it is fed); TG_HOSTILE_TIMEOUT_SCALE multiplies it for slow machines, and an
 ** AddressSanitizer build gets three times as long. */
 #define HX_DEADLINE 5.0
 

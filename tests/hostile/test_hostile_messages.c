@@ -147,6 +147,9 @@ static void test_set_overflow_and_ranges(void **state)
         {"iteration-time-regression.alpha=1.5", "strictly between 0 and 1"},
         {"iteration-time-regression.alpha=-0.01", "strictly between 0 and 1"},
         {"gpu-time-regression.min_change=-5%", "at least 0%"},
+        {"gpu-time-regression.run_noise=-1%", "run_noise is the run-to-run spread assumed"},
+        {"iteration-time-regression.min_workload_match=150%", "from 0% to 100%"},
+        {"iteration-time-regression.min_workload_match=-1%", "from 0% to 100%"},
         {"gpu-idle-gap.min_gap=-1ms", "a duration, which cannot be negative"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -165,7 +168,8 @@ static void test_set_overflow_and_ranges(void **state)
     /* in range: accepted */
     hx_result r;
     hx_run(&r, "check", "--fail-on", "never", "--set", "iteration-time-regression.alpha=0.05", "--set",
-           "gpu-time-regression.min_change=0%", "--set", "gpu-idle-gap.min_gap=0ms", w->trace);
+           "gpu-time-regression.min_change=0%", "--set", "gpu-idle-gap.min_gap=0ms", "--set",
+           "gpu-time-regression.run_noise=0%", "--set", "iteration-time-regression.min_workload_match=100%", w->trace);
     if (r.status != 0) fail_msg("in-range --set values: exit %d: %s", r.status, r.err);
     hx_free(&r);
 }
