@@ -13,13 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *table_of(const tg_model *m, int t)
-{
-    if (m->trace->format == TG_FORMAT_KINETO) return "traceEvents";   /* as evidence cites Kineto rows */
-    if (t < 0 || t >= TG_TABLE_COUNT) return "?";
-    return m->trace->table_name[t] ? m->trace->table_name[t] : tg_table_names[t];
-}
-
 static bool devices(const tg_model *m, tg_arena *a, tg_timeline *tl)
 {
     tl->from = INT64_MAX;
@@ -64,7 +57,7 @@ static bool gaps(const tg_model *m, tg_arena *a, tg_timeline *tl)
     tl->gaps = tg_arena_alloc(a, n * sizeof *tl->gaps);
     for (size_t i = 0; tl->gaps && i < n; i++) {
         const tg_gap *g = order[i];
-        tl->gaps[i] = (tg_timeline_gap){g->device, g->start, g->end, table_of(m, g->table), g->rowid};
+        tl->gaps[i] = (tg_timeline_gap){g->device, g->start, g->end, tg_eval_table_name(m, g->table), g->rowid};
     }
     free(order);
     tl->n_gaps = tl->gaps ? n : 0;
@@ -106,7 +99,7 @@ static bool iterations(const tg_model *m, tg_arena *a, tg_timeline *tl)
                                             it->steady != 0};
     }
     tl->n_iterations = count;
-    tl->iter_table = table_of(m, TG_TABLE_NVTX);
+    tl->iter_table = tg_eval_table_name(m, TG_TABLE_NVTX);
     return true;
 }
 
