@@ -96,6 +96,11 @@ says "$tmp/err" "unused" "review.yaml:9:5: warning: the suppression of alloc-in-
     fail "json: statuses $(jq -c '[.suppressions[].status]' "$tmp/out")"
 [ "$(jq -r '.traces[0].results[] | select(.rule == "sync-memcpy") | .suppressed' "$tmp/out")" = null ] ||
     fail "an expired suppression still accepted its finding"
+run 1 "the same in SARIF" -- "$bin" check --suppress "$tmp/review.yaml" --format sarif "$example"
+[ "$(jq '[.runs[0].invocations[0].toolExecutionNotifications[] | select(.level == "warning")] | length' "$tmp/out")" = 3 ] ||
+    fail "sarif: not 3 warnings for the suppressions to review"
+jq -e '.runs[0].invocations[0].toolExecutionNotifications[] | select(.message.text | test("alloc-in-loop matched no finding"))
+       | .locations[0].physicalLocation.region.startLine == 9' "$tmp/out" >/dev/null || fail "sarif: the unused one not at line 9"
 run 1 "the same in text" -- "$bin" check --suppress "$tmp/review.yaml" "$example"
 says "$tmp/out" "text" "suppression $tmp/review.yaml:9: the suppression of alloc-in-loop matched no finding"
 

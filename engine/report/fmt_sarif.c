@@ -317,6 +317,19 @@ static json_t *invocation_json(sarif_ctx *c, const tg_run_result *run)
             append(c, notes, n);
         }
     }
+    /* suppressions to review (unused, expired, exceeded): warnings at
+    ** their line, which leave the execution successful */
+    for (size_t i = 0; i < run->n_suppressions; i++) {
+        char sentence[512];
+        const tg_suppression_use *u = &run->suppressions[i];
+        if (!tg_suppression_sentence(u, sentence, sizeof sentence)[0]) continue;
+        json_t *n = json_object(), *locs = json_array();
+        put(c, n, "level", json_string("warning"));
+        put(c, n, "message", text_obj(c, sentence, TG_TEXT_CAP_TEXT));
+        append(c, locs, location_json(c, u->file ? u->file : "?", u->line));
+        put(c, n, "locations", locs);
+        append(c, notes, n);
+    }
     put(c, inv, "executionSuccessful", json_boolean(success));
     put(c, inv, "toolExecutionNotifications", notes);
     return inv;
