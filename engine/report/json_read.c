@@ -117,6 +117,7 @@ static bool evidence_from(tg_arena *a, json_t *arr, tg_rule_result *r)
         ev->rowid = int_of(e, "rowid", -1);
         ev->start = int_of(e, "start", TG_NULL_I64);
         ev->end = int_of(e, "end", TG_NULL_I64);
+        ev->row = -1;              /* the model is not at hand */
         ev->fields = values_from(a, json_object_get(e, "fields"), json_object_get(e, "units"), &ev->n_fields);
     }
     return true;

@@ -58,9 +58,9 @@ static void rank0(tg_arena *a, tg_trace_result *t)
     r[0].evidence = tg_arena_alloc(a, 2 * sizeof *r[0].evidence);
     r[0].evidence[0] = (tg_evidence){"CUPTI_ACTIVITY_KIND_MEMCPY", 12, 1000, 5000,
         values(a, 3, "bytes", tg_int(16777216, TG_UNIT_BYTES), "api", tg_str(NASTY),
-               "pinned", tg_bool(false)), 3};
+               "pinned", tg_bool(false)), 3, -1};
     r[0].evidence[1] = (tg_evidence){"CUPTI_ACTIVITY_KIND_MEMCPY", 40, TG_NULL_I64, TG_NULL_I64,
-        values(a, 1, "api", tg_str("cuMemcpyDtoH_v2")), 1};
+        values(a, 1, "api", tg_str("cuMemcpyDtoH_v2")), 1, -1};
     r[0].reproduce = "SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (12, 40)";
 
     r[1] = base_result("pageable-async-memcpy", "Async copy from pageable memory", TG_SEV_WARNING, TG_V_PASS);
