@@ -2,8 +2,8 @@
 ** `tracegate check`: load the rule set (built-in rules.d by default), run it
 ** over every trace (engine/cli/pipeline.c), compare with a baseline when one
 ** is given, write the reports asked for, and turn the verdicts into the exit
-** status of DESIGN §5: 0 pass, 1 gate failed, 2 usage/rule/baseline error,
-** 3 trace unreadable or lacking data a rule needs, 4 internal error.
+** status of docs/formats.md: 0 pass, 1 gate failed, 2 usage/rule/baseline
+** error, 3 trace unreadable or lacking data a rule needs, 4 internal error.
 */
 #include "cli.h"
 

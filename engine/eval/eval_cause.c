@@ -68,8 +68,8 @@ static void unknown_osrt(tg_cause_cc *cc)
     const tg_trace *t = cc->m->trace;
     tg_arena *a = cc->arena;
     if (t->format == TG_FORMAT_KINETO)
-        tg_cause_add_unknown(cc, tg_arena_printf(a, "OS runtime calls unknown: %s; %s", tg_table_kineto[TG_TABLE_OSRT],
-                                                 tg_table_torch_option[TG_TABLE_OSRT]));
+        tg_cause_add_unknown(cc, tg_arena_printf(a, "OS runtime calls unknown: the PyTorch profiler does not record "
+                                                 "them; record them with '%s'", tg_table_torch_option[TG_TABLE_OSRT]));
     else if (cc->load_error)
         tg_cause_add_unknown(cc, tg_arena_printf(a, "OS runtime calls unknown: %s", cc->load_error));
     else if (!t->has_table[TG_TABLE_OSRT])
@@ -89,8 +89,9 @@ static bool unknown_stacks(tg_cause_cc *cc)
     tg_arena *a = cc->arena;
     const char *what = NULL;
     if (t->format == TG_FORMAT_KINETO)
-        what = tg_arena_printf(a, "call sites unknown: %s; %s", tg_table_kineto[TG_TABLE_CALLCHAINS],
-                               tg_table_torch_option[TG_TABLE_CALLCHAINS]);
+        what = tg_arena_printf(a, "call sites unknown: tracegate reads no call stacks from a PyTorch profiler trace "
+                               "(with_stack=True records Python frames, not the CUDA calls' callers); record them with "
+                               "'%s'", tg_table_torch_option[TG_TABLE_CALLCHAINS]);
     else if (cc->load_error)
         what = tg_arena_printf(a, "call sites unknown: %s", cc->load_error);
     else if (!t->has_table[TG_TABLE_CALLCHAINS])

@@ -2,7 +2,7 @@
 ** What an evaluation produces: per trace, per rule, a verdict with its
 ** numbers and evidence. The reporters (engine/report) and the baseline
 ** code read only these structs; the JSON reporter maps them one to one onto
-** the contract of DESIGN §5. All strings are owned by the result's arena.
+** the contract of docs/formats.md. All strings are owned by the result's arena.
 */
 #ifndef TG_RESULT_H
 #define TG_RESULT_H

@@ -1,10 +1,11 @@
 /*
-** The JSON result (DESIGN §5): the contract that `tracegate merge`, the
-** corpus tests and other tools read, documented in docs/result-schema.json.
-** It maps tg_run_result one to one: keys always in the same order, absent
-** C values (NULL strings, TG_NULL_I64, NaN) as JSON null, optional members
-** (gpus, error, baseline, metric, missing_data, location) only when they
-** carry something. Extend it; never rename or retype what is there.
+** The JSON result (docs/formats.md, "json"): the contract that `tracegate
+** merge`, the corpus tests and other tools read, documented in
+** docs/result-schema.json. It maps tg_run_result one to one: keys always in
+** the same order, absent C values (NULL strings, TG_NULL_I64, NaN) as JSON
+** null, optional members (gpus, error, baseline, metric, missing_data,
+** location) only when they carry something. Extend it; never rename or retype
+** what is there.
 */
 #include "report_int.h"
 

@@ -1,8 +1,8 @@
 /*
-** The cross-rank straggler rule of `tracegate merge` (DESIGN §8): in a
-** data-parallel job every rank waits for the slowest at each collective, so
-** one slow rank sets the pace of all. The per-rank input is the p50 steady
-** iteration period each `check` run computed (the metric of
+** The cross-rank straggler rule of `tracegate merge` (docs/architecture.md,
+** "Many traces"): in a data-parallel job every rank waits for the slowest at
+** each collective, so one slow rank sets the pace of all. The per-rank input
+** is the p50 steady iteration period each `check` run computed (the metric of
 ** iteration-time-regression, present with or without a baseline).
 */
 #include "json_read.h"

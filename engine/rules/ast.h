@@ -16,6 +16,7 @@
 #include "../common/value.h"
 #include "../common/units.h"
 #include "../common/yaml.h"
+#include "rules.h"
 
 typedef enum tg_node_kind {
 #define TG_NODE(id, spelling, cls, bp) TG_N_##id,
@@ -91,9 +92,7 @@ void tg_rules_vmsg(tg_rules_ctx *ctx, tg_diag_level level, tg_pos pos, const cha
 #define tg_rules_error(ctx, pos, ...) tg_rules_msg((ctx), TG_DIAG_ERROR, (pos), __VA_ARGS__)
 #define tg_rules_warning(ctx, pos, ...) tg_rules_msg((ctx), TG_DIAG_WARNING, (pos), __VA_ARGS__)
 
-/* The closest of `n` names to `word` (edit distance <= 2, or <= a third of
-** its length), or NULL: the "did you mean" of error messages. */
-const char *tg_suggest(const char *word, const char *const *names, size_t n);
+/* tg_suggest, the "did you mean" of error messages: rules.h. */
 
 /* ---------------------------------------------------------------- lexer */
 

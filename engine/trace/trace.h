@@ -1,7 +1,8 @@
 /*
 ** The trace layer: opens an nsys SQLite export strictly read-only, detects
 ** its schema, resolves the tables and columns that drift between nsys
-** versions (SCHEMA.md) and loads the activity into plain arrays of rows.
+** versions (docs/architecture.md, "The nsys export") and loads the activity
+** into plain arrays of rows.
 **
 ** Every row struct below carries its SQLite rowid (evidence cites it) and,
 ** after the raw columns, a block of DERIVED fields. The trace layer leaves
@@ -11,7 +12,7 @@
 **
 ** Conventions: times in ns (int64, TG_NULL_I64 = null); strings are ids in
 ** trace->strings (TG_NO_STR = null); flags are int8_t (0/1, -1 = null);
-** pid/tid are the decoded process and thread ids of SCHEMA.md.
+** pid/tid are the decoded process and thread ids (docs/architecture.md).
 **
 ** Rows are kept small: 64-bit members first, then 32-bit, then flags, so
 ** there is no padding, and durations (end - start) are computed on read
@@ -51,20 +52,20 @@
     X(OVERHEAD, "PROFILER_OVERHEAD",            "profiler overhead",    "nsys profile -t cuda", \
       "overhead events", "torch.profiler.profile(activities=[ProfilerActivity.CUDA])") \
     X(OSRT,     "OSRT_API",                     "OS runtime calls",     "nsys profile -t osrt", \
-      "no events (the PyTorch profiler records no OS runtime calls)", \
-      "nothing in torch.profiler: profile the script with `nsys profile -t cuda,nvtx,osrt`") \
-    X(CALLCHAINS, "CUDA_CALLCHAINS",            "CUDA call stacks",     "nsys profile --cudabacktrace=all (needs CPU sampling, -s cpu)", \
-      "no events (the PyTorch profiler's with_stack=True stacks are Python frames, which tracegate does not read)", \
-      "nothing tracegate reads: profile the script with `nsys profile --cudabacktrace=all`") \
+      "OS runtime calls, which the PyTorch profiler does not record", \
+      "nsys profile -t cuda,nvtx,osrt python SCRIPT (torch.profiler records none)") \
+    X(CALLCHAINS, "CUDA_CALLCHAINS",            "CUDA call stacks",     "nsys profile --cudabacktrace=all (with CPU sampling, -s cpu)", \
+      "CUDA call stacks, which tracegate does not read from a PyTorch profiler trace (with_stack=True records Python frames)", \
+      "nsys profile --cudabacktrace=all python SCRIPT (tracegate reads no torch.profiler stacks)") \
     X(OSRT_CALLCHAINS, "OSRT_CALLCHAINS",       "OS runtime call stacks", "nsys profile -t osrt (stacks of calls longer than --osrt-backtrace-threshold)", \
-      "no events (the PyTorch profiler records no OS runtime calls)", \
-      "nothing in torch.profiler: profile the script with `nsys profile -t osrt`") \
+      "OS runtime call stacks, which the PyTorch profiler does not record", \
+      "nsys profile -t cuda,nvtx,osrt python SCRIPT (torch.profiler records none)") \
     X(CUDNN,    "CUDNN_EVENTS",                 "cuDNN API calls",      "nsys profile -t cudnn", \
-      "no events (the PyTorch profiler records no cuDNN calls)", \
-      "nothing in torch.profiler: profile the script with `nsys profile -t cuda,cudnn`") \
+      "cuDNN API calls, which the PyTorch profiler does not record", \
+      "nsys profile -t cuda,cudnn python SCRIPT (torch.profiler records none)") \
     X(CUBLAS,   "CUBLAS_EVENTS",                "cuBLAS API calls",     "nsys profile -t cublas", \
-      "no events (the PyTorch profiler records no cuBLAS calls)", \
-      "nothing in torch.profiler: profile the script with `nsys profile -t cuda,cublas`") \
+      "cuBLAS API calls, which the PyTorch profiler does not record", \
+      "nsys profile -t cuda,cublas python SCRIPT (torch.profiler records none)") \
     X(STRINGS,  "StringIds",                    "string table",         "nsys export --type sqlite", \
       "traceEvents", "prof.export_chrome_trace(path)")
 

@@ -4,8 +4,8 @@
 ** from nsys string ids to string-pool ids, column resolution by name and
 ** the typed readers that turn one SQLite cell into a row field.
 **
-** trace.c opens the file and drives the load, trace_cols.c resolves
-** tables and columns (the drift of SCHEMA.md), trace_load.c holds one
+** trace.c opens the file and drives the load, trace_cols.c resolves tables
+** and columns (the drift docs/architecture.md lists), trace_load.c holds one
 ** loader per activity table and trace_sort.c orders the rows by start.
 */
 #ifndef TG_TRACE_INT_H
@@ -164,7 +164,8 @@ static inline bool tg_load_times(tg_rowstats *rs, sqlite3_stmt *st, int64_t *sta
     return true;
 }
 
-/* Decoded process / thread ids of a serialized GlobalId (SCHEMA.md). */
+/* Decoded process / thread ids of a serialized GlobalId
+** (docs/architecture.md, "The nsys export"). */
 static inline int32_t tg_global_pid(int64_t global)
 {
     return global == TG_NULL_I64 ? -1 : (int32_t)(((uint64_t)global >> 24) & 0xFFFFFF);

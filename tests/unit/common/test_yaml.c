@@ -20,12 +20,15 @@ static const tg_yaml_limits small = {
     .one_document = true,
 };
 
-/* Read text; returns the root (or NULL) and the first message in *msg. */
+/* Read text; returns the root (or NULL). The text is released at once:
+** nodes own their values (positions and scalars stay valid). */
 static const tg_ynode *read_text(tg_arena *a, tg_diag *d, const char *text, const tg_yaml_limits *lim, bool *ok)
 {
     tg_src *src = tg_src_new(a, d, "t.yaml", strdup(text), strlen(text));
     assert_non_null(src);
-    return tg_yaml_read(a, d, src, lim, ok);
+    const tg_ynode *root = tg_yaml_read(a, d, src, lim, ok);
+    tg_src_release(src);
+    return root;
 }
 
 static void refused(const char *text, const tg_yaml_limits *lim, const char *want)

@@ -1,5 +1,5 @@
 /*
-** The JSON result: its contract (DESIGN §5) checked against
+** The JSON result: its contract (docs/formats.md) checked against
 ** docs/result-schema.json with the subset checker, its key order, the
 ** mapping of nulls, NaN, baselines and evidence, and the run status rules
 ** (tg_run_status) that every format shares.
