@@ -198,15 +198,19 @@ static const char *thread_text(tg_arena *a, const tg_cause_item *it)
                       : tg_arena_printf(a, "tid %lld", (long long)it->tid);
 }
 
-/* One sentence over the windows: the launch threads' main activity. */
+/* One sentence over the windows: the launch threads' main activity; when
+** they spent most of the time in no traced call, that the cause is unknown. */
 static const char *host_summary(tg_cause_cc *cc, const tg_cause *c)
 {
     tg_arena *a = cc->arena;
-    char b1[TG_FMT_BUF], b2[TG_FMT_BUF], b3[TG_FMT_BUF];
+    char b1[TG_FMT_BUF], b2[TG_FMT_BUF], b3[TG_FMT_BUF], b4[TG_FMT_BUF], b5[TG_FMT_BUF];
     const tg_cause_item *top = NULL;
-    double total = 0, top_time = 0;
+    double total = 0, accounted = 0, top_time = 0;
     size_t with = 0;
-    for (size_t w = 0; w < c->n_windows; w++) total += (double)(c->windows[w].end - c->windows[w].start);
+    for (size_t w = 0; w < c->n_windows; w++) {
+        total += (double)(c->windows[w].end - c->windows[w].start);
+        accounted += (double)c->windows[w].accounted;
+    }
     /* the name that is the top call in the most windows (by its time) */
     for (size_t w = 0; w < c->n_windows; w++) {
         const tg_cause_item *t = top_call(&c->windows[w]);
@@ -221,23 +225,28 @@ static const char *host_summary(tg_cause_cc *cc, const tg_cause *c)
     }
     bool plural = c->n_windows > 1;
     const char *noun = window_noun(cc->rule->source, plural);
-    if (!top) {
-        double accounted = 0;
-        for (size_t w = 0; w < c->n_windows; w++) accounted += (double)c->windows[w].accounted;
-        return tg_arena_printf(a, "cause unknown: the threads that launch GPU work made no traced call during the %s "
-                               "(%s of %s)", noun, fmt_ns(b1, total - accounted), fmt_ns(b2, total));
-    }
     const char *where = plural ? tg_arena_printf(a, "in %zu of the %zu %s", with, c->n_windows, noun)
                                : cc->rule->source == TG_SRC_DEVICE
                                      ? tg_arena_printf(a, "over the %s (%s)", noun, fmt_ns(b3, total))
                                      : tg_arena_printf(a, "during the %s %s", fmt_ns(b3, total), noun);
+    double untraced = total - accounted;
+    if (!top)
+        return tg_arena_printf(a, "unknown: the threads that launch GPU work made no traced call during the %s "
+                               "(%s of %s in untraced code)", noun, fmt_ns(b1, untraced), fmt_ns(b2, total));
+    const char *who = thread_text(a, top);
+    if (top_time < 0.5 * total && untraced > 0.5 * total)
+        return tg_arena_printf(a, "unknown: %s the thread that launches GPU work (%s) ran untraced code "
+                               "(computation, Python, calls nsys did not record) for %s of %s (%s); its longest "
+                               "traced call was %s, %s (%s)", where, who, fmt_ns(b1, untraced), fmt_ns(b2, total),
+                               fmt_pct(b3, untraced / total), top->name, fmt_ns(b4, top_time),
+                               fmt_pct(b5, top_time / total));
     const char *site = site_text(a, top->call_site, top->call_module);
     const tg_cause_item *range = top_range(&c->windows[0]);
-    return tg_arena_printf(a, "%s the thread that launches GPU work (%s) was in %s %s: %s of %s (%s)%s%s%s%s",
-                           where, thread_text(a, top), top->source[0] == 'o' ? "OS call" : "CUDA call", top->name,
-                           fmt_ns(b1, top_time), fmt_ns(b2, total), fmt_pct(b3, total > 0 ? top_time / total : NAN),
-                           site ? ", called from " : "", site ? site : "",
-                           range && !plural ? ", inside NVTX range " : "", range && !plural ? range->name : "");
+    return tg_arena_printf(a, "%s the thread that launches GPU work (%s) was in %s for %s of %s (%s)%s%s%s%s", where,
+                           who, top->name, fmt_ns(b1, top_time), fmt_ns(b2, total),
+                           fmt_pct(b3, total > 0 ? top_time / total : NAN), site ? ", called from " : "",
+                           site ? site : "", range && !plural ? ", inside NVTX range " : "",
+                           range && !plural ? range->name : "");
 }
 
 static tg_cause *host_cause(tg_cause_cc *cc)
@@ -267,7 +276,7 @@ static tg_cause *host_cause(tg_cause_cc *cc)
     }
     unknown_osrt(cc);
     c->summary = c->n_windows ? host_summary(cc, c)
-                              : tg_arena_printf(a, "cause unknown: the cited rows name no window of host time");
+                              : tg_arena_printf(a, "unknown: the cited rows name no window of host time");
     c->reproduce = tg_cause_host_query(cc, c);
     return c->summary ? c : NULL;
 }
@@ -375,7 +384,7 @@ static const char *sites_summary(tg_cause_cc *cc, const tg_cause *c, int64_t mat
     tg_arena *a = cc->arena;
     const char *noun = row_noun(cc->rule->source);
     if (!c->n_items)
-        return tg_arena_printf(a, "cause unknown: none of the %lld %s has a recorded call stack", (long long)matched,
+        return tg_arena_printf(a, "unknown: none of the %lld %s has a recorded call stack", (long long)matched,
                                noun);
     const tg_cause_item *top = &c->items[0];
     const char *site = site_text(a, top->name, top->module);
@@ -466,13 +475,15 @@ static tg_cause *launch_cause(tg_cause_cc *cc)
             .time = (double)k[i].kernel_time, .launch_time = (double)k[i].launch_time,
             .share = total ? (double)k[i].count / (double)total : NAN, .table = table};
     char b1[TG_FMT_BUF], b2[TG_FMT_BUF], b3[TG_FMT_BUF];
+    /* the sentence names the kernel's family; the items keep the whole name */
+    const char *family = keep ? own_str(cc, tg_model_kernel_family(cc->m, k[0].name)) : NULL;
     if (!keep)
         c->summary = tg_arena_printf(a, "no kernel of the steady state ran shorter than the call that launched it");
     else
         c->summary = tg_arena_printf(
             a, "%lld steady kernels ran shorter than the calls that launched them; most often %s: %lld kernels of %s "
                "on average, launched by calls of %s (%s of the short ones)",
-            (long long)total, c->items[0].name ? c->items[0].name : "?", (long long)c->items[0].count,
+            (long long)total, family ? family : "?", (long long)c->items[0].count,
             fmt_ns(b1, c->items[0].time / (double)c->items[0].count),
             fmt_ns(b2, c->items[0].launch_time / (double)c->items[0].count), fmt_pct(b3, c->items[0].share));
     c->reproduce = keep ? tg_cause_launch_query(cc, c) : NULL;
