@@ -314,6 +314,16 @@ static const char *row_noun(tg_source_id src)
     }
 }
 
+static const char *row_noun_one(tg_source_id src)
+{
+    switch (src) {
+    case TG_SRC_MEMCPY: return "copy";
+    case TG_SRC_MEMSET: return "memset";
+    case TG_SRC_KERNEL: return "kernel";
+    default: return "call";
+    }
+}
+
 static const char **stack_text(tg_cause_cc *cc, int32_t chain, size_t *n)
 {
     size_t nf;
@@ -332,7 +342,7 @@ static const char **stack_text(tg_cause_cc *cc, int32_t chain, size_t *n)
 /* Group the rows that pass `where` by call site; each grouped row's
 ** rowid and group go to *rows (for the reproduce query). */
 static bool group_sites(tg_cause_cc *cc, tg_site_group **groups, size_t *n_groups, tg_site_row **rows,
-                        size_t *n_rows, int64_t *matched, int64_t *no_stack)
+                        size_t *n_rows, int64_t *matched, int64_t *no_stack, int64_t *no_site)
 {
     const tg_rule *r = cc->rule;
     tg_source_view view = tg_model_source(cc->m, r->source);
@@ -354,8 +364,10 @@ static bool group_sites(tg_cause_cc *cc, tg_site_group **groups, size_t *n_group
         int32_t chain;
         memcpy(&chain, row + fc->offset, sizeof chain);
         int32_t site = tg_field_site(cc->m, row, fs), module = tg_field_site(cc->m, row, fm);
-        if (chain < 0 || site < 0) {
-            (*no_stack)++;
+        size_t frames = 0;
+        if (chain >= 0) tg_model_stack(cc->m, TG_STACKS_CUDA, chain, &frames);
+        if (!frames || site < 0) {
+            (*(frames ? no_site : no_stack))++;
             continue;
         }
         tg_value dv = tg_field_get(cc->m, &view, fd, i);
@@ -379,22 +391,31 @@ static bool group_sites(tg_cause_cc *cc, tg_site_group **groups, size_t *n_group
     return ok;
 }
 
-static const char *sites_summary(tg_cause_cc *cc, const tg_cause *c, int64_t matched, int64_t no_stack)
+static const char *sites_summary(tg_cause_cc *cc, const tg_cause *c, int64_t matched, int64_t no_stack,
+                                 int64_t no_site)
 {
     tg_arena *a = cc->arena;
     const char *noun = row_noun(cc->rule->source);
+    if (!c->n_items && no_site)
+        return tg_arena_printf(a, "unknown: the stacks of %lld of the %lld %s hold no frame outside CUDA and system "
+                               "libraries%s", (long long)no_site, (long long)matched, noun,
+                               no_stack ? tg_arena_printf(a, "; %lld have no recorded stack", (long long)no_stack) : "");
     if (!c->n_items)
         return tg_arena_printf(a, "unknown: none of the %lld %s has a recorded call stack", (long long)matched,
                                noun);
     const tg_cause_item *top = &c->items[0];
     const char *site = site_text(a, top->name, top->module);
+    if (top->count == matched && matched == 1)
+        return tg_arena_printf(a, "the %s was made from %s", row_noun_one(cc->rule->source), site);
     if (top->count == matched)
-        return tg_arena_printf(a, "%s %lld %s were made from %s", matched > 1 ? "all" : "the",
-                               (long long)matched, matched > 1 ? noun : "call", site);
+        return tg_arena_printf(a, "all %lld %s were made from %s", (long long)matched, noun, site);
     const char *rest = c->n_items > 1 ? tg_arena_printf(a, "; %zu call site%s in all", c->n_items,
                                                         c->n_items > 1 ? "s" : "")
                                       : "";
-    const char *unknown = no_stack ? tg_arena_printf(a, "; %lld without a recorded stack", (long long)no_stack) : "";
+    const char *unknown = no_stack || no_site
+                              ? tg_arena_printf(a, "; %lld without a recorded stack or one outside the libraries",
+                                                (long long)(no_stack + no_site))
+                              : "";
     return tg_arena_printf(a, "%lld of the %lld %s were made from %s%s%s", (long long)top->count,
                            (long long)matched, noun, site, rest ? rest : "", unknown ? unknown : "");
 }
@@ -409,8 +430,8 @@ static tg_cause *site_cause(tg_cause_cc *cc)
     tg_site_group *groups = NULL;
     tg_site_row *rows = NULL;
     size_t n = 0, n_rows = 0;
-    int64_t matched = 0, no_stack = 0;
-    if (!group_sites(cc, &groups, &n, &rows, &n_rows, &matched, &no_stack)) {
+    int64_t matched = 0, no_stack = 0, no_site = 0;
+    if (!group_sites(cc, &groups, &n, &rows, &n_rows, &matched, &no_stack, &no_site)) {
         free(groups);
         free(rows);
         return NULL;
@@ -444,7 +465,7 @@ static tg_cause *site_cause(tg_cause_cc *cc)
                                                  "default; 'all:0' records every call)",
                                                  (long long)no_stack, (long long)matched,
                                                  row_noun(cc->rule->source)));
-    c->summary = sites_summary(cc, c, matched, no_stack);
+    c->summary = sites_summary(cc, c, matched, no_stack, no_site);
     c->reproduce = c->n_items ? tg_cause_sites_query(cc, groups, keep, rows, n_rows) : NULL;
     free(groups);
     free(rows);

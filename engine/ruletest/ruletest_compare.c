@@ -239,6 +239,10 @@ static bool compare_cause(const tg_rt_case *c, const tg_rule_result *res, tg_are
     if (!ok || !c->has_cause_items) return ok;
     const tg_cause_item *items = x->n_windows ? x->windows[0].items : x->items;
     size_t n = x->n_windows ? x->windows[0].n_items : x->n_items;
+    if (c->n_cause_items == 0 && n > 0)     /* items: [] -- none */
+        return add_diff(a, r, cap, "cause.items", "none",
+                        tg_arena_printf(a, "%zu item%s, the first %s", n, n == 1 ? "" : "s",
+                                        items[0].name ? items[0].name : "?"));
     for (size_t i = 0; i < c->n_cause_items && ok; i++) {
         const tg_rt_evidence_expect *e = &c->cause_items[i];
         if (i >= n) {
