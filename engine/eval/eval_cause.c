@@ -236,7 +236,7 @@ static const char *host_summary(tg_cause_cc *cc, const tg_cause *c)
     const char *who = thread_text(a, top);
     if (top_time < 0.5 * total && untraced > 0.5 * total)
         return tg_arena_printf(a, "unknown: %s the thread that launches GPU work (%s) ran untraced code "
-                               "(computation, Python, calls nsys did not record) for %s of %s (%s); its longest "
+                               "(computation, Python, calls the profiler did not record) for %s of %s (%s); its longest "
                                "traced call was %s, %s (%s)", where, who, fmt_ns(b1, untraced), fmt_ns(b2, total),
                                fmt_pct(b3, untraced / total), top->name, fmt_ns(b4, top_time),
                                fmt_pct(b5, top_time / total));
