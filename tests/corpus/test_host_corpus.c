@@ -283,12 +283,38 @@ static void test_unknown_without_osrt(void **state)
     json_decref(doc);
 }
 
+/* metrics' host side: OS runtime time by call, as osrt_sum would list it. */
+static void test_metrics_osrt(void **state)
+{
+    (void)state;
+    int status;
+    json_t *doc = corpus_json(&status, "metrics --format json '%s/h200-nsys/drv_gaps.sqlite'", corpus_traces);
+    assert_int_equal(status, 0);
+    json_t *osrt = json_object_get(json_object_get(json_array_get(json_object_get(doc, "traces"), 0), "host"), "osrt");
+    assert_non_null(osrt);
+    assert_int_equal(json_integer_value(json_object_get(osrt, "calls")), 1050);
+    size_t i;
+    json_t *x;
+    bool usleep = false;
+    json_array_foreach(json_object_get(osrt, "names"), i, x)
+        if (!strcmp(sget(x, "name"), "usleep")) {
+            usleep = true;
+            assert_int_equal(json_integer_value(json_object_get(x, "calls")), 104);
+            /* SELECT sum(end - start) FROM OSRT_API ... WHERE name = 'usleep' */
+            assert_int_equal(json_integer_value(json_object_get(x, "total_ns")), 4811436234);
+            assert_true(json_number_value(json_object_get(x, "max_ns")) > 700e6);
+        }
+    assert_true(usleep);
+    json_decref(doc);
+}
+
 int main(void)
 {
     if (!corpus_init("the host-side causes of findings (issue #18)")) return 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gaps_name_usleep), cmocka_unit_test(test_saxpy_call_site),
         cmocka_unit_test(test_reproduce), cmocka_unit_test(test_unknown_without_osrt),
+        cmocka_unit_test(test_metrics_osrt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

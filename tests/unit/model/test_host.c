@@ -19,6 +19,7 @@
 
 #include "fixture.h"
 #include "model/source.h"
+#include "report/metrics.h"
 
 #define PID 1000
 #define G "16777216000"            /* 1000 << 24 */
@@ -211,6 +212,26 @@ static void test_launches(void **state)
     assert_int_equal(b.t->libcalls[TG_LIB_CUBLAS][0].kernels, 1);
     assert_int_equal(b.t->libcalls[TG_LIB_CUBLAS][0].kernel_time, 1000000);
     assert_string_equal(str(&b, b.t->libcalls[TG_LIB_CUBLAS][0].thread), "drv");
+
+    /* metrics' host member (engine/report/metrics_host.c) states the same */
+    json_t *h = tg_metrics_host_json(b.m);
+    assert_non_null(h);
+    json_t *osrt = json_object_get(h, "osrt");
+    assert_true(json_is_true(json_object_get(osrt, "recorded")));
+    assert_int_equal(json_integer_value(json_object_get(osrt, "calls")), 2);
+    json_t *first = json_array_get(json_object_get(osrt, "names"), 0);
+    assert_string_equal(json_string_value(json_object_get(first, "name")), "poll");
+    assert_int_equal(json_integer_value(json_object_get(first, "total_ns")), 40000000);
+    json_t *cublas = json_array_get(json_object_get(h, "libraries"), 1);
+    assert_string_equal(json_string_value(json_object_get(cublas, "library")), "cublas");
+    assert_int_equal(json_integer_value(json_object_get(cublas, "calls")), 1);
+    assert_int_equal(json_integer_value(json_object_get(cublas, "api_time_ns")), 2000000);
+    assert_int_equal(json_integer_value(json_object_get(cublas, "kernels")), 1);
+    assert_int_equal(json_integer_value(json_object_get(cublas, "kernel_time_ns")), 1000000);
+    json_t *cudnn = json_array_get(json_object_get(h, "libraries"), 0);
+    assert_true(json_is_true(json_object_get(cudnn, "recorded")));    /* the 3.0 fixture has the table */
+    assert_int_equal(json_integer_value(json_object_get(cudnn, "calls")), 0);
+    json_decref(h);
     drop(&b);
 }
 
