@@ -38,9 +38,7 @@
 #define TG_BASELINE_DEFAULT_MIN_MATCH 0.5   /* param min_workload_match */
 #define TG_BASELINE_MAX_WORK 200         /* workload names kept (the rest summed as TG_BASELINE_OTHER) */
 #define TG_BASELINE_MAX_RANGES 50        /* NVTX range names kept */
-#define TG_BASELINE_OTHER "(other)"
-#define TG_BASELINE_MAX_CONTRIBUTORS 8   /* GPU work names a finding lists */
-#define TG_BASELINE_MAX_RANGE_CONTRIBUTORS 4
+#define TG_BASELINE_OTHER TG_WORK_OTHER
 
 /* Provenance of one recorded run (one trace). NULL: not recorded. */
 typedef struct tg_baseline_run {

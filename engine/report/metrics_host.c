@@ -11,8 +11,9 @@
 **                 kernels, kernel_time_ns}]}]
 **   }
 **
-** `recorded` is false when the export has no such table (the capture did
-** not ask for it); a library's kernels are those launched by CUDA calls
+** `recorded` is false when the export holds no such rows (the capture did
+** not ask for them: the table is absent or empty, or a Kineto trace); a
+** library's kernels are those launched by CUDA calls
 ** made inside its calls, on the same thread (model_host.c).
 */
 #include "metrics.h"
@@ -132,7 +133,7 @@ static json_t *osrt_json(const tg_model *m)
         ok = e && json_array_append_new(list, e) == 0;
     }
     if (ok)
-        ok = json_object_set_new(o, "recorded", json_boolean(t->has_table[TG_TABLE_OSRT])) == 0 &&
+        ok = json_object_set_new(o, "recorded", json_boolean(n > 0)) == 0 &&
              json_object_set_new(o, "calls", json_integer((json_int_t)n)) == 0 &&
              json_object_set_new(o, "total_ns", json_integer((json_int_t)total)) == 0 &&
              json_object_set_new(o, "names", list) == 0 &&
@@ -177,9 +178,8 @@ static json_t *library_json(const tg_model *m, int lib)
                               (json_int_t)g[i].kernels, "kernel_time_ns", (json_int_t)g[i].kernel_time);
         ok = e && json_array_append_new(list, e) == 0;
     }
-    tg_table_id id = lib == TG_LIB_CUDNN ? TG_TABLE_CUDNN : TG_TABLE_CUBLAS;
     json_t *o = ok ? json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:o}", "library", lib == TG_LIB_CUDNN ? "cudnn" : "cublas",
-                               "recorded", t->has_table[id], "calls", (json_int_t)n, "api_time_ns", (json_int_t)api,
+                               "recorded", n > 0, "calls", (json_int_t)n, "api_time_ns", (json_int_t)api,
                                "kernels", (json_int_t)nk, "kernel_time_ns", (json_int_t)kt, "names", list)
                    : NULL;
     if (!o && !ok) json_decref(list);

@@ -419,7 +419,7 @@ static bool load_all(tg_loader *ld)
            tg_load_memcpys(ld) && tg_load_memsets(ld) &&
            (ld->t->apis_deferred || tg_load_apis(ld)) && tg_load_syncs(ld) &&
            tg_load_overheads(ld) && tg_load_nvtx(ld) && tg_load_gpus(ld) &&
-           tg_load_processes(ld) && tg_load_host(ld, ld->host) && finish(ld);
+           tg_load_processes(ld) && tg_load_host(ld, ld->host) && finish(ld) && tg_load_origin(ld);
 }
 
 static void loader_close(tg_loader *ld)
@@ -571,6 +571,8 @@ void tg_trace_close(tg_trace *t)
     free(t->nsys_version);
     free(t->schema_version);
     free(t->product_name);
+    free(t->host);
+    free(t->job);
     tg_strpool_free(t->strings);
     reader_end(t);
     tg_trace_drop_rows(t);

@@ -277,7 +277,9 @@ typedef struct tg_process {
 typedef struct tg_trace {
     char *path;
     tg_trace_format format;    /* TG_FORMAT_NSYS for exports and traces built by hand */
-    int32_t rank, world_size;  /* Kineto distributedInfo; -1 when not recorded */
+    int32_t rank, world_size;  /* Kineto distributedInfo, or the environment an
+                                  export recorded (trace_origin.c); -1 when not
+                                  recorded. rank_source says which, below */
     char *nsys_version;        /* "2022.4.2.1", or NULL if not recorded */
     char *schema_version;      /* "3.0.0", or NULL */
     char *product_name;        /* "NVIDIA Nsight Systems", "kineto2nsys", or NULL */
@@ -315,6 +317,16 @@ typedef struct tg_trace {
     tg_thread_name *threads; size_t n_threads; /* sorted by pid, tid */
     unsigned host_loaded;      /* TG_HOST_* bits read (loaded or absent) */
     unsigned host_failed;      /* TG_HOST_* bits whose later read failed */
+
+    /* Where an export was recorded (trace_origin.c, docs/formats.md): the
+    ** host of TARGET_INFO_SYSTEM_ENV, and (rank and world_size above) the
+    ** rank, world size and job id of the environment nsys recorded
+    ** (origin.def); NULL or -1 when the export does not say. */
+    char *host;
+    char *job;
+    const char *rank_source;   /* static: "env OMPI_COMM_WORLD_RANK" when the rank came
+                                  from the environment; NULL otherwise (a Kineto
+                                  trace's rank is its distributedInfo's) */
 
     int64_t first_ns, last_ns; /* span of all loaded events */
     int64_t session_start_ns;  /* TARGET_INFO_SESSION_START_TIME, or null */
@@ -411,6 +423,10 @@ static inline size_t tg_trace_api_rows(const tg_trace *t)
 {
     return t->n_api_rows > t->n_apis ? t->n_api_rows : t->n_apis;
 }
+
+/* The processes that did GPU work (kernels, copies, memsets), sorted, in
+** a malloc'd array (*pids, free it); their count, or -1 when out of memory. */
+int64_t tg_trace_gpu_pids(const tg_trace *t, int32_t **pids);
 
 /* Missing-data wording for the trace's format: the table (export table
 ** or Kineto events) and how to record it (nsys or torch.profiler). */

@@ -193,6 +193,8 @@ bool tg_load_processes(tg_loader *ld);
 ** (TG_HOST_*) not read yet, sorted; t->host_loaded gets the bits. */
 bool tg_load_threads(tg_loader *ld);
 bool tg_load_host(tg_loader *ld, unsigned what);
+/* trace_origin.c: host, rank, world size and job id (after the activity) */
+bool tg_load_origin(tg_loader *ld);
 
 /* ---- trace_mem.c: row arrays (see there) */
 #define TG_ROWS_MAP_MIN ((size_t)8 << 20)  /* arrays this big get their own mapping */
