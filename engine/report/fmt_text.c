@@ -191,9 +191,9 @@ static void put_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *i
         fprintf(out, "  %lld kernels, %s (launch calls %s), %s of the short ones\n", (long long)it->count, t, l, sh);
         return;
     }
-    fprintf(out, "  %lld %s, %s (%s)", (long long)it->count,
-            kind == TG_CAUSE_HOST && !strcmp(it->source, "nvtx") ? "ranges" : kind == TG_CAUSE_HOST ? "calls" : "rows",
-            t, sh);
+    const char *noun = kind == TG_CAUSE_HOST && !strcmp(it->source, "nvtx") ? "range" : kind == TG_CAUSE_HOST ? "call"
+                                                                                                       : "row";
+    fprintf(out, "  %lld %s%s, %s (%s)", (long long)it->count, noun, it->count == 1 ? "" : "s", t, sh);
     if (kind == TG_CAUSE_HOST) {
         fputs(", thread ", out);
         if (it->thread) {
