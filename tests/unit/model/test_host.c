@@ -282,11 +282,74 @@ static void test_read_fails(void **state)
     drop(&b);
 }
 
+/* Hostile host tables: rows without times are skipped with one warning
+** per table, an end before the start is clamped, stack frames without an
+** id or depth are skipped, ids that point nowhere read as no stack, text
+** where numbers belong reads as null; nothing crashes, the run goes on. */
+static void test_hostile_rows(void **state)
+{
+    (void)state;
+    char *path = tg_fixture_build(tg_fixture_schema_3_0,
+        /* the tables without their NOT NULL constraints: a damaged or hand-made export */
+        "DROP TABLE OSRT_API; DROP TABLE OSRT_CALLCHAINS; DROP TABLE CUBLAS_EVENTS; DROP TABLE ThreadNames;"
+        "CREATE TABLE OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, nestingLevel, callchainId);"
+        "CREATE TABLE OSRT_CALLCHAINS (id, symbol, module, stackDepth);"
+        "CREATE TABLE CUBLAS_EVENTS (start, end, eventClass, globalTid, nameId);"
+        "CREATE TABLE ThreadNames (nameId, priority, globalTid);"
+        "INSERT INTO StringIds VALUES (1, 'usleep'), (2, 'k'), (3, 'cudaMemcpy'), (4, 'main'), (5, 'app');"
+        "INSERT INTO OSRT_API (start, end, globalTid, nameId, returnValue, callchainId) VALUES"
+        " (NULL, 10, " T(1000) ", 1, 0, 1), ('x', 10, " T(1000) ", 1, 0, 1), (50, 20, " T(1000) ", 1, 'text', 99),"
+        " (100, 200, NULL, 424242, 0, 1);"
+        "INSERT INTO OSRT_CALLCHAINS (id, symbol, module, stackDepth) VALUES (1, 4, 5, 0), (NULL, 4, 5, 1), (1, 'y', 5, 1),"
+        " (2, 4, 5, -3);"
+        "INSERT INTO CUDA_CALLCHAINS (id, symbol, module, stackDepth) VALUES (7, 3, 5, 0), (7, 4, 5, 1);"
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId, callchainId) VALUES"
+        " (0, 5, " T(1000) ", 1, 3, 123456789012), (6, 9, " T(1000) ", 2, 3, 'z'), (10, 12, " T(1000) ", 3, 3, 6);"
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, correlationId, globalPid, bytes) VALUES"
+        " (1, 4, 1, " G ", 8), (7, 8, 2, " G ", 8), (11, 12, 3, " G ", 8);"
+        "INSERT INTO CUBLAS_EVENTS (start, end, globalTid, nameId) VALUES ('a', 'b', " T(1000) ", 1), (0, 100, 'c', 99);"
+        "INSERT INTO ThreadNames (nameId, globalTid) VALUES (NULL, " T(1000) "), (1, NULL);");
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_load_opts opts = {.host = TG_HOST_ALL};
+    tg_trace *t = tg_trace_open_with(path, &opts, &d);
+    for (size_t i = 0; !t && i < d.n; i++) print_error("%s\n", d.msgs[i].text);
+    assert_non_null(t);
+    size_t warnings = 0;
+    for (size_t i = 0; i < d.n; i++) warnings += d.msgs[i].level == TG_DIAG_WARNING;
+    assert_true(warnings >= 3);   /* OSRT_API, OSRT_CALLCHAINS, CUBLAS_EVENTS */
+    assert_int_equal(t->n_osrts, 2);
+    assert_int_equal(t->osrts[0].start, 50);
+    assert_int_equal(t->osrts[0].end, 50);          /* clamped */
+    assert_true(t->osrts[0].return_value == TG_NULL_I64);
+    assert_int_equal(t->osrts[1].pid, -1);
+    assert_int_equal(t->n_frames[TG_STACKS_OSRT], 2);   /* a text symbol is read as the name itself */
+    assert_int_equal(t->n_libcalls[TG_LIB_CUBLAS], 1);
+    tg_model *m = tg_model_build(t, NULL, &d);
+    assert_non_null(m);
+    /* ids out of range or text: no stack; the one real stack: main in app */
+    tg_source_view v = tg_model_source(m, TG_SRC_MEMCPY);
+    const tg_field_def *site = tg_field_find(TG_SRC_MEMCPY, "call_site");
+    assert_int_equal(tg_field_get(m, &v, site, 0).type, TG_TY_NULL);
+    assert_int_equal(tg_field_get(m, &v, site, 1).type, TG_TY_NULL);
+    tg_value s2 = tg_field_get(m, &v, site, 2);
+    assert_int_equal(s2.type, TG_TY_STRING);
+    assert_string_equal(s2.u.s, "main");
+    tg_host_window w;
+    assert_true(tg_model_host_window(m, PID, 0, 1000, &w));
+    tg_host_window_free(&w);
+    tg_model_free(m);
+    tg_trace_close(t);
+    tg_diag_clear(&d);
+    tg_fixture_remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sites_at_open), cmocka_unit_test(test_sites_later), cmocka_unit_test(test_window),
         cmocka_unit_test(test_launches), cmocka_unit_test(test_absent_tables), cmocka_unit_test(test_read_fails),
+        cmocka_unit_test(test_hostile_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
