@@ -436,7 +436,7 @@ static tg_cause *site_cause(tg_cause_cc *cc)
         free(rows);
         return NULL;
     }
-    qsort(groups, n, sizeof *groups, cmp_group);
+    if (n > 1) qsort(groups, n, sizeof *groups, cmp_group);
     size_t keep = n < MAX_ITEMS ? n : MAX_ITEMS;
     c->items = tg_arena_alloc(a, (keep + 1) * sizeof *c->items);
     tg_source_view view = tg_model_source(cc->m, cc->rule->source);

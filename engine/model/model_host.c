@@ -64,9 +64,10 @@ struct tg_host_ctx {
     tg_host_call *calls;
     size_t n_calls, cap_calls;
     int64_t last_launch;       /* rowid of the call last counted as a launch */
+    int64_t last_thread;       /* (pid, tid) key last entered in threads: calls come in runs */
     tg_model_idmap short_ids;  /* kernel name -> index into shorts */
     tg_short_kernel *shorts;
-    size_t n_shorts, cap_shorts;
+    size_t n_shorts, cap_shorts, last_short;
     uint32_t *lib_order[TG_LIB_COUNT];  /* library calls by (pid, tid, start) */
     stack_index stacks[TG_STACKS_COUNT];
     tg_model_idmap modules;             /* module id -> index into the two below */
@@ -349,6 +350,7 @@ static void reset_counts(tg_model *m, tg_host_ctx *h)
     tg_model_idmap_free(&h->short_ids);
     h->n_calls = h->n_shorts = 0;
     h->last_launch = TG_NULL_I64;
+    h->last_thread = INT64_MIN;
     h->stacks[TG_STACKS_CUDA].n_samples = 0;
     if (!tg_model_idmap_init(&h->threads, 16) || !tg_model_idmap_init(&h->short_ids, 64)) h->oom = true;
     for (size_t i = 0; i < m->n_iterations; i++) {
@@ -381,7 +383,9 @@ void tg_model_host_call(tg_model *m, const tg_api *a)
 {
     tg_host_ctx *h = tg_model_priv_of(m)->host;
     if (!h) return;
-    if (tg_model_idmap_put(&h->threads, tg_key2(a->pid, a->tid)) < 0) h->oom = true;
+    int64_t key = tg_key2(a->pid, a->tid);
+    if (key != h->last_thread && tg_model_idmap_put(&h->threads, key) < 0) h->oom = true;
+    h->last_thread = key;
     sample_stack(h, TG_STACKS_CUDA, a->name, a->base_name, a->callchain);
     if (a->dup_of >= 0 || a->start == TG_NULL_I64 || a->end == TG_NULL_I64 ||
         a->end - a->start < TG_HOST_CUDA_MIN_NS)
@@ -392,7 +396,9 @@ void tg_model_host_call(tg_model *m, const tg_api *a)
 
 static void count_short(tg_host_ctx *h, const tg_kspan *k, int64_t kd, int64_t cd)
 {
-    int32_t slot = tg_model_idmap_put(&h->short_ids, k->name);
+    /* a name repeats in runs: the last one's slot first */
+    int32_t slot = h->n_shorts && h->shorts[h->last_short].name == k->name ? (int32_t)h->last_short
+                                                                           : tg_model_idmap_put(&h->short_ids, k->name);
     if (slot < 0) {
         h->oom = true;
         return;
@@ -404,6 +410,7 @@ static void count_short(tg_host_ctx *h, const tg_kspan *k, int64_t kd, int64_t c
             return;
         }
     }
+    h->last_short = (size_t)slot;
     tg_short_kernel *s = &h->shorts[slot];
     s->count++;
     s->kernel_time = tg_add_sat(s->kernel_time, kd);
@@ -465,8 +472,8 @@ bool tg_model_host_end(tg_model *m)
 {
     tg_host_ctx *h = tg_model_priv_of(m)->host;
     if (!h || h->oom) return false;
-    qsort(h->calls, h->n_calls, sizeof *h->calls, cmp_call);
-    qsort(h->shorts, h->n_shorts, sizeof *h->shorts, cmp_short);
+    if (h->n_calls > 1) qsort(h->calls, h->n_calls, sizeof *h->calls, cmp_call);
+    if (h->n_shorts > 1) qsort(h->shorts, h->n_shorts, sizeof *h->shorts, cmp_short);
     /* the idmap's slots point into shorts by position: no lookups after this */
     tg_model_idmap_free(&h->short_ids);
     derive_libcalls(m, false);

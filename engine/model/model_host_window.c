@@ -98,7 +98,7 @@ static int cmp_span(const void *a, const void *b)
 
 static int64_t union_length(int64_t (*spans)[2], size_t n)
 {
-    qsort(spans, n, sizeof *spans, cmp_span);
+    if (n > 1) qsort(spans, n, sizeof *spans, cmp_span);
     int64_t total = 0, s = 0, e = 0;
     bool open = false;
     for (size_t i = 0; i < n; i++) {
@@ -163,7 +163,7 @@ bool tg_model_host_window(const tg_model *m, int32_t pid, int64_t start, int64_t
     out->launch_busy = union_length(b.busy, b.n_busy);
     free(b.busy);
     out->launch_threads = (int64_t)tg_model_launch_threads(m, pid);
-    qsort(out->entries, out->n_entries, sizeof *out->entries, cmp_entry);
+    if (out->n_entries > 1) qsort(out->entries, out->n_entries, sizeof *out->entries, cmp_entry);
     return true;
 }
 

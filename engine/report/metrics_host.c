@@ -96,7 +96,7 @@ static by_name *group(const int32_t *names, const int64_t *durs, const int32_t *
         }
         free(all);
     }
-    qsort(g, *n_groups, sizeof *g, cmp_total);
+    if (*n_groups > 1) qsort(g, *n_groups, sizeof *g, cmp_total);
     return g;
 }
 
