@@ -291,7 +291,7 @@ json_t *tg_metrics_json(const tg_model *m)
     put_iterations(&d, m, &c);
     put(&d, d.root, "iteration_markers", tg_iterdoc_json(m->selection));
     put_work(&d, m);
-    put(&d, d.root, "host", tg_metrics_host_json(m));
+    put(&d, d.root, "host_side", tg_metrics_host_json(m));
     if (!d.ok) {
         json_decref(d.root);
         return NULL;

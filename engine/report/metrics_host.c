@@ -3,7 +3,7 @@
 ** workflows' `nsys stats` reports osrt_sum, cudnn_api_sum and
 ** cublas_api_sum show, from the model's rows.
 **
-**   host {
+**   host_side {
 **     osrt {recorded, calls, total_ns, names [{name, calls, total_ns, share,
 **           mean_ns, p50_ns, min_ns, max_ns}], more_names}
 **     libraries [{library (cudnn, cublas), recorded, calls, api_time_ns,
@@ -220,7 +220,7 @@ static const char *dur(char *buf, double ns)
 
 void tg_metrics_host_text(FILE *f, const json_t *doc)
 {
-    const json_t *host = json_object_get(doc, "host"), *osrt = json_object_get(host, "osrt");
+    const json_t *host = json_object_get(doc, "host_side"), *osrt = json_object_get(host, "osrt");
     if (!host) return;
     char a[TG_FMT_BUF], b[TG_FMT_BUF], c[TG_FMT_BUF], d[TG_FMT_BUF], e[TG_FMT_BUF];
     fprintf(f, "host: OS runtime calls");

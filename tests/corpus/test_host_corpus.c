@@ -290,7 +290,7 @@ static void test_metrics_osrt(void **state)
     int status;
     json_t *doc = corpus_json(&status, "metrics --format json '%s/h200-nsys/drv_gaps.sqlite'", corpus_traces);
     assert_int_equal(status, 0);
-    json_t *osrt = json_object_get(json_object_get(json_array_get(json_object_get(doc, "traces"), 0), "host"), "osrt");
+    json_t *osrt = json_object_get(json_object_get(json_array_get(json_object_get(doc, "traces"), 0), "host_side"), "osrt");
     assert_non_null(osrt);
     assert_int_equal(json_integer_value(json_object_get(osrt, "calls")), 1050);
     size_t i;
