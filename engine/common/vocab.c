@@ -145,3 +145,36 @@ const char *tg_suggest(const char *word, const char *const *names, size_t n)
     }
     return only;
 }
+
+/* ---------------------------------------------------------------- causes */
+
+const char *const tg_cause_names[TG_CAUSE_COUNT + 1] = {
+#define X(id, name, sources, doc) name,
+    TG_CAUSE_LIST(X)
+#undef X
+    NULL};
+
+static const char *const cause_sources[TG_CAUSE_COUNT] = {
+#define X(id, name, sources, doc) sources,
+    TG_CAUSE_LIST(X)
+#undef X
+};
+
+static const char *const cause_docs[TG_CAUSE_COUNT] = {
+#define X(id, name, sources, doc) doc,
+    TG_CAUSE_LIST(X)
+#undef X
+};
+
+static tg_cause_kind cause_in_range(tg_cause_kind k) { return (unsigned)k < TG_CAUSE_COUNT ? k : TG_CAUSE_NONE; }
+
+const char *tg_cause_name(tg_cause_kind k) { return tg_cause_names[cause_in_range(k)]; }
+const char *tg_cause_sources(tg_cause_kind k) { return cause_sources[cause_in_range(k)]; }
+const char *tg_cause_doc(tg_cause_kind k) { return cause_docs[cause_in_range(k)]; }
+
+bool tg_cause_parse(const char *s, tg_cause_kind *out)
+{
+    for (int i = 0; s && i < TG_CAUSE_COUNT; i++)
+        if (!strcmp(s, tg_cause_names[i])) return *out = (tg_cause_kind)i, true;
+    return false;
+}

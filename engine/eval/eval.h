@@ -31,6 +31,15 @@ typedef struct tg_eval_opts {
 tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_opts *opts,
                         tg_arena *arena, tg_trace_result *out, tg_diag *diag);
 
+/* The causes of the failures whose rules ask for one (`cause:`,
+** eval_cause.c, docs/host.md): reads the host-side tables they need
+** (tg_model_host_load: m changes), then fills each such result's `cause`.
+** A table that is absent or cannot be read makes a cause unknown (a
+** warning in diag), never the run fail; TG_EINTERNAL only when memory runs
+** out. */
+tg_status tg_eval_causes(const tg_ruleset *rs, tg_model *m, const tg_eval_opts *opts, tg_arena *arena,
+                         tg_trace_result *out, tg_diag *diag);
+
 /* The workload of a built model (eval_workload.c), in arena; NULL when out
 ** of memory. tg_eval_model fills tg_trace_result.workload with it when an
 ** enabled rule has `regression`; engine/check's pipeline always does. */

@@ -328,6 +328,7 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
         size_t i = st->heap[k].row;
         const char *row = view.base + i * view.def->stride;
         tg_evidence *ev = &out->evidence[out->n_evidence++];
+        ev->row = (int64_t)i;      /* the cause of it (eval_cause.c) */
         size_t cap = r->n_columns + 4;
         ev->fields = tg_arena_alloc(arena, cap * sizeof *ev->fields);
         if (!ev->fields) return;

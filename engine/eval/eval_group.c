@@ -489,6 +489,7 @@ void tg_group_build(tg_rule_state *st, tg_arena *arena)
     for (size_t k = 0; k < n; k++) {
         tg_evidence *ev = &out->evidence[out->n_evidence];
         memset(ev, 0, sizeof *ev);
+        ev->row = -1;              /* a group, not one row */
         if (!build_row(st, &view, order[k], ev, arena)) {
             st->oom = true;
             break;

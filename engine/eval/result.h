@@ -23,7 +23,52 @@ typedef struct tg_evidence {
     int64_t start, end;        /* TG_NULL_I64 when not applicable */
     tg_named_value *fields;    /* the rule's evidence columns */
     size_t n_fields;
+    int64_t row;               /* index of the cited row in its source; -1: a group */
 } tg_evidence;
+
+/* What a failing finding says about its cause (a rule's `cause:`,
+** docs/host.md). One item: a thing the host did in a window (cause host),
+** a call site (call_site) or a kernel name (launch). */
+typedef struct tg_cause_item {
+    const char *source;        /* "osrt", "cuda", "nvtx"; "call_site"; "kernel" */
+    const char *name;          /* usleep, an NVTX range; a call site's function; a kernel */
+    const char *module;        /* call sites: the module's file name, or NULL */
+    const char *thread;        /* host: the thread's name, or NULL */
+    int64_t tid;               /* host: the thread; -1 */
+    bool launch_thread;        /* host: a thread that makes CUDA calls */
+    int64_t count;             /* calls, ranges, copies, kernels */
+    double time;               /* ns: inside the window (host); of the rows (call
+                                  sites); of the kernels (launch) */
+    double launch_time;        /* launch: ns of the calls that launched them; NaN */
+    double share;              /* of the window; of the finding's rows; of short kernels */
+    const char *call_site;     /* host: where its longest cited row was called from */
+    const char *call_module;
+    const char *table;         /* the cited rows' table */
+    int64_t *rowids;
+    size_t n_rowids;
+    const char **stack;        /* call sites: one cited row's frames, innermost first */
+    size_t n_stack;
+} tg_cause_item;
+
+typedef struct tg_cause_window {
+    size_t evidence;           /* the evidence entry it explains */
+    int64_t pid, start, end;
+    int64_t accounted;         /* ns the launch threads spent in traced calls in it */
+    tg_cause_item *items;
+    size_t n_items;
+} tg_cause_window;
+
+typedef struct tg_cause {
+    tg_cause_kind kind;
+    const char *summary;       /* one sentence */
+    const char **unknown;      /* what could not be told, and how to record it */
+    size_t n_unknown;
+    tg_cause_window *windows;  /* host: one per cited row */
+    size_t n_windows;
+    tg_cause_item *items;      /* call sites, kernels */
+    size_t n_items;
+    const char *reproduce;     /* SQL (jq for a Kineto trace) giving the numbers */
+} tg_cause;
 
 /* What changed, one name of GPU work (a kernel family, a copy kind) or
 ** NVTX range, per steady iteration, baseline vs now
@@ -92,6 +137,7 @@ typedef struct tg_rule_result {
     double *samples;           /* per-row values of `samples`, for baselines */
     size_t n_samples;
     tg_baseline_cmp baseline;
+    tg_cause *cause;           /* failures of rules with `cause:`; else NULL */
     bool missing_data;         /* skipped/errored because the capture lacks a table */
     tg_status error_status;    /* an ERROR's exit status class: TG_ETRACE (the trace
                                   lacks what the rule needs), TG_EUSAGE (the trace and

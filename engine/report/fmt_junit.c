@@ -115,6 +115,21 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
         put_xml_cap(out, r->reproduce, false, TG_TEXT_CAP_LONG);
         fputc('\n', out);
     }
+    if (r->cause) {
+        fputs("cause: ", out);
+        put_xml_cap(out, r->cause->summary, false, TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
+        for (size_t i = 0; i < r->cause->n_unknown; i++) {
+            fputs("  unknown: ", out);
+            put_xml_cap(out, r->cause->unknown[i], false, TG_TEXT_CAP_TEXT);
+            fputc('\n', out);
+        }
+        if (r->cause->reproduce) {
+            fputs("  reproduce: ", out);
+            put_xml_cap(out, r->cause->reproduce, false, TG_TEXT_CAP_LONG);
+            fputc('\n', out);
+        }
+    }
     if (r->advice) {
         fputs("advice: ", out);
         put_xml_cap(out, r->advice, false, TG_TEXT_CAP_TEXT);

@@ -181,6 +181,47 @@ static void put_changed(FILE *out, const tg_baseline_cmp *b)
     fputc('\n', out);
 }
 
+/* The cause (docs/host.md): its sentence, what is unknown, the first
+** window's or list's items, and its query. */
+static void put_cause(md *m, const tg_cause *c)
+{
+    FILE *out = m->out;
+    fputs("**Cause:** ", out);
+    put_md(out, c->summary, TG_TEXT_CAP_TEXT);
+    fputs("\n\n", out);
+    for (size_t i = 0; i < c->n_unknown; i++) {
+        fputs("- ", out);
+        put_md(out, c->unknown[i], TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
+    }
+    if (c->n_unknown) fputc('\n', out);
+    const tg_cause_item *items = c->n_windows ? c->windows[0].items : c->items;
+    size_t n = c->n_windows ? c->windows[0].n_items : c->n_items;
+    if (n) {
+        fputs(c->kind == TG_CAUSE_HOST ? "| source | name | thread | count | time | share |\n|---|---|---|---|---|---|\n"
+                                       : "| name | module | count | time | share |\n|---|---|---|---|---|\n", out);
+        for (size_t i = 0; i < n && i < 5; i++) {
+            char tm[TG_FMT_BUF], sh[TG_FMT_BUF];
+            fputs("| ", out);
+            if (c->kind == TG_CAUSE_HOST) fprintf(out, "%s | ", items[i].source);
+            put_code(out, items[i].name ? items[i].name : "?");
+            fputs(" | ", out);
+            if (c->kind == TG_CAUSE_HOST) {
+                if (items[i].thread) put_code(out, items[i].thread);
+                fprintf(out, " (tid %lld) | ", (long long)items[i].tid);
+            } else {
+                if (items[i].module) put_code(out, items[i].module);
+                fputs(" | ", out);
+            }
+            fprintf(out, "%lld | %s | %s |\n", (long long)items[i].count,
+                    tg_fmt_num(tm, sizeof tm, items[i].time, TG_UNIT_NS),
+                    tg_fmt_num(sh, sizeof sh, items[i].share, TG_UNIT_RATIO));
+        }
+        fputc('\n', out);
+    }
+    if (c->reproduce && !m->full) put_sql(out, c->reproduce);
+}
+
 static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r)
 {
     FILE *out = m->out;
@@ -204,6 +245,7 @@ static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r
     if (r->baseline.n_contributors) put_changed(out, &r->baseline);
     if (r->n_evidence) put_evidence(m, r);
     if (r->reproduce && !m->full) put_sql(out, r->reproduce);
+    if (r->cause) put_cause(m, r->cause);
 }
 
 static void put_baseline_row(FILE *out, const tg_trace_result *t, const tg_rule_result *r)

@@ -207,6 +207,10 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
         put_piece(m, tg_report_basename(t->file), TG_TEXT_CAP_TEXT);
         fputs(": ", m);
         put_piece(m, r->message ? r->message : r->title ? r->title : "", TG_TEXT_CAP_TEXT);
+        if (r->cause && r->cause->summary) {
+            fputs("\nCause: ", m);
+            put_piece(m, r->cause->summary, TG_TEXT_CAP_TEXT);
+        }
         if (r->advice) {
             fputc('\n', m);
             put_piece(m, r->advice, TG_TEXT_CAP_TEXT);
@@ -245,6 +249,10 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
     put(c, props, "count", r->count == TG_NULL_I64 ? json_null() : json_integer(r->count));
     put(c, props, "values", tg_report_json_values(r->values, r->n_values));
     if (r->reproduce) put(c, props, "reproduce", tg_report_json_str(r->reproduce));
+    if (r->cause) {
+        put(c, props, "cause", tg_report_json_str(r->cause->summary));
+        if (r->cause->reproduce) put(c, props, "cause_reproduce", tg_report_json_str(r->cause->reproduce));
+    }
     if (r->baseline.present) {
         put(c, props, "baseline", tg_report_json_num(r->baseline.value));
         put(c, props, "current", tg_report_json_num(r->baseline.current));

@@ -161,6 +161,89 @@ static void put_baseline(const text_ctx *c, const tg_rule_result *r)
     put_contributors(c, b);
 }
 
+/* Item lines of a cause: at most this many per window or list. */
+#define CAUSE_LINES 4
+
+static void put_rowids(FILE *out, const tg_cause_item *it)
+{
+    if (!it->n_rowids) return;
+    fputs("  ", out);
+    put_text(out, it->table, TG_TEXT_CAP_NAME);
+    fprintf(out, " rowid%s ", it->n_rowids > 1 ? "s" : "");
+    for (size_t i = 0; i < it->n_rowids; i++) fprintf(out, "%s%lld", i ? ", " : "", (long long)it->rowids[i]);
+    if (it->n_rowids < (size_t)it->count) fputs(", ...", out);
+}
+
+static void put_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *it)
+{
+    char t[TG_FMT_BUF], sh[TG_FMT_BUF], l[TG_FMT_BUF];
+    fputs(INDENT "  ", out);
+    if (kind == TG_CAUSE_HOST) fprintf(out, "%s ", it->source);
+    put_text(out, it->name ? it->name : "?", TG_TEXT_CAP_NAME);
+    if (kind == TG_CAUSE_CALL_SITE && it->module) {
+        fputs(" in ", out);
+        put_text(out, it->module, TG_TEXT_CAP_NAME);
+    }
+    tg_fmt_num(t, sizeof t, it->time, TG_UNIT_NS);
+    tg_fmt_num(sh, sizeof sh, it->share, TG_UNIT_RATIO);
+    if (kind == TG_CAUSE_LAUNCH) {
+        tg_fmt_num(l, sizeof l, it->launch_time, TG_UNIT_NS);
+        fprintf(out, "  %lld kernels, %s (launch calls %s), %s of the short ones\n", (long long)it->count, t, l, sh);
+        return;
+    }
+    const char *noun = kind == TG_CAUSE_HOST && !strcmp(it->source, "nvtx") ? "range" : kind == TG_CAUSE_HOST ? "call"
+                                                                                                       : "row";
+    fprintf(out, "  %lld %s%s, %s (%s)", (long long)it->count, noun, it->count == 1 ? "" : "s", t, sh);
+    if (kind == TG_CAUSE_HOST) {
+        fputs(", thread ", out);
+        if (it->thread) {
+            put_text(out, it->thread, TG_TEXT_CAP_NAME);
+            fputc(' ', out);
+        }
+        fprintf(out, "(tid %lld%s)", (long long)it->tid, it->launch_thread ? ", launches GPU work" : "");
+        if (it->call_site) {
+            fputs(", from ", out);
+            put_text(out, it->call_site, TG_TEXT_CAP_NAME);
+            if (it->call_module) {
+                fputs(" in ", out);
+                put_text(out, it->call_module, TG_TEXT_CAP_NAME);
+            }
+        }
+    }
+    put_rowids(out, it);
+    fputc('\n', out);
+}
+
+/* What the finding says about its cause (docs/host.md). */
+static void put_cause(const text_ctx *c, const tg_cause *x)
+{
+    FILE *out = c->out;
+    fputs(INDENT "cause: ", out);
+    put_text(out, x->summary, TG_TEXT_CAP_TEXT);
+    fputc('\n', out);
+    for (size_t w = 0; w < x->n_windows; w++) {
+        const tg_cause_window *win = &x->windows[w];
+        char d[TG_FMT_BUF], a[TG_FMT_BUF];
+        tg_fmt_num(d, sizeof d, (double)(win->end - win->start), TG_UNIT_NS);
+        tg_fmt_num(a, sizeof a, (double)win->accounted, TG_UNIT_NS);
+        fprintf(out, INDENT "  evidence row %zu: %lld..%lld ns (%s), pid %lld; %s of it in traced calls of the "
+                "threads that launch GPU work\n", win->evidence + 1, (long long)win->start, (long long)win->end, d,
+                (long long)win->pid, a);
+        for (size_t i = 0; i < win->n_items && i < CAUSE_LINES; i++) put_cause_item(out, x->kind, &win->items[i]);
+    }
+    for (size_t i = 0; i < x->n_items && i < CAUSE_LINES; i++) put_cause_item(out, x->kind, &x->items[i]);
+    for (size_t i = 0; i < x->n_unknown; i++) {
+        fputs(INDENT "  unknown: ", out);
+        put_text(out, x->unknown[i], TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
+    }
+    if (x->reproduce) {
+        fputs(INDENT "  reproduce: ", out);
+        put_text(out, x->reproduce, TG_TEXT_CAP_LONG);
+        fputc('\n', out);
+    }
+}
+
 static void put_result(const text_ctx *c, const tg_rule_result *r)
 {
     FILE *out = c->out;
@@ -199,6 +282,7 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
         put_text(out, r->reproduce, TG_TEXT_CAP_LONG);
         fputc('\n', out);
     }
+    if (r->cause) put_cause(c, r->cause);
     if (r->advice) {
         fputs(INDENT "advice: ", out);
         put_text(out, r->advice, TG_TEXT_CAP_TEXT);

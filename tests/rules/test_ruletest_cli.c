@@ -89,7 +89,7 @@ static void test_builtin_rule_tests_pass(void **state)
         assert_int_equal(access(path, R_OK), 0);
         rules++;
     }
-    assert_int_equal(rules, 13);
+    assert_int_equal(rules, 14);
     free(out);
 }
 

@@ -81,6 +81,10 @@ static void test_junit(void **state)
     assert_int_equal(fixture_count(xml, "<failure "), 2);
     assert_int_equal(fixture_count(xml, "<system-out>"), EXPECT_FAILED - 2);
     assert_non_null(strstr(xml, "<system-out>warning finding below --fail-on, not failing the gate: device 0: busy 31%"));
+    assert_non_null(strstr(xml, "cause: 300 of the 400 copies were made from step(int) in train.so\n"
+                                "  unknown: 100 of the 400 copies have no recorded stack\n"));
+    assert_non_null(strstr(xml, "cause: the thread cuMemcpy &quot;x&quot;") ||
+                    strstr(xml, "cause: the thread cuMemcpy \"x\""));
     assert_int_equal(fixture_count(xml, "<skipped "), EXPECT_SKIPPED);
     assert_int_equal(fixture_count(xml, "<error "), EXPECT_ERRORS + EXPECT_UNREADABLE);
     /* escaping: no raw specials from the trace, control characters shown escaped */
@@ -218,6 +222,10 @@ static void test_sarif(void **state)
     assert_string_equal(str_at(json_object_get(first, "properties"), "trace"), "runs/rank0.sqlite");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(first, "properties"), "count")), 400);
     assert_non_null(strstr(str_at(json_object_get(first, "message"), "text"), "rank0.sqlite: 400 synchronous"));
+    assert_non_null(strstr(str_at(json_object_get(first, "message"), "text"),
+                           "\nCause: 300 of the 400 copies were made from step(int) in train.so\n"));
+    assert_string_equal(str_at(json_object_get(first, "properties"), "cause"),
+                        "300 of the 400 copies were made from step(int) in train.so");
     json_t *util = json_array_get(results, 1);
     phys = json_object_get(json_array_get(json_object_get(util, "locations"), 0), "physicalLocation");
     assert_string_equal(str_at(json_object_get(phys, "artifactLocation"), "uri"),
@@ -269,6 +277,7 @@ static void test_github(void **state)
     assert_non_null(strstr(out,
         "::warning title=tracegate low-gpu-utilization::rank0.sqlite: device 0: busy 31%25 of steady time, "
         "below 50%25 | see cuMemcpy \"x\" 'q' <y> & z%0A100%25 a:b,c|d \\x01%0A"
+        "Cause: the thread cuMemcpy \"x\" 'q' <y> & z%0A100%25 a:b,c|d \\x01 was in usleep%0A"
         "Feed the GPU: larger batches, fewer host syncs.\n"));
     assert_non_null(strstr(out, "::notice title=tracegate team%3Anote%2Crule::rank1.sqlite: 2 kernels named "
                                 "`__global__` ran\n"));
@@ -339,6 +348,10 @@ static void test_markdown(void **state)
     fixture_run(&run);
     char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
     assert_true(strncmp(md, "## tracegate: ERROR \xe2\x80\x94 1 error finding", 37) == 0);
+    assert_non_null(strstr(md, "**Cause:** 300 of the 400 copies were made from step(int) in train.so\n\n"
+                               "- 100 of the 400 copies have no recorded stack\n\n"
+                               "| name | module | count | time | share |\n|---|---|---|---|---|\n"
+                               "| `step(int)` | `train.so` | 300 | 900 ms | 75% |\n"));
     const char *row;
     assert_int_equal(table_rows(md, "| trace | rule | severity | status | count | message |", &row), EXPECT_RESULTS);
     for (size_t i = 0; i < EXPECT_RESULTS; i++) {
@@ -464,6 +477,15 @@ static void test_text(void **state)
     char *txt = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
     assert_null(strchr(txt, '\033'));
     assert_null(strchr(txt, '\x01'));
+    /* causes (docs/host.md): the sentence, the items, what is unknown, the query */
+    assert_non_null(strstr(txt, "        cause: 300 of the 400 copies were made from step(int) in train.so\n"
+                                "          step(int) in train.so  300 rows, 900 ms (75%)  "
+                                "CUPTI_ACTIVITY_KIND_MEMCPY rowids 12, 40, ...\n"
+                                "          unknown: 100 of the 400 copies have no recorded stack\n"
+                                "          reproduce: SELECT 'step(int)' AS call_site"));
+    assert_non_null(strstr(txt, "        cause: the thread cuMemcpy \"x\" 'q' <y> & z\\n100% a:b,c|d \\x01 was in usleep\n"
+                                "          evidence row 1: 1000..720001000 ns (720 ms), pid 1063;"));
+    assert_non_null(strstr(txt, "          osrt usleep  1 call, 700 ms (97%), thread cuMemcpy"));
     assert_int_equal(fixture_count_lines(txt, "  FAIL "), EXPECT_FAILED);
     assert_int_equal(fixture_count_lines(txt, "  PASS "), EXPECT_PASSED);
     assert_int_equal(fixture_count_lines(txt, "  SKIP "), EXPECT_SKIPPED);

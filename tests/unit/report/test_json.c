@@ -126,8 +126,28 @@ static void test_contract(void **state)
 
     json_t *r = json_array_get(json_object_get(t0, "results"), 0);
     static const char *const keys[] = {"rule", "title", "status", "severity", "count", "message",
-                                       "advice", "values", "units", "evidence", "reproduce", "location"};
-    assert_keys(r, keys, 12);
+                                       "advice", "values", "units", "evidence", "reproduce", "cause", "location"};
+    assert_keys(r, keys, 13);
+    /* the cause (docs/host.md): kind, summary, unknown, sites, reproduce */
+    json_t *cause = json_object_get(r, "cause");
+    static const char *const cause_keys[] = {"kind", "summary", "unknown", "sites", "reproduce"};
+    assert_keys(cause, cause_keys, 5);
+    assert_string_equal(json_string_value(json_object_get(cause, "kind")), "call_site");
+    json_t *site = json_array_get(json_object_get(cause, "sites"), 0);
+    static const char *const site_keys[] = {"call_site", "call_module", "count", "time_ns", "share", "table",
+                                            "rowids", "stack"};
+    assert_keys(site, site_keys, 8);
+    assert_string_equal(json_string_value(json_object_get(site, "call_module")), "train.so");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(site, "rowids"), 1)), 40);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(site, "stack"), 1)), "step(int) (train.so)");
+    json_t *host = json_object_get(json_array_get(json_object_get(t0, "results"), 3), "cause");
+    json_t *win = json_array_get(json_object_get(host, "windows"), 0);
+    assert_int_equal(json_integer_value(json_object_get(win, "duration_ns")), 720000000);
+    json_t *act = json_array_get(json_object_get(win, "activity"), 0);
+    static const char *const act_keys[] = {"source", "name", "tid", "thread", "launch_thread", "count", "time_ns",
+                                           "share", "call_site", "call_module", "table", "rowids"};
+    assert_keys(act, act_keys, 12);
+    assert_string_equal(json_string_value(json_object_get(act, "thread")), NASTY);
     /* units beside values: the duration's, not count's (a plain number) */
     json_t *units = json_object_get(r, "units");
     assert_int_equal(json_object_size(units), 1);
