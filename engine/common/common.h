@@ -46,6 +46,27 @@ bool tg_parse_size(const char *s, int64_t *bytes);
 /* "512 MiB", "1.5 GiB", "900 bytes": a byte count for messages. */
 void tg_format_size(int64_t bytes, char *buf, size_t size);
 
+/* ---------------------------------------------------------------- hashing */
+
+/* A fresh random seed (getrandom; the clock and an address when that
+** fails) for a hash table keyed by values an input chose: under a fixed
+** hash, keys crafted to share a slot make every probe walk them all, and
+** the table quadratic (docs/limits.md). Nothing reads a table in slot
+** order, so the seed changes no result, only which inputs are slow: none
+** an input can pick. */
+uint64_t tg_hash_seed(void);
+
+/* MurmurHash3's 64-bit finalizer: every input bit reaches every output bit. */
+static inline uint64_t tg_hash_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
 /* ---------------------------------------------------------------- regex */
 
 /* Regular expressions from input (rules, --iteration-pattern) are measured

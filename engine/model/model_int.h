@@ -52,6 +52,7 @@ typedef struct tg_model_idmap {
     int64_t *keys;
     int32_t *ids;              /* -1 = empty slot */
     size_t cap, n;
+    uint64_t seed;             /* tg_hash_seed: keys come from the export */
 } tg_model_idmap;
 
 bool tg_model_idmap_init(tg_model_idmap *m, size_t expected);

@@ -67,6 +67,7 @@ typedef struct launch_index {
     uint32_t *direct;          /* call index + 1, 0 = empty */
     uint64_t *hash;            /* call index + 1 in the low 32 bits, fingerprint above */
     size_t hash_mask;
+    uint64_t seed;             /* of hash_of */
     int32_t last_pid, last_dense;
     bool duplicates;           /* mark_duplicate ran */
 } launch_index;
@@ -108,19 +109,21 @@ static int32_t dense_pid(launch_index *li, int32_t pid)
     return d;
 }
 
-static size_t hash_of(int32_t pid, int64_t corr)
+/* The slot hash of (pid, corr) under a table's seed (tg_hash_seed):
+** without one, ids crafted to share a slot made the join quadratic again
+** (100,000 distinct ids in one slot: 5.6 s). */
+static size_t hash_of(uint64_t seed, int32_t pid, int64_t corr)
 {
-    uint64_t x = (uint64_t)corr * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4fULL;
+    uint64_t x = ((uint64_t)corr ^ seed) * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4fULL;
     x ^= x >> 29;
     x *= 0xbf58476d1ce4e5b9ULL;
     return (size_t)(x ^ (x >> 32));
 }
-
 /* The hash slot of (pid, corr): holding that call, or the empty one it
 ** would take. */
 static slot hash_slot(const launch_index *li, const tg_api *apis, int32_t pid, int64_t corr)
 {
-    size_t h = hash_of(pid, corr), i = h & li->hash_mask;
+    size_t h = hash_of(li->seed, pid, corr), i = h & li->hash_mask;
     uint32_t fp = (uint32_t)(h >> 32);
     for (uint64_t s; (s = li->hash[i]) != 0; i = (i + 1) & li->hash_mask) {
         if ((uint32_t)(s >> 32) != fp) continue;
@@ -191,7 +194,7 @@ static void prefetch(launch_index *li, int32_t pid, int64_t corr)
     int32_t d = dense_pid(li, pid);
     if (d < 0) return;
     const pid_ids *r = &li->ranges[d];
-    if (!r->listed && !r->direct) __builtin_prefetch(&li->hash[hash_of(pid, corr) & li->hash_mask]);
+    if (!r->listed && !r->direct) __builtin_prefetch(&li->hash[hash_of(li->seed, pid, corr) & li->hash_mask]);
 }
 
 /* Per process: its ids' range, count and order, then the storage. */
@@ -243,6 +246,7 @@ static bool index_init(launch_index *li, const tg_trace *t)
     while (hcap < hashed + hashed / 2) hcap *= 2;     /* load <= 2/3 */
     li->hash = calloc(hcap, sizeof *li->hash);
     li->hash_mask = hcap - 1;
+    li->seed = tg_hash_seed();
     return li->list && li->direct && li->hash;
 }
 
@@ -357,6 +361,7 @@ typedef struct op_group {
 typedef struct op_index {
     uint64_t *slots;
     size_t mask;
+    uint64_t seed;             /* of hash_of */
     op_link *links;
     size_t n_links, links_cap;
     op_group *groups;
@@ -433,7 +438,7 @@ static bool group_add(op_index *x, uint64_t *s, uint32_t ref)
 ** or into the group of the slot that holds its key. */
 static bool op_index_add(op_index *x, const tg_model *m, uint32_t ref, int32_t pid, int64_t corr)
 {
-    size_t h = hash_of(pid, corr), i = h & x->mask;
+    size_t h = hash_of(x->seed, pid, corr), i = h & x->mask;
     uint32_t fp = (uint32_t)(h >> 32);
     for (uint64_t s; (s = x->slots[i]) != 0; i = (i + 1) & x->mask) {
         if ((uint32_t)(s >> 32) != fp) continue;
@@ -458,6 +463,7 @@ static bool op_index_build(op_index *x, const tg_model *m)
     x->slots = slots_alloc(cap);
     if (!x->slots) return false;
     x->mask = cap - 1;
+    x->seed = tg_hash_seed();
     for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
         size_t count = tg_model_op_count(m, kind);
         for (size_t row = 0; row < count; row++) {
@@ -465,7 +471,7 @@ static bool op_index_build(op_index *x, const tg_model *m)
             int64_t corr;
             if (row + PREFETCH < count) {
                 op_key(m, op_ref(kind, row + PREFETCH), &pid, &corr);
-                __builtin_prefetch(&x->slots[hash_of(pid, corr) & x->mask], 1);
+                __builtin_prefetch(&x->slots[hash_of(x->seed, pid, corr) & x->mask], 1);
             }
             uint32_t ref = op_ref(kind, row);
             op_key(m, ref, &pid, &corr);
@@ -546,7 +552,7 @@ static bool join_call(launch_pass *c, const tg_api *a, int64_t it)
 {
     const tg_model *m = c->m;
     op_index *x = &c->ops;
-    size_t h = hash_of(a->pid, a->correlation), i = h & x->mask;
+    size_t h = hash_of(x->seed, a->pid, a->correlation), i = h & x->mask;
     uint32_t fp = (uint32_t)(h >> 32);
     for (uint64_t s; (s = x->slots[i]) != 0; i = (i + 1) & x->mask) {
         if ((uint32_t)(s >> 32) != fp) continue;
@@ -609,7 +615,7 @@ static int visit(void *ctx, tg_api *a)
 static void ahead(void *ctx, const tg_api *a)
 {
     const launch_pass *c = ctx;
-    if (joinable(a->correlation)) __builtin_prefetch(&c->ops.slots[hash_of(a->pid, a->correlation) & c->ops.mask]);
+    if (joinable(a->correlation)) __builtin_prefetch(&c->ops.slots[hash_of(c->ops.seed, a->pid, a->correlation) & c->ops.mask]);
 }
 
 int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *diag)

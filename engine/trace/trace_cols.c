@@ -209,17 +209,10 @@ bool tg_load_step(tg_loader *ld, sqlite3_stmt *st, const char *table)
 /* Keys up to this bound use the dense array when it stays compact. */
 #define DENSE_MAX ((int64_t)1 << 26)
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static bool hash_put(tg_idmap *m, int64_t key, int32_t val)
 {
     if ((m->used + 1) * 2 > m->slots) {
+        if (!m->slots) m->seed = tg_hash_seed();
         size_t ns = m->slots ? m->slots * 2 : 1024;
         int64_t *keys = malloc(ns * sizeof *keys);
         int32_t *vals = malloc(ns * sizeof *vals);
@@ -231,7 +224,7 @@ static bool hash_put(tg_idmap *m, int64_t key, int32_t val)
         for (size_t i = 0; i < ns; i++) keys[i] = TG_NULL_I64;
         for (size_t i = 0; i < m->slots; i++) {
             if (m->keys[i] == TG_NULL_I64) continue;
-            size_t j = (size_t)mix64((uint64_t)m->keys[i]) & (ns - 1);
+            size_t j = (size_t)tg_hash_mix((uint64_t)m->keys[i] ^ m->seed) & (ns - 1);
             while (keys[j] != TG_NULL_I64) j = (j + 1) & (ns - 1);
             keys[j] = m->keys[i];
             vals[j] = m->vals[i];
@@ -242,7 +235,7 @@ static bool hash_put(tg_idmap *m, int64_t key, int32_t val)
         m->vals = vals;
         m->slots = ns;
     }
-    size_t j = (size_t)mix64((uint64_t)key) & (m->slots - 1);
+    size_t j = (size_t)tg_hash_mix((uint64_t)key ^ m->seed) & (m->slots - 1);
     while (m->keys[j] != TG_NULL_I64 && m->keys[j] != key) j = (j + 1) & (m->slots - 1);
     if (m->keys[j] == TG_NULL_I64) m->used++;
     m->keys[j] = key;
@@ -293,7 +286,7 @@ int32_t tg_idmap_get(const tg_idmap *m, int64_t key)
 {
     if (!m->slots) return (key >= 0 && key < m->dense_n) ? m->dense[key] : -1;
     if (key == TG_NULL_I64) return -1;
-    size_t j = (size_t)mix64((uint64_t)key) & (m->slots - 1);
+    size_t j = (size_t)tg_hash_mix((uint64_t)key ^ m->seed) & (m->slots - 1);
     while (m->keys[j] != TG_NULL_I64) {
         if (m->keys[j] == key) return m->vals[j];
         j = (j + 1) & (m->slots - 1);

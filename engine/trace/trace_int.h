@@ -23,6 +23,7 @@ typedef struct tg_idmap {
     int64_t *keys;             /* hash mode */
     int32_t *vals;
     size_t slots, used;
+    uint64_t seed;             /* hash mode: tg_hash_seed, ids come from the export */
 } tg_idmap;
 
 /* Per-table counters for the one warning a table may earn. */

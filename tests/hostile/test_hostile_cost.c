@@ -107,6 +107,191 @@ static void test_call_twins_by_the_thousand(void **state)
         "\"api_calls\": 1,", "\"duplicate_api_rows\": 199999", NULL);
 }
 
+/* ---------------------------------------------------------------- crafted collisions */
+
+/* SQL text built in one growing buffer. */
+typedef struct sqlbuf {
+    char *s;
+    size_t n, cap;
+} sqlbuf;
+
+static void sql_add(sqlbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql_add(sqlbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    assert_true(n >= 0);
+    if (b->n + (size_t)n + 1 > b->cap) {
+        b->cap = (b->n + (size_t)n + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+        assert_non_null(b->s);
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+/* x * inverse(k) = 1 mod 2^64, k odd (Newton's iteration). */
+static uint64_t inverse(uint64_t k)
+{
+    uint64_t x = k;
+    for (int i = 0; i < 6; i++) x *= 2 - k * x;
+    return x;
+}
+
+/* The inverse of x ^= x >> s. */
+static uint64_t unxorshift(uint64_t y, int s)
+{
+    uint64_t x = y;
+    for (int i = 0; i < 64 / s + 1; i++) x = y ^ (x >> s);
+    return x;
+}
+
+/* The correlation id of process 1 that the launch join's unseeded hash
+** (model_join.c before issue #16) put in slot 0 of every table up to 2^32
+** slots: x3 = i << 32 | i keeps the low bits of x3 ^ x3 >> 32 at zero. */
+static int64_t colliding_id(uint64_t i)
+{
+    uint64_t x3 = i << 32 | i;   /* x3 ^ x3 >> 32 has i ^ i = 0 in its low 32 bits */
+    uint64_t x1 = unxorshift(x3 * inverse(0xbf58476d1ce4e5b9ULL), 29);
+    return (int64_t)((x1 ^ 0xc2b2ae3d27d4eb4fULL) * inverse(0x9e3779b97f4a7c15ULL));
+}
+
+/* 200,000 kernels and their calls under distinct ids that all shared one
+** slot of the fixed hash (the base took 32 s); the answer must not change. */
+static void test_colliding_correlation_ids(void **state)
+{
+    (void)state;
+    sqlbuf b = {0};
+    sql_add(&b, STRINGS);
+    for (uint64_t i = 1; i <= N_DUP; i++) {
+        int64_t id = colliding_id(i);
+        sql_add(&b, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId,"
+                    " globalPid, demangledName) VALUES (%llu, %llu, 0, 7, %lld, 1 << 24, 1);"
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId)"
+                    " VALUES (%llu, %llu, (1 << 24) | 1, %lld, 2);",
+                (unsigned long long)(1000 + i * 10), (unsigned long long)(1005 + i * 10), (long long)id,
+                (unsigned long long)(i * 10), (unsigned long long)(i * 10 + 2), (long long)id);
+    }
+    /* every kernel waits 998 ns after its call ends */
+    expect_metrics("200000 correlation ids crafted to collide", b.s, "\"kernels\": 200000",
+                   "\"api_calls\": 200000,", "\"queue_ns_p50\": 998.0", NULL);
+    free(b.s);
+}
+
+/* 200,000 string ids the trace layer's unseeded id map (x ^= x >> 33;
+** x *= C; x ^= x >> 33) put in one slot: y = i << 32, inverted. */
+static void test_colliding_string_ids(void **state)
+{
+    (void)state;
+    sqlbuf b = {0};
+    sql_add(&b, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid,"
+                " demangledName) VALUES (1000, 2000, 0, 7, 1, 1 << 24, %lld);",
+            (long long)unxorshift(unxorshift((uint64_t)N_DUP << 32, 33) * inverse(0xff51afd7ed558ccdULL), 33));
+    for (uint64_t i = 1; i <= N_DUP; i++) {
+        uint64_t id = unxorshift(unxorshift(i << 32, 33) * inverse(0xff51afd7ed558ccdULL), 33);
+        sql_add(&b, "INSERT INTO StringIds VALUES (%lld, 'name %llu');", (long long)id, (unsigned long long)i);
+    }
+    expect_metrics("200000 string ids crafted to collide", b.s, "\"kernels\": 1,", NULL);
+    /* the kernel's name is the last of them, found through the map */
+    char *dir = hx_tempdir(), *rules = hx_path(dir, "named.yaml");
+    static const char rule[] =
+        "version: 1\nrules:\n  - id: named\n    title: the last name\n    severity: error\n"
+        "    source: kernel\n    where: name == \"name 200000\"\n    fail_when: count > 0\n"
+        "    message: \"{count} kernel named so\"\n";
+    hx_write_file(rules, rule, sizeof rule - 1);
+    char *p = tg_fixture_build(tg_fixture_schema_3_0, b.s);
+    assert_non_null(p);
+    hx_result r;
+    hx_run(&r, "check", "--rules", rules, p);
+    hx_expect_warnings("check, 200000 string ids crafted to collide", &r, 1, 0, NULL);
+    if (!strstr(r.out, "1 kernel named so")) fail_msg("the kernel's name was not found: %s", r.out);
+    hx_free(&r);
+    tg_fixture_remove(p);
+    hx_rmtree(dir);
+    free(rules);
+    free(dir);
+    free(b.s);
+}
+
+/* FNV-1a's low K bits depend on the low K bits of its state only, so two
+** 4-byte blocks that agree there from one state agree from then on (3-byte
+** blocks cannot: 24 bits in, 24 out, nearly a permutation): 18 such pairs,
+** one after the other, make 2^19 names sharing the low 24 bits of their
+** hash (a Joux multicollision), which the unseeded string pool put in one
+** slot. */
+#define FNV_K 24
+#define FNV_STEPS 19
+
+#define BLK 4
+
+static uint64_t fnv_block(uint64_t h, const unsigned char *blk)
+{
+    for (int i = 0; i < BLK; i++) h = (h ^ blk[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* The c-th printable block, every byte varying from one c to the next
+** (blocks whose last bytes stay fixed are nearly a permutation again). */
+static void block_of(uint32_t c, unsigned char *blk)
+{
+    uint64_t x = (uint64_t)c * 0x9e3779b97f4a7c15ULL;
+    x ^= x >> 31;
+    for (int i = 0; i < BLK; i++, x /= 94) blk[i] = (unsigned char)('!' + x % 94);
+}
+
+/* Two printable blocks whose hashes from h agree in the low FNV_K bits. */
+static void fnv_pair(uint64_t h, unsigned char pair[2][BLK], uint64_t *next)
+{
+    enum { SLOTS = 1 << 16 };
+    uint32_t *low = malloc(SLOTS * sizeof *low), *code = malloc(SLOTS * sizeof *code);
+    assert_true(low && code);
+    memset(code, 0xff, SLOTS * sizeof *code);
+    const uint64_t mask = ((uint64_t)1 << FNV_K) - 1;
+    for (uint32_t c = 0;; c++) {
+        assert_true(c < SLOTS / 2);   /* a birthday collision comes after about 5,000 */
+        unsigned char blk[BLK];
+        block_of(c, blk);
+        uint32_t v = (uint32_t)(fnv_block(h, blk) & mask);
+        uint32_t j = (v * 2654435761u) >> 16;
+        for (; code[j] != UINT32_MAX && low[j] != v; j = (j + 1) & (SLOTS - 1)) {}
+        if (code[j] == UINT32_MAX) {
+            low[j] = v;
+            code[j] = c;
+            continue;
+        }
+        block_of(code[j], pair[0]);
+        memcpy(pair[1], blk, BLK);
+        *next = fnv_block(h, blk);
+        break;
+    }
+    free(low);
+    free(code);
+}
+
+static void test_colliding_names(void **state)
+{
+    (void)state;
+    unsigned char pairs[FNV_STEPS][2][BLK];
+    uint64_t h = 1469598103934665603ULL;
+    for (int s = 0; s < FNV_STEPS; s++) fnv_pair(h, pairs[s], &h);
+    sqlbuf b = {0};
+    sql_add(&b, STRINGS);
+    for (uint32_t m = 0; m < (1u << FNV_STEPS); m++) {
+        char name[BLK * FNV_STEPS + 1];
+        for (int s = 0; s < FNV_STEPS; s++) memcpy(name + BLK * s, pairs[s][m >> s & 1], BLK);
+        name[BLK * FNV_STEPS] = 0;
+        sql_add(&b, "INSERT INTO StringIds VALUES (%u, '", 100 + m);
+        for (const char *c = name; *c; c++) sql_add(&b, *c == '\'' ? "''" : "%c", *c);
+        sql_add(&b, "');");
+    }
+    expect_metrics("524288 names crafted to collide", b.s, "\"kernels\": 0,", NULL);
+    free(b.s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -114,6 +299,9 @@ int main(void)
         cmocka_unit_test(test_copies_sharing_an_id),
         cmocka_unit_test(test_calls_and_kernels_sharing_an_id),
         cmocka_unit_test(test_call_twins_by_the_thousand),
+        cmocka_unit_test(test_colliding_correlation_ids),
+        cmocka_unit_test(test_colliding_string_ids),
+        cmocka_unit_test(test_colliding_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
