@@ -11,7 +11,6 @@
 #include "cli.h"
 
 #include <jansson.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,21 +92,15 @@ static int parse_args(int argc, char **argv, metrics_opts *o)
                 return TG_EUSAGE;
             }
         } else if (pattern) {
-            regex_t re;   /* checked here, so a bad pattern is a usage error before any trace */
-            const char *refused = tg_regex_refuse(pattern);
-            if (refused) {
-                fprintf(stderr, "tracegate: metrics: --iteration-pattern %.80s%s %s\n", pattern,
-                        strlen(pattern) > 80 ? "..." : "", refused);
+            /* checked here, so a bad pattern is a usage error before any trace */
+            char why[256];
+            tg_regex *re = tg_regex_compile(pattern, why, sizeof why);
+            if (!re) {
+                fprintf(stderr, "tracegate: metrics: %s--iteration-pattern \"%.80s%s\" %s\n",
+                        tg_regex_refuse(pattern) ? "" : "invalid ", pattern, strlen(pattern) > 80 ? "..." : "", why);
                 return TG_EUSAGE;
             }
-            int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
-            if (rc != 0) {
-                char why[256];
-                regerror(rc, &re, why, sizeof why);
-                fprintf(stderr, "tracegate: metrics: invalid --iteration-pattern \"%s\": %s\n", pattern, why);
-                return TG_EUSAGE;
-            }
-            regfree(&re);
+            tg_regex_free(re);
             o->pattern = pattern;
         } else {
             fprintf(stderr, "tracegate: metrics: unknown option '%s'\n", a);

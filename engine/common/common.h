@@ -70,9 +70,19 @@ static inline uint64_t tg_hash_mix(uint64_t x)
 /* ---------------------------------------------------------------- regex */
 
 /* Regular expressions from input (rules, --iteration-pattern) are measured
-** before regcomp (regex_check.c): NULL when the pattern is within the
-** limits, else why not, as a phrase completing "the pattern ...". */
+** before they are compiled (regex_check.c): NULL when the pattern is
+** within the limits, else why not, as a phrase completing "the pattern ...". */
 const char *tg_regex_refuse(const char *pattern);
+
+/* The matcher (regex.c; docs/limits.md): POSIX ERE as glibc reads it,
+** matched in time linear in the subject. Compile: NULL with why (a phrase
+** completing "the pattern ...") when refused or invalid. Match: 1 when s
+** (len bytes) holds a match, 0 when not, -1 when a limit of the matcher
+** was hit: never to be read as "no match". Thread-safe on one tg_regex. */
+typedef struct tg_regex tg_regex;
+tg_regex *tg_regex_compile(const char *pattern, char *why, size_t why_size);
+int tg_regex_match(const tg_regex *re, const char *s, size_t len);
+void tg_regex_free(tg_regex *re);
 
 /* ---------------------------------------------------------------- arena */
 

@@ -79,6 +79,11 @@ typedef struct tg_rule_state {
     tg_heap_item *heap;
     size_t n_heap;
     bool oom;
+    /* A `matches` whose matcher hit a limit (docs/limits.md): the rule
+    ** errors instead of reading the test as false. The first such node and
+    ** the length of the string it was given. */
+    const tg_expr *regex_limit;
+    size_t regex_limit_len;
 } tg_rule_state;
 
 /* eval_expr.c */

@@ -17,7 +17,6 @@
 */
 #include "model_int.h"
 
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,8 +37,9 @@ static bool is_range(const tg_nvtx *r)
            r->start != TG_NULL_I64 && r->end != TG_NULL_I64 && r->end >= r->start;
 }
 
-/* Collect the matching ranges into m->iterations (unsorted). */
-static bool collect(tg_model *m, regex_t *re)
+/* Collect the matching ranges into m->iterations (unsorted). A name the
+** matcher could not decide stops it: *limit_len says its length. */
+static bool collect(tg_model *m, const tg_regex *re, size_t *limit_len)
 {
     tg_trace *t = m->trace;
     int32_t n_strings = tg_strpool_count(t->strings);
@@ -51,8 +51,16 @@ static bool collect(tg_model *m, regex_t *re)
     for (size_t i = 0; i < t->n_nvtx && ok; i++) {
         const tg_nvtx *r = &t->nvtx[i];
         if (!is_range(r) || r->name >= n_strings) continue;
-        if (match[r->name] < 0)
-            match[r->name] = regexec(re, tg_trace_str(t, r->name), 0, NULL, 0) == 0;
+        if (match[r->name] < 0) {
+            const char *s = tg_trace_str(t, r->name);
+            int hit = tg_regex_match(re, s, strlen(s));
+            if (hit < 0) {
+                *limit_len = strlen(s);
+                ok = false;
+                break;
+            }
+            match[r->name] = (int8_t)hit;
+        }
         if (!match[r->name]) continue;
         tg_iteration it = {
             .rowid = r->rowid, .name = r->name, .pid = r->pid, .tid = r->tid,
@@ -231,39 +239,38 @@ static void periods_and_window(tg_model *m)
     }
 }
 
-/* Compile an iteration pattern into re (regfree it), or one error. */
-static bool compile_pattern(regex_t *re, const char *pattern, tg_diag *diag)
+/* Compile an iteration pattern (tg_regex_free it), or one error. */
+static tg_regex *compile_pattern(const char *pattern, tg_diag *diag)
 {
-    const char *refused = tg_regex_refuse(pattern);
-    if (refused) {
-        tg_diag_error(diag, TG_EUSAGE, "the iteration pattern \"%.80s%s\" %s", pattern,
-                      strlen(pattern) > 80 ? "..." : "", refused);
-        return false;
-    }
-    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[256];
-        regerror(rc, re, why, sizeof why);
-        tg_diag_error(diag, TG_EUSAGE, "invalid iteration pattern \"%s\": %s", pattern, why);
-        return false;
-    }
-    return true;
+    char why[256];
+    tg_regex *re = tg_regex_compile(pattern, why, sizeof why);
+    if (!re)
+        tg_diag_error(diag, TG_EUSAGE, "%s iteration pattern \"%.80s%s\" %s",
+                      tg_regex_refuse(pattern) ? "the" : "invalid", pattern, strlen(pattern) > 80 ? "..." : "", why);
+    return re;
 }
 
 bool tg_model_pattern_ok(const char *pattern, tg_diag *diag)
 {
-    regex_t re;
-    if (!compile_pattern(&re, pattern ? pattern : TG_DEFAULT_ITERATION_PATTERN, diag)) return false;
-    regfree(&re);
-    return true;
+    tg_regex *re = compile_pattern(pattern ? pattern : TG_DEFAULT_ITERATION_PATTERN, diag);
+    bool ok = re != NULL;
+    tg_regex_free(re);
+    return ok;
 }
 
 bool tg_model_build_iterations(tg_model *m, const tg_model_params *params, tg_diag *diag)
 {
-    regex_t re;
-    if (!compile_pattern(&re, params->iteration_pattern, diag)) return false;
-    bool ok = collect(m, &re);
-    regfree(&re);
+    tg_regex *re = compile_pattern(params->iteration_pattern, diag);
+    if (!re) return false;
+    size_t limit_len = SIZE_MAX;
+    bool ok = collect(m, re, &limit_len);
+    tg_regex_free(re);
+    if (limit_len != SIZE_MAX) {
+        tg_diag_error(diag, TG_EINTERNAL, "the iteration pattern \"%.80s%s\" hit a limit of the matcher on an "
+                      "NVTX range name of %zu bytes (docs/limits.md), so the iterations cannot be found",
+                      params->iteration_pattern, strlen(params->iteration_pattern) > 80 ? "..." : "", limit_len);
+        return false;
+    }
     if (ok) {
         if (m->n_iterations > 1)
             qsort(m->iterations, m->n_iterations, sizeof *m->iterations, cmp_iteration);

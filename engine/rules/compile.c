@@ -490,31 +490,30 @@ static tg_expr *compile_string_op(tg_cstate *cs, const tg_ast *ast, tg_expr *a, 
         return NULL;
     }
     if (!const_string(cs, b, ast->b, op)) return NULL;
-    regex_t *re = NULL;
+    tg_regex *re = NULL;
     if (ast->kind == TG_N_MATCHES) {
-        const char *refused = tg_regex_refuse(b->k.u.s);
-        if (refused) {
-            cerr(cs, b->pos, "the regular expression \"%.80s%s\" %s", b->k.u.s, strlen(b->k.u.s) > 80 ? "..." : "",
-                 refused);
-            return NULL;
-        }
-        re = tg_arena_alloc(cs->ld->ctx.arena, sizeof *re);
-        if (!re) return NULL;
-        int rc = regcomp(re, b->k.u.s, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char msg[256];
-            regerror(rc, re, msg, sizeof msg);
-            cerr(cs, b->pos, "bad regular expression \"%s\": %s", b->k.u.s, msg);
+        char why[256];
+        re = tg_regex_compile(b->k.u.s, why, sizeof why);
+        if (!re) {
+            bool bad = tg_regex_refuse(b->k.u.s) == NULL;   /* invalid rather than over a limit */
+            cerr(cs, b->pos, "%sregular expression \"%.80s%s\" %s", bad ? "bad " : "the ", b->k.u.s,
+                 strlen(b->k.u.s) > 80 ? "..." : "", why);
             return NULL;
         }
         if (!TG_PUSH(cs->ld->regexes, cs->ld->n_regexes, cs->ld->cap_regexes, re)) {
-            regfree(re);
+            tg_regex_free(re);
             return NULL;
         }
     }
     if (is_const(a)) {
-        bool v = re ? regexec(re, a->k.u.s ? a->k.u.s : "", 0, NULL, 0) == 0 : tg_value_compare(ast->kind, a->k, b->k);
-        return make_const(cs, ast->pos, tg_bool(v));
+        const char *s = a->k.u.s ? a->k.u.s : "";
+        int m = re ? tg_regex_match(re, s, strlen(s)) : tg_value_compare(ast->kind, a->k, b->k);
+        if (m < 0) {
+            cerr(cs, b->pos, "the regular expression \"%.80s%s\" hit a limit of the matcher on the constant "
+                 "it is applied to (docs/limits.md)", b->k.u.s, strlen(b->k.u.s) > 80 ? "..." : "");
+            return NULL;
+        }
+        return make_const(cs, ast->pos, tg_bool(m > 0));
     }
     tg_expr *e = fold_or_node(cs, ast->kind, ast->pos, a, b, TG_TY_BOOL, TG_UNIT_NONE);
     if (e) {

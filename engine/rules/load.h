@@ -60,7 +60,7 @@ typedef struct tg_loader {
     size_t n_macros, cap_macros;
     tg_list *lists;
     size_t n_lists, cap_lists;
-    regex_t **regexes;              /* compiled patterns, handed to the rule set */
+    tg_regex **regexes;             /* compiled patterns, handed to the rule set */
     size_t n_regexes, cap_regexes;
     bool lint;                      /* also report warnings */
 } tg_loader;
