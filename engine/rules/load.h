@@ -42,6 +42,11 @@ typedef struct tg_macro {
     const tg_ast *ast;              /* NULL when its text did not parse */
     tg_pos pos;
     bool used;
+    /* compile.c: its size with every macro in it expanded, for rules on
+    ** source size_src - 1 (0: not computed), capped just above the budget */
+    size_t size;
+    int size_src;
+    bool sizing;                    /* being sized (a cycle stops there) */
 } tg_macro;
 
 typedef struct tg_list {

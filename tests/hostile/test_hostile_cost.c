@@ -360,6 +360,63 @@ static void test_iteration_pattern_on_long_names(void **state)
     tg_fixture_remove(p);
 }
 
+/* ---------------------------------------------------------------- macros */
+
+/* A rule file whose macro m<i> uses m<i-1> `uses` times (m0: name == "x"),
+** with one rule whose where is `where`. */
+static char *macro_file(const char *dir, int levels, int uses, const char *where)
+{
+    sqlbuf b = {0};
+    sql_add(&b, "version: 1\nmacros:\n  m0: name == \"x\"\n");
+    for (int i = 1; i <= levels; i++) {
+        sql_add(&b, "  m%d: m%d", i, i - 1);
+        for (int k = 1; k < uses; k++) sql_add(&b, " or m%d", i - 1);
+        sql_add(&b, "\n");
+    }
+    sql_add(&b, "rules:\n  - id: boom\n    title: t\n    severity: error\n    source: kernel\n    where: %s\n"
+                "    fail_when: count > 0\n    message: \"{count}\"\n    advice: none\n", where);
+    char *path = hx_path(dir, "macros.yaml");
+    hx_write_file(path, b.s, b.n);
+    free(b.s);
+    return path;
+}
+
+/* 16 macros each using the previous one 4 times (a 0.6 KB file, 4^16
+** nodes): refused at once, before expanding, with the cap's message. */
+static void test_macro_explosion(void **state)
+{
+    (void)state;
+    char *dir = hx_tempdir();
+    char *p = macro_file(dir, 16, 4, "m16");
+    static const char *const cmds[][3] = {{"rules", "lint", NULL}, {"check", "--rules", NULL}};
+    for (size_t i = 0; i < 2; i++) {
+        hx_result r;
+        if (i == 0) hx_run(&r, cmds[i][0], cmds[i][1], p);
+        else hx_run(&r, cmds[i][0], cmds[i][1], p, "/dev/null");
+        char what[64];
+        snprintf(what, sizeof what, "%s %s: 4^16 macro nodes", cmds[i][0], cmds[i][1]);
+        hx_expect_rule_error(what, &r, 2, "expression too large (more than 50000 nodes after macro expansion): "
+                                          "macro 'm16' expands to more than 50000 nodes");
+        hx_free(&r);
+    }
+    free(p);
+    /* within the cap: m6 is 16383 nodes, and used three times it fits ... */
+    p = macro_file(dir, 6, 4, "m6 or m6 or m6");
+    hx_result r;
+    hx_run(&r, "rules", "lint", p);
+    hx_expect_warnings("rules lint: 3 x 16383 macro nodes", &r, 0, 0, NULL);
+    hx_free(&r);
+    free(p);
+    /* ... four times it does not */
+    p = macro_file(dir, 6, 4, "m6 or m6 or m6 or m6");
+    hx_run(&r, "rules", "lint", p);
+    hx_expect_rule_error("rules lint: 4 x 16383 macro nodes", &r, 2, "macro 'm6' expands to 16383 nodes");
+    hx_free(&r);
+    free(p);
+    hx_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_colliding_names),
         cmocka_unit_test(test_regex_on_long_names),
         cmocka_unit_test(test_iteration_pattern_on_long_names),
+        cmocka_unit_test(test_macro_explosion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
