@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 /* ---------------------------------------------------------------- arena */
 
@@ -238,6 +240,17 @@ fail:
     return NULL;
 }
 
+/* ---------------------------------------------------------------- hashing */
+
+uint64_t tg_hash_seed(void)
+{
+    uint64_t seed = 0;
+    if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) == (ssize_t)sizeof seed) return seed;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return tg_hash_mix((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)(uintptr_t)&seed);
+}
+
 /* ---------------------------------------------------------------- strpool */
 
 struct tg_strpool {
@@ -246,16 +259,20 @@ struct tg_strpool {
     size_t n, cap, lcap;
     int32_t *slots;   /* open addressing: id or -1 */
     size_t nslots;
+    uint64_t seed;    /* tg_hash_seed: names come from the input */
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
+/* FNV-1a from a random basis, then mixed: the slot bits of plain FNV-1a
+** depend only on the low bits of the bytes, so colliding names are easy
+** to make. */
+static uint64_t hash_bytes(uint64_t seed, const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    uint64_t h = 1469598103934665603ULL ^ seed;
     for (size_t i = 0; i < n; i++) {
         h ^= (unsigned char)s[i];
         h *= 1099511628211ULL;
     }
-    return h;
+    return tg_hash_mix(h ^ seed);
 }
 
 tg_strpool *tg_strpool_new(void)
@@ -263,6 +280,7 @@ tg_strpool *tg_strpool_new(void)
     tg_strpool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->nslots = 1024;
+    p->seed = tg_hash_seed();
     p->slots = malloc(p->nslots * sizeof *p->slots);
     if (!p->slots) {
         free(p);
@@ -285,7 +303,7 @@ void tg_strpool_free(tg_strpool *p)
 static size_t find_slot(const tg_strpool *p, const char *s, size_t len)
 {
     size_t mask = p->nslots - 1;
-    size_t i = (size_t)hash_bytes(s, len) & mask;
+    size_t i = (size_t)hash_bytes(p->seed, s, len) & mask;
     for (;;) {
         int32_t id = p->slots[i];
         if (id < 0) return i;

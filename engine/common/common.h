@@ -65,12 +65,43 @@ bool tg_parse_size(const char *s, int64_t *bytes);
 /* "512 MiB", "1.5 GiB", "900 bytes": a byte count for messages. */
 void tg_format_size(int64_t bytes, char *buf, size_t size);
 
+/* ---------------------------------------------------------------- hashing */
+
+/* A fresh random seed (getrandom; the clock and an address when that
+** fails) for a hash table keyed by values an input chose: under a fixed
+** hash, keys crafted to share a slot make every probe walk them all, and
+** the table quadratic (docs/limits.md). Nothing reads a table in slot
+** order, so the seed changes no result, only which inputs are slow: none
+** an input can pick. */
+uint64_t tg_hash_seed(void);
+
+/* MurmurHash3's 64-bit finalizer: every input bit reaches every output bit. */
+static inline uint64_t tg_hash_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
 /* ---------------------------------------------------------------- regex */
 
 /* Regular expressions from input (rules, --iteration-pattern) are measured
-** before regcomp (regex_check.c): NULL when the pattern is within the
-** limits, else why not, as a phrase completing "the pattern ...". */
+** before they are compiled (regex_check.c): NULL when the pattern is
+** within the limits, else why not, as a phrase completing "the pattern ...". */
 const char *tg_regex_refuse(const char *pattern);
+
+/* The matcher (regex.c; docs/limits.md): POSIX ERE as glibc reads it,
+** matched in time linear in the subject. Compile: NULL with why (a phrase
+** completing "the pattern ...") when refused or invalid. Match: 1 when s
+** (len bytes) holds a match, 0 when not, -1 when a limit of the matcher
+** was hit: never to be read as "no match". Thread-safe on one tg_regex. */
+typedef struct tg_regex tg_regex;
+tg_regex *tg_regex_compile(const char *pattern, char *why, size_t why_size);
+int tg_regex_match(const tg_regex *re, const char *s, size_t len);
+void tg_regex_free(tg_regex *re);
 
 /* ---------------------------------------------------------------- arena */
 

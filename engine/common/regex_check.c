@@ -1,13 +1,14 @@
 /*
 ** Limits on the regular expressions tracegate compiles from its input
-** (`matches "..."` in rules, --iteration-pattern): POSIX ERE handed to the
-** C library's regcomp, whose automaton grows with the pattern after
-** counted repetitions are expanded. A 60 KB alternation or
-** `((a{1,100}){1,100}){1,100}` takes gigabytes and seconds to compile,
-** and `(.{1,64}){1,64}` a second per string to match, so a pattern is
-** measured first: its length, each repetition bound, and its size with
-** counted repetitions multiplied out. Back-references are refused too:
-** POSIX ERE has none and glibc's are exponential.
+** (`matches "..."` in rules, --iteration-pattern), measured before the
+** matcher of regex.c compiles them: its automaton, like any, grows with
+** the pattern once counted repetitions are written out, and matching
+** costs the subject's length times the automaton's size. A 60 KB
+** alternation or `((a{1,100}){1,100}){1,100}` would make millions of
+** instructions, so a pattern is measured first: its length, each
+** repetition bound, and its size with counted repetitions multiplied out.
+** Back-references are refused too: POSIX ERE has none, and no automaton
+** can match them in linear time.
 */
 #include "common.h"
 

@@ -188,6 +188,22 @@ static const char *why_no_metric(const tg_rule_state *st, tg_arena *arena)
                            r->info.metric, (long long)st->count, r->info.source);
 }
 
+/* A `matches` the matcher could not decide on some string (a limit of
+** docs/limits.md): the rule's answer would rest on a guess, so it is an
+** error, never a pass. */
+static void regex_limit_error(tg_rule_state *st, tg_arena *arena)
+{
+    const char *pattern = st->regex_limit->b && st->regex_limit->b->k.u.s ? st->regex_limit->b->k.u.s : "";
+    tg_rule_result *res = st->out;
+    res->verdict = TG_V_ERROR;
+    res->n_evidence = 0;
+    res->message = tg_arena_printf(arena,
+                                   "rule %s cannot be decided: its regular expression \"%.80s%s\" hit a limit of "
+                                   "the matcher on a string of %zu bytes (docs/limits.md)",
+                                   st->rule->info.id, pattern, strlen(pattern) > 80 ? "..." : "",
+                                   st->regex_limit_len);
+}
+
 static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *arena)
 {
     const tg_rule *r = st->rule;
@@ -224,6 +240,7 @@ static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *a
     /* Cite rows for failures, and for regression rules, whose verdict the
     ** baseline comparison decides after this. */
     if (fail || r->info.regression) tg_evidence_build(st, arena);
+    if (st->regex_limit) regex_limit_error(st, arena);
     if (!res->message) st->oom = true;
 }
 

@@ -5,7 +5,7 @@
 ** looked up in the trace's string pool once per evaluation (absent: no row
 ** can equal it), and regex / startswith / contains / `in` results are
 ** memoised per string id, so ten million rows cost ten million lookups,
-** not ten million regexec calls.
+** not ten million regex matches.
 **
 ** Null semantics: a comparison with null is false, `x == null` tests for
 ** null, arithmetic with null gives null, a null condition counts as false.
@@ -158,7 +158,21 @@ static int rv_cmp(const tg_rule_state *st, const tg_expr *e, tg_rv a, tg_rv b, b
     return tg_num_order(tg_rv_num(a), tg_rv_num(b), ok);
 }
 
-/* String predicate of node e on pool id sid, memoised. */
+/* `matches`: 1, 0, or -1 when the matcher hit a limit, which is
+** remembered (the rule will error: the test is never decided). */
+static int regex_test(tg_rule_state *st, const tg_expr *e, const char *s)
+{
+    size_t len = strlen(s);
+    int m = tg_regex_match(e->re, s, len);
+    if (m < 0 && !st->regex_limit) {
+        st->regex_limit = e;
+        st->regex_limit_len = len;
+    }
+    return m;
+}
+
+/* String predicate of node e on pool id sid, memoised (not when the
+** matcher hit a limit). */
 static bool string_test(tg_rule_state *st, const tg_expr *e, int32_t sid, const char *s)
 {
     const tg_slot *slot = e->slot >= 0 ? &st->slots[e->slot] : NULL;
@@ -170,7 +184,9 @@ static bool string_test(tg_rule_state *st, const tg_expr *e, int32_t sid, const 
     if (!s) {
         r = false;
     } else if (e->op == TG_N_MATCHES) {
-        r = regexec(e->re, s, 0, NULL, 0) == 0;
+        int m = regex_test(st, e, s);
+        r = m > 0;
+        if (m < 0) memo = NULL;
     } else if (e->op == TG_N_IN) {
         r = tg_value_in(tg_str(s), e->list, e->n_list);
     } else {
@@ -300,7 +316,7 @@ tg_value tg_eval_agg(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
     }
     case TG_N_MATCHES: {
         tg_value a = tg_eval_agg(st, aggs, e->a);
-        return tg_bool(a.type == TG_TY_STRING && a.u.s && regexec(e->re, a.u.s, 0, NULL, 0) == 0);
+        return tg_bool(a.type == TG_TY_STRING && a.u.s && regex_test(st, e, a.u.s) > 0);
     }
     case TG_N_FIELD:
         TG_UNREACHABLE();   /* fields live inside aggregates */

@@ -65,10 +65,16 @@ tg_row_filter *tg_row_filter_new(const tg_ruleset *rs, tg_source_id src, const t
     return f;
 }
 
+/* A row whose test hit a limit of the regex matcher is kept: the rule's
+** own evaluation meets the same limit on it and errors (eval.c), which it
+** could not if the row were dropped here. */
 bool tg_row_filter_pass(tg_row_filter *f, const char *row)
 {
-    for (size_t i = 0; i < f->n; i++)
-        if (tg_eval_row_test(&f->states[i], row, f->states[i].rule->where)) return true;
+    for (size_t i = 0; i < f->n; i++) {
+        tg_rule_state *st = &f->states[i];
+        st->regex_limit = NULL;
+        if (tg_eval_row_test(st, row, st->rule->where) || st->regex_limit) return true;
+    }
     return false;
 }
 

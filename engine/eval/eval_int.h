@@ -80,6 +80,11 @@ typedef struct tg_rule_state {
     size_t n_heap;
     struct tg_groups *groups;          /* grouped evidence (eval_group.c); NULL: rows */
     bool oom;
+    /* A `matches` whose matcher hit a limit (docs/limits.md): the rule
+    ** errors instead of reading the test as false. The first such node and
+    ** the length of the string it was given. */
+    const tg_expr *regex_limit;
+    size_t regex_limit_len;
 } tg_rule_state;
 
 /* eval_expr.c */

@@ -13,7 +13,6 @@
 
 #include "model.h"
 
-#include <regex.h>
 
 /* ---------------------------------------------------------------- ops */
 
@@ -54,6 +53,7 @@ typedef struct tg_model_idmap {
     int64_t *keys;
     int32_t *ids;              /* -1 = empty slot */
     size_t cap, n;
+    uint64_t seed;             /* tg_hash_seed: keys come from the export */
 } tg_model_idmap;
 
 bool tg_model_idmap_init(tg_model_idmap *m, size_t expected);
@@ -154,9 +154,9 @@ bool tg_model_mark_duplicates(tg_trace *t);
 ** the caller loads it whole and runs again. */
 int tg_model_launch_calls(tg_model *m, const tg_model_params *p, tg_diag *diag);
 
-/* model_iter.c: compile an iteration pattern into re (regfree it), or one
-** TG_EUSAGE error. */
-bool tg_model_compile_pattern(regex_t *re, const char *pattern, tg_diag *diag);
+/* model_iter.c: compile an iteration pattern (tg_regex_free it), or NULL
+** with one TG_EUSAGE error. */
+tg_regex *tg_model_compile_pattern(const char *pattern, tg_diag *diag);
 
 /* model_iter.c: build m->iterations from NVTX ranges (numbered, warmup,
 ** slices) and the iteration of every NVTX row; the calls and ops are

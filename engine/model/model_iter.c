@@ -20,7 +20,6 @@
 */
 #include "model_int.h"
 
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,30 +224,22 @@ static void periods_and_window(tg_model *m)
     }
 }
 
-bool tg_model_compile_pattern(regex_t *re, const char *pattern, tg_diag *diag)
+tg_regex *tg_model_compile_pattern(const char *pattern, tg_diag *diag)
 {
-    const char *refused = tg_regex_refuse(pattern);
-    if (refused) {
-        tg_diag_error(diag, TG_EUSAGE, "the iteration pattern \"%.80s%s\" %s", pattern,
-                      strlen(pattern) > 80 ? "..." : "", refused);
-        return false;
-    }
-    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[256];
-        regerror(rc, re, why, sizeof why);
-        tg_diag_error(diag, TG_EUSAGE, "invalid iteration pattern \"%s\": %s", pattern, why);
-        return false;
-    }
-    return true;
+    char why[256];
+    tg_regex *re = tg_regex_compile(pattern, why, sizeof why);
+    if (!re)
+        tg_diag_error(diag, TG_EUSAGE, "%s iteration pattern \"%.80s%s\" %s",
+                      tg_regex_refuse(pattern) ? "the" : "invalid", pattern, strlen(pattern) > 80 ? "..." : "", why);
+    return re;
 }
 
 bool tg_model_pattern_ok(const char *pattern, tg_diag *diag)
 {
-    regex_t re;
-    if (!tg_model_compile_pattern(&re, pattern ? pattern : TG_DEFAULT_ITERATION_PATTERN, diag)) return false;
-    regfree(&re);
-    return true;
+    tg_regex *re = tg_model_compile_pattern(pattern ? pattern : TG_DEFAULT_ITERATION_PATTERN, diag);
+    bool ok = re != NULL;
+    tg_regex_free(re);
+    return ok;
 }
 
 bool tg_model_build_iterations(tg_model *m, const tg_model_params *params, tg_diag *diag)

@@ -10,8 +10,10 @@
 **
 ** The ops are indexed by (process, correlation id) in one open-addressing
 ** table whose slots carry a fingerprint of the key, so a probe reads an
-** op's row only on a likely match; a call that launched several ops (a
-** graph launch) finds them all in one cluster. Never a nested scan.
+** op's row only on a likely match; one slot per key, and the ops of a key
+** shared by several (a graph launch) in a group behind it, joined once.
+** Never a nested scan, and duplicate keys cost O(1) each, in the ops, in
+** the calls and in their twin chains.
 **
 ** Duplicates: old exports record a runtime call twice under one correlation
 ** id, an outer `cudaMemcpy` row and, nested inside it, `cudaMemcpy_v3020`.
@@ -66,6 +68,7 @@ typedef struct launch_index {
     uint32_t *direct;          /* call index + 1, 0 = empty */
     uint64_t *hash;            /* call index + 1 in the low 32 bits, fingerprint above */
     size_t hash_mask;
+    uint64_t seed;             /* of hash_of */
     int32_t last_pid, last_dense;
     bool duplicates;           /* mark_duplicate ran */
 } launch_index;
@@ -107,19 +110,21 @@ static int32_t dense_pid(launch_index *li, int32_t pid)
     return d;
 }
 
-static size_t hash_of(int32_t pid, int64_t corr)
+/* The slot hash of (pid, corr) under a table's seed (tg_hash_seed):
+** without one, ids crafted to share a slot made the join quadratic again
+** (100,000 distinct ids in one slot: 5.6 s). */
+static size_t hash_of(uint64_t seed, int32_t pid, int64_t corr)
 {
-    uint64_t x = (uint64_t)corr * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4fULL;
+    uint64_t x = ((uint64_t)corr ^ seed) * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4fULL;
     x ^= x >> 29;
     x *= 0xbf58476d1ce4e5b9ULL;
     return (size_t)(x ^ (x >> 32));
 }
-
 /* The hash slot of (pid, corr): holding that call, or the empty one it
 ** would take. */
 static slot hash_slot(const launch_index *li, const tg_api *apis, int32_t pid, int64_t corr)
 {
-    size_t h = hash_of(pid, corr), i = h & li->hash_mask;
+    size_t h = hash_of(li->seed, pid, corr), i = h & li->hash_mask;
     uint32_t fp = (uint32_t)(h >> 32);
     for (uint64_t s; (s = li->hash[i]) != 0; i = (i + 1) & li->hash_mask) {
         if ((uint32_t)(s >> 32) != fp) continue;
@@ -190,7 +195,7 @@ static void prefetch(launch_index *li, int32_t pid, int64_t corr)
     int32_t d = dense_pid(li, pid);
     if (d < 0) return;
     const pid_ids *r = &li->ranges[d];
-    if (!r->listed && !r->direct) __builtin_prefetch(&li->hash[hash_of(pid, corr) & li->hash_mask]);
+    if (!r->listed && !r->direct) __builtin_prefetch(&li->hash[hash_of(li->seed, pid, corr) & li->hash_mask]);
 }
 
 /* Per process: its ids' range, count and order, then the storage. */
@@ -242,6 +247,7 @@ static bool index_init(launch_index *li, const tg_trace *t)
     while (hcap < hashed + hashed / 2) hcap *= 2;     /* load <= 2/3 */
     li->hash = calloc(hcap, sizeof *li->hash);
     li->hash_mask = hcap - 1;
+    li->seed = tg_hash_seed();
     return li->list && li->direct && li->hash;
 }
 
@@ -288,6 +294,23 @@ static void add_call(tg_trace *t, launch_index *li, size_t i)
     else slot_set(&s, i);
 }
 
+/* Row i is a duplicate: point it, and every row on its way, at the end of
+** its chain. Each row is re-pointed once, so all chains cost O(n) together
+** (following each chain from every row was quadratic: 150k copies of one
+** call took 76 s). Chains have no cycle: a row gets dup_of once, to the row
+** holding its slot, which has none then. */
+static void point_at_chain_end(tg_api *apis, size_t i)
+{
+    int32_t end = apis[i].dup_of;
+    while (apis[end].dup_of >= 0) end = apis[end].dup_of;
+    for (int32_t j = apis[i].dup_of; j != end;) {
+        int32_t next = apis[j].dup_of;
+        apis[j].dup_of = end;
+        j = next;
+    }
+    apis[i].dup_of = end;
+}
+
 bool tg_model_mark_duplicates(tg_trace *t)
 {
     if (t->n_apis > INT32_MAX) return false;   /* rows hold call indices as int32 */
@@ -302,9 +325,9 @@ bool tg_model_mark_duplicates(tg_trace *t)
     }
     /* a call recorded three times leaves chains: point every row at the last */
     for (size_t i = 0; li.duplicates && i < t->n_apis; i++) {
-        tg_api *a = &t->apis[i];
-        while (a->dup_of >= 0 && t->apis[a->dup_of].dup_of >= 0) a->dup_of = t->apis[a->dup_of].dup_of;
-        if (a->dup_of >= 0) a->blocking = 0;
+        if (t->apis[i].dup_of < 0) continue;
+        point_at_chain_end(t->apis, i);
+        t->apis[i].blocking = 0;
     }
     index_free(&li);
     return true;
@@ -313,17 +336,39 @@ bool tg_model_mark_duplicates(tg_trace *t)
 /* ---------------------------------------------------------------- op index */
 
 /* The GPU ops by (process, correlation id), for calls to find what they
-** launched: open addressing, a slot holding an op reference + 1 in its low
-** 32 bits and a fingerprint of the key above, so a probe reads an op's row
-** only on a likely match. One call may launch several ops (a graph launch
-** shares its id with every kernel of the graph): they sit in one cluster. */
+** launched: open addressing, one slot per key, holding in its low 32 bits
+** an op reference + 1 and a fingerprint of the key above, so a probe reads
+** an op's row only on a likely match. A key shared by several ops (a graph
+** launch shares its id with every kernel of the graph; a hostile export
+** gives a million ops one id) has a group instead: the slot holds
+** GROUP_TAG + group number, the group lists its ops in the order they were
+** entered (kernels, copies, memsets, each by start, as the cluster of one
+** slot per op held them before) and says whether a call has joined them.
+** So entering an op and joining a call cost O(1) whatever the duplicates
+** (issue #16: 150k ops of one id took 6.3 s, the same with 150k calls 83 s). */
 #define REF_SHIFT 30
 #define REF_ROWS (1u << REF_SHIFT)
+#define GROUP_TAG ((uint32_t)TG_OPK_COUNT << REF_SHIFT)   /* above every op_ref + 1 */
 #define HUGE_PAGE ((size_t)2 << 20)
+
+typedef struct op_link {
+    uint32_t ref;              /* op reference (op_ref) */
+    uint32_t next;             /* next link of the group + 1, 0 at its end */
+} op_link;
+
+typedef struct op_group {
+    uint32_t head, tail;       /* first and last link */
+    bool joined;               /* a call launched these ops */
+} op_group;
 
 typedef struct op_index {
     uint64_t *slots;
     size_t mask;
+    uint64_t seed;             /* of hash_of */
+    op_link *links;
+    size_t n_links, links_cap;
+    op_group *groups;
+    size_t n_groups, groups_cap;
 } op_index;
 
 static uint32_t op_ref(int kind, size_t row) { return (uint32_t)kind << REF_SHIFT | (uint32_t)row; }
@@ -343,6 +388,15 @@ static void op_key(const tg_model *m, uint32_t ref, int32_t *pid, int64_t *corr)
     }
 }
 
+/* The slot value v (low 32 bits) as an op reference: the op itself, or
+** the first op of its group. */
+static bool is_group(uint32_t v) { return v > GROUP_TAG; }
+
+static uint32_t slot_first_ref(const op_index *x, uint32_t v)
+{
+    return is_group(v) ? x->links[x->groups[v - GROUP_TAG - 1].head].ref : v - 1;
+}
+
 /* Zeroed slots; a big table asks for huge pages, its probes being random. */
 static uint64_t *slots_alloc(size_t cap)
 {
@@ -353,6 +407,51 @@ static uint64_t *slots_alloc(size_t cap)
     madvise(p, bytes, MADV_HUGEPAGE);      /* advice only: fine if refused */
     memset(p, 0, bytes);
     return p;
+}
+
+static void op_index_free(op_index *x)
+{
+    free(x->slots);
+    free(x->links);
+    free(x->groups);
+}
+
+/* Append op `ref` to the group of slot *s (made from its single op first). */
+static bool group_add(op_index *x, uint64_t *s, uint32_t ref)
+{
+    uint32_t v = (uint32_t)*s;
+    if (!is_group(v)) {
+        op_link first = {v - 1, 0};
+        op_group g = {(uint32_t)x->n_links, (uint32_t)x->n_links, false};
+        if (x->n_groups >= REF_ROWS - 1 || !TG_PUSH(x->links, x->n_links, x->links_cap, first) ||
+            !TG_PUSH(x->groups, x->n_groups, x->groups_cap, g))
+            return false;
+        *s = (*s & ~(uint64_t)UINT32_MAX) | (GROUP_TAG + (uint32_t)x->n_groups);
+        v = GROUP_TAG + (uint32_t)x->n_groups;
+    }
+    op_link link = {ref, 0};
+    if (x->n_links >= UINT32_MAX - 1 || !TG_PUSH(x->links, x->n_links, x->links_cap, link)) return false;
+    op_group *g = &x->groups[v - GROUP_TAG - 1];
+    x->links[g->tail].next = (uint32_t)x->n_links;   /* the new link's index + 1 */
+    g->tail = (uint32_t)(x->n_links - 1);
+    return true;
+}
+
+/* Enter op `ref` of key (pid, corr): into the empty slot its probe ends at,
+** or into the group of the slot that holds its key. */
+static bool op_index_add(op_index *x, const tg_model *m, uint32_t ref, int32_t pid, int64_t corr)
+{
+    size_t h = hash_of(x->seed, pid, corr), i = h & x->mask;
+    uint32_t fp = (uint32_t)(h >> 32);
+    for (uint64_t s; (s = x->slots[i]) != 0; i = (i + 1) & x->mask) {
+        if ((uint32_t)(s >> 32) != fp) continue;
+        int32_t p;
+        int64_t c;
+        op_key(m, slot_first_ref(x, (uint32_t)s), &p, &c);
+        if (p == pid && c == corr) return group_add(x, &x->slots[i], ref);
+    }
+    x->slots[i] = (uint64_t)fp << 32 | (uint64_t)(ref + 1);
+    return true;
 }
 
 static bool op_index_build(op_index *x, const tg_model *m)
@@ -367,6 +466,7 @@ static bool op_index_build(op_index *x, const tg_model *m)
     x->slots = slots_alloc(cap);
     if (!x->slots) return false;
     x->mask = cap - 1;
+    x->seed = tg_hash_seed();
     for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
         size_t count = tg_model_op_count(m, kind);
         for (size_t row = 0; row < count; row++) {
@@ -374,14 +474,11 @@ static bool op_index_build(op_index *x, const tg_model *m)
             int64_t corr;
             if (row + PREFETCH < count) {
                 op_key(m, op_ref(kind, row + PREFETCH), &pid, &corr);
-                __builtin_prefetch(&x->slots[hash_of(pid, corr) & x->mask], 1);
+                __builtin_prefetch(&x->slots[hash_of(x->seed, pid, corr) & x->mask], 1);
             }
             uint32_t ref = op_ref(kind, row);
             op_key(m, ref, &pid, &corr);
-            if (!joinable(corr)) continue;
-            size_t h = hash_of(pid, corr), i = h & x->mask;
-            while (x->slots[i]) i = (i + 1) & x->mask;
-            x->slots[i] = (uint64_t)(uint32_t)(h >> 32) << 32 | (uint64_t)(ref + 1);
+            if (joinable(corr) && !op_index_add(x, m, ref, pid, corr)) return false;
         }
     }
     return true;
@@ -441,32 +538,45 @@ static void launch_memop(launch_pass *c, const tg_api *a, int64_t it, int kind, 
         c->oom = true;
 }
 
-/* Every op call a launched. An op joined already means two calls share
-** (pid, id): in a loaded table the first in start order keeps it (twins
-** are marked before), a streamed one is read again whole. */
+/* Launch the op `ref` unless a call took it already: false when taken. */
+static bool launch_op(launch_pass *c, const tg_api *a, int64_t it, uint32_t ref)
+{
+    const tg_model *m = c->m;
+    int kind = (int)(ref >> REF_SHIFT);
+    size_t row = ref & (REF_ROWS - 1);
+    tg_memop *r = kind == TG_OPK_MEMCPY ? &m->trace->memcpys[row]
+                : kind == TG_OPK_MEMSET ? &m->trace->memsets[row] : NULL;
+    bool taken = r ? r->launched : tg_model_ks(tg_model_cpriv_of(m), row)->launched;
+    if (taken) return false;
+    if (r) launch_memop(c, a, it, kind, r, row);
+    else launch_kernel(c, a, it, row);
+    return true;
+}
+
+/* Every op call a launched. Ops joined already mean two calls share (pid,
+** id): in a loaded table the first in start order keeps them (twins are
+** marked before), a streamed one is read again whole. A group is joined
+** whole, so a second call of its key costs O(1). */
 static bool join_call(launch_pass *c, const tg_api *a, int64_t it)
 {
     const tg_model *m = c->m;
-    size_t h = hash_of(a->pid, a->correlation), i = h & c->ops.mask;
+    op_index *x = &c->ops;
+    size_t h = hash_of(x->seed, a->pid, a->correlation), i = h & x->mask;
     uint32_t fp = (uint32_t)(h >> 32);
-    for (uint64_t s; (s = c->ops.slots[i]) != 0; i = (i + 1) & c->ops.mask) {
+    for (uint64_t s; (s = x->slots[i]) != 0; i = (i + 1) & x->mask) {
         if ((uint32_t)(s >> 32) != fp) continue;
-        uint32_t ref = (uint32_t)s - 1;
+        uint32_t v = (uint32_t)s;
         int32_t pid;
         int64_t corr;
-        op_key(m, ref, &pid, &corr);
+        op_key(m, slot_first_ref(x, v), &pid, &corr);
         if (pid != a->pid || corr != a->correlation) continue;
-        int kind = (int)(ref >> REF_SHIFT);
-        size_t row = ref & (REF_ROWS - 1);
-        tg_memop *r = kind == TG_OPK_MEMCPY ? &m->trace->memcpys[row]
-                    : kind == TG_OPK_MEMSET ? &m->trace->memsets[row] : NULL;
-        bool taken = r ? r->launched : tg_model_ks(tg_model_cpriv_of(m), row)->launched;
-        if (taken) {
-            if (c->streamed) return false;
-            continue;
-        }
-        if (r) launch_memop(c, a, it, kind, r, row);
-        else launch_kernel(c, a, it, row);
+        if (!is_group(v)) return launch_op(c, a, it, v - 1) || !c->streamed;
+        op_group *g = &x->groups[v - GROUP_TAG - 1];
+        if (g->joined) return !c->streamed;
+        g->joined = true;
+        for (uint32_t l = g->head + 1; l; l = x->links[l - 1].next)
+            launch_op(c, a, it, x->links[l - 1].ref);   /* none taken: the group was not joined */
+        return true;
     }
     return true;
 }
@@ -515,7 +625,7 @@ static int visit(void *ctx, tg_api *a)
 static void ahead(void *ctx, const tg_api *a)
 {
     const launch_pass *c = ctx;
-    if (joinable(a->correlation)) __builtin_prefetch(&c->ops.slots[hash_of(a->pid, a->correlation) & c->ops.mask]);
+    if (joinable(a->correlation)) __builtin_prefetch(&c->ops.slots[hash_of(c->ops.seed, a->pid, a->correlation) & c->ops.mask]);
 }
 
 int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *diag)
@@ -524,7 +634,7 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
     launch_pass c = {.m = m, .p = params, .streamed = t->apis_deferred};
     if (!op_index_build(&c.ops, m) || !tg_model_finder_init(&c.finder, m) ||
         !tg_model_idmap_init(&c.seen, 64)) {
-        free(c.ops.slots);
+        op_index_free(&c.ops);
         tg_model_finder_free(&c.finder);
         tg_model_idmap_free(&c.seen);
         return 0;
@@ -548,7 +658,7 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
         }
         rc = c.oom ? 0 : 1;
     }
-    free(c.ops.slots);
+    op_index_free(&c.ops);
     tg_model_finder_free(&c.finder);
     tg_model_idmap_free(&c.seen);
     return rc;

@@ -73,8 +73,11 @@ static int32_t marker_of(tg_strpool *names, const char *s, size_t len)
     return id;
 }
 
-/* Candidates: every matching range, its marker interned. */
-static bool collect(const tg_trace *t, regex_t *re, tg_iter_selection *sel, cand **out, size_t *n_out)
+/* Candidates: every matching range, its marker interned. A name the
+** matcher could not decide (a limit of docs/limits.md) stops it: *limit_len
+** says its length. */
+static bool collect(const tg_trace *t, const tg_regex *re, tg_iter_selection *sel, cand **out, size_t *n_out,
+                    size_t *limit_len)
 {
     int32_t n_strings = tg_strpool_count(t->strings);
     int32_t *marker = malloc((n_strings > 0 ? (size_t)n_strings : 1) * sizeof *marker);
@@ -89,7 +92,14 @@ static bool collect(const tg_trace *t, regex_t *re, tg_iter_selection *sel, cand
         if (!is_range(r) || r->name >= n_strings) continue;
         if (marker[r->name] == -2) {
             const char *s = tg_trace_str(t, r->name);
-            if (regexec(re, s, 0, NULL, 0) != 0) {
+            size_t len = tg_strpool_len(t->strings, r->name);
+            int hit = tg_regex_match(re, s, len);
+            if (hit < 0) {
+                *limit_len = len;
+                ok = false;
+                break;
+            }
+            if (!hit) {
                 marker[r->name] = -1;
             } else if ((marker[r->name] = marker_of(sel->names, s, tg_strpool_len(t->strings, r->name))) < 0) {
                 ok = false;                /* out of memory interning the marker */
@@ -257,15 +267,23 @@ void tg_iter_selection_free(tg_iter_selection *sel)
 
 tg_iter_selection *tg_model_select_iterations(const tg_trace *t, const char *pattern, tg_diag *diag)
 {
-    regex_t re;
     if (!pattern) pattern = TG_DEFAULT_ITERATION_PATTERN;
-    if (!tg_model_compile_pattern(&re, pattern, diag)) return NULL;
+    tg_regex *re = tg_model_compile_pattern(pattern, diag);
+    if (!re) return NULL;
     tg_iter_selection *sel = calloc(1, sizeof *sel);
     cand *c = NULL;
-    size_t n = 0, cap_counts = 0, cap_picks = 0, cap_series = 0;
+    size_t n = 0, cap_counts = 0, cap_picks = 0, cap_series = 0, limit_len = SIZE_MAX;
     bool ok = sel && (sel->pattern = strdup(pattern)) && (sel->names = tg_strpool_new()) &&
-              collect(t, &re, sel, &c, &n);
-    regfree(&re);
+              collect(t, re, sel, &c, &n, &limit_len);
+    tg_regex_free(re);
+    if (limit_len != SIZE_MAX) {
+        free(c);
+        tg_iter_selection_free(sel);
+        tg_diag_error(diag, TG_EINTERNAL, "the iteration pattern \"%.80s%s\" hit a limit of the matcher on an "
+                      "NVTX range name of %zu bytes (docs/limits.md), so the iterations cannot be found",
+                      pattern, strlen(pattern) > 80 ? "..." : "", limit_len);
+        return NULL;
+    }
     for (size_t a = 0; ok && a < n;) {
         size_t b = a;
         while (b < n && c[b].pid == c[a].pid) b++;

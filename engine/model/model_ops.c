@@ -123,14 +123,6 @@ void tg_model_ops_close(tg_op_stream *s)
 
 /* ---------------------------------------------------------------- id map */
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static bool idmap_alloc(tg_model_idmap *m, size_t cap)
 {
     m->keys = malloc(cap * sizeof *m->keys);
@@ -146,6 +138,7 @@ bool tg_model_idmap_init(tg_model_idmap *m, size_t expected)
     size_t cap = 16;
     while (cap < expected * 2) cap *= 2;
     m->n = 0;
+    m->seed = tg_hash_seed();
     return idmap_alloc(m, cap);
 }
 
@@ -158,7 +151,7 @@ void tg_model_idmap_free(tg_model_idmap *m)
 
 static size_t idmap_slot(const tg_model_idmap *m, int64_t key)
 {
-    size_t mask = m->cap - 1, i = (size_t)mix64((uint64_t)key) & mask;
+    size_t mask = m->cap - 1, i = (size_t)tg_hash_mix((uint64_t)key ^ m->seed) & mask;
     while (m->ids[i] >= 0 && m->keys[i] != key) i = (i + 1) & mask;
     return i;
 }
@@ -166,7 +159,7 @@ static size_t idmap_slot(const tg_model_idmap *m, int64_t key)
 static bool idmap_grow(tg_model_idmap *m)
 {
     tg_model_idmap old = *m;
-    if (!idmap_alloc(m, old.cap * 2)) { *m = old; return false; }
+    if (!idmap_alloc(m, old.cap * 2)) { *m = old; return false; }   /* keeps the seed */
     for (size_t i = 0; i < old.cap; i++) {
         if (old.ids[i] < 0) continue;
         size_t j = idmap_slot(m, old.keys[i]);

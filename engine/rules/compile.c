@@ -109,8 +109,46 @@ static const char *unit_hint(const tg_expr *plain, const tg_expr *other)
 
 /* ---------------------------------------------------------------- names */
 
+/* Sizes with macros expanded, counted before expanding: 16 macros each
+** using the previous one 4 times are a 662-byte file and 4^16 nodes, and
+** expanding first to count them took minutes. Each macro's size is
+** computed once per source (a name is a field of some sources and the
+** macro elsewhere), bottom-up, capped just above the budget. */
+#define SIZE_CAP ((size_t)TG_COMPILE_NODE_BUDGET + 1)
+
+static size_t size_add(size_t a, size_t b) { return a + b > SIZE_CAP ? SIZE_CAP : a + b; }
+
+static size_t macro_size(tg_cstate *cs, tg_macro *m);
+
+static size_t ast_size(tg_cstate *cs, const tg_ast *ast)
+{
+    if (!ast) return 0;
+    if (ast->kind == TG_N_NAME && !ast->member && !tg_field_find(cs->rule->source, ast->name)) {
+        tg_macro *m = tg_rfile_macro(cs->ld, ast->name);
+        if (m) return macro_size(cs, m);
+    }
+    size_t n = size_add(1, size_add(ast_size(cs, ast->a), ast_size(cs, ast->b)));
+    for (size_t i = 0; i < ast->n_items && n < SIZE_CAP; i++) n = size_add(n, ast_size(cs, ast->items[i]));
+    return n;
+}
+
+static size_t macro_size(tg_cstate *cs, tg_macro *m)
+{
+    int src = (int)cs->rule->source + 1;
+    m->used = true;   /* reached from a use, as its expansion would be */
+    if (m->size_src == src) return m->size;
+    if (m->sizing || !m->ast) return 1;   /* a cycle, or a syntax error: the compile reports it */
+    m->sizing = true;
+    size_t n = ast_size(cs, m->ast);
+    m->sizing = false;
+    m->size = n;
+    m->size_src = src;
+    return n;
+}
+
 static tg_expr *expand_macro(tg_cstate *cs, const tg_ast *ast, tg_macro *m)
 {
+    if (cs->budget == 0) return NULL;   /* "too large" was said once */
     for (int i = 0; i < cs->depth; i++) {
         if (strcmp(cs->stack[i], m->name) != 0) continue;
         char chain[512] = "";
@@ -127,6 +165,13 @@ static tg_expr *expand_macro(tg_cstate *cs, const tg_ast *ast, tg_macro *m)
     }
     m->used = true;
     if (!m->ast) return NULL;   /* its syntax error was reported where it is defined */
+    if (macro_size(cs, m) >= cs->budget) {
+        cerr(cs, ast->pos, "expression too large (more than %d nodes after macro expansion): macro '%s' "
+             "expands to %s%zu nodes", TG_COMPILE_NODE_BUDGET, m->name, m->size >= SIZE_CAP ? "more than " : "",
+             m->size >= SIZE_CAP ? (size_t)TG_COMPILE_NODE_BUDGET : m->size);
+        cs->budget = 0;
+        return NULL;
+    }
     int errors = cs->ld->ctx.diag->n_errors;
     cs->stack[cs->depth++] = m->name;
     tg_expr *e = compile_node(cs, m->ast);
@@ -537,31 +582,30 @@ static tg_expr *compile_string_op(tg_cstate *cs, const tg_ast *ast, tg_expr *a, 
         return NULL;
     }
     if (!const_string(cs, b, ast->b, op)) return NULL;
-    regex_t *re = NULL;
+    tg_regex *re = NULL;
     if (ast->kind == TG_N_MATCHES) {
-        const char *refused = tg_regex_refuse(b->k.u.s);
-        if (refused) {
-            cerr(cs, b->pos, "the regular expression \"%.80s%s\" %s", b->k.u.s, strlen(b->k.u.s) > 80 ? "..." : "",
-                 refused);
-            return NULL;
-        }
-        re = tg_arena_alloc(cs->ld->ctx.arena, sizeof *re);
-        if (!re) return NULL;
-        int rc = regcomp(re, b->k.u.s, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char msg[256];
-            regerror(rc, re, msg, sizeof msg);
-            cerr(cs, b->pos, "bad regular expression \"%s\": %s", b->k.u.s, msg);
+        char why[256];
+        re = tg_regex_compile(b->k.u.s, why, sizeof why);
+        if (!re) {
+            bool bad = tg_regex_refuse(b->k.u.s) == NULL;   /* invalid rather than over a limit */
+            cerr(cs, b->pos, "%sregular expression \"%.80s%s\" %s", bad ? "bad " : "the ", b->k.u.s,
+                 strlen(b->k.u.s) > 80 ? "..." : "", why);
             return NULL;
         }
         if (!TG_PUSH(cs->ld->regexes, cs->ld->n_regexes, cs->ld->cap_regexes, re)) {
-            regfree(re);
+            tg_regex_free(re);
             return NULL;
         }
     }
     if (is_const(a)) {
-        bool v = re ? regexec(re, a->k.u.s ? a->k.u.s : "", 0, NULL, 0) == 0 : tg_value_compare(ast->kind, a->k, b->k);
-        return make_const(cs, ast->pos, tg_bool(v));
+        const char *s = a->k.u.s ? a->k.u.s : "";
+        int m = re ? tg_regex_match(re, s, strlen(s)) : tg_value_compare(ast->kind, a->k, b->k);
+        if (m < 0) {
+            cerr(cs, b->pos, "the regular expression \"%.80s%s\" hit a limit of the matcher on the constant "
+                 "it is applied to (docs/limits.md)", b->k.u.s, strlen(b->k.u.s) > 80 ? "..." : "");
+            return NULL;
+        }
+        return make_const(cs, ast->pos, tg_bool(m > 0));
     }
     tg_expr *e = fold_or_node(cs, ast->kind, ast->pos, a, b, TG_TY_BOOL, TG_UNIT_NONE);
     if (e) {

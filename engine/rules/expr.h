@@ -14,8 +14,6 @@
 #ifndef TG_RULES_EXPR_H
 #define TG_RULES_EXPR_H
 
-#include <regex.h>
-
 #include "ast.h"
 #include "rules.h"
 #include "../model/source.h"
@@ -55,7 +53,7 @@ struct tg_expr {
     const tg_field_def *field;  /* FIELD, TRACE_REF */
     int agg;                    /* AGGREGATE: index into the rule's aggs */
     tg_baseline_stat stat;      /* BASELINE */
-    regex_t *re;                /* MATCHES: compiled once */
+    tg_regex *re;               /* MATCHES: compiled once (engine/common/regex.c) */
     tg_value *list;             /* IN: the constant elements */
     size_t n_list;
     const char *list_name;      /* IN a named list: its name */
@@ -138,7 +136,7 @@ struct tg_ruleset {
     tg_arena *arena;
     tg_rule *rules;
     size_t n;
-    regex_t **regexes;          /* freed with the set (malloc'd array) */
+    tg_regex **regexes;         /* freed with the set (malloc'd array) */
     size_t n_regexes;
     const char **files;         /* the rule files read, in order (arena) */
     size_t n_files;

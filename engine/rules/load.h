@@ -42,6 +42,11 @@ typedef struct tg_macro {
     const tg_ast *ast;              /* NULL when its text did not parse */
     tg_pos pos;
     bool used;
+    /* compile.c: its size with every macro in it expanded, for rules on
+    ** source size_src - 1 (0: not computed), capped just above the budget */
+    size_t size;
+    int size_src;
+    bool sizing;                    /* being sized (a cycle stops there) */
 } tg_macro;
 
 typedef struct tg_list {
@@ -60,7 +65,7 @@ typedef struct tg_rules_loader {
     size_t n_macros, cap_macros;
     tg_list *lists;
     size_t n_lists, cap_lists;
-    regex_t **regexes;              /* compiled patterns, handed to the rule set */
+    tg_regex **regexes;             /* compiled patterns, handed to the rule set */
     size_t n_regexes, cap_regexes;
     bool lint;                      /* also report warnings */
     const char **files;             /* every rule file read (arena copies) */

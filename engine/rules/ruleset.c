@@ -78,6 +78,7 @@ static void loader_free(tg_rules_loader *ld)
     free(ld->defs);
     free(ld->macros);
     free(ld->lists);
+    for (size_t i = 0; i < ld->n_regexes; i++) tg_regex_free(ld->regexes[i]);   /* not handed over */
     free(ld->files);
     free(ld->regexes);
     tg_src_release_all(&ld->ctx);
@@ -114,6 +115,7 @@ static tg_ruleset *load_all(const char *const *paths, const tg_rules_text *texts
     rs->regexes = ld.regexes;
     rs->n_regexes = ld.n_regexes;
     ld.regexes = NULL;
+    ld.n_regexes = 0;
     loader_free(&ld);
     free(set_used);
     if (diag->n_errors > errors || !rs->rules) {
@@ -152,7 +154,7 @@ tg_status tg_rules_lint_texts(const tg_rules_text *texts, size_t n_texts, tg_dia
 void tg_rules_free(tg_ruleset *rs)
 {
     if (!rs) return;
-    for (size_t i = 0; i < rs->n_regexes; i++) regfree(rs->regexes[i]);
+    for (size_t i = 0; i < rs->n_regexes; i++) tg_regex_free(rs->regexes[i]);
     free(rs->regexes);
     tg_arena_free(rs->arena);
     free(rs);

@@ -13,7 +13,6 @@
 #include "ruletest_int.h"
 
 #include <errno.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,16 +492,16 @@ static bool read_case(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
         c->baseline_pos = v->pos;
     }
     if ((v = tg_ymap_get(n, "iteration_pattern"))) {
-        regex_t re;
+        tg_regex *re = NULL;
+        char why[256];
         if (!tg_rt_string(rd, v, "iteration_pattern", &c->iteration_pattern)) {
             ok = false;
-        } else if (regcomp(&re, c->iteration_pattern, REG_EXTENDED | REG_NOSUB) != 0) {
-            tg_rt_error(rd, v->pos, "iteration_pattern '%s' is not a valid POSIX extended regular expression",
-                        c->iteration_pattern);
+        } else if (!(re = tg_regex_compile(c->iteration_pattern, why, sizeof why))) {
+            tg_rt_error(rd, v->pos, "iteration_pattern '%s' is not a valid POSIX extended regular expression: it %s",
+                        c->iteration_pattern, why);
             ok = false;
-        } else {
-            regfree(&re);
         }
+        tg_regex_free(re);
     }
     if ((v = tg_ymap_get(n, "missing_data"))) {
         if (tg_yscalar_is(v, "skip")) c->missing = 1;

@@ -118,6 +118,15 @@ void tg_load_sqlite_fail(tg_loader *ld, int rc, const char *what)
     case SQLITE_NOMEM:
         tg_load_fail(ld, TG_EINTERNAL, "out of memory (%s)", what);
         break;
+    case SQLITE_INTERRUPT:
+        if (ld->budget_hit) tg_load_budget_fail(ld, what);
+        else tg_load_fail(ld, TG_ETRACE, "cannot read the export (%s): interrupted", what);
+        break;
+    case SQLITE_TOOBIG:
+        tg_load_fail(ld, TG_ETRACE,
+                     "%s: a value is longer than the %d MiB tracegate reads (docs/limits.md); nsys "
+                     "writes no such value, so the export is refused", what, TG_MAX_VALUE_BYTES >> 20);
+        break;
     case SQLITE_IOERR:
         tg_load_fail(ld, TG_ETRACE, "read error (%s): %s; the export may be truncated", what,
                      ld->db ? sqlite3_errmsg(ld->db) : sqlite3_errstr(rc));
@@ -414,7 +423,7 @@ static bool resolve_tables(tg_loader *ld)
 
 static bool load_all(tg_loader *ld)
 {
-    return tg_load_list_tables(ld) && resolve_tables(ld) && load_metadata(ld) &&
+    return resolve_tables(ld) && load_metadata(ld) &&
            load_session_start(ld) && tg_load_strings(ld) && tg_load_kernels(ld) &&
            tg_load_memcpys(ld) && tg_load_memsets(ld) &&
            (ld->t->apis_deferred || tg_load_apis(ld)) && tg_load_syncs(ld) &&
@@ -427,10 +436,7 @@ static void loader_close(tg_loader *ld)
     sqlite3_close(ld->db);   /* NULL-safe; nothing was written */
     ld->db = NULL;
     tg_idmap_free(&ld->strings);
-    for (size_t i = 0; i < ld->n_tables; i++) free(ld->table_list[i]);
-    free(ld->table_list);
-    ld->table_list = NULL;
-    ld->n_tables = 0;
+    tg_load_free_tables(ld);
 }
 
 /* A Kineto trace: every row is read in one pass (the API calls as rows,
@@ -482,15 +488,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     if (kineto) return open_kineto(&ld, opts);
     t->apis_deferred = opts->defer_api;
 
-    char *uri = tg_trace_uri(path);
-    /* NOMUTEX: the connection never leaves this thread (a deferred API
-    ** table is read by the thread that builds the model), and the per-call
-    ** mutex is a tenth of the load time on big tables. */
-    int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
-    int rc = uri ? sqlite3_open_v2(uri, &ld.db, flags, NULL) : SQLITE_NOMEM;
-    free(uri);
-    if (rc != SQLITE_OK) tg_load_sqlite_fail(&ld, rc, "opening it read-only");
-    else load_all(&ld);
+    if (tg_load_open(&ld, opts->max_steps)) load_all(&ld);
 
     if (!ld.failed && t->apis_deferred && t->table_name[TG_TABLE_RUNTIME]) {
         t->api_reader = malloc(sizeof *t->api_reader);
@@ -498,6 +496,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
             t->api_reader->ld = ld;
             t->api_reader->ld.path = t->path;
             t->api_reader->ld.diag = NULL;
+            tg_load_watch(&t->api_reader->ld);   /* the step counter lives in the loader */
             return t;
         }
         tg_load_fail(&ld, TG_EINTERNAL, "out of memory");
@@ -620,6 +619,31 @@ static int64_t query_i64(sqlite3 *db, const char *sql)
     return v;
 }
 
+/* total plus the bytes table i takes to load at row_bytes a row; -1 when
+** that cannot be known here (a table the load will refuse, a read over the
+** budget: the load itself then says why). */
+static double add_table_estimate(tg_loader *ld, int i, size_t row_bytes, double total)
+{
+    const char *name = tg_load_find_table(ld, tg_table_names[i]);
+    if (!name || !row_bytes) return total;
+    if (!tg_load_check_table(ld, name)) return -1;
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\"", name);
+    int64_t rows = query_i64(ld->db, sql);
+    if (ld->budget_hit) return -1;
+    if (rows < 0) return total;
+    total += (double)rows * (double)row_bytes;
+    /* names are interned: their text is held once more */
+    const char *text_col = i == TG_TABLE_STRINGS ? "value" : i == TG_TABLE_NVTX ? "text" : NULL;
+    if (text_col) {
+        snprintf(sql, sizeof sql, "SELECT sum(length(\"%s\")) FROM \"%s\"", text_col, name);
+        int64_t chars = query_i64(ld->db, sql);
+        if (ld->budget_hit) return -1;
+        if (chars > 0) total += 1.5 * (double)chars;
+    }
+    return total;
+}
+
 /* Bytes per loaded row: the row struct twice (the array with its growth
 ** slack, the stable sort's copy) plus the model's per-op arrays; names
 ** once more for the string pool and its hash. Calibrated against peak RSS
@@ -683,33 +707,14 @@ int64_t tg_trace_estimate_bytes_with(const char *path, const tg_load_opts *opts)
     tg_diag scratch;
     tg_diag_init(&scratch);
     tg_loader ld = {.path = path, .diag = &scratch};
-    char *uri = tg_trace_uri(path);
-    int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
-    int rc = uri ? sqlite3_open_v2(uri, &ld.db, flags, NULL) : SQLITE_NOMEM;
-    free(uri);
     double total = -1;
-    if (rc == SQLITE_OK && tg_load_list_tables(&ld)) {
+    if (tg_load_open(&ld, opts->max_steps)) {
         total = 8.0 * 1024 * 1024;   /* the binary, SQLite's cache, reports */
-        for (int i = 0; i < TG_TABLE_COUNT; i++) {
-            const char *name = tg_load_find_table(&ld, tg_table_names[i]);
-            if (!name || !row_bytes[i]) continue;
-            char sql[512];
-            snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\"", name);
-            int64_t rows = query_i64(ld.db, sql);
-            if (rows < 0) continue;
-            total += (double)rows * (double)row_bytes[i];
-            /* names are interned: their text is held once more */
-            const char *text_col = i == TG_TABLE_STRINGS ? "value" : i == TG_TABLE_NVTX ? "text" : NULL;
-            if (text_col) {
-                snprintf(sql, sizeof sql, "SELECT sum(length(\"%s\")) FROM \"%s\"", text_col, name);
-                int64_t chars = query_i64(ld.db, sql);
-                if (chars > 0) total += 1.5 * (double)chars;
-            }
-        }
+        for (int i = 0; total >= 0 && i < TG_TABLE_COUNT; i++)
+            total = add_table_estimate(&ld, i, row_bytes[i], total);
     }
     sqlite3_close(ld.db);
-    for (size_t i = 0; i < ld.n_tables; i++) free(ld.table_list[i]);
-    free(ld.table_list);
+    tg_load_free_tables(&ld);
     tg_diag_clear(&scratch);
     return total < 0 ? -1 : total > 9e18 ? INT64_MAX : (int64_t)total;
 }

@@ -359,6 +359,8 @@ typedef struct tg_load_opts {
     bool kernel_rows;          /* tg_kernel rows (the `kernel` source); else tg_kspan */
     bool defer_api;            /* leave the API table to one tg_trace_stream_apis */
     unsigned host;             /* TG_HOST_* tables to read now (thread names always) */
+    int64_t max_steps;         /* SQLite steps reading may take; 0: the default
+                                  budget, 100 per byte of the file (docs/limits.md) */
 } tg_load_opts;
 
 tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag *diag);

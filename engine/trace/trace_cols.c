@@ -1,7 +1,8 @@
 /*
 ** Resolution of the export's layout: which tables exist (exact name, or a
 ** `_V<n>` suffixed variant of newer exports), which columns each has (by
-** name through `pragma table_info`, never by position), and the prepared
+** name through `pragma table_xinfo`, never by position; trace_guard.c
+** vets each table and column read), and the prepared
 ** SELECT every loader steps through once. Also the nsys-id -> pool-id map
 ** behind every name column, and the two cell readers that intern text.
 **
@@ -17,43 +18,6 @@
 #include <string.h>
 
 /* ---------------------------------------------------------------- tables */
-
-/* Step a prepared one-column query (rc: its prepare status) and append
-** copies of the non-NULL names to *names; finalizes st. */
-static bool collect_names(tg_loader *ld, int rc, sqlite3_stmt *st, char ***names, size_t *n,
-                          size_t *cap, const char *what)
-{
-    if (rc != SQLITE_OK) {
-        tg_load_sqlite_fail(ld, rc, what);
-        return false;
-    }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        if (!name) continue;
-        char *copy = strdup(name);
-        if (!copy || !TG_PUSH(*names, *n, *cap, copy)) {
-            free(copy);
-            sqlite3_finalize(st);
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            return false;
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        tg_load_sqlite_fail(ld, rc, what);
-        return false;
-    }
-    return true;
-}
-
-bool tg_load_list_tables(tg_loader *ld)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ld->db,
-        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')", -1, &st, NULL);
-    size_t cap = 0;
-    return collect_names(ld, rc, st, &ld->table_list, &ld->n_tables, &cap, "reading the list of tables");
-}
 
 /* "NAME_V<digits>" -> digits, else -1. Only this suffix counts: a plain
 ** prefix match would take TARGET_INFO_GPU_METRICS for TARGET_INFO_GPU. */
@@ -110,19 +74,22 @@ static bool buf_add_ident(char **buf, size_t *len, size_t *cap, const char *id)
 typedef struct column_set {
     char **names;
     size_t n, cap;
+    int *hidden;               /* ORDER names: pragma table_xinfo's `hidden` */
+    size_t hidden_n, hidden_cap;
 } column_set;
 
 static void column_set_free(column_set *cs)
 {
     for (size_t i = 0; i < cs->n; i++) free(cs->names[i]);
     free(cs->names);
+    free(cs->hidden);
 }
 
 static bool read_columns(tg_loader *ld, const char *table, column_set *cs)
 {
     char *sql = NULL;
     size_t len = 0, cap = 0;
-    if (!buf_add(&sql, &len, &cap, "SELECT name FROM pragma_table_info(") ||
+    if (!buf_add(&sql, &len, &cap, "SELECT name, hidden FROM pragma_table_xinfo(") ||
         !buf_add(&sql, &len, &cap, "'")) {
         free(sql);
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
@@ -145,23 +112,41 @@ static bool read_columns(tg_loader *ld, const char *table, column_set *cs)
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(ld->db, sql, -1, &st, NULL);
     free(sql);
-    return collect_names(ld, rc, st, &cs->names, &cs->n, &cs->cap, "reading the columns of a table");
+    if (rc != SQLITE_OK) {
+        tg_load_sqlite_fail(ld, rc, "reading the columns of a table");
+        return false;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (!name) continue;
+        char *copy = strdup(name);
+        if (!copy || !TG_PUSH(cs->names, cs->n, cs->cap, copy) ||
+            !TG_PUSH(cs->hidden, cs->hidden_n, cs->hidden_cap, sqlite3_column_int(st, 1))) {
+            if (cs->n == cs->hidden_n) free(copy);   /* not pushed */
+            rc = SQLITE_NOMEM;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_NOMEM) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+    else if (rc != SQLITE_DONE) tg_load_sqlite_fail(ld, rc, "reading the columns of a table");
+    return !ld->failed;
 }
 
-/* SQLite column names are case-insensitive. */
-static const char *column_find(const column_set *cs, const char *name)
+/* SQLite column names are case-insensitive. Index in cs, or -1. */
+static long column_find(const column_set *cs, const char *name)
 {
-    if (!name) return NULL;
+    if (!name) return -1;
     for (size_t i = 0; i < cs->n; i++)
-        if (strcasecmp(cs->names[i], name) == 0) return cs->names[i];
-    return NULL;
+        if (strcasecmp(cs->names[i], name) == 0) return (long)i;
+    return -1;
 }
 
 sqlite3_stmt *tg_load_select(tg_loader *ld, const char *table, const tg_colspec *cols, int n,
                              const char *where)
 {
     column_set cs = {0};
-    if (!read_columns(ld, table, &cs)) {
+    if (!tg_load_check_table(ld, table) || !read_columns(ld, table, &cs)) {
         column_set_free(&cs);
         return NULL;
     }
@@ -169,8 +154,14 @@ sqlite3_stmt *tg_load_select(tg_loader *ld, const char *table, const tg_colspec 
     size_t len = 0, cap = 0;
     bool ok = buf_add(&sql, &len, &cap, "SELECT rowid");
     for (int i = 0; ok && i < n; i++) {
-        const char *found = column_find(&cs, cols[i].name);
-        if (!found) found = column_find(&cs, cols[i].alt);
+        long at = column_find(&cs, cols[i].name);
+        if (at < 0) at = column_find(&cs, cols[i].alt);
+        const char *found = at < 0 ? NULL : cs.names[at];
+        if (found && !tg_load_check_column(ld, table, found, cs.hidden[at])) {
+            column_set_free(&cs);
+            free(sql);
+            return NULL;
+        }
         if (!found && cols[i].required) {
             tg_load_fail(ld, TG_ETRACE,
                          "table %s has no column '%s', so this is not an nsys export layout "
@@ -219,17 +210,10 @@ bool tg_load_step(tg_loader *ld, sqlite3_stmt *st, const char *table)
 /* Keys up to this bound use the dense array when it stays compact. */
 #define DENSE_MAX ((int64_t)1 << 26)
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static bool hash_put(tg_idmap *m, int64_t key, int32_t val)
 {
     if ((m->used + 1) * 2 > m->slots) {
+        if (!m->slots) m->seed = tg_hash_seed();
         size_t ns = m->slots ? m->slots * 2 : 1024;
         int64_t *keys = malloc(ns * sizeof *keys);
         int32_t *vals = malloc(ns * sizeof *vals);
@@ -241,7 +225,7 @@ static bool hash_put(tg_idmap *m, int64_t key, int32_t val)
         for (size_t i = 0; i < ns; i++) keys[i] = TG_NULL_I64;
         for (size_t i = 0; i < m->slots; i++) {
             if (m->keys[i] == TG_NULL_I64) continue;
-            size_t j = (size_t)mix64((uint64_t)m->keys[i]) & (ns - 1);
+            size_t j = (size_t)tg_hash_mix((uint64_t)m->keys[i] ^ m->seed) & (ns - 1);
             while (keys[j] != TG_NULL_I64) j = (j + 1) & (ns - 1);
             keys[j] = m->keys[i];
             vals[j] = m->vals[i];
@@ -252,7 +236,7 @@ static bool hash_put(tg_idmap *m, int64_t key, int32_t val)
         m->vals = vals;
         m->slots = ns;
     }
-    size_t j = (size_t)mix64((uint64_t)key) & (m->slots - 1);
+    size_t j = (size_t)tg_hash_mix((uint64_t)key ^ m->seed) & (m->slots - 1);
     while (m->keys[j] != TG_NULL_I64 && m->keys[j] != key) j = (j + 1) & (m->slots - 1);
     if (m->keys[j] == TG_NULL_I64) m->used++;
     m->keys[j] = key;
@@ -303,7 +287,7 @@ int32_t tg_idmap_get(const tg_idmap *m, int64_t key)
 {
     if (!m->slots) return (key >= 0 && key < m->dense_n) ? m->dense[key] : -1;
     if (key == TG_NULL_I64) return -1;
-    size_t j = (size_t)mix64((uint64_t)key) & (m->slots - 1);
+    size_t j = (size_t)tg_hash_mix((uint64_t)key ^ m->seed) & (m->slots - 1);
     while (m->keys[j] != TG_NULL_I64) {
         if (m->keys[j] == key) return m->vals[j];
         j = (j + 1) & (m->slots - 1);

@@ -23,6 +23,7 @@ typedef struct tg_idmap {
     int64_t *keys;             /* hash mode */
     int32_t *vals;
     size_t slots, used;
+    uint64_t seed;             /* hash mode: tg_hash_seed, ids come from the export */
 } tg_idmap;
 
 /* Per-table counters for the one warning a table may earn. */
@@ -38,12 +39,18 @@ typedef struct tg_loader {
     tg_diag *diag;
     bool failed;               /* an error is in diag; stop */
     tg_idmap strings;
-    char **table_list;         /* every table name in the file */
+    char **table_list;         /* every table and view name in the file */
+    bool *table_is_view;       /* ORDER table_list: sqlite_master says 'view' */
     size_t n_tables;
     tg_rowstats stats[TG_TABLE_COUNT];
     bool kernel_rows;          /* tg_load_opts.kernel_rows */
     unsigned host;             /* tg_load_opts.host */
     size_t apis_visited;       /* rows a streamed read showed its visitor */
+    /* SQLite's work (trace_guard.c): steps counted by the progress
+    ** handler against the budget of the phase, schema or reading */
+    int64_t steps, step_budget;
+    bool reading;              /* past the schema: the read budget applies */
+    bool budget_hit;           /* the progress handler interrupted SQLite */
 } tg_loader;
 
 /* A deferred API table (tg_load_opts.defer_api): the loader, its database
@@ -67,8 +74,37 @@ void tg_load_fail(tg_loader *ld, tg_status st, const char *fmt, ...)
 /* Record an SQLite failure while doing `what` (e.g. "reading NVTX_EVENTS"). */
 void tg_load_sqlite_fail(tg_loader *ld, int rc, const char *what);
 
-/* ---- trace_cols.c: tables, columns, statements */
+/* ---- trace_guard.c: what a read connection allows (docs/limits.md) */
+/* SQLite steps for parsing and listing the schema: nsys's ~100 entries
+** take about 1,000; 100,000 stop a schema of about 14,000 entries, whose
+** parse (quadratic in SQLite) still takes a fraction of a second. */
+#define TG_SCHEMA_STEPS 100000
+/* SQLite steps per byte of the file for reading it, and the least budget
+** (small files). Plain tables cost well under TG_STEPS_PER_BYTE / 10 (see
+** docs/limits.md for the measurements). */
+#define TG_STEPS_PER_BYTE 100
+#define TG_MIN_READ_STEPS ((int64_t)100000000)
+/* The longest value SQLite may hand the loader (any name or text). */
+#define TG_MAX_VALUE_BYTES (16 << 20)
+
+/* Open ld->path read-only with the guards, list its tables (the schema
+** budget) and arm the read budget: max_steps, or tg_load_read_budget of the
+** file's size when 0. False when failed (diag set). */
+bool tg_load_open(tg_loader *ld, int64_t max_steps);
+int64_t tg_load_read_budget(int64_t file_bytes);
+/* (Re)install the step counter on ld->db for ld (after moving the loader). */
+void tg_load_watch(tg_loader *ld);
+/* The failure of an interrupted statement (ld->budget_hit) while doing what. */
+void tg_load_budget_fail(tg_loader *ld, const char *what);
 bool tg_load_list_tables(tg_loader *ld);
+void tg_load_free_tables(tg_loader *ld);
+/* False (diag set) when `table` is not a plain rowid table. */
+bool tg_load_check_table(tg_loader *ld, const char *table);
+/* False (diag set) when a column read is computed or hidden (`hidden` of
+** pragma table_xinfo). */
+bool tg_load_check_column(tg_loader *ld, const char *table, const char *column, int hidden);
+
+/* ---- trace_cols.c: tables, columns, statements */
 /* Actual name of a table: exact match, else the highest `NAME_V<n>`. */
 const char *tg_load_find_table(const tg_loader *ld, const char *canonical);
 /* Prepare "SELECT rowid, c1, ..., cn FROM table" (column i at index i+1).

@@ -195,6 +195,60 @@ static void test_missing_required_column(void **state)
     tg_fixture_remove(path);
 }
 
+/* The step budget (tg_load_opts.max_steps; by default 100 SQLite steps per
+** byte of the file, docs/limits.md) stops a read that runs over it, in the
+** load, in a deferred API table's stream and in the memory estimate. */
+static void test_step_budget(void **state)
+{
+    (void)state;
+    char *path = tg_fixture_build(tg_fixture_schema_3_0,
+        "INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel');"
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 50000) "
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId) "
+        "SELECT x * 10, x * 10 + 5, (1 << 24) | 1, x, 2 FROM c;");
+    assert_non_null(path);
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_load_opts opts = {.max_steps = 100000};
+    assert_null(tg_trace_open_with(path, &opts, &d));
+    assert_int_equal(d.status, TG_ETRACE);
+    assert_int_equal(d.n, 1);
+    assert_non_null(strstr(d.msgs[0].text, path));
+    assert_non_null(strstr(d.msgs[0].text, "reading CUPTI_ACTIVITY_KIND_RUNTIME took more than the 0 million "
+                                           "SQLite steps allowed"));
+    tg_diag_clear(&d);
+
+    /* deferred: the open reads the small tables, the stream runs over */
+    opts.defer_api = true;
+    tg_trace *t = tg_trace_open_with(path, &opts, &d);
+    assert_non_null(t);
+    assert_int_equal(tg_trace_stream_apis(t, NULL, &d), TG_STREAM_FAILED);
+    assert_int_equal(d.status, TG_ETRACE);
+    assert_non_null(strstr(d.msgs[0].text, "SQLite steps allowed"));
+    tg_trace_close(t);
+    tg_diag_clear(&d);
+
+    /* the default budget reads it, as it reads any plain table */
+    t = tg_trace_open(path, &d);
+    assert_non_null(t);
+    assert_int_equal(t->n_apis, 50000);
+    assert_true(tg_trace_estimate_bytes(path) > 0);
+    tg_trace_close(t);
+    tg_diag_clear(&d);
+    tg_fixture_remove(path);
+
+    /* the estimate sums the NVTX texts: over the budget, it cannot tell */
+    path = tg_fixture_build(tg_fixture_schema_3_0,
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 50000) "
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) "
+        "SELECT x * 10, x * 10 + 5, 59, 'step ' || x, (1 << 24) | 1 FROM c;");
+    assert_non_null(path);
+    opts = (tg_load_opts){.max_steps = 100000};
+    assert_int_equal(tg_trace_estimate_bytes_with(path, &opts), -1);
+    assert_true(tg_trace_estimate_bytes(path) > 0);
+    tg_fixture_remove(path);
+}
+
 /* An export cut short anywhere ("database disk image is malformed"). */
 static void test_truncated(void **state)
 {
@@ -388,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_not_sqlite),
         cmocka_unit_test(test_not_an_export),
         cmocka_unit_test(test_missing_required_column),
+        cmocka_unit_test(test_step_budget),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_locked_by_writer),
