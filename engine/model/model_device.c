@@ -109,7 +109,7 @@ static void add_steady(const tg_model *m, int64_t s, int64_t e, int64_t *total)
 typedef struct sweep {
     tg_model *m;
     const tg_model_params *p;
-    tg_model_idmap dev_map, group_map;
+    tg_idmap dev_map, group_map;
     dev_state *devs; size_t n_devs;
     group_state *groups; size_t n_groups;
     item *extra; size_t n_extra;    /* overhead rows, by start */
@@ -122,7 +122,7 @@ typedef struct sweep {
 static int32_t group_of(sweep *w, int32_t device, int32_t pid)
 {
     if (w->last_group >= 0 && device == w->last_device && pid == w->last_pid) return w->last_group;
-    int32_t g = tg_model_idmap_get(&w->group_map, tg_key2(device, pid));
+    int32_t g = tg_idmap_get(&w->group_map, tg_key2(device, pid));
     w->last_device = device;
     w->last_pid = pid;
     w->last_group = g;
@@ -142,8 +142,8 @@ static int32_t count_op(sweep *w, const tg_op *op)
     if (g >= 0) {
         d = w->groups[g].dev;
     } else {
-        d = tg_model_idmap_put(&w->dev_map, op->device);
-        g = tg_model_idmap_put(&w->group_map, tg_key2(op->device, op->pid));
+        d = tg_idmap_intern(&w->dev_map, op->device);
+        g = tg_idmap_intern(&w->group_map, tg_key2(op->device, op->pid));
         w->last_group = -1;
         if (d < 0 || g < 0) return -1;
         if ((size_t)d == w->n_devs &&
@@ -339,8 +339,8 @@ static void finish_device(sweep *w, dev_state *d, tg_device *out)
 
 static void sweep_free(sweep *w)
 {
-    tg_model_idmap_free(&w->dev_map);
-    tg_model_idmap_free(&w->group_map);
+    tg_idmap_free(&w->dev_map);
+    tg_idmap_free(&w->group_map);
     free(w->groups);
     free(w->extra);
     for (size_t d = 0; d < w->n_devs; d++) free(w->devs[d].queues);
@@ -357,7 +357,7 @@ bool tg_model_build_devices(tg_model *m, const tg_model_params *p)
     bool busy_overhead = false;
     for (size_t i = 0; i < t->n_overheads && !busy_overhead; i++)
         busy_overhead = tg_model_is_busy_overhead(tg_trace_str(t, t->overheads[i].name));
-    bool ok = tg_model_idmap_init(&w.dev_map, 8) && tg_model_idmap_init(&w.group_map, 8);
+    bool ok = (*(&w.dev_map) = (tg_idmap){0}, true) && (*(&w.group_map) = (tg_idmap){0}, true);
     if (ok && busy_overhead) ok = census(&w) && overhead_items(&w);
     /* Sized for the worst case (one gap per op or item) once; pages never
     ** written cost no memory. */

@@ -60,17 +60,17 @@ typedef struct stack_index {
 } stack_index;
 
 struct tg_host_ctx {
-    tg_model_idmap threads;    /* (pid, tid) of threads that made CUDA calls */
+    tg_idmap threads;    /* (pid, tid) of threads that made CUDA calls */
     tg_host_call *calls;
     size_t n_calls, cap_calls;
     int64_t last_launch;       /* rowid of the call last counted as a launch */
     int64_t last_thread;       /* (pid, tid) key last entered in threads: calls come in runs */
-    tg_model_idmap short_ids;  /* kernel name -> index into shorts */
+    tg_idmap short_ids;  /* kernel name -> index into shorts */
     tg_short_kernel *shorts;
     size_t n_shorts, cap_shorts, last_short;
     uint32_t *lib_order[TG_LIB_COUNT];  /* library calls by (pid, tid, start) */
     stack_index stacks[TG_STACKS_COUNT];
-    tg_model_idmap modules;             /* module id -> index into the two below */
+    tg_idmap modules;             /* module id -> index into the two below */
     int8_t *module_class;               /* 1: looked past (modules.def), 2: the program's */
     int32_t *module_file;               /* the module's file name (string id) */
     size_t n_modules, cap_modules, cap_files;
@@ -182,7 +182,7 @@ static const char *file_name(const char *path)
 ** file name; -1 on OOM. */
 static long module_slot(tg_model *m, tg_host_ctx *h, int32_t module)
 {
-    int32_t slot = tg_model_idmap_put(&h->modules, module);
+    int32_t slot = tg_idmap_intern(&h->modules, module);
     if (slot < 0) return -1;
     if ((size_t)slot < h->n_modules) return slot;
     const char *path = module >= 0 ? tg_strpool_get(m->trace->strings, module) : NULL;
@@ -346,13 +346,13 @@ int32_t tg_model_stack_offset(const tg_model *m, int stacks)
 
 static void reset_counts(tg_model *m, tg_host_ctx *h)
 {
-    tg_model_idmap_free(&h->threads);
-    tg_model_idmap_free(&h->short_ids);
+    tg_idmap_free(&h->threads);
+    tg_idmap_free(&h->short_ids);
     h->n_calls = h->n_shorts = 0;
     h->last_launch = TG_NULL_I64;
     h->last_thread = INT64_MIN;
     h->stacks[TG_STACKS_CUDA].n_samples = 0;
-    if (!tg_model_idmap_init(&h->threads, 16) || !tg_model_idmap_init(&h->short_ids, 64)) h->oom = true;
+    if (!(*(&h->threads) = (tg_idmap){0}, true) || !(*(&h->short_ids) = (tg_idmap){0}, true)) h->oom = true;
     for (size_t i = 0; i < m->n_iterations; i++) {
         tg_iteration *it = &m->iterations[i];
         it->launches = it->short_kernels = 0;
@@ -367,7 +367,7 @@ bool tg_model_host_begin(tg_model *m)
     tg_host_ctx *h = calloc(1, sizeof *h);
     if (!h) return false;
     p->host = h;
-    if (!tg_model_idmap_init(&h->modules, 16) || !lib_index(m, h))
+    if (!(*(&h->modules) = (tg_idmap){0}, true) || !lib_index(m, h))
         return false;
     reset_counts(m, h);
     return !h->oom;
@@ -384,7 +384,7 @@ void tg_model_host_call(tg_model *m, const tg_api *a)
     tg_host_ctx *h = tg_model_priv_of(m)->host;
     if (!h) return;
     int64_t key = tg_key2(a->pid, a->tid);
-    if (key != h->last_thread && tg_model_idmap_put(&h->threads, key) < 0) h->oom = true;
+    if (key != h->last_thread && tg_idmap_intern(&h->threads, key) < 0) h->oom = true;
     h->last_thread = key;
     sample_stack(h, TG_STACKS_CUDA, a->name, a->base_name, a->callchain);
     if (a->dup_of >= 0 || a->start == TG_NULL_I64 || a->end == TG_NULL_I64 ||
@@ -398,7 +398,7 @@ static void count_short(tg_host_ctx *h, const tg_kspan *k, int64_t kd, int64_t c
 {
     /* a name repeats in runs: the last one's slot first */
     int32_t slot = h->n_shorts && h->shorts[h->last_short].name == k->name ? (int32_t)h->last_short
-                                                                           : tg_model_idmap_put(&h->short_ids, k->name);
+                                                                           : tg_idmap_intern(&h->short_ids, k->name);
     if (slot < 0) {
         h->oom = true;
         return;
@@ -475,7 +475,7 @@ bool tg_model_host_end(tg_model *m)
     if (h->n_calls > 1) qsort(h->calls, h->n_calls, sizeof *h->calls, cmp_call);
     if (h->n_shorts > 1) qsort(h->shorts, h->n_shorts, sizeof *h->shorts, cmp_short);
     /* the idmap's slots point into shorts by position: no lookups after this */
-    tg_model_idmap_free(&h->short_ids);
+    tg_idmap_free(&h->short_ids);
     derive_libcalls(m, false);
     return derive_loaded(m, h);
 }
@@ -499,9 +499,9 @@ void tg_model_host_free(tg_model *m)
 {
     tg_host_ctx *h = tg_model_priv_of(m)->host;
     if (!h) return;
-    tg_model_idmap_free(&h->threads);
-    tg_model_idmap_free(&h->short_ids);
-    tg_model_idmap_free(&h->modules);
+    tg_idmap_free(&h->threads);
+    tg_idmap_free(&h->short_ids);
+    tg_idmap_free(&h->modules);
     free(h->module_class);
     free(h->module_file);
     free(h->calls);
@@ -516,15 +516,17 @@ size_t tg_model_launch_threads(const tg_model *m, int32_t pid)
 {
     const tg_host_ctx *h = host_of(m);
     size_t n = 0;
-    for (size_t i = 0; h && i < h->threads.cap; i++)
-        n += h->threads.ids[i] >= 0 && (int32_t)((uint64_t)h->threads.keys[i] >> 32) == pid;
+    size_t pos = 0;
+    int64_t key;
+    int32_t id;
+    while (h && tg_idmap_next(&h->threads, &pos, &key, &id)) n += (int32_t)((uint64_t)key >> 32) == pid;
     return n;
 }
 
 bool tg_model_launch_thread(const tg_model *m, int32_t pid, int32_t tid)
 {
     const tg_host_ctx *h = host_of(m);
-    return h && tg_model_idmap_get(&h->threads, tg_key2(pid, tid)) >= 0;
+    return h && tg_idmap_get(&h->threads, tg_key2(pid, tid)) >= 0;
 }
 
 const tg_host_call *tg_model_host_calls(const tg_model *m, size_t *n)

@@ -22,7 +22,7 @@
 
 typedef struct window_build {
     tg_host_window *w;
-    tg_model_idmap keys;       /* (source, tid, name) -> entry */
+    tg_idmap keys;       /* (source, tid, name) -> entry */
     size_t cap;
     int64_t (*busy)[2];        /* the launch threads' call spans in the window */
     size_t n_busy, cap_busy;
@@ -61,7 +61,7 @@ static void add_row(window_build *b, const tg_model *m, tg_host_source src, int3
     tg_host_window *w = b->w;
     int64_t ov = overlap(s, e, w->start, w->end);
     if (ov <= 0) return;
-    int32_t slot = tg_model_idmap_put(&b->keys, entry_key(src, tid, name));
+    int32_t slot = tg_idmap_intern(&b->keys, entry_key(src, tid, name));
     if (slot < 0) {
         b->oom = true;
         return;
@@ -132,7 +132,7 @@ bool tg_model_host_window(const tg_model *m, int32_t pid, int64_t start, int64_t
     out->start = start;
     out->end = end;
     window_build b = {.w = out};
-    if (!tg_model_idmap_init(&b.keys, 64)) return false;
+    if (!(*(&b.keys) = (tg_idmap){0}, true)) return false;
     const tg_trace *t = m->trace;
     for (size_t i = 0; i < t->n_osrts && !b.oom; i++) {
         const tg_osrt *o = &t->osrts[i];
@@ -154,7 +154,7 @@ bool tg_model_host_window(const tg_model *m, int32_t pid, int64_t start, int64_t
         if (r->pid == pid && r->end != TG_NULL_I64 && r->name >= 0)
             add_row(&b, m, TG_HSRC_NVTX, r->tid, r->name, r->rowid, r->start, r->end, -1);
     }
-    tg_model_idmap_free(&b.keys);
+    tg_idmap_free(&b.keys);
     if (b.oom) {
         free(b.busy);
         tg_host_window_free(out);

@@ -12,6 +12,7 @@
 #define TG_MODEL_INT_H
 
 #include "model.h"
+#include "../common/idmap.h"
 
 
 /* ---------------------------------------------------------------- ops */
@@ -46,27 +47,6 @@ bool tg_model_ops_open(tg_op_stream *s, const tg_model *m);
 bool tg_model_ops_next(tg_op_stream *s, tg_op *op);
 void tg_model_ops_close(tg_op_stream *s);
 
-/* ---------------------------------------------------------------- id map */
-
-/* Open-addressing map from int64 keys to dense ids 0, 1, 2, ... */
-typedef struct tg_model_idmap {
-    int64_t *keys;
-    int32_t *ids;              /* -1 = empty slot */
-    size_t cap, n;
-    uint64_t seed;             /* tg_hash_seed: keys come from the export */
-} tg_model_idmap;
-
-bool tg_model_idmap_init(tg_model_idmap *m, size_t expected);
-void tg_model_idmap_free(tg_model_idmap *m);
-/* Dense id of key, inserting it when absent; -1 on OOM. */
-int32_t tg_model_idmap_put(tg_model_idmap *m, int64_t key);
-/* Dense id of key or -1. */
-int32_t tg_model_idmap_get(const tg_model_idmap *m, int64_t key);
-
-static inline int64_t tg_key2(int32_t a, int32_t b)
-{
-    return (int64_t)(((uint64_t)(uint32_t)a << 32) | (uint32_t)b);
-}
 
 /* ---------------------------------------------------------------- model */
 

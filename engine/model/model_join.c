@@ -61,7 +61,7 @@ typedef struct pid_ids {
 } pid_ids;
 
 typedef struct launch_index {
-    tg_model_idmap pids;
+    tg_idmap pids;
     pid_ids *ranges;
     size_t n_ranges;
     uint32_t *list;            /* calls of the listed processes, by process, by id */
@@ -104,7 +104,7 @@ static bool joinable(int64_t corr) { return corr != TG_NULL_I64 && corr != 0; }
 static int32_t dense_pid(launch_index *li, int32_t pid)
 {
     if (li->last_dense >= 0 && li->last_pid == pid) return li->last_dense;
-    int32_t d = tg_model_idmap_get(&li->pids, pid);
+    int32_t d = tg_idmap_get(&li->pids, pid);
     li->last_pid = pid;
     li->last_dense = d;
     return d;
@@ -203,13 +203,13 @@ static bool index_init(launch_index *li, const tg_trace *t)
 {
     size_t cap = 0;
     li->last_dense = -1;
-    if (!tg_model_idmap_init(&li->pids, 16)) return false;
+    if (!(*(&li->pids) = (tg_idmap){0}, true)) return false;
     for (size_t i = 0; i < t->n_apis; i++) {
         const tg_api *a = &t->apis[i];
         if (!joinable(a->correlation)) continue;
         int32_t d = dense_pid(li, a->pid);
         if (d < 0) {
-            d = tg_model_idmap_put(&li->pids, a->pid);
+            d = tg_idmap_intern(&li->pids, a->pid);
             li->last_dense = -1;
             pid_ids r = {.pid = a->pid, .min = a->correlation, .max = a->correlation, .top = INT64_MIN};
             if (d < 0 || !TG_PUSH(li->ranges, li->n_ranges, cap, r)) return false;
@@ -253,7 +253,7 @@ static bool index_init(launch_index *li, const tg_trace *t)
 
 static void index_free(launch_index *li)
 {
-    tg_model_idmap_free(&li->pids);
+    tg_idmap_free(&li->pids);
     free(li->ranges);
     free(li->list);
     free(li->direct);
@@ -492,7 +492,7 @@ typedef struct launch_pass {
     op_index ops;
     tg_iter_finder finder;
     bool streamed;             /* rows come from tg_trace_stream_apis */
-    tg_model_idmap seen;       /* streamed: (pid, id) of the calls kept or blocking */
+    tg_idmap seen;       /* streamed: (pid, id) of the calls kept or blocking */
     size_t index;              /* loaded rows: index of the call being visited */
     bool oom;
 } launch_pass;
@@ -611,8 +611,8 @@ static int visit(void *ctx, tg_api *a)
     ** the ids of those calls are remembered, and a repeat means twins. */
     if ((keep || a->blocking) && joinable(a->correlation)) {
         int64_t key = (int64_t)((uint64_t)(uint32_t)a->pid << 40 ^ (uint64_t)a->correlation);
-        if (tg_model_idmap_get(&c->seen, key) >= 0) return -1;
-        if (tg_model_idmap_put(&c->seen, key) < 0) {
+        if (tg_idmap_get(&c->seen, key) >= 0) return -1;
+        if (tg_idmap_intern(&c->seen, key) < 0) {
             c->oom = true;
             return -1;
         }
@@ -633,10 +633,10 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
     tg_trace *t = m->trace;
     launch_pass c = {.m = m, .p = params, .streamed = t->apis_deferred};
     if (!op_index_build(&c.ops, m) || !tg_model_finder_init(&c.finder, m) ||
-        !tg_model_idmap_init(&c.seen, 64)) {
+        !(*(&c.seen) = (tg_idmap){0}, true)) {
         op_index_free(&c.ops);
         tg_model_finder_free(&c.finder);
-        tg_model_idmap_free(&c.seen);
+        tg_idmap_free(&c.seen);
         return 0;
     }
     /* ops no call launches are in no iteration */
@@ -660,6 +660,6 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
     }
     op_index_free(&c.ops);
     tg_model_finder_free(&c.finder);
-    tg_model_idmap_free(&c.seen);
+    tg_idmap_free(&c.seen);
     return rc;
 }

@@ -44,7 +44,7 @@ typedef struct tg_nvtx_ctx nvtx_ctx;
 
 struct tg_nvtx_ctx {
     tg_trace *t;
-    tg_model_idmap threads;
+    tg_idmap threads;
     size_t n_threads;
     size_t *range_off, *launch_off;   /* per thread: first index in the arrays below */
     uint32_t *ranges;                 /* nvtx indices grouped by thread, by start */
@@ -85,14 +85,14 @@ static int cmp_keyed(const void *a, const void *b)
 static bool group_ranges(nvtx_ctx *c)
 {
     tg_trace *t = c->t;
-    if (!tg_model_idmap_init(&c->threads, 64)) return false;
+    if (!(*(&c->threads) = (tg_idmap){0}, true)) return false;
     int32_t *thread_of = malloc((t->n_nvtx ? t->n_nvtx : 1) * sizeof *thread_of);
     if (!thread_of) return false;
     for (size_t i = 0; i < t->n_nvtx; i++) {
-        thread_of[i] = is_range(&t->nvtx[i]) ? tg_model_idmap_put(&c->threads, tg_key2(t->nvtx[i].pid, t->nvtx[i].tid)) : -1;
+        thread_of[i] = is_range(&t->nvtx[i]) ? tg_idmap_intern(&c->threads, tg_key2(t->nvtx[i].pid, t->nvtx[i].tid)) : -1;
         if (is_range(&t->nvtx[i]) && thread_of[i] < 0) { free(thread_of); return false; }
     }
-    c->n_threads = c->threads.n;
+    c->n_threads = tg_idmap_count(&c->threads);
     c->range_off = calloc(c->n_threads + 1, sizeof *c->range_off);
     c->ranges = malloc((t->n_nvtx ? t->n_nvtx : 1) * sizeof *c->ranges);
     if (!c->range_off || !c->ranges) { free(thread_of); return false; }
@@ -128,7 +128,7 @@ static int32_t thread_of(nvtx_ctx *c, const tg_api *a)
 {
     thread_cache_slot *tc = &c->last;
     if (!tc->valid || a->pid != tc->pid || a->tid != tc->tid)
-        *tc = (thread_cache_slot){a->pid, a->tid, tg_model_idmap_get(&c->threads, tg_key2(a->pid, a->tid)), true};
+        *tc = (thread_cache_slot){a->pid, a->tid, tg_idmap_get(&c->threads, tg_key2(a->pid, a->tid)), true};
     return tc->th;
 }
 
@@ -271,7 +271,7 @@ static bool per_thread(nvtx_ctx *c, size_t k)
 
 static void ctx_free(nvtx_ctx *c)
 {
-    tg_model_idmap_free(&c->threads);
+    tg_idmap_free(&c->threads);
     free(c->range_off); free(c->launch_off); free(c->ranges); free(c->launches);
     free(c->collected);
     free(c->prefix); free(c->lo); free(c->hi);

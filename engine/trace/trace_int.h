@@ -14,17 +14,8 @@
 #include <sqlite3.h>
 
 #include "trace.h"
+#include "../common/idmap.h"
 
-/* nsys string id -> pool id. Dense array when the ids are compact (they
-** are in every export seen), an open-addressing hash otherwise. */
-typedef struct tg_idmap {
-    int32_t *dense;            /* dense[id] = pool id or -1 */
-    int64_t dense_n, dense_count;
-    int64_t *keys;             /* hash mode */
-    int32_t *vals;
-    size_t slots, used;
-    uint64_t seed;             /* hash mode: tg_hash_seed, ids come from the export */
-} tg_idmap;
 
 /* Per-table counters for the one warning a table may earn. */
 typedef struct tg_rowstats {
@@ -38,7 +29,7 @@ typedef struct tg_loader {
     const char *path;
     tg_diag *diag;
     bool failed;               /* an error is in diag; stop */
-    tg_idmap strings;
+    tg_idmap strings;          /* nsys string id -> pool id */
     char **table_list;         /* every table and view name in the file */
     bool *table_is_view;       /* ORDER table_list: sqlite_master says 'view' */
     size_t n_tables;
@@ -114,9 +105,6 @@ sqlite3_stmt *tg_load_select(tg_loader *ld, const char *table, const tg_colspec 
 /* Step; returns true on a row, false at the end or on error (ld->failed). */
 bool tg_load_step(tg_loader *ld, sqlite3_stmt *st, const char *table);
 
-bool tg_idmap_put(tg_idmap *m, int64_t key, int32_t val);
-int32_t tg_idmap_get(const tg_idmap *m, int64_t key);
-void tg_idmap_free(tg_idmap *m);
 
 /* The text of a cell (any non-NULL type) read whole, by its byte count: a
 ** NUL byte inside the value becomes U+FFFD, so `cuMemcpyHtoD\0Async` is
