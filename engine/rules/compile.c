@@ -374,7 +374,7 @@ static tg_expr *compile_call(tg_cstate *cs, const tg_ast *ast)
         for (int i = 0; i < TG_AGG_COUNT_KINDS; i++) names[i] = tg_agg_defs[i].name;
         const char *hint = tg_suggest(ast->name, names, TG_AGG_COUNT_KINDS);
         cerr(cs, ast->pos, "unknown function '%s'%s%s%s", ast->name,
-             hint ? " (did you mean '" : " (aggregates: count sum mean min max p50 p90 p95 p99 stddev cv ratio)",
+             hint ? " (did you mean '" : " (aggregates: count n sum mean min max p50 p90 p95 p99 stddev cv ratio)",
              hint ? hint : "", hint ? "'?)" : "");
         return NULL;
     }
