@@ -169,14 +169,14 @@ static void end(sqlw *w)
 ** codes past the list read `unknown`, a negative or missing code null. */
 static void enum_case(sqlw *w, const char *col, const char *const *names, const char *unknown)
 {
-    fprintf(w->f, "CASE WHEN %s IS NULL OR %s < 0 THEN NULL", col, col);
+    fprintf(w->f, "CASE WHEN %s >= 0 THEN CASE %s", col, col);
     for (int i = 0; names[i]; i++) {
-        fprintf(w->f, " WHEN %s = %d THEN ", col, i);
+        fprintf(w->f, " WHEN %d THEN ", i);
         tg_sql_put_string(w->f, names[i]);
     }
     fputs(" ELSE ", w->f);
     tg_sql_put_string(w->f, unknown);
-    fputs(" END", w->f);
+    fputs(" END END", w->f);
 }
 
 /* ------------------------------------------------------------ the views */
@@ -207,16 +207,54 @@ static void view_capture(sqlw *w)
     end(w);
 }
 
-/* The iterations' rowids, and which of them the capture cut. */
-static void put_rowids(sqlw *w, bool partial_only)
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* "rowid is one of the iterations' (partial_only: the ones the capture
+** cut)" as a predicate: runs of consecutive rowids as BETWEEN, the rest
+** in a list; 0 when there is none. */
+static void put_rowid_set(sqlw *w, bool partial_only)
 {
     const tg_model *m = w->m;
-    bool first = true;
-    for (size_t i = 0; i < m->n_iterations; i++) {
-        if (partial_only && !m->iterations[i].partial) continue;
-        fprintf(w->f, "%s%lld", first ? "" : ", ", (long long)m->iterations[i].rowid);
-        first = false;
+    int64_t *ids = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *ids);
+    size_t n = 0;
+    for (size_t i = 0; ids && i < m->n_iterations; i++)
+        if (!partial_only || m->iterations[i].partial) ids[n++] = m->iterations[i].rowid;
+    if (!ids || n == 0) {
+        fputs(ids ? "0" : "NULL", w->f);      /* NULL: out of memory, the SQL is cut anyway */
+        free(ids);
+        return;
     }
+    qsort(ids, n, sizeof *ids, cmp_i64);
+    size_t terms = 0, listed = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && ids[j] == ids[j - 1] + 1; j++) {}
+        terms += j - i >= 3;
+        listed += j - i < 3 ? j - i : 0;
+    }
+    bool paren = terms + (listed > 0) > 1;
+    fputs(paren ? "(" : "", w->f);
+    const char *sep = "";
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && ids[j] == ids[j - 1] + 1; j++) {}
+        if (j - i < 3) continue;
+        fprintf(w->f, "%srowid BETWEEN %lld AND %lld", sep, (long long)ids[i], (long long)ids[j - 1]);
+        sep = " OR ";
+    }
+    if (listed) {
+        fprintf(w->f, "%srowid IN (", sep);
+        const char *comma = "";
+        for (size_t i = 0, j; i < n; i = j) {
+            for (j = i + 1; j < n && ids[j] == ids[j - 1] + 1; j++) {}
+            for (size_t k = i; j - i < 3 && k < j; k++, comma = ", ") fprintf(w->f, "%s%lld", comma, (long long)ids[k]);
+        }
+        fputc(')', w->f);
+    }
+    fputs(paren ? ")" : "", w->f);
+    free(ids);
 }
 
 static void view_iter(sqlw *w)
@@ -248,13 +286,13 @@ static void view_iter(sqlw *w)
     else
         fputs(" AS name, start, coalesce(\"end\", start) AS \"end\", ", w->f);
     fputs("row_number() OVER (PARTITION BY globalTid >> 24 & 16777215 ORDER BY start, rowid) - 1 AS \"index\", "
-          "count(*) OVER (PARTITION BY globalTid >> 24 & 16777215) AS n, rowid IN (", w->f);
-    put_rowids(w, true);
-    fputs(") AS partial FROM ", w->f);
+          "count(*) OVER (PARTITION BY globalTid >> 24 & 16777215) AS n, ", w->f);
+    put_rowid_set(w, true);
+    fputs(" AS partial FROM ", w->f);
     table(w, TG_TABLE_NVTX);
-    fputs(" WHERE rowid IN (", w->f);
-    put_rowids(w, false);
-    fputs(") /* the iterations tracegate chose: docs/iterations.md */)", w->f);
+    fputs(" WHERE ", w->f);
+    put_rowid_set(w, false);
+    fputs(" /* the iterations tracegate chose: docs/iterations.md */)", w->f);
     end(w);
 }
 

@@ -21,10 +21,9 @@ json_t *tg_report_json_num(double x);
 /* {name: number|string|bool|null} of named values (fmt_json.c). */
 json_t *tg_report_json_values(const tg_named_value *values, size_t n);
 
-/* The name a person reads for a value printed in its unit: without the
-** "_ns" or "_bytes" that JSON keeps beside the raw number
-** (sum_duration_ns=75 ms reads sum_duration=75 ms). Points into buf or
-** at the name. */
+/* The name a person reads for a duration printed in its unit: without
+** the "_ns" that JSON keeps beside the raw number (sum_duration_ns=75 ms
+** reads sum_duration=75 ms). Points into buf or at the name. */
 const char *tg_report_value_label(const tg_named_value *v, char *buf, size_t size);
 
 /* One evidence entry as a sentence, the same in every human format: a

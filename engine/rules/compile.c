@@ -373,9 +373,14 @@ static tg_expr *compile_call(tg_cstate *cs, const tg_ast *ast)
         const char *names[TG_AGG_COUNT_KINDS];
         for (int i = 0; i < TG_AGG_COUNT_KINDS; i++) names[i] = tg_agg_defs[i].name;
         const char *hint = tg_suggest(ast->name, names, TG_AGG_COUNT_KINDS);
-        cerr(cs, ast->pos, "unknown function '%s'%s%s%s", ast->name,
-             hint ? " (did you mean '" : " (aggregates: count n sum mean min max p50 p90 p95 p99 stddev cv ratio)",
-             hint ? hint : "", hint ? "'?)" : "");
+        if (hint) {
+            cerr(cs, ast->pos, "unknown function '%s' (did you mean '%s'?)", ast->name, hint);
+            return NULL;
+        }
+        char all[256] = "";   /* the list of aggregates.def */
+        for (int i = 0, n = 0; i < TG_AGG_COUNT_KINDS; i++)
+            n += snprintf(all + n, sizeof all - (size_t)n, "%s%s", i ? " " : "", names[i]);
+        cerr(cs, ast->pos, "unknown function '%s' (aggregates: %s)", ast->name, all);
         return NULL;
     }
     const tg_agg_def *def = &tg_agg_defs[k];
