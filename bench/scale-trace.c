@@ -387,7 +387,7 @@ static void check_output(sqlite3 *db, const plan *p, int64_t copies)
     }
     for (size_t i = 0; i < p->n_tables; i++) {
         if (strcmp(p->tables[i].name, "CUPTI_ACTIVITY_KIND_RUNTIME") != 0) continue;
-        /* Old exports record some calls twice with one id (SCHEMA.md), so
+        /* Old exports record some calls twice with one id (docs/architecture.md, "The nsys export"), so
         ** compare distinct ids per process against the input's, times N. */
         const char *q =
             "SELECT count(*) FROM (SELECT DISTINCT globalTid & 0xFFFFFFFFFF000000, correlationId "

@@ -3,7 +3,8 @@
 ** result documents (split at NUL bytes; the seeds are real `check --format
 ** json` outputs, ci/fuzz.sh makes them), each read with
 ** tg_result_read_json as merge reads its RESULT.json files, then the
-** cross-rank straggler check over what loaded and every report format.
+** ranks accounted for (tg_merge_ranks), the cross-rank straggler check
+** over what loaded and every report format.
 ** Merge inputs come from other jobs, so besides surviving (no crash, leak
 ** or sanitizer report) the outputs must keep their promises whatever the
 ** documents hold (fz_report_checked): the human formats log-safe, the
@@ -36,6 +37,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (size_t i = 0; i < diag.n; i++) free(tg_diag_format(&diag.msgs[i], false));
     tg_diag_clear(&diag);
+    /* the ranks accounted for as merge does (duplicates and disagreeing
+    ** worlds refuse the merge; missing ranks add an entry) */
+    if (st == TG_OK && run.n_traces) {
+        st = tg_merge_ranks(&run, size % 5 ? -1 : (int64_t)(size % 7) + 1, &diag);
+        for (size_t i = 0; i < diag.n; i++) free(tg_diag_format(&diag.msgs[i], false));
+        tg_diag_clear(&diag);
+    }
     if (st == TG_OK) {
         /* threshold and severity from the input, so every branch is reachable */
         double threshold = (double)(size % 41) / 100.0;

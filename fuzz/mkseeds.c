@@ -3,7 +3,7 @@
 ** OUTDIR/trace_file (small exports of each schema shape, generated from the
 ** SQL of tests/unit/fixture.c with 512-byte pages so mutations reach every
 ** page) and OUTDIR/trace_rows (edit lists in the format of
-** fuzz_trace_rows.c). Nothing is copied from ../shared/traces.
+** fuzz_trace_rows.c). Nothing is copied from the real-trace corpus.
 */
 #include <errno.h>
 #include <stdio.h>

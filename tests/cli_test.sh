@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The command line as CI sees it, on the bundled example (no ../shared
-# needed): every exit status of DESIGN §5, several report formats in one run
+# needed): every exit status of docs/formats.md, several report formats in one run
 # with consistent counts, --jobs, --load, the GitHub step summary, and
 # .nsys-rep inputs without nsys on PATH.
 set -uo pipefail

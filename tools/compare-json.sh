@@ -20,8 +20,12 @@ rules=${RULES:-$root/rules.d}
 # #15): the metric's unit and the regression direction of a result, and the
 # units objects beside values and evidence fields.
 # Also added since (issue #22): the devices' steady busy and copy time in metrics.
+# Also added since (issue #23): where a trace was recorded and its workload
+# in check's results (rank, rank_from, world_size, job, host, pids, workload).
 DROP_NEW='del(.. | objects | (.metric_unit?, (.regression? | select(type == "string")), (.units? | select(type == "object")),
-                          .busy_time_steady_ns?, .copy_time_steady_ns?, .copy_frac_steady?))'
+                          .busy_time_steady_ns?, .copy_time_steady_ns?, .copy_frac_steady?))
+          | del(.traces[]?.rank, .traces[]?.rank_from, .traces[]?.world_size, .traces[]?.job, .traces[]?.host,
+                .traces[]?.pids, .traces[]?.workload)'
 command -v jq >/dev/null || { echo "compare-json: jq is needed" >&2; exit 2; }
 [ -d "$traces" ] || { echo "compare-json: no traces at $traces" >&2; exit 2; }
 work=$(mktemp -d) || exit 2

@@ -1,11 +1,12 @@
 /*
-** Baselines (DESIGN §6): what `tracegate baseline record` stores about one
-** or more runs of a workload, and how `check --baseline` compares a new run
-** with it. A baseline holds, per rule that has a `metric` (keyed by rule
-** id): the metric's value on every recorded run, their median and MAD, and a
-** bounded, deterministic sample of the per-row values behind the metric
-** (iteration periods, GPU times, ...), plus the provenance of the runs
-** (trace names, nsys and schema versions, GPU names, tool version, date).
+** Baselines (docs/regressions.md, baselines/README.md): what `tracegate
+** baseline record` stores about one or more runs of a workload, and how
+** `check --baseline` compares a new run with it. A baseline holds, per rule
+** that has a `metric` (keyed by rule id): the metric's value on every
+** recorded run, their median and MAD, and a bounded, deterministic sample of
+** the per-row values behind the metric (iteration periods, GPU times, ...),
+** plus the provenance of the runs (trace names, nsys and schema versions, GPU
+** names, tool version, date).
 **
 ** The file is YAML with sorted keys and byte-stable number formatting, meant
 ** to be committed and reviewed; baselines/README.md documents it field by
@@ -37,9 +38,7 @@
 #define TG_BASELINE_DEFAULT_MIN_MATCH 0.5   /* param min_workload_match */
 #define TG_BASELINE_MAX_WORK 200         /* workload names kept (the rest summed as TG_BASELINE_OTHER) */
 #define TG_BASELINE_MAX_RANGES 50        /* NVTX range names kept */
-#define TG_BASELINE_OTHER "(other)"
-#define TG_BASELINE_MAX_CONTRIBUTORS 8   /* GPU work names a finding lists */
-#define TG_BASELINE_MAX_RANGE_CONTRIBUTORS 4
+#define TG_BASELINE_OTHER TG_WORK_OTHER
 
 /* Provenance of one recorded run (one trace). NULL: not recorded. */
 typedef struct tg_baseline_run {
@@ -147,7 +146,7 @@ const tg_baseline_metric *tg_baseline_find(const tg_baseline *b, const char *rul
 
 /* ----------------------------------------------------------- comparison */
 
-/* Compare a run with the baseline, rule by rule (DESIGN §6):
+/* Compare a run with the baseline, rule by rule (docs/regressions.md):
 ** - first, every readable trace must match the baseline's GPU model(s),
 **   export schema major version and, when both have iterations, iteration
 **   marker (docs/iterations.md); otherwise TG_EUSAGE (nothing is changed),

@@ -1,6 +1,7 @@
 /*
-** Reading a baseline file (written by baseline_write.c) with libyaml's
-** document loader. The layout is documented in baselines/README.md.
+** Reading a baseline file (written by baseline_write.c) with the one YAML
+** reader (common/yaml.h), under a baseline's limits. The layout is
+** documented in baselines/README.md.
 **
 ** Strict about what matters (types, one value per recorded run, median and
 ** MAD consistent with the per-run values, a format version this build
@@ -10,90 +11,60 @@
 */
 #include "baseline.h"
 #include "../common/stats.h"
+#include "../common/yaml.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <yaml.h>
+
+/* Limits on a baseline file: it is input a CI job reads. Baselines that
+** tracegate writes are far below every one. */
+#define BASELINE_MAX_FILE (64u * 1024 * 1024)
+static const tg_yaml_limits baseline_limits = {
+    .what = "baseline", .max_scalar = 64u * 1024, .max_depth = 64,
+    .max_nodes = 4000000, .max_expanded = 4000000, .one_document = true,
+};
 
 typedef struct loader {
     const char *name;
-    const char *text;
-    size_t len;
-    yaml_document_t doc;
+    const tg_src *src;
     tg_diag *diag;
     tg_baseline *b;
     int errors;
 } loader;
 
-/* The source line (0-based) of the text, NUL-terminated in a static-free
-** buffer owned by the caller. */
-static void line_of(const loader *L, size_t line, char *buf, size_t size)
-{
-    const char *p = L->text, *end = L->text + L->len;
-    for (size_t l = 0; l < line && p < end; l++) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        p = nl ? nl + 1 : end;
-    }
-    const char *e = memchr(p, '\n', (size_t)(end - p));
-    size_t n = (size_t)((e ? e : end) - p);
-    if (n && p[n - 1] == '\r') n--;
-    if (n >= size) n = size - 1;
-    memcpy(buf, p, n);
-    buf[n] = 0;
-}
-
-static void report_at(loader *L, tg_diag_level level, yaml_mark_t mark, const char *fmt, ...)
+static void report_at(loader *L, tg_diag_level level, tg_pos pos, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static void report_at(loader *L, tg_diag_level level, yaml_mark_t mark, const char *fmt, ...)
+static void report_at(loader *L, tg_diag_level level, tg_pos pos, const char *fmt, ...)
 {
-    char line[512];
-    line_of(L, mark.line, line, sizeof line);
-    tg_pos pos = {L->name, (int)mark.line + 1, (int)mark.column + 1};
+    char *line = tg_src_line(L->src, pos.line);
     va_list ap;
     va_start(ap, fmt);
     tg_diag_vadd(L->diag, level, level == TG_DIAG_ERROR ? TG_EUSAGE : TG_OK, pos, line, fmt, ap);
     va_end(ap);
+    free(line);
     if (level == TG_DIAG_ERROR) L->errors++;
 }
 
-#define LOAD_ERROR(L, node, ...) report_at((L), TG_DIAG_ERROR, (node)->start_mark, __VA_ARGS__)
+#define LOAD_ERROR(L, node, ...) report_at((L), TG_DIAG_ERROR, (node)->pos, __VA_ARGS__)
 
-static yaml_node_t *node_at(loader *L, int id) { return yaml_document_get_node(&L->doc, id); }
-
-static const char *scalar(const yaml_node_t *n)
+static const char *scalar(const tg_ynode *n)
 {
-    return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
-static bool is_null(const yaml_node_t *n)
-{
-    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return false;
-    const char *s = scalar(n);
-    return !*s || !strcmp(s, "null") || !strcmp(s, "~") || !strcmp(s, "Null") || !strcmp(s, "NULL");
-}
-
-static const char *node_kind(const yaml_node_t *n)
-{
-    return n->type == YAML_MAPPING_NODE ? "a mapping"
-         : n->type == YAML_SEQUENCE_NODE ? "a list" : "a scalar";
+    return n->kind == TG_Y_SCALAR ? n->value : NULL;
 }
 
 /* A string or null (*out NULL). */
-static bool get_str(loader *L, yaml_node_t *n, const char *what, const char **out)
+static bool get_str(loader *L, const tg_ynode *n, const char *what, const char **out)
 {
-    if (is_null(n)) {
+    if (tg_ynode_is_null(n)) {
         *out = NULL;
         return true;
     }
-    if (n->type != YAML_SCALAR_NODE) {
-        LOAD_ERROR(L, n, "%s must be a string, not %s", what, node_kind(n));
+    if (n->kind != TG_Y_SCALAR) {
+        LOAD_ERROR(L, n, "%s must be a string, not %s", what, tg_ynode_kind_name(n));
         return false;
     }
     *out = tg_arena_strdup(L->b->arena, scalar(n));
@@ -105,14 +76,14 @@ static bool get_str(loader *L, yaml_node_t *n, const char *what, const char **ou
 ** null), so .inf and overflowing literals (1e400) are refused; a value
 ** too small for a double reads as the nearest one (strtod's ERANGE on
 ** underflow), as the writer's shortest form of a subnormal must. */
-static bool get_num(loader *L, yaml_node_t *n, const char *what, bool allow_null, double *out)
+static bool get_num(loader *L, const tg_ynode *n, const char *what, bool allow_null, double *out)
 {
-    if (allow_null && is_null(n)) {
+    if (allow_null && tg_ynode_is_null(n)) {
         *out = NAN;
         return true;
     }
     const char *s = scalar(n);
-    if (s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+    if (s && n->style == TG_YS_PLAIN) {
         char *end;
         double v = strtod(s, &end);
         if (*s && !*end && isfinite(v)) {
@@ -124,11 +95,11 @@ static bool get_num(loader *L, yaml_node_t *n, const char *what, bool allow_null
         LOAD_ERROR(L, n, "%s must be a finite number%s, not '%s'", what, allow_null ? " or null" : "", s);
     else
         LOAD_ERROR(L, n, "%s must be a finite number%s, not %s", what, allow_null ? " or null" : "",
-                   node_kind(n));
+                   tg_ynode_kind_name(n));
     return false;
 }
 
-static bool get_count(loader *L, yaml_node_t *n, const char *what, size_t *out)
+static bool get_count(loader *L, const tg_ynode *n, const char *what, size_t *out)
 {
     double v;
     if (!get_num(L, n, what, false, &v)) return false;
@@ -141,52 +112,46 @@ static bool get_count(loader *L, yaml_node_t *n, const char *what, size_t *out)
 }
 
 /* A flow or block list of numbers into arena memory. */
-static bool get_numbers(loader *L, yaml_node_t *n, const char *what, bool allow_null,
+static bool get_numbers(loader *L, const tg_ynode *n, const char *what, bool allow_null,
                         double **out, size_t *count)
 {
-    if (n->type != YAML_SEQUENCE_NODE) {
-        LOAD_ERROR(L, n, "%s must be a list of numbers, not %s", what, node_kind(n));
+    if (n->kind != TG_Y_SEQ) {
+        LOAD_ERROR(L, n, "%s must be a list of numbers, not %s", what, tg_ynode_kind_name(n));
         return false;
     }
-    size_t len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    size_t len = n->n;
     *out = tg_arena_alloc(L->b->arena, (len ? len : 1) * sizeof **out);
     *count = len;
     if (!*out) return false;
     bool ok = true;
     for (size_t i = 0; i < len; i++) {
-        yaml_node_t *item = node_at(L, n->data.sequence.items.start[i]);
+        const tg_ynode *item = n->items[i];
         if (!get_num(L, item, what, allow_null, &(*out)[i])) ok = false;
     }
     return ok;
 }
 
 /* Iterate over a mapping's pairs with duplicate-key detection. */
-typedef bool (*pair_fn)(loader *L, const char *key, yaml_node_t *knode, yaml_node_t *value,
+typedef bool (*pair_fn)(loader *L, const char *key, const tg_ynode *knode, const tg_ynode *value,
                         void *ctx);
 
-static bool each_pair(loader *L, yaml_node_t *map, const char *what, pair_fn fn, void *ctx)
+static bool each_pair(loader *L, const tg_ynode *map, const char *what, pair_fn fn, void *ctx)
 {
-    if (map->type != YAML_MAPPING_NODE) {
-        LOAD_ERROR(L, map, "%s must be a mapping, not %s", what, node_kind(map));
+    if (map->kind != TG_Y_MAP) {
+        LOAD_ERROR(L, map, "%s must be a mapping, not %s", what, tg_ynode_kind_name(map));
+        return false;
+    }
+    long dup = tg_ymap_duplicate(map);
+    if (dup >= 0) {
+        LOAD_ERROR(L, map->items[dup], "duplicate key '%s' in %s", map->items[dup]->value, what);
         return false;
     }
     bool ok = true;
-    yaml_node_pair_t *start = map->data.mapping.pairs.start, *top = map->data.mapping.pairs.top;
-    for (yaml_node_pair_t *p = start; p < top; p++) {
-        yaml_node_t *k = node_at(L, p->key), *v = node_at(L, p->value);
+    for (size_t i = 0; i < map->n; i++) {
+        const tg_ynode *k = map->items[i], *v = map->vals[i];
         const char *key = scalar(k);
         if (!key) {
             LOAD_ERROR(L, k, "keys of %s must be plain names", what);
-            ok = false;
-            continue;
-        }
-        bool dup = false;
-        for (yaml_node_pair_t *q = start; q < p && !dup; q++) {
-            const char *other = scalar(node_at(L, q->key));
-            dup = other && !strcmp(other, key);
-        }
-        if (dup) {
-            LOAD_ERROR(L, k, "duplicate key '%s' in %s", key, what);
             ok = false;
             continue;
         }
@@ -195,14 +160,14 @@ static bool each_pair(loader *L, yaml_node_t *map, const char *what, pair_fn fn,
     return ok;
 }
 
-static void unknown_key(loader *L, yaml_node_t *k, const char *key, const char *what)
+static void unknown_key(loader *L, const tg_ynode *k, const char *key, const char *what)
 {
-    report_at(L, TG_DIAG_WARNING, k->start_mark, "unknown key '%s' in %s is ignored", key, what);
+    report_at(L, TG_DIAG_WARNING, k->pos, "unknown key '%s' in %s is ignored", key, what);
 }
 
 /* ------------------------------------------------------------ the runs */
 
-static bool run_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
+static bool run_pair(loader *L, const char *key, const tg_ynode *k, const tg_ynode *v, void *ctx)
 {
     tg_baseline_run *r = ctx;
     if (!strcmp(key, "trace")) return get_str(L, v, "runs[].trace", &r->trace);
@@ -221,13 +186,13 @@ static bool run_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v,
     return true;
 }
 
-static bool load_runs(loader *L, yaml_node_t *n)
+static bool load_runs(loader *L, const tg_ynode *n)
 {
-    if (n->type != YAML_SEQUENCE_NODE) {
-        LOAD_ERROR(L, n, "'runs' must be a list of recorded runs, not %s", node_kind(n));
+    if (n->kind != TG_Y_SEQ) {
+        LOAD_ERROR(L, n, "'runs' must be a list of recorded runs, not %s", tg_ynode_kind_name(n));
         return false;
     }
-    size_t len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    size_t len = n->n;
     if (len == 0) {
         LOAD_ERROR(L, n, "'runs' is empty: a baseline records at least one run");
         return false;
@@ -237,7 +202,7 @@ static bool load_runs(loader *L, yaml_node_t *n)
     L->b->n_runs = len;
     bool ok = true;
     for (size_t i = 0; i < len; i++) {
-        yaml_node_t *item = node_at(L, n->data.sequence.items.start[i]);
+        const tg_ynode *item = n->items[i];
         if (!each_pair(L, item, "a run", run_pair, &L->b->runs[i])) ok = false;
         else if (!L->b->runs[i].trace) {
             LOAD_ERROR(L, item, "run %zu has no 'trace' name", i + 1);
@@ -251,10 +216,10 @@ static bool load_runs(loader *L, yaml_node_t *n)
 
 typedef struct metric_nodes {
     tg_baseline_metric *m;
-    yaml_node_t *metric, *median, *mad, *n_runs, *runs, *samples, *n_samples;
+    const tg_ynode *metric, *median, *mad, *n_runs, *runs, *samples, *n_samples;
 } metric_nodes;
 
-static bool metric_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
+static bool metric_pair(loader *L, const char *key, const tg_ynode *k, const tg_ynode *v, void *ctx)
 {
     metric_nodes *c = ctx;
     tg_baseline_metric *m = c->m;
@@ -308,11 +273,11 @@ static bool near(double a, double b)
 }
 
 /* Required keys and the consistency of what they say. */
-static bool check_metric(loader *L, yaml_node_t *key_node, metric_nodes *c)
+static bool check_metric(loader *L, const tg_ynode *key_node, metric_nodes *c)
 {
     tg_baseline_metric *m = c->m;
     static const char *const names[] = {"metric", "median", "mad", "n_runs", "runs"};
-    yaml_node_t *const have[] = {c->metric, c->median, c->mad, c->n_runs, c->runs};
+    const tg_ynode *const have[] = {c->metric, c->median, c->mad, c->n_runs, c->runs};
     bool ok = true;
     for (size_t i = 0; i < 5; i++)
         if (!have[i]) {
@@ -320,7 +285,7 @@ static bool check_metric(loader *L, yaml_node_t *key_node, metric_nodes *c)
             ok = false;
         }
     if (!ok) return false;
-    size_t len = (size_t)(c->runs->data.sequence.items.top - c->runs->data.sequence.items.start);
+    size_t len = c->runs->n;
     if (len != L->b->n_runs) {
         LOAD_ERROR(L, c->runs, "'%s' has %zu run value%s but the baseline records %zu run%s",
                    m->rule, len, len == 1 ? "" : "s", L->b->n_runs, L->b->n_runs == 1 ? "" : "s");
@@ -365,7 +330,7 @@ typedef struct metrics_ctx {
     size_t n;
 } metrics_ctx;
 
-static bool metrics_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
+static bool metrics_pair(loader *L, const char *key, const tg_ynode *k, const tg_ynode *v, void *ctx)
 {
     metrics_ctx *mc = ctx;
     if (!tg_rules_valid_id(key)) {   /* it could never name a rule */
@@ -375,8 +340,7 @@ static bool metrics_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t
     tg_baseline_metric *m = &L->b->metrics[mc->n];
     *m = (tg_baseline_metric){.rule = tg_arena_strdup(L->b->arena, key),
                               .median = NAN, .mad = NAN,
-                              .pos = {L->name, (int)k->start_mark.line + 1,
-                                      (int)k->start_mark.column + 1}};
+                              .pos = k->pos};
     if (!m->rule) return false;
     metric_nodes c = {.m = m};
     char what[300];
@@ -392,13 +356,13 @@ static int cmp_metric(const void *a, const void *b)
     return strcmp(((const tg_baseline_metric *)a)->rule, ((const tg_baseline_metric *)b)->rule);
 }
 
-static bool load_metrics(loader *L, yaml_node_t *n)
+static bool load_metrics(loader *L, const tg_ynode *n)
 {
-    if (n->type != YAML_MAPPING_NODE) {
-        LOAD_ERROR(L, n, "'metrics' must map rule ids to metric entries, not %s", node_kind(n));
+    if (n->kind != TG_Y_MAP) {
+        LOAD_ERROR(L, n, "'metrics' must map rule ids to metric entries, not %s", tg_ynode_kind_name(n));
         return false;
     }
-    size_t len = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    size_t len = n->n;
     if (len == 0) {
         LOAD_ERROR(L, n, "'metrics' is empty: a baseline without metrics would pass every check; "
                    "re-record it with `tracegate baseline record`");
@@ -420,7 +384,7 @@ typedef struct entry_nodes {
     bool name, kind;
 } entry_nodes;
 
-static bool entry_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
+static bool entry_pair(loader *L, const char *key, const tg_ynode *k, const tg_ynode *v, void *ctx)
 {
     entry_nodes *c = ctx;
     tg_work_entry *e = c->e;
@@ -456,18 +420,18 @@ static bool entry_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *
     return true;
 }
 
-static bool load_entries(loader *L, yaml_node_t *n, const char *what, tg_work_entry **out, size_t *n_out)
+static bool load_entries(loader *L, const tg_ynode *n, const char *what, tg_work_entry **out, size_t *n_out)
 {
-    if (n->type != YAML_SEQUENCE_NODE) {
-        LOAD_ERROR(L, n, "workload %s must be a list, not %s", what, node_kind(n));
+    if (n->kind != TG_Y_SEQ) {
+        LOAD_ERROR(L, n, "workload %s must be a list, not %s", what, tg_ynode_kind_name(n));
         return false;
     }
-    size_t len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    size_t len = n->n;
     *out = tg_arena_alloc(L->b->arena, (len ? len : 1) * sizeof **out);
     if (!*out) return false;
     bool ok = true;
     for (size_t i = 0; i < len; i++) {
-        yaml_node_t *item = node_at(L, n->data.sequence.items.start[i]);
+        const tg_ynode *item = n->items[i];
         tg_work_entry *e = &(*out)[i];
         *e = (tg_work_entry){.time = NAN, .launches = NAN};
         entry_nodes c = {.e = e};
@@ -483,10 +447,10 @@ static bool load_entries(loader *L, yaml_node_t *n, const char *what, tg_work_en
 
 typedef struct workload_nodes {
     tg_workload *w;
-    yaml_node_t *ops;
+    const tg_ynode *ops;
 } workload_nodes;
 
-static bool workload_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
+static bool workload_pair(loader *L, const char *key, const tg_ynode *k, const tg_ynode *v, void *ctx)
 {
     workload_nodes *c = ctx;
     tg_workload *w = c->w;
@@ -504,7 +468,7 @@ static bool workload_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_
     return true;
 }
 
-static bool load_workload(loader *L, yaml_node_t *n)
+static bool load_workload(loader *L, const tg_ynode *n)
 {
     tg_workload *w = tg_arena_alloc(L->b->arena, sizeof *w);
     if (!w) return false;
@@ -522,10 +486,10 @@ static bool load_workload(loader *L, yaml_node_t *n)
 /* ------------------------------------------------------------ the root */
 
 typedef struct root_nodes {
-    yaml_node_t *date, *format_version, *metrics, *runs, *tool_version, *workload;
+    const tg_ynode *date, *format_version, *metrics, *runs, *tool_version, *workload;
 } root_nodes;
 
-static bool root_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *ctx)
+static bool root_pair(loader *L, const char *key, const tg_ynode *k, const tg_ynode *v, void *ctx)
 {
     root_nodes *r = ctx;
     if (!strcmp(key, "date")) r->date = v;
@@ -538,11 +502,11 @@ static bool root_pair(loader *L, const char *key, yaml_node_t *k, yaml_node_t *v
     return true;
 }
 
-static bool load_root(loader *L, yaml_node_t *root)
+static bool load_root(loader *L, const tg_ynode *root)
 {
-    if (root->type != YAML_MAPPING_NODE) {
+    if (root->kind != TG_Y_MAP) {
         LOAD_ERROR(L, root, "not a tracegate baseline: expected a mapping with format_version, "
-                   "runs and metrics, found %s", node_kind(root));
+                   "runs and metrics, found %s", tg_ynode_kind_name(root));
         return false;
     }
     root_nodes r = {0};
@@ -574,140 +538,35 @@ static bool load_root(loader *L, yaml_node_t *root)
     return load_metrics(L, r.metrics) && ok;
 }
 
-/* Limits on a baseline file, checked before libyaml builds the document:
-** it is input a CI job reads, and libyaml's loader has none of its own
-** (deep nesting is quadratic, aliases let a small file stand for a huge
-** tree). Baselines that tracegate writes are far below every one. */
-#define BASELINE_MAX_FILE (64u * 1024 * 1024)
-#define BASELINE_MAX_DEPTH 64
-#define BASELINE_MAX_NODES 4000000
-
-typedef struct anchor_size {
-    char *name;
-    size_t nodes;
-} anchor_size;
-
-/* One pass over libyaml's events: nesting depth and the node count with
-** aliases expanded. Returns false after reporting. */
-static bool prescan(loader *L)
-{
-    yaml_parser_t p;
-    if (!yaml_parser_initialize(&p)) return true;   /* the loader reports it */
-    yaml_parser_set_input_string(&p, (const unsigned char *)L->text, L->len);
-    anchor_size *anchors = NULL;
-    size_t n_anchors = 0, cap_anchors = 0, nodes = 0;
-    size_t starts[BASELINE_MAX_DEPTH + 1];
-    char *names[BASELINE_MAX_DEPTH + 1];
-    int depth = 0;
-    bool ok = true, done = false;
-    while (ok && !done) {
-        yaml_event_t e;
-        if (!yaml_parser_parse(&p, &e)) break;   /* syntax errors: the loader reports them */
-        const char *anchor = NULL;
-        size_t size = 0;
-        switch (e.type) {
-        case YAML_STREAM_END_EVENT: done = true; break;
-        case YAML_SEQUENCE_START_EVENT:
-        case YAML_MAPPING_START_EVENT:
-            if (depth == BASELINE_MAX_DEPTH) {
-                report_at(L, TG_DIAG_ERROR, e.start_mark,
-                          "the baseline nests deeper than %d levels; refusing it", BASELINE_MAX_DEPTH);
-                ok = false;
-                break;
-            }
-            nodes++;
-            starts[depth] = nodes;
-            anchor = (const char *)(e.type == YAML_SEQUENCE_START_EVENT ? e.data.sequence_start.anchor
-                                                                         : e.data.mapping_start.anchor);
-            names[depth++] = anchor ? strdup(anchor) : NULL;
-            anchor = NULL;
-            break;
-        case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT:
-            if (depth > 0) {
-                depth--;
-                if (names[depth]) {
-                    anchor = names[depth];
-                    size = nodes - starts[depth] + 1;
-                }
-            }
-            break;
-        case YAML_SCALAR_EVENT:
-            nodes++;
-            anchor = (const char *)e.data.scalar.anchor;
-            size = 1;
-            break;
-        case YAML_ALIAS_EVENT:
-            for (size_t i = n_anchors; i-- > 0;)
-                if (!strcmp(anchors[i].name, (const char *)e.data.alias.anchor)) {
-                    nodes += anchors[i].nodes;
-                    break;
-                }
-            break;
-        default: break;
-        }
-        if (anchor) {
-            anchor_size a = {e.type == YAML_SCALAR_EVENT ? strdup(anchor) : (char *)anchor, size};
-            if (!a.name || !TG_PUSH(anchors, n_anchors, cap_anchors, a)) free(a.name);
-        }
-        if (ok && nodes > BASELINE_MAX_NODES) {
-            report_at(L, TG_DIAG_ERROR, e.start_mark,
-                      "the baseline holds more than %d YAML nodes (aliases expanded); refusing it",
-                      BASELINE_MAX_NODES);
-            ok = false;
-        }
-        yaml_event_delete(&e);
-    }
-    while (depth > 0) free(names[--depth]);
-    for (size_t i = 0; i < n_anchors; i++) free(anchors[i].name);
-    free(anchors);
-    yaml_parser_delete(&p);
-    return ok;
-}
-
 tg_baseline *tg_baseline_load_string(const char *text, size_t len, const char *name,
                                      tg_diag *diag)
 {
-    loader L = {.name = name, .text = text, .len = len, .diag = diag};
+    loader L = {.name = name, .diag = diag};
     L.b = calloc(1, sizeof *L.b);
-    if (!L.b || !(L.b->arena = tg_arena_new())) {
-        free(L.b);
+    char *copy = L.b ? malloc(len + 1) : NULL;
+    if (!L.b || !copy || !(L.b->arena = tg_arena_new())) {
+        free(copy);
+        if (L.b) tg_baseline_free(L.b);
         tg_diag_error(diag, TG_EINTERNAL, "out of memory while reading %s", name);
         return NULL;
     }
+    memcpy(copy, text, len);
+    copy[len] = 0;
     L.b->path = tg_arena_strdup(L.b->arena, name);
-    if (!prescan(&L)) {
-        tg_baseline_free(L.b);
-        return NULL;
-    }
-    yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        tg_baseline_free(L.b);
-        tg_diag_error(diag, TG_EINTERNAL, "out of memory while reading %s", name);
-        return NULL;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    bool ok = true;
-    if (!yaml_parser_load(&parser, &L.doc)) {
-        report_at(&L, TG_DIAG_ERROR, parser.problem_mark, "not valid YAML: %s%s%s",
-                  parser.problem ? parser.problem : "parse error",
-                  parser.context ? " " : "", parser.context ? parser.context : "");
+    tg_src *src = tg_src_new(L.b->arena, diag, name, copy, len);
+    L.src = src;
+    bool ok = src != NULL;
+    const tg_ynode *root = ok ? tg_yaml_read(L.b->arena, diag, src, &baseline_limits, &ok) : NULL;
+    if (ok && !root) {
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){name, 0, 0}, NULL,
+                    "the baseline file is empty; record one with "
+                    "'tracegate baseline record -o FILE TRACE...'");
         ok = false;
-    } else {
-        yaml_node_t *root = yaml_document_get_root_node(&L.doc);
-        if (!root) {
-            tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){name, 0, 0}, NULL,
-                        "the baseline file is empty; record one with "
-                        "'tracegate baseline record -o FILE TRACE...'");
-            ok = false;
-        } else if (!load_root(&L, root) || L.errors) {
-            if (!L.errors)
-                tg_diag_error(diag, TG_EINTERNAL, "out of memory while reading %s", name);
-            ok = false;
-        }
-        yaml_document_delete(&L.doc);
+    } else if (ok && (!load_root(&L, root) || L.errors)) {
+        if (!L.errors) tg_diag_error(diag, TG_EINTERNAL, "out of memory while reading %s", name);
+        ok = false;
     }
-    yaml_parser_delete(&parser);
+    tg_src_release(src);
     if (!ok) {
         tg_baseline_free(L.b);
         return NULL;
@@ -717,54 +576,15 @@ tg_baseline *tg_baseline_load_string(const char *text, size_t len, const char *n
 
 tg_baseline *tg_baseline_load(const char *path, tg_diag *diag)
 {
-    /* O_NONBLOCK: a FIFO must not block the open; only regular files of a
-    ** sane size are read (not /dev/zero, not a directory). */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){path, 0, 0}, NULL,
-                    "cannot open the baseline: %s", strerror(errno));
+    char why[256];
+    size_t len;
+    char *text = tg_read_small_file(path, BASELINE_MAX_FILE, &len, why, sizeof why);
+    if (!text) {
+        if (!why[0]) tg_diag_error(diag, TG_EINTERNAL, "out of memory while reading %s", path);
+        else tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){path, 0, 0}, NULL, "the baseline %s", why);
         return NULL;
     }
-    struct stat st;
-    const char *bad = fstat(fd, &st) != 0 ? "cannot be read"
-                    : S_ISDIR(st.st_mode) ? "is a directory, not a baseline file"
-                    : !S_ISREG(st.st_mode) ? "is not a regular file, so it cannot be a baseline"
-                    : (uintmax_t)st.st_size > BASELINE_MAX_FILE ? "is larger than 64 MiB, so it is not a baseline"
-                    : NULL;
-    FILE *f = bad ? NULL : fdopen(fd, "rb");
-    if (!f) {
-        close(fd);
-        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){path, 0, 0}, NULL, "%s",
-                    bad ? bad : "cannot be read");
-        return NULL;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap) break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    bool read_error = ferror(f);
-    fclose(f);
-    if (!buf) {
-        tg_diag_error(diag, TG_EINTERNAL, "out of memory while reading %s", path);
-        return NULL;
-    }
-    if (read_error) {
-        free(buf);
-        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){path, 0, 0}, NULL,
-                    "cannot read the baseline");
-        return NULL;
-    }
-    tg_baseline *b = tg_baseline_load_string(buf, len, path, diag);
-    free(buf);
+    tg_baseline *b = tg_baseline_load_string(text, len, path, diag);
+    free(text);
     return b;
 }

@@ -12,6 +12,7 @@
 #include "check.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Distinct GPU names of the devices the trace describes, comma-separated. */
@@ -32,6 +33,29 @@ static const char *gpu_names(const tg_trace *t, tg_arena *a)
         len += (size_t)n;
     }
     return len ? tg_arena_strdup(a, buf) : NULL;
+}
+
+/* What the trace says about where it was recorded (trace_origin.c). */
+static bool origin_of(const tg_trace *t, tg_arena *a, tg_origin *o)
+{
+    *o = (tg_origin){.rank = -1, .world_size = -1};
+    /* a Kineto trace's distributedInfo, an export's recorded environment */
+    const char *from = t->rank_source ? t->rank_source : t->format == TG_FORMAT_KINETO ? "distributedInfo" : NULL;
+    if (from && t->rank >= 0 && (t->world_size <= 0 || t->rank < t->world_size)) {
+        o->rank = t->rank;
+        o->rank_from = from;
+        if (t->world_size > 0) o->world_size = t->world_size;
+    }
+    if (t->host && !(o->host = tg_arena_strdup(a, t->host))) return false;
+    if (t->job && !(o->job = tg_arena_strdup(a, t->job))) return false;
+    int32_t *pids;
+    int64_t n = tg_trace_gpu_pids(t, &pids);
+    if (n < 0) return false;
+    o->pids = tg_arena_alloc(a, (size_t)(n ? n : 1) * sizeof *o->pids);
+    if (o->pids) memcpy(o->pids, pids, (size_t)n * sizeof *pids);
+    o->n_pids = (size_t)n;
+    free(pids);
+    return o->pids != NULL;
 }
 
 /* Does an enabled rule read source src? */
@@ -71,6 +95,7 @@ tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_r
     out->arena = tg_arena_new();
     if (!out->arena) return out->status = TG_EINTERNAL;
     out->file = tg_arena_strdup(out->arena, path);
+    out->origin = (tg_origin){.rank = -1, .world_size = -1};
 
     tg_load_opts load = tg_check_load_opts(plan);
     tg_model_params mp = {.iteration_pattern = plan->iteration_pattern, .gap_rows_min_ns = plan->gap_rows_min_ns};
@@ -85,6 +110,11 @@ tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_r
     if (!t) return failed(out, diag, TG_ETRACE, "the trace could not be read");
     if (t->nsys_version) out->nsys_version = tg_arena_strdup(out->arena, t->nsys_version);
     if (t->schema_version) out->schema_version = tg_arena_strdup(out->arena, t->schema_version);
+    if (!origin_of(t, out->arena, &out->origin)) {
+        tg_diag_error(diag, TG_EINTERNAL, "out of memory");
+        tg_trace_close(t);
+        return failed(out, diag, TG_EINTERNAL, "out of memory");
+    }
 
     tg_status st = TG_OK;
     tg_model *m = tg_model_build(t, &mp, diag);
@@ -95,6 +125,12 @@ tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_r
         out->api_streamed = t->apis_partial;
         out->gpu_names = gpu_names(t, out->arena);
         st = tg_eval_model(plan->rs, m, &plan->eval, out->arena, out, diag);
+        /* every checked trace carries its workload, regression rules or
+        ** not: merge compares ranks with it (docs/formats.md, "Workload") */
+        if (st == TG_OK && !out->workload && !(out->workload = tg_eval_workload(m, out->arena))) {
+            tg_diag_error(diag, TG_EINTERNAL, "out of memory while evaluating rules");
+            st = TG_EINTERNAL;
+        }
         if (st != TG_OK) failed(out, diag, st, "evaluation failed");
         tg_model_free(m);
     }

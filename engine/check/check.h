@@ -38,4 +38,30 @@ tg_load_opts tg_check_load_opts(const tg_check_plan *plan);
 ** included) go to diag. */
 tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_result *out, tg_diag *diag);
 
+/* ------------------------------------------------------------ origin */
+
+/* What check's options say about where its traces were recorded
+** (docs/formats.md, "Where a result comes from"); they replace what a
+** trace says, with a warning when the two differ. */
+typedef struct tg_origin_opts {
+    int64_t rank;              /* --rank N (one trace only), -1 without */
+    int64_t world_size;        /* --world-size W, -1 without */
+    const char *rank_pattern;  /* --rank-pattern RE: group 1 of RE in each trace path */
+    const char *job;           /* --job ID */
+    const char *host;          /* --host NAME */
+} tg_origin_opts;
+
+#define TG_ORIGIN_OPTS_NONE ((tg_origin_opts){.rank = -1, .world_size = -1})
+
+/* Before any trace is read: the options fit each other and the traces
+** (--rank with one trace, a rank below the world size, a pattern that
+** compiles and gives every path a rank). TG_OK, or TG_EUSAGE with a diag. */
+tg_status tg_origin_opts_check(const tg_origin_opts *o, const char *const *paths, size_t n, tg_diag *diag);
+
+/* Apply the options to the origin of r, checked from `path` as given on
+** the command line (what --rank-pattern reads), its strings in a;
+** warnings in diag where an option replaces what the trace recorded.
+** False when out of memory. */
+bool tg_origin_apply(const tg_origin_opts *o, tg_trace_result *r, const char *path, tg_arena *a, tg_diag *diag);
+
 #endif

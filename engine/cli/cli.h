@@ -1,7 +1,7 @@
 /*
 ** The `tracegate` command: a thin client of libtracegate. Each subcommand
-** lives in its own file and returns the exit status of DESIGN §5; only this
-** folder prints to stdout/stderr or decides exit codes.
+** lives in its own file and returns the exit status of docs/formats.md; only
+** this folder prints to stdout/stderr or decides exit codes.
 */
 #ifndef TG_CLI_H
 #define TG_CLI_H
@@ -21,6 +21,7 @@ int tg_cmd_metrics(int argc, char **argv);   /* cmd_metrics.c */
 int tg_cmd_check(int argc, char **argv);     /* cmd_check.c */
 int tg_cmd_rules(int argc, char **argv);     /* cmd_rules.c: list, lint, test */
 int tg_cmd_explain(int argc, char **argv);   /* cmd_rules.c */
+int tg_cmd_rules_fields(int argc, char **argv);  /* cmd_fields.c: `rules fields` */
 int tg_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: record, show */
 
 /* One line on stderr: "tracegate: ", the printf-formatted message run
@@ -50,7 +51,7 @@ int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_check_p
 /* Free what tg_cli_evaluate allocated, including run->arena. */
 void tg_cli_run_free(tg_run_result *run);
 
-/* Exit status of a run from its verdicts (DESIGN §5, docs/formats.md): 4
+/* Exit status of a run from its verdicts (docs/formats.md): 4
 ** internal or rule evaluation error, 2 a trace that does not fit the
 ** baseline, 3 a trace unreadable or lacking data a rule needs, 1 a result
 ** that gates under `gate` (tg_report_gates: a failing finding at or above

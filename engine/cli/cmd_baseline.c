@@ -1,5 +1,6 @@
 /*
-** `tracegate baseline record` and `tracegate baseline show` (DESIGN §6).
+** `tracegate baseline record` and `tracegate baseline show`
+** (baselines/README.md).
 **
 ** record evaluates the rules on every trace given (each trace is one run of
 ** the workload), keeps the value of every rule's `metric` and its per-row

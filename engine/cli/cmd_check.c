@@ -2,8 +2,8 @@
 ** `tracegate check`: load the rule set (built-in rules.d by default), run it
 ** over every trace (engine/cli/pipeline.c), compare with a baseline when one
 ** is given, write the reports asked for, and turn the verdicts into the exit
-** status of DESIGN §5: 0 pass, 1 gate failed, 2 usage/rule/baseline error,
-** 3 trace unreadable or lacking data a rule needs, 4 internal error.
+** status of docs/formats.md: 0 pass, 1 gate failed, 2 usage/rule/baseline
+** error, 3 trace unreadable or lacking data a rule needs, 4 internal error.
 */
 #include "cli.h"
 
@@ -29,6 +29,7 @@ typedef struct check_args {
     int jobs;
     int64_t max_memory;        /* --max-memory, 0 = no limit */
     bool load_all;             /* --load all */
+    tg_origin_opts origin;     /* --rank, --world-size, --rank-pattern, --job, --host */
 } check_args;
 
 static void check_usage(FILE *f)
@@ -52,6 +53,12 @@ static void check_usage(FILE *f)
         "  --load WHAT           needed (default): keep only the rows the rules can\n"
         "                        count; all: keep every row of every table (same\n"
         "                        results, more memory)\n"
+        "  --rank N              the trace is rank N of its job (one trace)\n"
+        "  --rank-pattern RE     each trace's rank is group 1 of RE in its path,\n"
+        "                        e.g. 'rank([0-9]+)' for rank12.sqlite\n"
+        "  --world-size W        the job has W ranks (0 to W-1)\n"
+        "  --job ID              the job the traces belong to (e.g. $SLURM_JOB_ID)\n"
+        "  --host NAME           the host that recorded the traces\n"
         "  --color WHEN          auto (default), always, never\n"
         "  --quiet               text: only failures and the verdict\n");
 }
@@ -85,10 +92,22 @@ static int bad_usage(const char *fmt, ...)
     return TG_EUSAGE;
 }
 
+/* A rank or a world size: decimal digits, at least lo, at most 2^31 - 1. */
+static bool parse_count(const char *s, int64_t lo, int64_t *out)
+{
+    char *end;
+    if (!*s || *s < '0' || *s > '9') return false;
+    long long v = strtoll(s, &end, 10);
+    if (*end || v < lo || v > INT32_MAX) return false;
+    *out = v;
+    return true;
+}
+
 static int parse_args(int argc, char **argv, check_args *a)
 {
     enum { O_RULES = 256, O_FORMAT, O_FAIL_ON, O_INCONCLUSIVE, O_MISSING, O_BASELINE, O_MISMATCH,
-           O_SET, O_PATTERN, O_JOBS, O_COLOR, O_QUIET, O_HELP, O_MAX_MEMORY, O_LOAD };
+           O_SET, O_PATTERN, O_JOBS, O_COLOR, O_QUIET, O_HELP, O_MAX_MEMORY, O_LOAD,
+           O_RANK, O_RANK_PATTERN, O_WORLD_SIZE, O_JOB, O_HOST };
     static const struct option opts[] = {
         {"rules", required_argument, 0, O_RULES},     {"format", required_argument, 0, O_FORMAT},
         {"fail-on", required_argument, 0, O_FAIL_ON}, {"missing-data", required_argument, 0, O_MISSING},
@@ -98,10 +117,14 @@ static int parse_args(int argc, char **argv, check_args *a)
         {"quiet", no_argument, 0, O_QUIET},           {"help", no_argument, 0, O_HELP},
         {"max-memory", required_argument, 0, O_MAX_MEMORY},
         {"load", required_argument, 0, O_LOAD},       {"inconclusive", required_argument, 0, O_INCONCLUSIVE},
+        {"rank", required_argument, 0, O_RANK},       {"rank-pattern", required_argument, 0, O_RANK_PATTERN},
+        {"world-size", required_argument, 0, O_WORLD_SIZE}, {"job", required_argument, 0, O_JOB},
+        {"host", required_argument, 0, O_HOST},
         {0, 0, 0, 0}};
     tg_cli_outputs_init(&a->out);
     a->missing = TG_MISSING_FAIL;
     a->jobs = 1;
+    a->origin = TG_ORIGIN_OPTS_NONE;
     optind = 1;
     opterr = 0;
     int c;
@@ -163,6 +186,20 @@ static int parse_args(int argc, char **argv, check_args *a)
             a->jobs = (int)n;
             break;
         }
+        case O_RANK:
+            if (!parse_count(optarg, 0, &a->origin.rank))
+                return bad_usage("--rank wants a rank: a number from 0, not '%s'", optarg);
+            break;
+        case O_WORLD_SIZE:
+            if (!parse_count(optarg, 1, &a->origin.world_size))
+                return bad_usage("--world-size wants the number of ranks: 1 or more, not '%s'", optarg);
+            break;
+        case O_RANK_PATTERN: a->origin.rank_pattern = optarg; break;
+        case O_JOB:
+        case O_HOST:
+            if (!*optarg) return bad_usage("--%s wants a non-empty value", c == O_JOB ? "job" : "host");
+            *(c == O_JOB ? &a->origin.job : &a->origin.host) = optarg;
+            break;
         case O_COLOR:
             if (tg_cli_outputs_option(&a->out, "color", optarg) < 0) return TG_EUSAGE;
             break;
@@ -258,6 +295,18 @@ static int run_check(check_args *a, int n_traces, char **traces)
         return st;
     }
 
+    /* Where the traces come from: options that cannot fit are refused
+    ** before any trace is read (engine/check/origin.c). */
+    st = tg_origin_opts_check(&a->origin, (const char *const *)traces, (size_t)n_traces, &diag);
+    if (st != TG_OK) {
+        tg_cli_report_diag(&diag, st);
+        tg_diag_clear(&diag);
+        tg_inputs_free(&inputs);
+        tg_baseline_free(baseline);
+        tg_rules_free(rs);
+        return st;
+    }
+
     /* No report may land on a file this check reads: refused before any
     ** trace is read or any report written (engine/cli/outfile.h). */
     tg_cli_reads reads = {0};
@@ -297,6 +346,13 @@ static int run_check(check_args *a, int n_traces, char **traces)
     /* baseline.STAT in rule expressions reads the stored statistics */
     if (baseline && run.arena) plan.eval.baselines = tg_baseline_rule_stats(baseline, rs, run.arena);
     int eval_status = run.arena ? tg_cli_evaluate(inputs.paths, inputs.n, &plan, a->jobs, &run) : TG_EINTERNAL;
+    for (size_t i = 0; i < run.n_traces && eval_status != TG_EINTERNAL; i++) {
+        tg_trace_result *t = &run.traces[i];
+        if (!tg_origin_apply(&a->origin, t, traces[i], t->arena ? t->arena : run.arena, &diag))
+            eval_status = TG_EINTERNAL;
+    }
+    tg_cli_report_diag(&diag, TG_OK);   /* an option replacing what a trace recorded */
+    tg_diag_clear(&diag);
 
     if (baseline && eval_status != TG_EINTERNAL) {
         if (tg_baseline_apply(baseline, rs, &run, a->allow_mismatch, &diag) != TG_OK) {

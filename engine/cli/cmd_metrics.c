@@ -1,12 +1,12 @@
 /*
 ** `tracegate metrics [--format text|json] [--iteration-pattern RE] TRACE...`:
-** every fact the engine derives from each export (DESIGN §2), the numbers
-** behind the built-in rules' verdicts. engine/report/metrics.c builds the
-** document. Text prints one block per trace; JSON prints one object
-** {"tool", "version", "schema", "traces"} whose entries are metrics
-** documents, or {"file", "error"} for a trace that could not be read.
-** Exit status: 0, 2 for usage errors (a bad pattern), 3 when a trace could
-** not be read (after every trace has been reported).
+** every fact the engine derives from each export (docs/formats.md, "info and
+** metrics"), the numbers behind the built-in rules' verdicts.
+** engine/report/metrics.c builds the document. Text prints one block per
+** trace; JSON prints one object {"tool", "version", "schema", "traces"} whose
+** entries are metrics documents, or {"file", "error"} for a trace that could
+** not be read. Exit status: 0, 2 for usage errors (a bad pattern), 3 when a
+** trace could not be read (after every trace has been reported).
 */
 #include "cli.h"
 

@@ -1,11 +1,11 @@
 /*
-** `tracegate rules list|lint|test PATH...` and `tracegate explain RULE`:
-** thin wrappers over engine/rules. Errors print like a compiler's
-** (file:line:col, the offending line, a caret) through tg_cli_report_diag
-** and exit with status 2. `rules test` runs rule test files (DESIGN §7,
-** engine/ruletest/ruletest.h): one line per case, a diff of expected and
-** actual for each failure, a summary line; exit 1 when a case fails, 2 when
-** a test file is malformed.
+** `tracegate rules list|lint|test PATH...` and `tracegate explain RULE`
+** (`rules fields` lives in cmd_fields.c): thin wrappers over engine/rules.
+** Errors print like a compiler's (file:line:col, the offending line, a caret)
+** through tg_cli_report_diag and exit with status 2. `rules test` runs rule
+** test files (tests/rules/README.md, engine/ruletest/ruletest.h): one line
+** per case, a diff of expected and actual for each failure, a summary line;
+** exit 1 when a case fails, 2 when a test file is malformed.
 */
 #include "cli.h"
 
@@ -282,6 +282,8 @@ static void rules_usage(FILE *f)
                "                                        run rule test files: PATH is a test file or a folder\n"
                "                                        of *.test.yaml / *_test.yaml files (not recursive);\n"
                "                                        --keep keeps each generated SQLite trace\n"
+               "       tracegate rules fields [--format text|markdown] [SOURCE]\n"
+               "                                        the sources rules read and their fields\n"
                "PATH is a rule file, a folder of *.yaml / *.yml files, or 'builtin'.\n");
 }
 
@@ -299,7 +301,8 @@ int tg_cmd_rules(int argc, char **argv)
     if (!strcmp(sub, "list")) return rules_list(argc - 2, argv + 2);
     if (!strcmp(sub, "lint")) return rules_lint(argc - 2, argv + 2);
     if (!strcmp(sub, "test")) return rules_test(argc - 2, argv + 2);
-    tg_cli_say("unknown rules command '%s' (list, lint or test)", sub);
+    if (!strcmp(sub, "fields")) return tg_cmd_rules_fields(argc - 2, argv + 2);
+    tg_cli_say("unknown rules command '%s' (list, lint, test or fields)", sub);
     return TG_EUSAGE;
 }
 

@@ -1,8 +1,8 @@
 /*
-** Trace inputs of the CLI (DESIGN §9): SQLite exports are used as given;
-** `.nsys-rep` reports are exported on the fly with `nsys export` when nsys
-** is on PATH, cached by content hash, and otherwise refused with the exact
-** command to run.
+** Trace inputs of the CLI (docs/architecture.md, the check's step 3): SQLite
+** exports are used as given; `.nsys-rep` reports are exported on the fly with
+** `nsys export` when nsys is on PATH, cached by content hash, and otherwise
+** refused with the exact command to run.
 */
 #ifndef TG_INPUTS_H
 #define TG_INPUTS_H

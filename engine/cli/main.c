@@ -1,7 +1,8 @@
 /*
 ** Entry point of the `tracegate` command: dispatches to subcommands and
 ** holds the few helpers they share (diagnostic printing, finding the
-** built-in rules). Exit statuses follow DESIGN §5.
+** built-in rules). Exit statuses follow docs/formats.md
+** ("Run status and exit status").
 */
 #include "cli.h"
 
@@ -27,6 +28,8 @@ static void usage(FILE *f)
         "  info [--format text|json] TRACE...     what an export contains\n"
         "  metrics [--format text|json] TRACE     every fact the engine computes\n"
         "  rules list|lint|test PATH...           list, validate or test rule files\n"
+        "  rules fields [--format text|markdown] [SOURCE]\n"
+        "                        the sources rules read and their fields\n"
         "  explain [--rules PATH]... RULE         a rule's text and compiled tree\n"
         "  baseline record -o FILE TRACE... | baseline show FILE\n"
         "  merge [--format F] [-o F=FILE] RESULT.json...  combine per-rank JSON results,\n"

@@ -17,7 +17,8 @@
 
 #include "vocab.h"
 
-/* Exit statuses of DESIGN §5; library calls return them too. */
+/* Exit statuses (docs/formats.md, "Run status and exit status"); library
+** calls return them too. */
 typedef enum tg_status {
     TG_OK = 0,
     TG_FAIL = 1,        /* the gate failed */

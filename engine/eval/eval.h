@@ -7,6 +7,8 @@
 #ifndef TG_EVAL_H
 #define TG_EVAL_H
 
+#include <stdio.h>
+
 #include "../model/source.h"
 #include "../rules/rules.h"
 #include "result.h"
@@ -31,13 +33,30 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
 
 /* The workload of a built model (eval_workload.c), in arena; NULL when out
 ** of memory. tg_eval_model fills tg_trace_result.workload with it when an
-** enabled rule has `regression`. */
+** enabled rule has `regression`; engine/check's pipeline always does. */
 tg_workload *tg_eval_workload(const tg_model *m, tg_arena *arena);
 
 /* SQL that gives entry e's launches and per-iteration total (over the
 ** steady iterations) from the export w came from; NULL for NVTX entries,
 ** without iterations, or out of memory. */
 const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *arena);
+
+/* What changed from workload `then` to `now` (eval_contrib.c): the GPU
+** work names (and, with ranges, the NVTX ranges) whose time per steady
+** iteration moved, by |delta|, kept while they move at least 2% of the
+** change they are part of (GPU work: of gpu_time's; ranges: of
+** metric_change), at most TG_CONTRIB_MAX_OPS and TG_CONTRIB_MAX_RANGES,
+** each with the SQL that reproduces it on now's export; into
+** c->contributors, c->busy_then and c->busy_now. False when out of memory. */
+#define TG_CONTRIB_MAX_OPS 8
+#define TG_CONTRIB_MAX_RANGES 4
+bool tg_workload_attribute(const tg_workload *then, const tg_workload *now, double metric_change, bool ranges,
+                           tg_baseline_cmp *c, tg_arena *arena);
+/* The sentence after a verdict that names them ("; GPU busy per iteration
+** 11.5 ms -> 12.7 ms, the rest of the change (+16 ms) is time the GPU
+** waited ...; GPU work that changed most: ..."), from c->value to
+** c->current; wall_time: the metric is a period, not GPU time. */
+void tg_workload_put_changes(FILE *f, const tg_baseline_cmp *c, bool wall_time);
 
 /* Which rows of source src can count for some enabled rule of rs (its
 ** `where` holds): for a table that streams by, the rows worth keeping.

@@ -7,6 +7,7 @@
 ** the steady iterations' NVTX rowids and the tables as named in the file.
 */
 #include "eval_int.h"
+#include "../common/stats.h"
 #include "../trace/nsys_enums.h"
 
 #include <math.h>
@@ -58,6 +59,34 @@ static bool entries(const tg_work_name *src, size_t n, int64_t iters, tg_arena *
     return true;
 }
 
+/* p50 period of the steady iterations; NaN without. */
+static double steady_period(const tg_model *m)
+{
+    int64_t *v = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *v);
+    if (!v) return NAN;
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_iterations; i++)
+        if (m->iterations[i].steady && m->iterations[i].period != TG_NULL_I64) v[n++] = m->iterations[i].period;
+    double p50 = tg_stats_median_i64(v, n);
+    free(v);
+    return p50;
+}
+
+/* Steady time in which a device ran no GPU op, summed over the devices,
+** per steady iteration: what a rank's GPU waited for per iteration (its
+** host, its input, the other ranks), beside gpu_time, what it ran. */
+static double steady_idle(const tg_model *m, int64_t iters)
+{
+    double window = (double)(m->steady_end - m->steady_start), idle = 0;
+    if (iters <= 0 || !(window > 0)) return NAN;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        double busy = m->devices[i].busy_frac_steady;
+        if (isnan(busy)) continue;
+        idle += window * (1 - (busy > 1 ? 1 : busy));
+    }
+    return idle / (double)iters;
+}
+
 tg_workload *tg_eval_workload(const tg_model *m, tg_arena *a)
 {
     tg_work_summary s;
@@ -70,6 +99,8 @@ tg_workload *tg_eval_workload(const tg_model *m, tg_arena *a)
         *w = (tg_workload){
             .steady_iterations = iters,
             .gpu_time = iters > 0 ? (double)s.steady_time / (double)iters : NAN,
+            .period = iters > 0 ? steady_period(m) : NAN,
+            .idle = steady_idle(m, iters),
             .total = (double)s.time, .n_ops = s.n_names, .n_ranges = s.n_ranges,
             .table_kernel = table_of(t, TG_TABLE_KERNEL), .table_memcpy = table_of(t, TG_TABLE_MEMCPY),
             .table_memset = table_of(t, TG_TABLE_MEMSET), .table_runtime = table_of(t, TG_TABLE_RUNTIME),

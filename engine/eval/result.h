@@ -2,7 +2,7 @@
 ** What an evaluation produces: per trace, per rule, a verdict with its
 ** numbers and evidence. The reporters (engine/report) and the baseline
 ** code read only these structs; the JSON reporter maps them one to one onto
-** the contract of DESIGN §5. All strings are owned by the result's arena.
+** the contract of docs/formats.md. All strings are owned by the result's arena.
 */
 #ifndef TG_RESULT_H
 #define TG_RESULT_H
@@ -128,9 +128,15 @@ typedef struct tg_work_entry {
     double time, launches;     /* per steady iteration; NaN without iterations */
 } tg_work_entry;
 
+/* What a workload list keeps beside its top names: the rest, summed. */
+#define TG_WORK_OTHER "(other)"
+
 typedef struct tg_workload {
     int64_t steady_iterations;
     double gpu_time;           /* GPU work per steady iteration (ops summed); NaN without */
+    double period;             /* p50 period of the steady iterations (ns); NaN without */
+    double idle;               /* time the devices had no GPU op in the steady window,
+                                  summed over devices, per steady iteration; NaN without */
     double total;              /* GPU work over the whole trace (ns) */
     tg_work_entry *ops;        /* by time per iteration (else total), descending */
     size_t n_ops;
@@ -143,6 +149,26 @@ typedef struct tg_workload {
     const char *table_kernel, *table_memcpy, *table_memset, *table_runtime, *table_nvtx;
 } tg_workload;
 
+/* Where a trace was recorded (docs/formats.md, "Where a result comes
+** from"): the rank of its job and the job, told by check's options or read
+** from the trace, and the host and processes that recorded it. Unknown is
+** NULL; the rank is known only with rank_from set (a zeroed origin knows
+** nothing), the world size only when > 0. */
+typedef struct tg_origin {
+    int64_t rank;
+    int64_t world_size;
+    const char *rank_from;     /* "--rank", "--rank-pattern", "env RANK", ... */
+    const char *job;           /* job id: --job, or SLURM_JOB_ID, ... */
+    const char *host;
+    int32_t *pids;             /* processes that did GPU work, sorted */
+    size_t n_pids;
+} tg_origin;
+
+static inline bool tg_origin_has_rank(const tg_origin *o)
+{
+    return o->rank_from != NULL && o->rank >= 0;
+}
+
 typedef struct tg_trace_result {
     const char *file;
     const char *nsys_version;  /* NULL if not recorded */
@@ -151,7 +177,13 @@ typedef struct tg_trace_result {
     const char *iteration_marker;  /* markers of its iterations ("ProfilerStep#N",
                                       several joined by ", "), NULL without */
     const char *trace_format;  /* tg_trace_format_names[]: "nsys-sqlite", "kineto-json" */
-    tg_workload *workload;     /* when a regression rule is enabled; NULL otherwise */
+    tg_origin origin;
+    const char *source;        /* merge: the result file it was read from; NULL */
+    int64_t *missing_ranks;    /* merge's entry for the ranks of a job without a
+                                  result (status TG_ETRACE): those ranks */
+    size_t n_missing_ranks;
+    tg_workload *workload;     /* what ran (every trace engine/check read has one);
+                                  NULL when unreadable, or read from a result without */
     bool api_streamed;         /* the API table streamed through the launch join,
                                   only the calls a rule admits kept (the lean load) */
     tg_status status;          /* TG_OK, or TG_ETRACE when unreadable */

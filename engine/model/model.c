@@ -1,5 +1,6 @@
 /*
-** tg_model_build: derives the rule sources of DESIGN §2 from a loaded trace.
+** tg_model_build: derives the rule sources (docs/rules.md, "Sources and
+** fields"; docs/architecture.md, the model step) from a loaded trace.
 **
 ** This file runs the passes in order and owns the row-level derivations:
 ** durations, API names without their version suffix (`cudaMemcpy_v3020` is

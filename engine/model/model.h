@@ -1,5 +1,6 @@
 /*
-** The model: derives the rule sources of DESIGN §2 from a loaded trace.
+** The model: derives the rule sources (docs/rules.md, "Sources and fields")
+** from a loaded trace.
 ** It fills the DERIVED fields of the trace's row structs (launching call,
 ** queue time, iteration, steady state, ...) and builds the sources that
 ** have no table of their own: iteration, gap, device and trace.
@@ -169,7 +170,8 @@ void tg_work_summary_free(tg_work_summary *s);
 /* ------------------------------------------------------------- model */
 
 typedef struct tg_model_params {
-    const char *iteration_pattern;  /* POSIX ERE; NULL = default of DESIGN §2 */
+    const char *iteration_pattern;  /* POSIX ERE; NULL = TG_DEFAULT_ITERATION_PATTERN
+                                       (docs/iterations.md) */
     int64_t gap_min_ns;             /* gaps counted in device.gaps; default 500 ms */
     int64_t gap_rows_min_ns;        /* gap rows materialised: the ones at least this
                                        long (<= 0: all); a predicate pushed down from

@@ -1,5 +1,5 @@
 /*
-** The iteration source (DESIGN §2) and the steady state built on it.
+** The iteration source (docs/iterations.md) and the steady state built on it.
 **
 ** Iterations are the NVTX ranges model_marker.c chooses among those whose
 ** name matches the iteration pattern (one marker level per process, see

@@ -1,11 +1,12 @@
 /*
 ** The launch pass: every API call, visited once, is matched to the kernels,
 ** copies and memsets it launched (same process, same correlation id:
-** SCHEMA.md), attributed to its iteration and counted; the ops it launched
-** get their queue time, launching call name, thread and iteration. The
-** calls come from the loaded API table, or stream by from the deferred
-** one (tg_trace_stream_apis): then only the calls params->keep_api wants
-** stay as rows, and ten million kernels' launches cost no row at all.
+** docs/architecture.md, "The nsys export"), attributed to its iteration and
+** counted; the ops it launched get their queue time, launching call name,
+** thread and iteration. The calls come from the loaded API table, or stream
+** by from the deferred one (tg_trace_stream_apis): then only the calls
+** params->keep_api wants stay as rows, and ten million kernels' launches cost
+** no row at all.
 **
 ** The ops are indexed by (process, correlation id) in one open-addressing
 ** table whose slots carry a fingerprint of the key, so a probe reads an

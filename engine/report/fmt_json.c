@@ -1,10 +1,11 @@
 /*
-** The JSON result (DESIGN §5): the contract that `tracegate merge`, the
-** corpus tests and other tools read, documented in docs/result-schema.json.
-** It maps tg_run_result one to one: keys always in the same order, absent
-** C values (NULL strings, TG_NULL_I64, NaN) as JSON null, optional members
-** (gpus, error, baseline, metric, missing_data, location) only when they
-** carry something. Extend it; never rename or retype what is there.
+** The JSON result (docs/formats.md, "json"): the contract that `tracegate
+** merge`, the corpus tests and other tools read, documented in
+** docs/result-schema.json. It maps tg_run_result one to one: keys always in
+** the same order, absent C values (NULL strings, TG_NULL_I64, NaN) as JSON
+** null, optional members (gpus, error, baseline, metric, missing_data,
+** location) only when they carry something. Extend it; never rename or retype
+** what is there.
 */
 #include "report_int.h"
 
@@ -209,6 +210,74 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
     return o;
 }
 
+/* Names kept per list of a result's workload (the rest summed as
+** TG_WORK_OTHER): enough for the movers merge names (8 kernels, 4 ranges),
+** small beside the rule results. */
+#define WORK_OPS_KEPT 32
+#define WORK_RANGES_KEPT 16
+
+static void put_work(jctx *c, json_t *arr, const tg_work_entry *e)
+{
+    json_t *o = json_object();
+    put(c, o, "name", tg_report_json_str(e->name));
+    put(c, o, "kind", json_string(tg_work_kind_name(e->kind)));
+    put(c, o, "time_ns", tg_report_json_num(e->time));
+    if (e->kind != TG_WORK_NVTX) put(c, o, "launches", tg_report_json_num(e->launches));
+    put(c, o, "count", json_integer((json_int_t)e->count));
+    put(c, o, "total_ns", tg_report_json_num(e->total));
+    append(c, arr, o);
+}
+
+/* The first `kept` entries (time per iteration, descending), then the rest
+** summed as TG_WORK_OTHER (kind kernel for GPU work, as baselines write it). */
+static json_t *work_list_json(jctx *c, const tg_work_entry *list, size_t n, size_t kept)
+{
+    json_t *arr = json_array();
+    tg_work_entry other = {.name = TG_WORK_OTHER};
+    size_t shown = 0, rest = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tg_work_entry *e = &list[i];
+        if (shown < kept && strcmp(e->name, TG_WORK_OTHER) != 0) {
+            put_work(c, arr, e);
+            shown++;
+            continue;
+        }
+        other.kind = e->kind == TG_WORK_NVTX ? TG_WORK_NVTX : TG_WORK_KERNEL;
+        other.count += e->count;
+        other.total += e->total;
+        other.time += e->time;         /* NaN without iterations, as e's */
+        other.launches += e->launches;
+        rest++;
+    }
+    if (rest) put_work(c, arr, &other);
+    return arr;
+}
+
+/* What ran, per steady iteration (docs/formats.md): merge compares ranks
+** with it, and names what the slowest one ran differently. */
+static json_t *workload_json(jctx *c, const tg_workload *w)
+{
+    json_t *o = json_object();
+    put(c, o, "steady_iterations", json_integer((json_int_t)w->steady_iterations));
+    put(c, o, "period_p50_ns", tg_report_json_num(w->period));
+    put(c, o, "gpu_time_ns", tg_report_json_num(w->gpu_time));
+    put(c, o, "idle_ns", tg_report_json_num(w->idle));
+    put(c, o, "total_ns", tg_report_json_num(w->total));
+    put(c, o, "ops", work_list_json(c, w->ops, w->n_ops, WORK_OPS_KEPT));
+    put(c, o, "ranges", work_list_json(c, w->ranges, w->n_ranges, WORK_RANGES_KEPT));
+    if (w->sql_steady) {
+        json_t *q = json_object();
+        put(c, q, "steady", tg_report_json_str(w->sql_steady));
+        put(c, q, "kernel", tg_report_json_str(w->table_kernel));
+        put(c, q, "memcpy", tg_report_json_str(w->table_memcpy));
+        put(c, q, "memset", tg_report_json_str(w->table_memset));
+        put(c, q, "runtime", tg_report_json_str(w->table_runtime));
+        put(c, q, "nvtx", tg_report_json_str(w->table_nvtx));
+        put(c, o, "sql", q);
+    }
+    return o;
+}
+
 /* "A100, H100" -> ["A100", "H100"]. */
 static json_t *gpus_json(jctx *c, const char *names)
 {
@@ -234,14 +303,36 @@ static json_t *gpus_json(jctx *c, const char *names)
     return arr;
 }
 
+/* Where the trace was recorded: rank, world size, job and host are null
+** when unknown, rank_from says who told the rank. */
+static void origin_json(jctx *c, json_t *o, const tg_origin *og)
+{
+    bool ranked = tg_origin_has_rank(og);
+    put(c, o, "rank", ranked ? json_integer((json_int_t)og->rank) : json_null());
+    if (ranked) put(c, o, "rank_from", tg_report_json_str(og->rank_from));
+    put(c, o, "world_size", og->world_size > 0 ? json_integer((json_int_t)og->world_size) : json_null());
+    put(c, o, "job", tg_report_json_str(og->job));
+    put(c, o, "host", tg_report_json_str(og->host));
+    json_t *pids = json_array();
+    for (size_t i = 0; i < og->n_pids; i++) append(c, pids, json_integer(og->pids[i]));
+    put(c, o, "pids", pids);
+}
+
 static json_t *trace_json(jctx *c, const tg_trace_result *t)
 {
     json_t *o = json_object();
     put(c, o, "file", tg_report_json_str(t->file));
     put(c, o, "nsys_version", tg_report_json_str(t->nsys_version));
     put(c, o, "schema_version", tg_report_json_str(t->schema_version));
+    origin_json(c, o, &t->origin);
     if (t->gpu_names) put(c, o, "gpus", gpus_json(c, t->gpu_names));
     if (t->iteration_marker) put(c, o, "iteration_marker", tg_report_json_str(t->iteration_marker));
+    if (t->workload) put(c, o, "workload", workload_json(c, t->workload));
+    if (t->n_missing_ranks) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < t->n_missing_ranks; i++) append(c, list, json_integer((json_int_t)t->missing_ranks[i]));
+        put(c, o, "missing_ranks", list);
+    }
     if (t->status != TG_OK)
         put(c, o, "error", tg_report_json_str(t->error ? t->error : "trace could not be read"));
     json_t *results = json_array();
@@ -251,32 +342,67 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
 }
 
 
+/* 15 significant digits: exact for every integer-valued double below 1e15
+** (11 days in ns) and free of binary noise (0.065, not
+** 0.065000000000000002) for the fractions. */
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
 tg_status tg_report_json_dump(json_t *doc, FILE *out)
 {
     if (!doc) return TG_EINTERNAL;
     /* 15 significant digits: exact for every integer-valued double below
     ** 1e15 (11 days in ns) and free of binary noise (0.065, not
     ** 0.065000000000000002) for the fractions. */
-    int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    int rc = json_dumpf(doc, out, JSON_FLAGS);
     json_decref(doc);
     if (rc != 0 || fputc('\n', out) == EOF) return TG_EINTERNAL;
     return TG_OK;
 }
 
+/* Write j as the member of an array two levels deep: json_dumpf's bytes
+** for it there, its lines indented 4 more (a JSON string holds no raw line
+** feed, so every one in the dump starts a line). */
+static bool dump_nested(json_t *j, FILE *out)
+{
+    char *text = json_dumps(j, JSON_FLAGS);
+    if (!text) return false;
+    bool ok = true;
+    for (const char *p = text; ok && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        ok = fwrite("    ", 1, 4, out) == 4 && fwrite(p, 1, n, out) == n;
+        p += n;
+    }
+    free(text);
+    return ok;
+}
+
 tg_status tg_report_json(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
 {
+    /* Streamed, one trace at a time, so that a merge of thousands of ranks
+    ** never holds the document besides the result (docs/formats.md,
+    ** "merge"); the bytes are those of json_dumpf on the whole document. */
     jctx c = {true};
-    json_t *doc = json_object();
-    put(&c, doc, "tool", json_string("tracegate"));
-    put(&c, doc, "version", tg_report_json_str(opts->tool_version ? opts->tool_version : ""));
-    put(&c, doc, "schema", json_integer(1));
-    put(&c, doc, "status", json_string(tg_run_status(run, opts)));
-    json_t *traces = json_array();
-    for (size_t t = 0; t < run->n_traces; t++) append(&c, traces, trace_json(&c, &run->traces[t]));
-    put(&c, doc, "traces", traces);
-    if (!c.ok) {
-        json_decref(doc);
+    json_t *head = json_object();
+    put(&c, head, "tool", json_string("tracegate"));
+    put(&c, head, "version", tg_report_json_str(opts->tool_version ? opts->tool_version : ""));
+    put(&c, head, "schema", json_integer(1));
+    put(&c, head, "status", json_string(tg_run_status(run, opts)));
+    char *text = c.ok ? json_dumps(head, JSON_FLAGS) : NULL;
+    json_decref(head);
+    size_t len = text ? strlen(text) : 0;
+    if (!text || len < 2 || strcmp(text + len - 2, "\n}") != 0) {
+        free(text);
         return TG_EINTERNAL;
     }
-    return tg_report_json_dump(doc, out);
+    text[len - 2] = 0;   /* the head without its closing brace */
+    bool ok = fprintf(out, "%s,\n  \"traces\": [", text) >= 0;
+    free(text);
+    for (size_t t = 0; ok && t < run->n_traces; t++) {
+        json_t *trace = trace_json(&c, &run->traces[t]);
+        ok = c.ok && fputs(t ? ",\n" : "\n", out) != EOF && dump_nested(trace, out);
+        json_decref(trace);
+    }
+    ok = ok && fputs(run->n_traces ? "\n  ]\n}\n" : "]\n}\n", out) != EOF;
+    return ok ? TG_OK : TG_EINTERNAL;
 }

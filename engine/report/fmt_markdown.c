@@ -80,15 +80,6 @@ static int longest_backtick_run(const char *s)
     return longest;
 }
 
-static void code_sink(void *ctx, const char *s, size_t n)
-{
-    FILE *out = ctx;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '|') fputc('\\', out);
-        fputc(s[i], out);
-    }
-}
-
 /* An inline code span (ids, file names): only | needs care, newlines are
 ** shown as \n; the fence grows past any backtick run inside, padded with
 ** spaces then. */
@@ -98,7 +89,8 @@ static void put_code(FILE *out, const char *s)
     int longest = longest_backtick_run(s);
     for (int i = 0; i <= longest; i++) fputc('`', out);
     if (longest) fputc(' ', out);
-    tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, code_sink, out);
+    tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, tg_report_backslash_sink,
+                   &(tg_backslash_sink){out, "|"});
     if (longest) fputc(' ', out);
     for (int i = 0; i <= longest; i++) fputc('`', out);
 }

@@ -66,16 +66,6 @@ static void put_padded(FILE *out, const char *s, int width)
     for (; c.chars < width; c.chars++) fputc(' ', out);
 }
 
-/* Inside a quoted value a quote is written \". */
-static void quoted_sink(void *ctx, const char *s, size_t n)
-{
-    FILE *out = ctx;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"') fputc('\\', out);
-        fputc(s[i], out);
-    }
-}
-
 /* A value: strings quoted when they hold blanks, quotes or '=', numbers in
 ** their unit. */
 static void put_value(FILE *out, const tg_value *v)
@@ -87,7 +77,8 @@ static void put_value(FILE *out, const tg_value *v)
             return;
         }
         fputc('"', out);
-        tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, quoted_sink, out);
+        tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, tg_report_backslash_sink,
+                       &(tg_backslash_sink){out, "\""});   /* inside quotes a quote is \" */
         fputc('"', out);
         return;
     }

@@ -1,8 +1,9 @@
 /*
-** The `info` document of one loaded trace (DESIGN §5): what the export
-** holds, which nsys wrote it, its GPUs and processes, how many rows each
-** activity table gave, the NVTX range names and what was not recorded.
-** Built as JSON (the documented contract) and rendered as text from it.
+** The `info` document of one loaded trace (docs/formats.md, "info and
+** metrics"): what the export holds, which nsys wrote it, its GPUs and
+** processes, how many rows each activity table gave, the NVTX range names and
+** what was not recorded. Built as JSON (the documented contract) and rendered
+** as text from it.
 */
 #ifndef TG_INFO_H
 #define TG_INFO_H

@@ -9,12 +9,93 @@
 #include "json_read.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const char *str_of(tg_arena *a, json_t *o, const char *key)
+/* ------------------------------------------------------------ interning */
+
+/* Strings read into the run's arena once each: a merge of thousands of
+** ranks holds one copy of every title, advice, rule file, value name and
+** kernel name, not one per rank (memory bounded by the merged result,
+** docs/formats.md "merge"). The set only indexes arena strings; freeing it
+** leaves them to the run. */
+typedef struct strset {
+    const char **slots;
+    size_t *lens;
+    size_t n_slots, n;
+} strset;
+
+typedef struct rd {
+    tg_arena *arena;
+    strset *set;
+} rd;
+
+static uint64_t hash_bytes(const char *s, size_t n)
 {
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? tg_arena_strdup(a, s) : NULL;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static bool strset_grow(strset *set)
+{
+    size_t n_slots = set->n_slots ? set->n_slots * 2 : 1024;
+    const char **slots = calloc(n_slots, sizeof *slots);
+    size_t *lens = calloc(n_slots, sizeof *lens);
+    if (!slots || !lens) {
+        free(slots);
+        free(lens);
+        return false;
+    }
+    for (size_t i = 0; i < set->n_slots; i++) {
+        if (!set->slots[i]) continue;
+        size_t j = hash_bytes(set->slots[i], set->lens[i]) & (n_slots - 1);
+        while (slots[j]) j = (j + 1) & (n_slots - 1);
+        slots[j] = set->slots[i];
+        lens[j] = set->lens[i];
+    }
+    free(set->slots);
+    free(set->lens);
+    set->slots = slots;
+    set->lens = lens;
+    set->n_slots = n_slots;
+    return true;
+}
+
+/* The arena copy of s[0..n) (JSON strings may hold NUL: kept whole). */
+static const char *intern_n(rd *a, const char *s, size_t n)
+{
+    strset *set = a->set;
+    if (!set) return tg_arena_strndup(a->arena, s, n);
+    if ((set->n + 1) * 2 > set->n_slots && !strset_grow(set)) return NULL;
+    size_t j = hash_bytes(s, n) & (set->n_slots - 1);
+    for (; set->slots[j]; j = (j + 1) & (set->n_slots - 1))
+        if (set->lens[j] == n && !memcmp(set->slots[j], s, n)) return set->slots[j];
+    char *copy = tg_arena_strndup(a->arena, s, n);
+    if (!copy) return NULL;
+    set->slots[j] = copy;
+    set->lens[j] = n;
+    set->n++;
+    return copy;
+}
+
+static const char *intern(rd *a, const char *s)
+{
+    return intern_n(a, s, strlen(s));
+}
+
+static const char *str_of(rd *a, json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? intern_n(a, json_string_value(v), json_string_length(v)) : NULL;
+}
+
+/* A trace's file for messages. */
+static const char *t_name(json_t *o)
+{
+    const char *s = json_string_value(json_object_get(o, "file"));
+    return s ? s : "(unnamed)";
 }
 
 static int64_t int_of(json_t *o, const char *key, int64_t dflt)
@@ -29,26 +110,26 @@ static double num_of(json_t *o, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static tg_value value_from(tg_arena *a, json_t *v)
+static tg_value value_from(rd *a, json_t *v)
 {
     if (json_is_boolean(v)) return tg_bool(json_is_true(v));
     if (json_is_integer(v)) return tg_int((int64_t)json_integer_value(v), TG_UNIT_NONE);
     if (json_is_real(v)) return tg_float(json_real_value(v), TG_UNIT_NONE);
-    if (json_is_string(v)) return tg_str(tg_arena_strdup(a, json_string_value(v)));
+    if (json_is_string(v)) return tg_str(intern(a, json_string_value(v)));
     return tg_null();
 }
 
 /* Values with their units from the companion "units" object. */
-static tg_named_value *values_from(tg_arena *a, json_t *obj, json_t *units, size_t *n)
+static tg_named_value *values_from(rd *a, json_t *obj, json_t *units, size_t *n)
 {
     *n = json_is_object(obj) ? json_object_size(obj) : 0;
-    tg_named_value *vals = tg_arena_alloc(a, (*n ? *n : 1) * sizeof *vals);
+    tg_named_value *vals = tg_arena_alloc(a->arena, (*n ? *n : 1) * sizeof *vals);
     if (!vals) return NULL;
     size_t i = 0;
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v) {
-        vals[i].name = tg_arena_strdup(a, key);
+        vals[i].name = intern(a, key);
         vals[i].value = value_from(a, v);
         tg_unit u;
         if (vals[i].value.type == TG_TY_INT || vals[i].value.type == TG_TY_FLOAT)
@@ -58,11 +139,11 @@ static tg_named_value *values_from(tg_arena *a, json_t *obj, json_t *units, size
     return vals;
 }
 
-static bool contributors_from(tg_arena *a, json_t *arr, tg_baseline_cmp *out)
+static bool contributors_from(rd *a, json_t *arr, tg_baseline_cmp *out)
 {
     size_t n = json_array_size(arr), i;
     if (!n) return true;
-    out->contributors = tg_arena_alloc(a, n * sizeof *out->contributors);
+    out->contributors = tg_arena_alloc(a->arena, n * sizeof *out->contributors);
     if (!out->contributors) return false;
     json_t *e;
     json_array_foreach(arr, i, e) {
@@ -78,7 +159,7 @@ static bool contributors_from(tg_arena *a, json_t *arr, tg_baseline_cmp *out)
     return true;
 }
 
-static bool baseline_from(tg_arena *a, json_t *b, tg_baseline_cmp *out)
+static bool baseline_from(rd *a, json_t *b, tg_baseline_cmp *out)
 {
     if (!json_is_object(b)) return true;
     out->present = true;
@@ -103,11 +184,11 @@ static bool baseline_from(tg_arena *a, json_t *b, tg_baseline_cmp *out)
     return contributors_from(a, json_object_get(b, "contributors"), out);
 }
 
-static bool evidence_from(tg_arena *a, json_t *arr, tg_rule_result *r)
+static bool evidence_from(rd *a, json_t *arr, tg_rule_result *r)
 {
     r->n_evidence = json_array_size(arr);
     if (!r->n_evidence) return true;
-    r->evidence = tg_arena_alloc(a, r->n_evidence * sizeof *r->evidence);
+    r->evidence = tg_arena_alloc(a->arena, r->n_evidence * sizeof *r->evidence);
     if (!r->evidence) return false;
     size_t i;
     json_t *e;
@@ -138,7 +219,7 @@ static bool evidence_from(tg_arena *a, json_t *arr, tg_rule_result *r)
     return true;
 }
 
-static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *file, tg_diag *diag)
+static bool result_from(rd *a, json_t *o, tg_rule_result *r, const char *file, tg_diag *diag)
 {
     r->rule = str_of(a, o, "rule");
     const char *sev = json_string_value(json_object_get(o, "severity"));
@@ -179,7 +260,91 @@ static bool result_from(tg_arena *a, json_t *o, tg_rule_result *r, const char *f
     return r->values && evidence_from(a, json_object_get(o, "evidence"), r);
 }
 
-static bool trace_from(tg_arena *a, json_t *o, tg_trace_result *t, const char *file, tg_diag *diag)
+/* rank, world_size, job, host, pids (fmt_json.c's origin_json): null or
+** absent is unknown; a value of another kind is not a result's. */
+static bool origin_from(rd *a, json_t *o, tg_origin *og, const char *file, tg_diag *diag)
+{
+    *og = (tg_origin){.rank = -1, .world_size = -1};
+    json_t *rank = json_object_get(o, "rank"), *size = json_object_get(o, "world_size");
+    json_t *job = json_object_get(o, "job"), *host = json_object_get(o, "host"), *pids = json_object_get(o, "pids");
+    bool ok = (!rank || json_is_null(rank) || (json_is_integer(rank) && json_integer_value(rank) >= 0 &&
+                                               json_integer_value(rank) <= INT32_MAX)) &&
+              (!size || json_is_null(size) || (json_is_integer(size) && json_integer_value(size) > 0 &&
+                                               json_integer_value(size) <= INT32_MAX)) &&
+              (!job || json_is_null(job) || json_is_string(job)) && (!host || json_is_null(host) || json_is_string(host)) &&
+              (!pids || json_is_array(pids));
+    if (!ok) {
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = file}, NULL,
+                    "trace %s: rank, world_size, job, host or pids is not what tracegate writes (a rank is an "
+                    "integer from 0, a world size one from 1, job and host strings, pids a list)",
+                    t_name(o));
+        return false;
+    }
+    if (json_is_integer(rank)) {
+        og->rank = (int64_t)json_integer_value(rank);
+        og->rank_from = str_of(a, o, "rank_from");
+        if (!og->rank_from) og->rank_from = "result";
+    }
+    if (json_is_integer(size)) og->world_size = (int64_t)json_integer_value(size);
+    og->job = str_of(a, o, "job");
+    og->host = str_of(a, o, "host");
+    size_t n = json_array_size(pids), i;
+    og->pids = tg_arena_alloc(a->arena, (n ? n : 1) * sizeof *og->pids);
+    if (!og->pids) return false;
+    json_t *p;
+    json_array_foreach(pids, i, p) {
+        if (json_is_integer(p) && json_integer_value(p) >= 0 && json_integer_value(p) <= INT32_MAX)
+            og->pids[og->n_pids++] = (int32_t)json_integer_value(p);
+    }
+    return true;
+}
+
+/* A list of fmt_json.c's work_list_json; entries this reader does not
+** know (no name) are skipped. */
+static bool work_list_from(rd *a, json_t *arr, tg_work_entry **out, size_t *n)
+{
+    *n = 0;
+    *out = tg_arena_alloc(a->arena, (json_array_size(arr) ? json_array_size(arr) : 1) * sizeof **out);
+    if (!*out) return false;
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        tg_work_entry w = {.name = str_of(a, e, "name"), .count = int_of(e, "count", 0),
+                           .total = num_of(e, "total_ns"), .time = num_of(e, "time_ns"),
+                           .launches = num_of(e, "launches")};
+        if (w.name && tg_work_kind_parse(json_string_value(json_object_get(e, "kind")), &w.kind))
+            (*out)[(*n)++] = w;
+    }
+    return true;
+}
+
+/* The workload member (fmt_json.c's workload_json), NULL when absent. */
+static bool workload_from(rd *a, json_t *o, tg_workload **out)
+{
+    *out = NULL;
+    if (!json_is_object(o)) return true;
+    tg_workload *w = tg_arena_alloc(a->arena, sizeof *w);
+    if (!w) return false;
+    *w = (tg_workload){.steady_iterations = int_of(o, "steady_iterations", 0), .gpu_time = num_of(o, "gpu_time_ns"),
+                       .period = num_of(o, "period_p50_ns"), .idle = num_of(o, "idle_ns"),
+                       .total = num_of(o, "total_ns")};
+    json_t *q = json_object_get(o, "sql");
+    if (json_is_object(q)) {
+        w->sql_steady = str_of(a, q, "steady");
+        w->table_kernel = str_of(a, q, "kernel");
+        w->table_memcpy = str_of(a, q, "memcpy");
+        w->table_memset = str_of(a, q, "memset");
+        w->table_runtime = str_of(a, q, "runtime");
+        w->table_nvtx = str_of(a, q, "nvtx");
+    }
+    if (!work_list_from(a, json_object_get(o, "ops"), &w->ops, &w->n_ops) ||
+        !work_list_from(a, json_object_get(o, "ranges"), &w->ranges, &w->n_ranges))
+        return false;
+    *out = w;
+    return true;
+}
+
+static bool trace_from(rd *a, json_t *o, tg_trace_result *t, const char *file, tg_diag *diag)
 {
     t->file = str_of(a, o, "file");
     t->nsys_version = str_of(a, o, "nsys_version");
@@ -195,9 +360,11 @@ static bool trace_from(tg_arena *a, json_t *o, tg_trace_result *t, const char *f
             if (n < 0 || (size_t)n >= sizeof buf - len) break;
             len += (size_t)n;
         }
-        t->gpu_names = tg_arena_strdup(a, buf);
+        t->gpu_names = intern(a, buf);
     }
     t->iteration_marker = str_of(a, o, "iteration_marker");
+    if (!origin_from(a, o, &t->origin, file, diag) || !workload_from(a, json_object_get(o, "workload"), &t->workload))
+        return false;
     t->error = str_of(a, o, "error");
     t->status = t->error ? TG_ETRACE : TG_OK;
     json_t *results = json_object_get(o, "results");
@@ -207,21 +374,104 @@ static bool trace_from(tg_arena *a, json_t *o, tg_trace_result *t, const char *f
                     "no rule cannot pass a merge)", t->file ? t->file : "(unnamed)");
         return false;
     }
-    t->n_results = json_array_size(results);
-    t->results = tg_arena_alloc(a, (t->n_results + 1) * sizeof *t->results); /* +1: merge may add one */
+    t->results = tg_arena_alloc(a->arena, (json_array_size(results) + 1) * sizeof *t->results); /* +1: merge may add one */
     if (!t->results) return false;
     size_t i;
     json_t *r;
     json_array_foreach(results, i, r) {
-        if (!result_from(a, r, &t->results[i], file, diag)) return false;
+        /* the results a merge adds are recomputed by every merge, not read
+        ** back (a merged result merged again would judge a rank twice) */
+        const char *rule = json_string_value(json_object_get(r, "rule"));
+        if (rule && !strcmp(rule, TG_MERGE_RULE_STRAGGLER)) continue;
+        if (!result_from(a, r, &t->results[t->n_results++], file, diag)) return false;
+    }
+    if (!t->error && t->n_results == 0) {
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = file}, NULL,
+                    "trace %s has only the results a merge adds: not a tracegate result", t->file ? t->file : "(unnamed)");
+        return false;
     }
     return true;
 }
 
-tg_status tg_result_read_json(const char *path, tg_run_result *run, tg_diag *diag)
+struct tg_merge {
+    tg_run_result *run;
+    size_t cap;                /* run->traces' room, grown by doubling */
+    strset set;
+};
+
+tg_merge *tg_merge_new(tg_run_result *run)
+{
+    tg_merge *m = calloc(1, sizeof *m);
+    if (m) {
+        m->run = run;
+        m->cap = run->n_traces;
+    }
+    return m;
+}
+
+void tg_merge_free(tg_merge *m)
+{
+    if (!m) return;
+    free(m->set.slots);
+    free(m->set.lens);
+    free(m);
+}
+
+/* Room for `more` traces; the old array stays in the arena (a doubling
+** leaves at most as much behind as it holds). */
+static bool reserve(tg_merge *m, size_t more)
+{
+    tg_run_result *run = m->run;
+    if (run->n_traces + more <= m->cap) return true;
+    size_t cap = m->cap ? m->cap * 2 : 16;
+    while (cap < run->n_traces + more) cap *= 2;
+    tg_trace_result *all = tg_arena_alloc(run->arena, cap * sizeof *all);
+    if (!all) return false;
+    if (run->n_traces) memcpy(all, run->traces, run->n_traces * sizeof *all);
+    run->traces = all;
+    m->cap = cap;
+    return true;
+}
+
+/* A merge's own entry for ranks without a result (merge.c): recomputed by
+** every merge, never read back, as its rank-straggler results are not. */
+static bool merge_made(json_t *trace)
+{
+    return json_object_get(trace, "missing_ranks") != NULL;
+}
+
+/* The document at path: read whole, then parsed (json_load_file reads
+** with a getc per byte, a tenth of a merge's time). */
+static json_t *load_doc(const char *path, json_error_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return json_load_file(path, 0, err);   /* says why, as before */
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    bool ok = true;
+    do {
+        if (len == cap) {
+            char *more = realloc(buf, cap = cap ? cap * 2 : 65536);
+            if (!more) {
+                ok = false;
+                break;
+            }
+            buf = more;
+        }
+        n = fread(buf + len, 1, cap - len, f);
+        len += n;
+    } while (n > 0);
+    ok = ok && !ferror(f);
+    fclose(f);
+    json_t *doc = ok ? json_loadb(buf, len, 0, err) : json_load_file(path, 0, err);
+    free(buf);
+    return doc;
+}
+
+tg_status tg_merge_read(tg_merge *m, const char *path, tg_diag *diag)
 {
     json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
+    json_t *doc = load_doc(path, &err);
     if (!doc) {
         tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = path, .line = err.line, .col = err.column},
                     NULL, "not a JSON document: %s", err.text);
@@ -243,20 +493,34 @@ tg_status tg_result_read_json(const char *path, tg_run_result *run, tg_diag *dia
         json_decref(doc);
         return TG_EUSAGE;
     }
-    tg_trace_result *all = tg_arena_alloc(run->arena, (run->n_traces + n + 1) * sizeof *all);
-    if (!all) {
+    tg_run_result *run = m->run;
+    rd a = {.arena = run->arena, .set = &m->set};
+    const char *source = intern(&a, path);
+    if (!source || !reserve(m, n)) {
         json_decref(doc);
         return TG_EINTERNAL;
     }
-    if (run->n_traces) memcpy(all, run->traces, run->n_traces * sizeof *all);
     tg_status st = TG_OK;
-    for (size_t i = 0; i < n && st == TG_OK; i++)
-        if (!trace_from(run->arena, json_array_get(traces, i), &all[run->n_traces + i], path, diag))
-            st = diag->n_errors ? TG_EUSAGE : TG_EINTERNAL;
-    if (st == TG_OK) {
-        run->traces = all;
-        run->n_traces += n;
+    size_t added = 0;
+    for (size_t i = 0; i < n && st == TG_OK; i++) {
+        json_t *o = json_array_get(traces, i);
+        if (merge_made(o)) continue;
+        tg_trace_result *t = &run->traces[run->n_traces + added];
+        memset(t, 0, sizeof *t);
+        if (!trace_from(&a, o, t, path, diag)) st = diag->n_errors ? TG_EUSAGE : TG_EINTERNAL;
+        t->source = source;
+        added++;
     }
+    if (st == TG_OK) run->n_traces += added;
     json_decref(doc);
+    return st;
+}
+
+tg_status tg_result_read_json(const char *path, tg_run_result *run, tg_diag *diag)
+{
+    tg_merge *m = tg_merge_new(run);
+    if (!m) return TG_EINTERNAL;
+    tg_status st = tg_merge_read(m, path, diag);
+    tg_merge_free(m);
     return st;
 }

@@ -9,16 +9,39 @@
 #include <jansson.h>
 #include "../eval/result.h"
 
-/* Append the traces of the JSON result at path to run (allocated in
-** run->arena). TG_EUSAGE with a diag when the file is not a result. */
+/* A merge in progress (docs/formats.md, "merge"): results read one file
+** at a time into run (run->arena holds them; each JSON document is freed
+** once converted, so memory is bounded by the merged result, not by the
+** files), repeated strings stored once, run->traces grown by doubling.
+** What a merge adds -- entries for missing ranks, rank-straggler results
+** -- is not read back: every merge recomputes it. */
+#define TG_MERGE_RULE_STRAGGLER "rank-straggler"
+typedef struct tg_merge tg_merge;
+
+tg_merge *tg_merge_new(tg_run_result *run);
+/* Append the traces of the JSON result at path (each trace's `source` is
+** path). TG_EUSAGE with a diag when the file is not a result. */
+tg_status tg_merge_read(tg_merge *m, const char *path, tg_diag *diag);
+void tg_merge_free(tg_merge *m);   /* the run keeps what was read */
+
+/* One file, as tg_merge_read on a merge of its own. */
 tg_status tg_result_read_json(const char *path, tg_run_result *run, tg_diag *diag);
 
-/* Cross-rank straggler rule: for every trace with a p50 steady iteration
-** period (the iteration-time-regression rule's metric), compare it with
-** the median over all traces; a trace more than `threshold` (0.1 = 10%)
-** above it gets a failing `rank-straggler` finding, the others a passing
-** one. Needs at least two traces with iterations; returns how many traces
-** were compared. */
+/* The ranks of the merged results, per job (results without a job id
+** are one job): TG_EUSAGE with a diag for two results of one rank, a rank
+** outside its world, or results (or world_size, -1 without) that disagree
+** on the world size; when the world size is known, one unreadable-trace
+** entry per job names its ranks without a result (appended to run). */
+tg_status tg_merge_ranks(tg_run_result *run, int64_t world_size, tg_diag *diag);
+
+/* Cross-rank straggler rule, per job: every trace with a p50 steady
+** iteration period (its workload's, else iteration-time-regression's
+** metric) is compared with the median over the job's traces; one more
+** than `threshold` (0.1 = 10%) above it gets a failing `rank-straggler`
+** finding, the others a passing one, each with its GPU and idle time per
+** iteration beside the median rank's; the slowest rank's names what moved
+** against the median rank (baseline.contributors). Needs two traces with
+** iterations in a job; returns how many traces were compared. */
 size_t tg_merge_stragglers(tg_run_result *run, double threshold, tg_severity severity);
 
 #endif

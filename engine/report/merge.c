@@ -1,20 +1,268 @@
 /*
-** The cross-rank straggler rule of `tracegate merge` (DESIGN §8): in a
-** data-parallel job every rank waits for the slowest at each collective, so
-** one slow rank sets the pace of all. The per-rank input is the p50 steady
-** iteration period each `check` run computed (the metric of
-** iteration-time-regression, present with or without a baseline).
+** What `tracegate merge` adds to the results it reads (docs/formats.md,
+** "merge"): the ranks of each job accounted for, and the cross-rank
+** comparison (docs/architecture.md, "Many traces").
+**
+** Ranks: the results of one job (by job id; results without one are one
+** job) must name each rank once and agree on the world size. Two results
+** for one rank, a rank outside its world, and two world sizes are usage
+** errors; a rank without a result, when the world size is known, becomes
+** an unreadable-trace entry naming the missing ranks, so the merged
+** verdict is an error (exit 3): a missing rank is not a pass.
+**
+** Comparison: in a data-parallel job every rank waits for the slowest at
+** each collective, so one slow rank sets the pace of all. Per job, each
+** rank's p50 steady iteration period (its workload, else the metric of
+** iteration-time-regression) is compared with the median over the ranks;
+** one more than `threshold` above it fails `rank-straggler`, which states
+** its GPU time and idle time per iteration beside the median rank's, and
+** the slowest rank names what it ran differently from the median rank:
+** the GPU work and NVTX ranges that moved, or the time its GPU waited
+** (engine/eval/eval_contrib.c, the attribution of regression findings).
 */
 #include "json_read.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/units.h"
+#include "../eval/eval.h"
 
+/* ------------------------------------------------------------ grouping */
+
+/* A trace of the run by job, then rank (unknown first), then position. */
+typedef struct member {
+    const char *job;
+    int64_t rank;              /* -1 unknown */
+    size_t i;
+} member;
+
+static int cmp_job(const char *a, const char *b)
+{
+    if (!a || !b) return (a != NULL) - (b != NULL);
+    return strcmp(a, b);
+}
+
+static int cmp_member(const void *pa, const void *pb)
+{
+    const member *a = pa, *b = pb;
+    int c = cmp_job(a->job, b->job);
+    if (c) return c;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* The traces of run sorted into members; NULL when out of memory. */
+static member *members_of(const tg_run_result *run)
+{
+    member *m = malloc((run->n_traces ? run->n_traces : 1) * sizeof *m);
+    if (!m) return NULL;
+    for (size_t i = 0; i < run->n_traces; i++) {
+        const tg_origin *o = &run->traces[i].origin;
+        m[i] = (member){o->job, tg_origin_has_rank(o) ? o->rank : -1, i};
+    }
+    qsort(m, run->n_traces, sizeof *m, cmp_member);
+    return m;
+}
+
+/* End of the group (same job) that starts at g. */
+static size_t group_end(const member *m, size_t n, size_t g)
+{
+    size_t e = g + 1;
+    while (e < n && !cmp_job(m[e].job, m[g].job)) e++;
+    return e;
+}
+
+/* ---------------------------------------------------------------- ranks */
+
+/* "results/node0.json (rank3.sqlite)": where a trace's result came from. */
+static const char *where(tg_arena *a, const tg_trace_result *t)
+{
+    const char *file = t->file ? t->file : "(unnamed trace)";
+    return t->source ? tg_arena_printf(a, "%s (%s)", t->source, file) : file;
+}
+
+static const char *of_job(tg_arena *a, const char *job)
+{
+    return job ? tg_arena_printf(a, " of job %s", job) : "";
+}
+
+#define MAX_RANK_ERRORS 5
+
+typedef struct rank_check {
+    tg_run_result *run;
+    int64_t world_size;        /* --world-size, -1 */
+    tg_diag *diag;
+    size_t errors;             /* reported; the ones after them are counted */
+    size_t more;
+    tg_trace_result *added;    /* entries for missing ranks */
+    size_t n_added;
+} rank_check;
+
+/* One error (text in the arena); after MAX_RANK_ERRORS only counted. */
+static void rank_error(rank_check *rc, const char *text)
+{
+    if (rc->errors >= MAX_RANK_ERRORS) {
+        rc->more++;
+        return;
+    }
+    rc->errors++;
+    tg_diag_error(rc->diag, TG_EUSAGE, "%s", text ? text : "the ranks of the results do not fit together");
+}
+
+/* The world size of a group: --world-size, or what its results agree on;
+** -1 unknown, -2 after an error. */
+static int64_t group_world(rank_check *rc, const member *m, size_t g, size_t e)
+{
+    tg_arena *a = rc->run->arena;
+    int64_t w = rc->world_size;
+    const tg_trace_result *from = NULL;
+    for (size_t k = g; k < e; k++) {
+        const tg_trace_result *t = &rc->run->traces[m[k].i];
+        int64_t ws = t->origin.world_size;
+        if (ws <= 0) continue;
+        if (w < 0) {
+            w = ws;
+            from = t;
+        } else if (ws != w) {
+            rank_error(rc, from ? tg_arena_printf(a, "the results%s disagree on the world size: %s says %lld ranks, "
+                                                     "%s says %lld", of_job(a, m[g].job), where(a, from),
+                                                  (long long)w, where(a, t), (long long)ws)
+                                : tg_arena_printf(a, "--world-size %lld, but %s says the world%s has %lld ranks",
+                                                  (long long)w, where(a, t), of_job(a, m[g].job), (long long)ws));
+            return -2;
+        }
+    }
+    return w;
+}
+
+/* The ranks of [0, w) not in the sorted present[0..n), into *out (arena);
+** their count. */
+static size_t missing_ranks(tg_arena *a, const int64_t *present, size_t n, int64_t w, int64_t **out)
+{
+    size_t count = (size_t)w - n, k = 0, m = 0;   /* present holds distinct ranks < w */
+    *out = tg_arena_alloc(a, (count ? count : 1) * sizeof **out);
+    if (!*out) return 0;
+    for (int64_t r = 0; r < w && m < count; r++) {
+        while (k < n && present[k] < r) k++;
+        if (k < n && present[k] == r) continue;
+        (*out)[m++] = r;
+    }
+    return m;
+}
+
+/* "3, 5-7, 12": runs of the sorted ranks, at most 20 then "and N more". */
+static char *rank_runs(tg_arena *a, const int64_t *ranks, size_t n)
+{
+    char buf[512] = "";
+    size_t len = 0, runs = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1) j++;
+        if (runs++ < 20) {
+            int c = j > i ? snprintf(buf + len, sizeof buf - len, "%s%lld-%lld", len ? ", " : "",
+                                     (long long)ranks[i], (long long)ranks[j])
+                          : snprintf(buf + len, sizeof buf - len, "%s%lld", len ? ", " : "", (long long)ranks[i]);
+            if (c > 0 && (size_t)c < sizeof buf - len) len += (size_t)c;
+        }
+        i = j + 1;
+    }
+    return runs > 20 ? tg_arena_printf(a, "%s and %zu more runs of ranks", buf, runs - 20) : tg_arena_strdup(a, buf);
+}
+
+/* The entry that stands for a group's missing ranks. */
+static bool add_missing(rank_check *rc, const char *job, int64_t w, const int64_t *present, size_t n,
+                        size_t unranked)
+{
+    tg_arena *a = rc->run->arena;
+    int64_t *missing;
+    size_t n_missing = missing_ranks(a, present, n, w, &missing);
+    char *list = missing ? rank_runs(a, missing, n_missing) : NULL;
+    const char *note = !unranked ? ""
+                     : tg_arena_printf(a, " (%zu result%s name%s no rank: give check --rank or --rank-pattern)",
+                                       unranked, unranked > 1 ? "s" : "", unranked > 1 ? "" : "s");
+    tg_trace_result *x = &rc->added[rc->n_added++];
+    memset(x, 0, sizeof *x);
+    x->file = tg_arena_printf(a, "(ranks without a result%s)", of_job(a, job));
+    x->status = TG_ETRACE;
+    x->origin = (tg_origin){.rank = -1, .world_size = w, .job = job};
+    x->missing_ranks = missing;
+    x->n_missing_ranks = n_missing;
+    x->error = tg_arena_printf(a, "no result for %zu of the %lld ranks%s (rank%s %s): their check did not run, "
+                               "failed before writing its result, or the result was not given to merge; a missing "
+                               "rank is not a pass%s", n_missing, (long long)w, of_job(a, job),
+                               n_missing > 1 ? "s" : "", list ? list : "", note ? note : "");
+    return missing && list && note && x->file && x->error;
+}
+
+/* One group: ranks inside the world, each once; an entry for the missing. */
+static bool check_group(rank_check *rc, const member *m, size_t g, size_t e)
+{
+    tg_arena *a = rc->run->arena;
+    int64_t w = group_world(rc, m, g, e);
+    if (w == -2) return true;
+    int64_t *present = malloc((e - g) * sizeof *present);
+    if (!present) return false;
+    size_t n = 0, unranked = 0, errors = rc->errors + rc->more;
+    for (size_t k = g; k < e; k++) {
+        const tg_trace_result *t = &rc->run->traces[m[k].i];
+        if (m[k].rank < 0) unranked++;
+        else if (w > 0 && m[k].rank >= w)
+            rank_error(rc, tg_arena_printf(a, "%s: rank %lld is not a rank%s, whose world has %lld ranks (0 to %lld)",
+                                           where(a, t), (long long)m[k].rank, of_job(a, m[k].job), (long long)w,
+                                           (long long)w - 1));
+        else if (n && present[n - 1] == m[k].rank)
+            rank_error(rc, tg_arena_printf(a, "rank %lld%s has two results, %s and %s: a rank's trace is checked "
+                                              "once; give merge each rank's result once", (long long)m[k].rank,
+                                           of_job(a, m[k].job), where(a, &rc->run->traces[m[k - 1].i]),
+                                           where(a, t)));
+        else
+            present[n++] = m[k].rank;
+    }
+    bool ok = true;
+    if (w > 0 && (int64_t)n < w && rc->errors + rc->more == errors) ok = add_missing(rc, m[g].job, w, present, n, unranked);
+    free(present);
+    return ok;
+}
+
+tg_status tg_merge_ranks(tg_run_result *run, int64_t world_size, tg_diag *diag)
+{
+    member *m = members_of(run);
+    size_t n = run->n_traces, groups = 0;
+    for (size_t g = 0; g < n; g = group_end(m, n, g)) groups++;
+    rank_check rc = {.run = run, .world_size = world_size, .diag = diag,
+                     .added = malloc((groups ? groups : 1) * sizeof *rc.added)};
+    bool ok = m && rc.added;
+    for (size_t g = 0; ok && g < n; g = group_end(m, n, g)) ok = check_group(&rc, m, g, group_end(m, n, g));
+    /* --world-size with no result at all is caught by merge's "no results" */
+    if (ok && rc.more)
+        tg_diag_error(diag, TG_EUSAGE, "... and %zu more such problems with the ranks", rc.more);
+    tg_status st = !ok ? TG_EINTERNAL : rc.errors ? TG_EUSAGE : TG_OK;
+    if (st == TG_OK && rc.n_added) {
+        tg_trace_result *all = tg_arena_alloc(run->arena, (n + rc.n_added) * sizeof *all);
+        if (!all) st = TG_EINTERNAL;
+        else {
+            memcpy(all, run->traces, n * sizeof *all);
+            memcpy(all + n, rc.added, rc.n_added * sizeof *all);
+            run->traces = all;
+            run->n_traces += rc.n_added;
+        }
+    }
+    if (st == TG_EINTERNAL) tg_diag_error(diag, TG_EINTERNAL, "out of memory while checking the ranks");
+    free(rc.added);
+    free(m);
+    return st;
+}
+
+/* ----------------------------------------------------------- stragglers */
+
+/* A trace's p50 steady period: its workload's, else the metric of
+** iteration-time-regression (results written before workloads were). */
 static double rank_period(const tg_trace_result *t)
 {
+    if (t->workload && isfinite(t->workload->period)) return t->workload->period;
     for (size_t i = 0; i < t->n_results; i++) {
         const tg_rule_result *r = &t->results[i];
         if (!r->rule || strcmp(r->rule, "iteration-time-regression") != 0) continue;
@@ -29,69 +277,149 @@ static double rank_period(const tg_trace_result *t)
     return NAN;
 }
 
-static int cmp_double(const void *a, const void *b)
+static double gpu_time_of(const tg_trace_result *t) { return t->workload ? t->workload->gpu_time : NAN; }
+static double idle_of(const tg_trace_result *t) { return t->workload ? t->workload->idle : NAN; }
+
+/* A compared trace: its period, for the median and the slowest. */
+typedef struct ranked {
+    double period;
+    size_t i;
+} ranked;
+
+static int cmp_ranked(const void *pa, const void *pb)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    const ranked *a = pa, *b = pb;
+    if (a->period != b->period) return a->period < b->period ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* "rank 5 on nid001608", "rank 5", "this trace". */
+static const char *who(tg_arena *a, const tg_trace_result *t)
+{
+    const tg_origin *o = &t->origin;
+    if (tg_origin_has_rank(o))
+        return o->host ? tg_arena_printf(a, "rank %lld on %s", (long long)o->rank, o->host)
+                       : tg_arena_printf(a, "rank %lld", (long long)o->rank);
+    return o->host ? tg_arena_printf(a, "the trace from %s", o->host) : "this trace";
+}
+
+/* " (median rank 4: 11.5 ms GPU, 19 ms idle per iteration)" and the like:
+** GPU and idle time per iteration side by side, where both are known. */
+static void put_side_by_side(FILE *f, const tg_trace_result *t, const tg_trace_result *mid, tg_arena *a)
+{
+    double g = gpu_time_of(t), i = idle_of(t);
+    if (isnan(g) || isnan(i)) return;
+    char gs[32], is[32];
+    tg_fmt_num(gs, sizeof gs, g, TG_UNIT_NS);
+    tg_fmt_num(is, sizeof is, i, TG_UNIT_NS);
+    fprintf(f, "; per iteration %s GPU, %s idle", gs, is);
+    if (!mid || mid == t || isnan(gpu_time_of(mid)) || isnan(idle_of(mid))) return;
+    tg_fmt_num(gs, sizeof gs, gpu_time_of(mid), TG_UNIT_NS);
+    tg_fmt_num(is, sizeof is, idle_of(mid), TG_UNIT_NS);
+    fprintf(f, " (the median rank, %s: %s GPU, %s idle)", who(a, mid), gs, is);
+}
+
+typedef struct straggle {
+    double threshold;
+    tg_severity severity;
+    double median;             /* of the periods */
+    size_t n;                  /* traces compared */
+    const tg_trace_result *mid;  /* the median rank (lower middle) */
+    const tg_trace_result *slowest;
+} straggle;
+
+/* The rank-straggler result of t (room for it was left by the reader). */
+static bool add_result(const straggle *s, tg_trace_result *t, tg_arena *a)
+{
+    double x = rank_period(t), change = (x - s->median) / s->median;
+    bool slow = change > s->threshold;
+    tg_rule_result *r = &t->results[t->n_results++];
+    memset(r, 0, sizeof *r);
+    r->rule = TG_MERGE_RULE_STRAGGLER;
+    r->title = "A rank is slower than the others";
+    r->severity = s->severity;
+    r->verdict = slow ? TG_V_FAIL : TG_V_PASS;
+    r->count = slow;
+    r->metric = "p50(period)";
+    r->metric_unit = TG_UNIT_NS;
+    r->metric_value = x;
+    r->advice = slow ? "Compare this rank's trace with a typical one: input pipeline, host contention, "
+                       "thermal throttling or a slower link on its node."
+                     : NULL;
+    r->baseline = (tg_baseline_cmp){.present = true, .value = s->median, .current = x, .change = change,
+                                    .p_value = NAN, .band_lo = NAN, .band_hi = NAN, .spread = NAN,
+                                    .workload_match = NAN, .busy_then = NAN, .busy_now = NAN,
+                                    .n_baseline = s->n, .n_current = 1, .regression = slow};
+    /* a failing slowest rank says what it ran differently from the median rank */
+    bool wall = slow && t == s->slowest && s->mid && s->mid != t && s->mid->workload && t->workload &&
+                !isnan(s->mid->workload->gpu_time) && !isnan(t->workload->gpu_time);
+    if (wall && !tg_workload_attribute(s->mid->workload, t->workload, x - s->median, true, &r->baseline, a))
+        return false;
+    r->values = tg_arena_alloc(a, 6 * sizeof *r->values);
+    if (!r->values) return false;
+    r->values[r->n_values++] = (tg_named_value){"p50_period_ns", tg_float(x, TG_UNIT_NS)};
+    r->values[r->n_values++] = (tg_named_value){"median_rank_period_ns", tg_float(s->median, TG_UNIT_NS)};
+    r->values[r->n_values++] = (tg_named_value){"gpu_time_ns", tg_float(gpu_time_of(t), TG_UNIT_NS)};
+    r->values[r->n_values++] = (tg_named_value){"idle_ns", tg_float(idle_of(t), TG_UNIT_NS)};
+    const tg_trace_result *mid = s->mid ? s->mid : t;
+    r->values[r->n_values++] = (tg_named_value){"median_rank_gpu_time_ns", tg_float(gpu_time_of(mid), TG_UNIT_NS)};
+    r->values[r->n_values++] = (tg_named_value){"median_rank_idle_ns", tg_float(idle_of(mid), TG_UNIT_NS)};
+
+    char med[32], cur[32], lim[32];
+    tg_fmt_num(med, sizeof med, s->median, TG_UNIT_NS);
+    tg_fmt_num(cur, sizeof cur, x, TG_UNIT_NS);
+    tg_fmt_num(lim, sizeof lim, s->threshold, TG_UNIT_RATIO);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return false;
+    fprintf(f, "%s: p50 iteration period %s is %+.1f%% from the median rank (%s over %zu ranks; limit +%s)",
+            who(a, t), cur, 100 * change, med, s->n, lim);
+    put_side_by_side(f, t, s->mid, a);
+    if (wall) tg_workload_put_changes(f, &r->baseline, true);
+    bool ok = fclose(f) == 0;
+    r->message = ok ? tg_arena_strdup(a, text) : NULL;
+    free(text);
+    return r->message != NULL;
+}
+
+/* One job's ranks m[g..e): compared when two or more have a period. */
+static size_t compare_group(tg_run_result *run, const member *m, size_t g, size_t e, double threshold,
+                            tg_severity severity, bool *oom)
+{
+    ranked *p = malloc((e - g) * sizeof *p);
+    if (!p) {
+        *oom = true;
+        return 0;
+    }
+    size_t n = 0;
+    for (size_t k = g; k < e; k++) {
+        const tg_trace_result *t = &run->traces[m[k].i];
+        double x = rank_period(t);
+        if (isfinite(x) && x > 0 && t->results) p[n++] = (ranked){x, m[k].i};
+    }
+    if (n >= 2) {
+        qsort(p, n, sizeof *p, cmp_ranked);
+        straggle s = {.threshold = threshold, .severity = severity, .n = n,
+                      .median = n % 2 ? p[n / 2].period : (p[n / 2 - 1].period + p[n / 2].period) / 2,
+                      .mid = &run->traces[p[(n - 1) / 2].i], .slowest = &run->traces[p[n - 1].i]};
+        for (size_t k = 0; k < n && !*oom; k++) {
+            tg_trace_result *t = &run->traces[p[k].i];
+            if (!add_result(&s, t, t->arena ? t->arena : run->arena)) *oom = true;
+        }
+    }
+    free(p);
+    return n >= 2 ? n : 0;
 }
 
 size_t tg_merge_stragglers(tg_run_result *run, double threshold, tg_severity severity)
 {
-    double *p = malloc((run->n_traces ? run->n_traces : 1) * sizeof *p);
-    if (!p) return 0;
-    size_t n = 0;
-    for (size_t i = 0; i < run->n_traces; i++) {
-        double x = rank_period(&run->traces[i]);
-        if (isfinite(x) && x > 0) p[n++] = x;
-    }
-    if (n < 2) {
-        free(p);
-        return 0;
-    }
-    qsort(p, n, sizeof *p, cmp_double);
-    double median = n % 2 ? p[n / 2] : (p[n / 2 - 1] + p[n / 2]) / 2;
-    free(p);
-
-    char med[32], cur[32], lim[32];
-    tg_fmt_num(med, sizeof med, median, TG_UNIT_NS);
-    tg_fmt_num(lim, sizeof lim, threshold, TG_UNIT_RATIO);
-    for (size_t i = 0; i < run->n_traces; i++) {
-        tg_trace_result *t = &run->traces[i];
-        double x = rank_period(t);
-        if (!isfinite(x) || x <= 0 || !t->results) continue;
-        double change = (x - median) / median;
-        bool slow = change > threshold;
-        tg_fmt_num(cur, sizeof cur, x, TG_UNIT_NS);
-        tg_rule_result *r = &t->results[t->n_results++];
-        memset(r, 0, sizeof *r);
-        r->rule = "rank-straggler";
-        r->title = "A rank is slower than the others";
-        r->severity = severity;
-        r->verdict = slow ? TG_V_FAIL : TG_V_PASS;
-        r->count = slow;
-        r->metric = "p50(period)";
-        r->metric_value = x;
-        r->message = tg_arena_printf(run->arena,
-            "p50 iteration period %s is %+.1f%% from the median rank (%s over %zu ranks; limit +%s)",
-            cur, 100 * change, med, n, lim);
-        r->advice = slow ? "Compare this rank's trace with a typical one: input pipeline, "
-                           "host contention, thermal throttling or a slower link on its node."
-                         : NULL;
-        r->values = tg_arena_alloc(run->arena, 2 * sizeof *r->values);
-        if (r->values) {
-            r->values[0] = (tg_named_value){"p50_period_ns", tg_float(x, TG_UNIT_NS)};
-            r->values[1] = (tg_named_value){"median_rank_period_ns", tg_float(median, TG_UNIT_NS)};
-            r->n_values = 2;
-        }
-        r->baseline.present = true;
-        r->baseline.value = median;
-        r->baseline.current = x;
-        r->baseline.change = change;
-        r->baseline.p_value = NAN;
-        r->baseline.band_lo = r->baseline.band_hi = NAN;
-        r->baseline.n_baseline = n;
-        r->baseline.n_current = 1;
-        r->baseline.regression = slow;
-    }
-    return n;
+    member *m = members_of(run);
+    if (!m) return 0;
+    size_t n = run->n_traces, compared = 0;
+    bool oom = false;
+    for (size_t g = 0; g < n && !oom; g = group_end(m, n, g))
+        compared += compare_group(run, m, g, group_end(m, n, g), threshold, severity, &oom);
+    free(m);
+    return compared;
 }

@@ -7,7 +7,7 @@
 ** async copy has an "Async" launching call and a pageable side; a blocking
 ** memset hits pinned or managed memory) so that a reader can check a
 ** verdict against the numbers behind it. Iteration series are summarized
-** over steady iterations with the statistics of model_stats.h.
+** over steady iterations with the statistics of engine/common/stats.h.
 */
 #include "metrics.h"
 

@@ -1,8 +1,8 @@
 /*
 ** The `metrics` document of one built model: every fact the engine derives
-** from a trace (DESIGN §2), as JSON (the contract; its keys mirror the
-** reference metrics of the shared traces so the two can be compared
-** directly) and as text rendered from that same document.
+** from a trace (docs/formats.md, "info and metrics"), as JSON (the contract;
+** its keys mirror the reference metrics of the shared traces so the two can
+** be compared directly) and as text rendered from that same document.
 */
 #ifndef TG_METRICS_H
 #define TG_METRICS_H

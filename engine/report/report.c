@@ -96,6 +96,15 @@ bool tg_report_evidence_said(const tg_evidence *e, const tg_named_value *f)
     return false;
 }
 
+void tg_report_backslash_sink(void *ctx, const char *s, size_t n)
+{
+    const tg_backslash_sink *k = ctx;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] && strchr(k->specials, s[i])) fputc('\\', k->out);
+        fputc(s[i], k->out);
+    }
+}
+
 const char *tg_report_basename(const char *path)
 {
     if (!path) return "";

@@ -1,5 +1,5 @@
 /*
-** Reporters: render a tg_run_result in the formats of DESIGN §5 (text,
+** Reporters: render a tg_run_result in the formats of docs/formats.md (text,
 ** json, junit, sarif, github, markdown). They only read the result and the
 ** rule set; they write to a FILE the CLI opened, and never exit.
 */

@@ -11,6 +11,14 @@
 #include "report.h"
 #include "../common/text.h"
 
+/* A tg_text_escape sink that writes to out with a backslash before each
+** byte of `specials` (a quote in a quoted value, | in a table cell). */
+typedef struct tg_backslash_sink {
+    FILE *out;
+    const char *specials;
+} tg_backslash_sink;
+void tg_report_backslash_sink(void *ctx, const char *s, size_t n);
+
 /* The file name part of a path. */
 const char *tg_report_basename(const char *path);
 

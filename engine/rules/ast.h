@@ -15,6 +15,8 @@
 #include "../common/common.h"
 #include "../common/value.h"
 #include "../common/units.h"
+#include "../common/yaml.h"
+#include "rules.h"
 
 typedef enum tg_node_kind {
 #define TG_NODE(id, spelling, cls, bp) TG_N_##id,
@@ -55,16 +57,9 @@ int tg_agg_find(const char *name);          /* -1 when unknown */
 
 /* ------------------------------------------------------------ positions */
 
-/* A text the rule expressions come from: a rule file held in memory while
-** the set loads, or the argument of a --set. Diagnostics take their
-** offending line from it. */
-typedef struct tg_src {
-    const char *name;          /* arena copy: the tg_pos.file of its nodes */
-    const char *text;          /* whole text; NULL once released */
-    size_t len;
-    size_t *line_starts;       /* byte offset of each line (malloc'd) */
-    size_t n_lines;
-} tg_src;
+/* A text the rule expressions come from (tg_src, common/yaml.h): a rule
+** file held in memory while the set loads, or the argument of a --set.
+** Diagnostics take their offending line from it. */
 
 /* Position of every byte offset (0..len) of a scalar's value. */
 typedef struct tg_srcmap {
@@ -74,10 +69,6 @@ typedef struct tg_srcmap {
     tg_pos *pos;               /* len + 1 entries */
 } tg_srcmap;
 
-/* Byte offset -> 1-based line and byte column in src. */
-tg_pos tg_src_pos(const tg_src *src, size_t offset);
-/* The text of a 1-based line (malloc'd, no newline), NULL if unavailable. */
-char *tg_src_line(const tg_src *src, int line);
 /* A map where value offset k sits at column col0 + k of line `line`
 ** (single-line texts such as --set arguments and tests). */
 tg_srcmap *tg_srcmap_flat(tg_arena *a, const tg_src *src, const char *text, int line, int col0);
@@ -101,9 +92,7 @@ void tg_rules_vmsg(tg_rules_ctx *ctx, tg_diag_level level, tg_pos pos, const cha
 #define tg_rules_error(ctx, pos, ...) tg_rules_msg((ctx), TG_DIAG_ERROR, (pos), __VA_ARGS__)
 #define tg_rules_warning(ctx, pos, ...) tg_rules_msg((ctx), TG_DIAG_WARNING, (pos), __VA_ARGS__)
 
-/* The closest of `n` names to `word` (edit distance <= 2, or <= a third of
-** its length), or NULL: the "did you mean" of error messages. */
-const char *tg_suggest(const char *word, const char *const *names, size_t n);
+/* tg_suggest, the "did you mean" of error messages: rules.h. */
 
 /* ---------------------------------------------------------------- lexer */
 

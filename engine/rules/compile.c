@@ -239,9 +239,14 @@ static tg_expr *compile_dotted(tg_cstate *cs, const tg_ast *ast)
             if (strcmp(tg_baseline_stat_names[i], ast->member) == 0) stat = i;
         if (stat < 0) {
             const char *hint = tg_suggest(ast->member, tg_baseline_stat_names, TG_BSTAT_COUNT);
-            cerr(cs, ast->pos, "unknown baseline statistic '%s'%s%s%s", ast->member,
-                 hint ? " (did you mean '" : " (value, p50, current, change, p_value, n, band_lo, band_hi)",
-                 hint ? hint : "", hint ? "'?)" : "");
+            const char *all[TG_BSTAT_COUNT + 1] = {0};
+            for (int i = 0; i < TG_BSTAT_COUNT; i++) all[i] = tg_baseline_stat_names[i];
+            char list[256];
+            if (hint)
+                cerr(cs, ast->pos, "unknown baseline statistic '%s' (did you mean '%s'?)", ast->member, hint);
+            else
+                cerr(cs, ast->pos, "unknown baseline statistic '%s' (%s)", ast->member,
+                     tg_vocab_join(all, list, sizeof list));
             return NULL;
         }
         if (!r->metric) {
@@ -370,17 +375,12 @@ static tg_expr *compile_call(tg_cstate *cs, const tg_ast *ast)
 {
     int k = tg_agg_find(ast->name);
     if (k < 0) {
-        const char *names[TG_AGG_COUNT_KINDS];
+        const char *names[TG_AGG_COUNT_KINDS + 1] = {0};
         for (int i = 0; i < TG_AGG_COUNT_KINDS; i++) names[i] = tg_agg_defs[i].name;
         const char *hint = tg_suggest(ast->name, names, TG_AGG_COUNT_KINDS);
-        if (hint) {
-            cerr(cs, ast->pos, "unknown function '%s' (did you mean '%s'?)", ast->name, hint);
-            return NULL;
-        }
-        char all[256] = "";   /* the list of aggregates.def */
-        for (int i = 0, n = 0; i < TG_AGG_COUNT_KINDS; i++)
-            n += snprintf(all + n, sizeof all - (size_t)n, "%s%s", i ? " " : "", names[i]);
-        cerr(cs, ast->pos, "unknown function '%s' (aggregates: %s)", ast->name, all);
+        char list[256];
+        if (hint) cerr(cs, ast->pos, "unknown function '%s' (did you mean '%s'?)", ast->name, hint);
+        else cerr(cs, ast->pos, "unknown function '%s' (aggregates: %s)", ast->name, tg_vocab_join(names, list, sizeof list));
         return NULL;
     }
     const tg_agg_def *def = &tg_agg_defs[k];

@@ -87,12 +87,13 @@ static void compile_header(rule_cc *cc)
     if (src) {
         const tg_source_def *d = tg_source_find(src);
         if (!d) {
-            const char *names[TG_SRC_COUNT];
+            const char *names[TG_SRC_COUNT + 1] = {0};
             for (int i = 0; i < TG_SRC_COUNT; i++) names[i] = tg_source_defs[i].name;
             const char *hint = tg_suggest(src, names, TG_SRC_COUNT);
-            ERR(cc, cc->def->key[TG_RK_SOURCE]->pos, "unknown source '%s'%s%s%s", src,
-                hint ? " (did you mean '" : " (kernel, memcpy, memset, api, nvtx, iteration, gap, device, trace)",
-                hint ? hint : "", hint ? "'?)" : "");
+            char list[256];
+            if (hint) ERR(cc, cc->def->key[TG_RK_SOURCE]->pos, "unknown source '%s' (did you mean '%s'?)", src, hint);
+            else ERR(cc, cc->def->key[TG_RK_SOURCE]->pos, "unknown source '%s' (sources: %s)", src,
+                     tg_vocab_join(names, list, sizeof list));
         } else {
             r->source = d->id;
             r->info.source = d->name;

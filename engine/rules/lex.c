@@ -118,17 +118,19 @@ static tg_token lex_number(tg_lexer *lx, size_t at)
     if (sfx_len) {
         int k = find_suffix(s + sfx_start, sfx_len);
         if (k < 0) {
-            const char *names[64];
+            const char *names[65] = {0};
             size_t nn = 0;
             for (size_t i = 0; i < tg_unit_suffix_count && nn < 64; i++) names[nn++] = tg_unit_suffixes[i].suffix;
-            char word[32];
+            char word[32], list[256];
             size_t wl = sfx_len < sizeof word - 1 ? sfx_len : sizeof word - 1;
             memcpy(word, s + sfx_start, wl);
             word[wl] = 0;
             const char *hint = tg_suggest(word, names, nn);
-            return lex_error(lx, at + sfx_start, "unknown unit '%s' in '%.*s'%s%s%s", word, (int)n, s,
-                             hint ? " (did you mean '" : " (units: ns us ms s min h B KB MB GB KiB MiB GiB %",
-                             hint ? hint : "", hint ? "'?)" : ")");
+            if (hint)
+                return lex_error(lx, at + sfx_start, "unknown unit '%s' in '%.*s' (did you mean '%s'?)", word,
+                                 (int)n, s, hint);
+            return lex_error(lx, at + sfx_start, "unknown unit '%s' in '%.*s' (units: %s)", word, (int)n, s,
+                             tg_vocab_join(names, list, sizeof list));
         }
         set_number(&t, num, k);
     } else {

@@ -1,9 +1,48 @@
 /*
 ** The expression parser: a Pratt parser over the tokens of lex.c, with the
 ** binding powers of nodes.def (or < and < not < comparisons < + - < * / <
-** unary minus). Comparisons do not chain: `a < b < c` is an error rather
-** than a surprise. `x not in L` (and `not matches`, `not startswith`,
-** `not contains`) is read as `not (x in L)`.
+** unary minus). The language it accepts, in EBNF ({x}: x repeated, zero or
+** more times; [x]: x optional; "...": a token; ? ... ?: said in words).
+** docs/rules.md holds the same grammar, and tools/rules-doc.sh --check
+** (the `docs` test) compares the two:
+**
+**   expression  = disjunction ;
+**   disjunction = conjunction { "or" conjunction } ;
+**   conjunction = comparison { "and" comparison } ;
+**   comparison  = sum [ comparator sum ] ;
+**   comparator  = "==" | "!=" | "<" | "<=" | ">" | ">="
+**               | [ "not" ] ( "in" | "matches" | "startswith" | "contains" ) ;
+**   sum         = product { ( "+" | "-" ) product } ;
+**   product     = prefix { ( "*" | "/" ) prefix } ;
+**   prefix      = "not" comparison | "-" prefix | primary ;
+**   primary     = number | string | "null" | "true" | "false"
+**               | list | call | name | "(" expression ")" ;
+**   list        = "[" [ expression { "," expression } ] "]" ;
+**   call        = identifier "(" [ expression { "," expression } ] ")" ;
+**   name        = identifier [ "." identifier ] ;
+**   number      = digits [ "." digits ] [ ( "e" | "E" ) [ "+" | "-" ] digits ] [ unit ] ;
+**   digits      = digit { digit } ;
+**   unit        = ? a suffix of engine/common/units.def: ns us ms s min h B KB ... % ? ;
+**   string      = '"' { ? a character but '"' and "\" ? | escape } '"'
+**               | "'" { ? a character but "'" and "\" ? | escape } "'" ;
+**   escape      = "\" ? any character; \n \t \\ \" \' are decoded, others kept as written ? ;
+**   identifier  = ( letter | "_" ) { letter | digit | "_" } ;
+**
+** How the productions map onto the code: parse_bp is disjunction down to
+** prefix, one loop for all infix levels (an infix operator binds when its
+** power exceeds the caller's, so + - * / and or associate to the left);
+** parse_primary is prefix and primary; parse_name is call and name;
+** parse_items the bracketed lists of list and call; lex.c the tokens
+** (number, string, identifier). Where the grammar is ambiguous the parser
+** takes the longest operand: `not` applies to the whole comparison after
+** it (`not a == b` is `not (a == b)`), wherever it starts an operand
+** (`a + not b < c` is `a + not (b < c)`). A comparator's absent second
+** operand makes `a < b < c` an error rather than a surprise. `x not in L`
+** (and `not matches`, `not startswith`, `not contains`) is read as
+** `not (x in L)`. Whitespace separates tokens and is otherwise ignored; an
+** identifier is none of the keywords not, null, true, false, and, or, in,
+** matches, startswith, contains. What a name or a call may refer to, and
+** where null and lists may stand, is the compiler's business (compile.c).
 **
 ** Every node records the position of its first character through the
 ** scalar's position map, so later stages report errors at the exact

@@ -90,6 +90,11 @@ int64_t tg_rules_lower_bound(const tg_ruleset *rs, int source, const char *field
 ** lists, ...). Returns TG_OK or TG_EUSAGE. */
 tg_status tg_rules_lint(const char *const *paths, size_t n_paths, tg_diag *diag);
 
+/* The closest of `n` names to `word` (edit distance <= 2, or <= a third of
+** its length, letter case free), or NULL: the "did you mean" of every
+** error message about a name (rules_common.c). */
+const char *tg_suggest(const char *word, const char *const *names, size_t n);
+
 /* `tracegate explain`: the rule's text and its compiled tree, readable.
 ** Returns a malloc'd string, NULL if the rule is unknown. */
 char *tg_rules_explain(const tg_ruleset *rs, const char *id);

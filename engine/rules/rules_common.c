@@ -49,38 +49,6 @@ int tg_agg_find(const char *name)
 
 /* ------------------------------------------------------------ positions */
 
-tg_pos tg_src_pos(const tg_src *src, size_t offset)
-{
-    tg_pos p = {.file = src->name, .line = 1, .col = 1};
-    if (!src->line_starts || src->n_lines == 0) {
-        p.col = (int)offset + 1;
-        return p;
-    }
-    size_t lo = 0, hi = src->n_lines;   /* last line start <= offset */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (src->line_starts[mid] <= offset) lo = mid;
-        else hi = mid;
-    }
-    p.line = (int)lo + 1;
-    p.col = (int)(offset - src->line_starts[lo]) + 1;
-    return p;
-}
-
-char *tg_src_line(const tg_src *src, int line)
-{
-    if (!src || !src->text || line < 1 || (size_t)line > src->n_lines) return NULL;
-    size_t b = src->line_starts[line - 1], e = b;
-    while (e < src->len && src->text[e] != '\n' && src->text[e] != '\r') e++;
-    /* Very long lines (a minified or hostile file) are cut for display. */
-    if (e - b > 400) e = b + 400;
-    char *s = malloc(e - b + 1);
-    if (!s) return NULL;
-    memcpy(s, src->text + b, e - b);
-    s[e - b] = 0;
-    return s;
-}
-
 tg_srcmap *tg_srcmap_flat(tg_arena *a, const tg_src *src, const char *text, int line, int col0)
 {
     tg_srcmap *m = tg_arena_alloc(a, sizeof *m);

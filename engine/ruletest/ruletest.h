@@ -1,12 +1,13 @@
 /*
-** Rule tests (DESIGN §7): YAML files of cases, each naming a rule, an
-** input (an export on disk, or events written inline and materialised into
-** a temporary SQLite file in the nsys 2022.4 / schema 3.0.0 export layout)
-** and the expected verdict, count, aggregate values and cited rows. The
-** cases run through the same path as `tracegate check` (tg_trace_open ->
-** tg_model_build -> tg_eval_model, then tg_baseline_apply when the case
-** gives a baseline), and the comparison is returned as data: this module
-** never prints. `tracegate rules test` (engine/cli/cmd_rules.c) renders it.
+** Rule tests (tests/rules/README.md): YAML files of cases, each naming a
+** rule, an input (an export on disk, or events written inline and
+** materialised into a temporary SQLite file in the nsys 2022.4 / schema 3.0.0
+** export layout) and the expected verdict, count, aggregate values and cited
+** rows. The cases run through the same path as `tracegate check`
+** (tg_trace_open -> tg_model_build -> tg_eval_model, then tg_baseline_apply
+** when the case gives a baseline), and the comparison is returned as data:
+** this module never prints. `tracegate rules test` (engine/cli/cmd_rules.c)
+** renders it.
 **
 ** The file format is documented in tests/rules/README.md. Although the
 ** files live in engine/rules, the runner sits at the end of the pipeline:

@@ -2,7 +2,7 @@
 ** The export layout of nsys 2022.4 (schema 3.0.0) as SQL, one macro per
 ** table: the tables and columns tracegate reads, with the column lists,
 ** types and NOT NULL constraints of a real export (generated from `pragma
-** table_info` of the h200-nsys captures in ../shared/traces), the ENUM
+** table_info` of real nsys 2022.4 captures of the trace corpus), the ENUM
 ** tables filled as that version fills them and the metadata rows naming
 ** the version. NOT NULL columns other than start/end carry DEFAULT 0 so
 ** that hand-written test INSERTs may name only the columns they care

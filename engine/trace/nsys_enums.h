@@ -1,8 +1,9 @@
 /*
-** The nsys enumerations tracegate names (SCHEMA: ENUM_CUDA_MEMCPY_OPER and
-** ENUM_CUDA_MEM_KIND), each one list: the model's kind names, the
-** workload's "[memcpy HtoD]" labels, the rule tests' `kind:` values and the
-** SQL codes of the evidence all expand from it. ORDER: the enum ids.
+** The nsys enumerations tracegate names (the export's ENUM_CUDA_MEMCPY_OPER
+** and ENUM_CUDA_MEM_KIND; docs/architecture.md, "The nsys export"), each one
+** list: the model's kind names, the workload's "[memcpy HtoD]" labels, the
+** rule tests' `kind:` values and the SQL codes of the evidence all expand
+** from it. ORDER: the enum ids.
 */
 #ifndef TG_NSYS_ENUMS_H
 #define TG_NSYS_ENUMS_H

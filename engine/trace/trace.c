@@ -419,7 +419,7 @@ static bool load_all(tg_loader *ld)
            tg_load_memcpys(ld) && tg_load_memsets(ld) &&
            (ld->t->apis_deferred || tg_load_apis(ld)) && tg_load_syncs(ld) &&
            tg_load_overheads(ld) && tg_load_nvtx(ld) && tg_load_gpus(ld) &&
-           tg_load_processes(ld) && finish(ld);
+           tg_load_processes(ld) && finish(ld) && tg_load_origin(ld);
 }
 
 static void loader_close(tg_loader *ld)
@@ -570,8 +570,16 @@ void tg_trace_close(tg_trace *t)
     free(t->nsys_version);
     free(t->schema_version);
     free(t->product_name);
+    free(t->host);
+    free(t->job);
     tg_strpool_free(t->strings);
     reader_end(t);
+    tg_trace_drop_rows(t);
+    free(t);
+}
+
+void tg_trace_drop_rows(tg_trace *t)
+{
     tg_rows_free(t->kernels, t->rows_mapped[TG_TABLE_KERNEL]);
     tg_rows_free(t->kspans, t->rows_mapped[TG_TABLE_KERNEL]);
     tg_rows_free(t->memcpys, t->rows_mapped[TG_TABLE_MEMCPY]);
@@ -582,7 +590,11 @@ void tg_trace_close(tg_trace *t)
     tg_rows_free(t->overheads, t->rows_mapped[TG_TABLE_OVERHEAD]);
     free(t->gpus);
     free(t->processes);
-    free(t);
+    t->kernels = NULL; t->kspans = NULL; t->memcpys = t->memsets = NULL; t->apis = NULL;
+    t->nvtx = NULL; t->syncs = NULL; t->overheads = NULL; t->gpus = NULL; t->processes = NULL;
+    t->n_kernels = t->n_memcpys = t->n_memsets = t->n_apis = t->n_nvtx = t->n_syncs = t->n_overheads = 0;
+    t->n_gpus = t->n_processes = 0;
+    memset(t->rows_mapped, 0, sizeof t->rows_mapped);
 }
 
 /* ---------------------------------------------------------------- memory estimate */

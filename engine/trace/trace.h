@@ -1,7 +1,8 @@
 /*
 ** The trace layer: opens an nsys SQLite export strictly read-only, detects
 ** its schema, resolves the tables and columns that drift between nsys
-** versions (SCHEMA.md) and loads the activity into plain arrays of rows.
+** versions (docs/architecture.md, "The nsys export") and loads the activity
+** into plain arrays of rows.
 **
 ** Every row struct below carries its SQLite rowid (evidence cites it) and,
 ** after the raw columns, a block of DERIVED fields. The trace layer leaves
@@ -11,7 +12,7 @@
 **
 ** Conventions: times in ns (int64, TG_NULL_I64 = null); strings are ids in
 ** trace->strings (TG_NO_STR = null); flags are int8_t (0/1, -1 = null);
-** pid/tid are the decoded process and thread ids of SCHEMA.md.
+** pid/tid are the decoded process and thread ids (docs/architecture.md).
 **
 ** Rows are kept small: 64-bit members first, then 32-bit, then flags, so
 ** there is no padding, and durations (end - start) are computed on read
@@ -226,7 +227,9 @@ typedef struct tg_process {
 typedef struct tg_trace {
     char *path;
     tg_trace_format format;    /* TG_FORMAT_NSYS for exports and traces built by hand */
-    int32_t rank, world_size;  /* Kineto distributedInfo; -1 when not recorded */
+    int32_t rank, world_size;  /* Kineto distributedInfo, or the environment an
+                                  export recorded (trace_origin.c); -1 when not
+                                  recorded. rank_source says which, below */
     char *nsys_version;        /* "2022.4.2.1", or NULL if not recorded */
     char *schema_version;      /* "3.0.0", or NULL */
     char *product_name;        /* "NVIDIA Nsight Systems", "kineto2nsys", or NULL */
@@ -258,6 +261,16 @@ typedef struct tg_trace {
     tg_overhead *overheads; size_t n_overheads;
     tg_gpu *gpus;         size_t n_gpus;
     tg_process *processes; size_t n_processes;
+
+    /* Where an export was recorded (trace_origin.c, docs/formats.md): the
+    ** host of TARGET_INFO_SYSTEM_ENV, and (rank and world_size above) the
+    ** rank, world size and job id of the environment nsys recorded
+    ** (origin.def); NULL or -1 when the export does not say. */
+    char *host;
+    char *job;
+    const char *rank_source;   /* static: "env OMPI_COMM_WORLD_RANK" when the rank came
+                                  from the environment; NULL otherwise (a Kineto
+                                  trace's rank is its distributedInfo's) */
 
     int64_t first_ns, last_ns; /* span of all loaded events */
     int64_t session_start_ns;  /* TARGET_INFO_SESSION_START_TIME, or null */
@@ -336,6 +349,10 @@ static inline size_t tg_trace_api_rows(const tg_trace *t)
 {
     return t->n_api_rows > t->n_apis ? t->n_api_rows : t->n_apis;
 }
+
+/* The processes that did GPU work (kernels, copies, memsets), sorted, in
+** a malloc'd array (*pids, free it); their count, or -1 when out of memory. */
+int64_t tg_trace_gpu_pids(const tg_trace *t, int32_t **pids);
 
 /* Missing-data wording for the trace's format: the table (export table
 ** or Kineto events) and how to record it (nsys or torch.profiler). */

@@ -6,7 +6,8 @@
 ** behind every name column, and the two cell readers that intern text.
 **
 ** Absent optional columns are selected as NULL so loaders need not care
-** which nsys version wrote the file; SCHEMA.md lists the drift handled.
+** which nsys version wrote the file; docs/architecture.md ("The nsys
+** export") lists the drift handled.
 */
 #include "trace_int.h"
 

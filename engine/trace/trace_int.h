@@ -4,8 +4,8 @@
 ** from nsys string ids to string-pool ids, column resolution by name and
 ** the typed readers that turn one SQLite cell into a row field.
 **
-** trace.c opens the file and drives the load, trace_cols.c resolves
-** tables and columns (the drift of SCHEMA.md), trace_load.c holds one
+** trace.c opens the file and drives the load, trace_cols.c resolves tables
+** and columns (the drift docs/architecture.md lists), trace_load.c holds one
 ** loader per activity table and trace_sort.c orders the rows by start.
 */
 #ifndef TG_TRACE_INT_H
@@ -163,7 +163,8 @@ static inline bool tg_load_times(tg_rowstats *rs, sqlite3_stmt *st, int64_t *sta
     return true;
 }
 
-/* Decoded process / thread ids of a serialized GlobalId (SCHEMA.md). */
+/* Decoded process / thread ids of a serialized GlobalId
+** (docs/architecture.md, "The nsys export"). */
 static inline int32_t tg_global_pid(int64_t global)
 {
     return global == TG_NULL_I64 ? -1 : (int32_t)(((uint64_t)global >> 24) & 0xFFFFFF);
@@ -187,6 +188,8 @@ bool tg_load_overheads(tg_loader *ld);
 bool tg_load_nvtx(tg_loader *ld);
 bool tg_load_gpus(tg_loader *ld);
 bool tg_load_processes(tg_loader *ld);
+/* trace_origin.c: host, rank, world size and job id (after the activity) */
+bool tg_load_origin(tg_loader *ld);
 
 /* ---- trace_mem.c: row arrays (see there) */
 #define TG_ROWS_MAP_MIN ((size_t)8 << 20)  /* arrays this big get their own mapping */
@@ -194,6 +197,9 @@ bool tg_load_processes(tg_loader *ld);
 ** the size of its mapping, 0 while malloc'd. False when out of memory. */
 bool tg_rows_grow(void **rows, size_t *mapped, size_t *cap, size_t need, size_t esz);
 void tg_rows_free(void *rows, size_t mapped);
+/* Free every row array, GPU and process of t and zero their counts (close,
+** and a reader that starts over). */
+void tg_trace_drop_rows(tg_trace *t);
 /* A fresh anonymous mapping of at least `bytes` (its size in *mapped). */
 void *tg_rows_map(size_t bytes, size_t *mapped);
 size_t tg_rows_page(void);

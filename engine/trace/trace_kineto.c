@@ -497,20 +497,7 @@ static void filter_controls(ctl_filter *c, unsigned char *buf, size_t n)
 static bool reset_rows(tg_loader *ld)
 {
     tg_trace *t = ld->t;
-    tg_rows_free(t->kernels, t->rows_mapped[TG_TABLE_KERNEL]);
-    tg_rows_free(t->kspans, t->rows_mapped[TG_TABLE_KERNEL]);
-    tg_rows_free(t->memcpys, t->rows_mapped[TG_TABLE_MEMCPY]);
-    tg_rows_free(t->memsets, t->rows_mapped[TG_TABLE_MEMSET]);
-    tg_rows_free(t->apis, t->rows_mapped[TG_TABLE_RUNTIME]);
-    tg_rows_free(t->nvtx, t->rows_mapped[TG_TABLE_NVTX]);
-    tg_rows_free(t->syncs, t->rows_mapped[TG_TABLE_SYNC]);
-    free(t->gpus);
-    free(t->processes);
-    t->kernels = NULL; t->kspans = NULL; t->memcpys = t->memsets = NULL; t->apis = NULL;
-    t->nvtx = NULL; t->syncs = NULL; t->gpus = NULL; t->processes = NULL;
-    t->n_kernels = t->n_memcpys = t->n_memsets = t->n_apis = t->n_nvtx = t->n_syncs = 0;
-    t->n_gpus = t->n_processes = 0;
-    memset(t->rows_mapped, 0, sizeof t->rows_mapped);
+    tg_trace_drop_rows(t);
     memset(ld->stats, 0, sizeof ld->stats);
     t->rank = t->world_size = -1;
     tg_strpool_free(t->strings);

@@ -139,7 +139,7 @@ static void test_realistic_regressed_fails(void **state)
     cur = baseline_field(doc, "gpu-time-regression", "current");
     was = baseline_field(doc, "gpu-time-regression", "value");
     /* README's "about 12.71 vs 11.545 ms" is approximate; reference/metrics.jsonl
-    ** (kernels + copies + memsets, DESIGN §2) gives 12.908 ms for regressed and
+    ** (kernels + copies + memsets: iteration.gpu_time, docs/rules.md) gives 12.908 ms for regressed and
     ** 11.738 / 11.736 ms for the two baseline runs: hold both within 1%. */
     assert_true(cur > 12.908e6 * 0.99 && cur < 12.908e6 * 1.01);
     assert_true(was > 11.737e6 * 0.99 && was < 11.737e6 * 1.01);

@@ -14,8 +14,8 @@
 ** Known disagreement (reported, not hidden): for traces without
 ** iterations the reference counts nothing as steady (gaps_ge_500ms_steady
 ** and pageable_async_memcpy_steady are 0, busy_frac_steady is empty) while
-** DESIGN §2 makes the whole trace the steady state. The model follows
-** DESIGN; for those traces the test checks that the steady values equal the
+** docs/iterations.md makes the whole trace the steady state. The model
+** follows it; for those traces the test checks that the steady values equal the
 ** totals instead.
 **
 ** Skips with a message when ../shared/traces is absent.
@@ -157,7 +157,7 @@ static void check_series(checker *c, const json_t *ref, const json_t *ours, cons
     if (sub.failures) mismatch(c, "%s: %d statistic(s) differ (above)", key, sub.failures);
 }
 
-/* DESIGN §2: without iterations the whole trace is steady. */
+/* docs/iterations.md: without iterations the whole trace is steady. */
 static void check_all_steady(checker *c, const json_t *o)
 {
     if (num_or_nan(json_object_get(o, "gaps_ge_500ms_steady")) != num_or_nan(json_object_get(o, "gaps_ge_500ms")))

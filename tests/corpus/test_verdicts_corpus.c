@@ -1,7 +1,7 @@
 /*
 ** Corpus test: the expected-verdicts table of ../shared/traces/README.md.
 ** Runs the built `tracegate check --format json` (the JSON contract of
-** DESIGN §5) on every listed real trace and asserts which built-in rules
+** docs/formats.md) on every listed real trace and asserts which built-in rules
 ** must fire and which must not, with the counts the README gives; then the
 ** public captures: every one loads, a rule lacking data exits 3 naming the
 ** table and the nsys option, and --missing-data=skip evaluates the rest.

@@ -306,3 +306,50 @@ char *hx_copy_fixture(const char *fixture, const char *dir, const char *name)
     assert_int_equal(fclose(out), 0);
     return to;
 }
+
+char *hx_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(buf, (cap *= 2) + 1);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    fclose(f);
+    if (!buf) fail_msg("out of memory reading %s", path);
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+char *hx_example_path(const char *given)
+{
+    if (given) return strdup(given);
+    const char *bin = hx_binary();   /* build/tracegate -> build/examples/example.sqlite */
+    char *p = malloc(strlen(bin) + 64);
+    assert_non_null(p);
+    strcpy(p, bin);
+    char *slash = strrchr(p, '/');
+    strcpy(slash ? slash + 1 : p, "examples/example.sqlite");
+    return p;
+}
+
+void hx_expect_bad_trace(const char *what, const char *path, const char *part)
+{
+    static const char *const cmds[] = {"check", "info", "metrics"};
+    for (size_t i = 0; i < 3; i++) {
+        char label[128];
+        snprintf(label, sizeof label, "%s %s", cmds[i], what);
+        hx_result r;
+        hx_run(&r, cmds[i], path);
+        hx_expect_line(label, &r, 3, part);
+        if (!strstr(r.err, path)) fail_msg("%s: the message does not name the file: %s", label, r.err);
+        hx_free(&r);
+    }
+}

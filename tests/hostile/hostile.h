@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Per-case deadline in seconds (DESIGN: a gate answers fast, whatever it is
-** fed); TG_HOSTILE_TIMEOUT_SCALE multiplies it for slow machines, and an
+/* Per-case deadline in seconds (tests/hostile/README.md: a gate answers
+** fast, whatever it is fed); TG_HOSTILE_TIMEOUT_SCALE multiplies it for slow machines, and an
 ** AddressSanitizer build gets three times as long. */
 #define HX_DEADLINE 5.0
 
@@ -62,5 +62,14 @@ void hx_rmtree(const char *dir);             /* remove a directory made by hx_te
 char *hx_path(const char *dir, const char *name);  /* dir/name, malloc'd */
 void hx_write_file(const char *path, const void *data, size_t len);
 char *hx_copy_fixture(const char *fixture, const char *dir, const char *name);
+/* A whole file, NUL-terminated (malloc'd; *len its size when len), or NULL
+** when it cannot be opened. */
+char *hx_slurp(const char *path, size_t *len);
+/* The bundled example export: `given` (argv[1] of the test, realpath'd)
+** when set, else examples/example.sqlite beside the binary (malloc'd). */
+char *hx_example_path(const char *given);
+/* check, info and metrics on one path: exit 3 and one line with `part`,
+** naming the file. */
+void hx_expect_bad_trace(const char *what, const char *path, const char *part);
 
 #endif

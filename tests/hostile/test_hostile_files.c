@@ -58,25 +58,11 @@ static int teardown(void **state)
     return 0;
 }
 
-/* check, info and metrics on one path: exit 3 and one line with `part`. */
-static void expect_bad_trace(const char *what, const char *path, const char *part)
-{
-    static const char *const cmds[] = {"check", "info", "metrics"};
-    for (size_t i = 0; i < 3; i++) {
-        char label[128];
-        snprintf(label, sizeof label, "%s %s", cmds[i], what);
-        hx_result r;
-        hx_run(&r, cmds[i], path);
-        hx_expect_line(label, &r, 3, part);
-        if (!strstr(r.err, path)) fail_msg("%s: the message does not name the file: %s", label, r.err);
-        hx_free(&r);
-    }
-}
 
 static void test_directory(void **state)
 {
     world *w = *state;
-    expect_bad_trace("directory", w->dir, "is a directory");
+    hx_expect_bad_trace("directory", w->dir, "is a directory");
 }
 
 static void test_fifo(void **state)
@@ -84,7 +70,7 @@ static void test_fifo(void **state)
     world *w = *state;
     char *fifo = hx_path(w->dir, "trace.sqlite");
     assert_int_equal(mkfifo(fifo, 0600), 0);
-    expect_bad_trace("FIFO (nobody writes)", fifo, "not a regular file");
+    hx_expect_bad_trace("FIFO (nobody writes)", fifo, "not a regular file");
     unlink(fifo);
     free(fifo);
 }
@@ -92,8 +78,8 @@ static void test_fifo(void **state)
 static void test_devices(void **state)
 {
     (void)state;
-    expect_bad_trace("/dev/zero", "/dev/zero", "not a regular file");
-    expect_bad_trace("/dev/null", "/dev/null", "not a regular file");
+    hx_expect_bad_trace("/dev/zero", "/dev/zero", "not a regular file");
+    hx_expect_bad_trace("/dev/null", "/dev/null", "not a regular file");
 }
 
 static void test_empty_file(void **state)
@@ -101,7 +87,7 @@ static void test_empty_file(void **state)
     world *w = *state;
     char *p = hx_path(w->dir, "empty.sqlite");
     hx_write_file(p, "", 0);
-    expect_bad_trace("empty file", p, "is empty (0 bytes)");
+    hx_expect_bad_trace("empty file", p, "is empty (0 bytes)");
     free(p);
 }
 
@@ -119,9 +105,9 @@ static void test_truncated(void **state)
     fclose(f);
     char *p = hx_path(w->dir, "cut.sqlite");
     hx_write_file(p, buf, (size_t)size / 2);
-    expect_bad_trace("truncated export (half)", p, "truncated");
+    hx_expect_bad_trace("truncated export (half)", p, "truncated");
     hx_write_file(p, buf, 50);   /* inside the 100-byte header */
-    expect_bad_trace("truncated export (50 bytes)", p, "truncated");
+    hx_expect_bad_trace("truncated export (50 bytes)", p, "truncated");
     free(buf);
     free(p);
 }
@@ -132,11 +118,11 @@ static void test_not_sqlite(void **state)
     char *p = hx_path(w->dir, "notes.sqlite");
     const char text[] = "this is a text file, not a database\n";
     hx_write_file(p, text, sizeof text - 1);
-    expect_bad_trace("text file", p, "not an SQLite database");
+    hx_expect_bad_trace("text file", p, "not an SQLite database");
     free(p);
     p = hx_path(w->dir, "run.nsys-rep");
     hx_write_file(p, "\x00\x01QdstrmReport", 15);
-    expect_bad_trace(".nsys-rep report", p, "nsys export --type sqlite");
+    hx_expect_bad_trace(".nsys-rep report", p, "nsys export --type sqlite");
     free(p);
 }
 
@@ -156,7 +142,7 @@ static void test_damaged(void **state)
         fwrite(junk, 1, sizeof junk, f);
     }
     fclose(f);
-    expect_bad_trace("damaged pages", p, "malformed");
+    hx_expect_bad_trace("damaged pages", p, "malformed");
     free(p);
 }
 
@@ -166,7 +152,7 @@ static void test_foreign_sqlite(void **state)
     char *p = tg_fixture_from_sql("CREATE TABLE accounts (id INTEGER, owner TEXT);"
                                   "INSERT INTO accounts VALUES (1, 'a');");
     assert_non_null(p);
-    expect_bad_trace("SQLite file that is not an export", p, "not an nsys export");
+    hx_expect_bad_trace("SQLite file that is not an export", p, "not an nsys export");
     tg_fixture_remove(p);
 }
 
@@ -174,7 +160,7 @@ static void test_missing_file(void **state)
 {
     world *w = *state;
     char *p = hx_path(w->dir, "never-written.sqlite");
-    expect_bad_trace("nonexistent file", p, "No such file");
+    hx_expect_bad_trace("nonexistent file", p, "No such file");
     free(p);
 }
 
@@ -187,7 +173,7 @@ static void test_locked_by_writer(void **state)
     sqlite3 *db;
     assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
-    expect_bad_trace("export locked by a writer", p, "is locked by a process writing to it");
+    hx_expect_bad_trace("export locked by a writer", p, "is locked by a process writing to it");
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_close(db);
 
@@ -199,7 +185,7 @@ static void test_locked_by_writer(void **state)
     char *journal = hx_path(w->dir, "locked.sqlite-journal");
     struct stat st;
     assert_int_equal(stat(journal, &st), 0);
-    expect_bad_trace("export in a write transaction", p, "wait until the export is complete");
+    hx_expect_bad_trace("export in a write transaction", p, "wait until the export is complete");
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_close(db);
     free(journal);
@@ -214,7 +200,7 @@ static void test_wal_writer(void **state)
     assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "PRAGMA journal_mode=WAL; INSERT INTO StringIds VALUES (99, 'late');",
                                   NULL, NULL, NULL), SQLITE_OK);
-    expect_bad_trace("export with a live -wal", p, "-wal");
+    hx_expect_bad_trace("export with a live -wal", p, "-wal");
     sqlite3_close(db);   /* checkpoints and removes the -wal */
     free(p);
 }

@@ -184,22 +184,9 @@ static void expect_stderr_safe(const char *what, const hx_result *r)
 
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot read %s", path);
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    char chunk[65536];
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        buf = realloc(buf, cap = n + got + 1);
-        assert_non_null(buf);
-        memcpy(buf + n, chunk, got);
-        n += got;
-    }
-    fclose(f);
-    if (!buf) buf = calloc(1, 1);
-    buf[n] = 0;
-    *len = n;
-    return buf;
+    char *text = hx_slurp(path, len);
+    if (!text) fail_msg("cannot read %s", path);
+    return text;
 }
 
 static void expect_contains(const char *what, const char *text, const char *needle)

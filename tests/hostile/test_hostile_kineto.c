@@ -56,20 +56,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* check, info and metrics on one path: exit 3 and one line with `part`. */
-static void expect_bad_trace(const char *what, const char *path, const char *part)
-{
-    static const char *const cmds[] = {"check", "info", "metrics"};
-    for (size_t i = 0; i < 3; i++) {
-        char label[128];
-        snprintf(label, sizeof label, "%s %s", cmds[i], what);
-        hx_result r;
-        hx_run(&r, cmds[i], path);
-        hx_expect_line(label, &r, 3, part);
-        if (!strstr(r.err, path)) fail_msg("%s: the message does not name the file: %s", label, r.err);
-        hx_free(&r);
-    }
-}
 
 /* gzip of data into *out (malloc'd). */
 static size_t gzip_of(const char *data, size_t len, unsigned char **out)
@@ -122,11 +108,11 @@ static void test_truncated_gzip(void **state)
     size_t n = gzip_of(trace_json, sizeof trace_json - 1, &z);
     char *p = hx_path(w->dir, "cut.json.gz");
     hx_write_file(p, z, n / 2);
-    expect_bad_trace("gzip cut in half", p, "gzip stream is truncated");
+    hx_expect_bad_trace("gzip cut in half", p, "gzip stream is truncated");
     hx_write_file(p, z, n - 4);   /* only the trailer's size missing */
-    expect_bad_trace("gzip without its trailer", p, "gzip stream is truncated");
+    hx_expect_bad_trace("gzip without its trailer", p, "gzip stream is truncated");
     hx_write_file(p, z, 2);       /* the magic alone */
-    expect_bad_trace("gzip magic alone", p, "gzip stream is truncated");
+    hx_expect_bad_trace("gzip magic alone", p, "gzip stream is truncated");
     free(z);
     free(p);
 }
@@ -139,7 +125,7 @@ static void test_corrupt_gzip(void **state)
     for (size_t i = 12; i < n - 8; i++) z[i] ^= 0x5a;
     char *p = hx_path(w->dir, "bad.json.gz");
     hx_write_file(p, z, n);
-    expect_bad_trace("corrupt gzip data", p, "gzip data is corrupt");
+    hx_expect_bad_trace("corrupt gzip data", p, "gzip data is corrupt");
     free(z);
     free(p);
 }
@@ -149,9 +135,9 @@ static void test_truncated_json(void **state)
     world *w = *state;
     char *p = hx_path(w->dir, "cut.json");
     hx_write_file(p, trace_json, sizeof trace_json / 2);
-    expect_bad_trace("JSON cut in half", p, "the trace is truncated");
+    hx_expect_bad_trace("JSON cut in half", p, "the trace is truncated");
     hx_write_file(p, "{\"traceEvents\": [", 17);
-    expect_bad_trace("JSON head alone", p, "the trace is truncated");
+    hx_expect_bad_trace("JSON head alone", p, "the trace is truncated");
     free(p);
 }
 
@@ -161,10 +147,10 @@ static void test_invalid_json(void **state)
     char *p = hx_path(w->dir, "bad.json");
     const char bad[] = "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 12,, \"dur\": 3}]}";
     hx_write_file(p, bad, sizeof bad - 1);
-    expect_bad_trace("invalid JSON", p, "is not valid JSON");
+    hx_expect_bad_trace("invalid JSON", p, "is not valid JSON");
     const char trailing[] = "{\"traceEvents\": []} {\"traceEvents\": []}";
     hx_write_file(p, trailing, sizeof trailing - 1);
-    expect_bad_trace("two documents", p, "is not valid JSON");
+    hx_expect_bad_trace("two documents", p, "is not valid JSON");
     free(p);
 }
 
@@ -174,7 +160,7 @@ static void test_not_a_trace(void **state)
     char *p = hx_path(w->dir, "package.json");
     const char doc[] = "{\"name\": \"tracegate\", \"version\": \"1.0.0\", \"dependencies\": {}}";
     hx_write_file(p, doc, sizeof doc - 1);
-    expect_bad_trace("JSON that is not a trace", p, "not a PyTorch profiler trace");
+    hx_expect_bad_trace("JSON that is not a trace", p, "not a PyTorch profiler trace");
     free(p);
 }
 
@@ -212,7 +198,7 @@ static void test_two_gib(void **state)
     assert_int_equal(write(fd, head, sizeof head - 1), (ssize_t)(sizeof head - 1));
     assert_int_equal(ftruncate(fd, ((off_t)2 << 30) + 1), 0);
     close(fd);
-    expect_bad_trace("2 GiB of NULs", p, "is not valid JSON");
+    hx_expect_bad_trace("2 GiB of NULs", p, "is not valid JSON");
     hx_result r;
     hx_run(&r, "check", "--max-memory", "256MiB", p);
     hx_expect_line("2 GiB with --max-memory", &r, 3, "needs more than 256 MiB");

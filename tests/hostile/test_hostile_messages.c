@@ -41,41 +41,12 @@ typedef struct world {
     char *trace;      /* a copy of the bundled example */
 } world;
 
-static char *slurp(const char *path, size_t *len)
-{
-    if (len) *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap + 1);
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) buf = realloc(buf, (cap *= 2) + 1);
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    if (len) *len = n;
-    return buf;
-}
-
-static char *example_path(void)
-{
-    if (example_arg) return strdup(example_arg);
-    const char *bin = hx_binary();
-    char *p = malloc(strlen(bin) + 64);
-    assert_non_null(p);
-    strcpy(p, bin);
-    char *slash = strrchr(p, '/');
-    strcpy(slash ? slash + 1 : p, "examples/example.sqlite");
-    return p;
-}
-
 static int setup(void **state)
 {
     world *w = calloc(1, sizeof *w);
     if (!w) return -1;
     w->dir = hx_tempdir();
-    char *example = example_path();
+    char *example = hx_example_path(example_arg);
     w->trace = hx_copy_fixture(example, w->dir, "run.sqlite");
     free(example);
     *state = w;
@@ -118,7 +89,7 @@ static void test_latin1_baseline(void **state)
     hx_expect_line("baseline record, Latin-1 names", &r, 0, "recorded 2 metrics");
     hx_free(&r);
     size_t len = 0;
-    char *yaml = slurp(out, &len);
+    char *yaml = hx_slurp(out, &len);
     assert_non_null(yaml);
     if (!tg_utf8_valid(yaml, len)) fail_msg("the baseline is not UTF-8:\n%s", yaml);
     if (!strstr(yaml, "trace: \"caf\xef\xbf\xbd.sqlite\"") ||
@@ -176,6 +147,9 @@ static void test_set_overflow_and_ranges(void **state)
         {"iteration-time-regression.alpha=1.5", "strictly between 0 and 1"},
         {"iteration-time-regression.alpha=-0.01", "strictly between 0 and 1"},
         {"gpu-time-regression.min_change=-5%", "at least 0%"},
+        {"gpu-time-regression.run_noise=-1%", "run_noise is the run-to-run spread assumed"},
+        {"iteration-time-regression.min_workload_match=150%", "from 0% to 100%"},
+        {"iteration-time-regression.min_workload_match=-1%", "from 0% to 100%"},
         {"gpu-idle-gap.min_gap=-1ms", "a duration, which cannot be negative"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -194,7 +168,8 @@ static void test_set_overflow_and_ranges(void **state)
     /* in range: accepted */
     hx_result r;
     hx_run(&r, "check", "--fail-on", "never", "--set", "iteration-time-regression.alpha=0.05", "--set",
-           "gpu-time-regression.min_change=0%", "--set", "gpu-idle-gap.min_gap=0ms", w->trace);
+           "gpu-time-regression.min_change=0%", "--set", "gpu-idle-gap.min_gap=0ms", "--set",
+           "gpu-time-regression.run_noise=0%", "--set", "iteration-time-regression.min_workload_match=100%", w->trace);
     if (r.status != 0) fail_msg("in-range --set values: exit %d: %s", r.status, r.err);
     hx_free(&r);
 }

@@ -43,45 +43,16 @@ typedef struct world {
     char cwd[4096];     /* restored by teardown: a case may chdir */
 } world;
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) buf = realloc(buf, (cap *= 2) + 1);
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    if (len) *len = n;
-    return buf;
-}
-
-static char *example_path(void)
-{
-    if (example_arg) return strdup(example_arg);
-    const char *bin = hx_binary();   /* build/tracegate -> build/examples/example.sqlite */
-    char *p = malloc(strlen(bin) + 64);
-    assert_non_null(p);
-    strcpy(p, bin);
-    char *slash = strrchr(p, '/');
-    strcpy(slash ? slash + 1 : p, "examples/example.sqlite");
-    return p;
-}
-
 static int setup(void **state)
 {
     world *w = calloc(1, sizeof *w);
     if (!w) return -1;
     if (!getcwd(w->cwd, sizeof w->cwd)) return -1;
     w->dir = hx_tempdir();
-    char *example = example_path();
+    char *example = hx_example_path(example_arg);
     w->trace = hx_copy_fixture(example, w->dir, "run.sqlite");
     free(example);
-    w->trace_bytes = slurp(w->trace, &w->trace_len);
+    w->trace_bytes = hx_slurp(w->trace, &w->trace_len);
     if (!w->trace_bytes || w->trace_len < 4096) return -1;
     *state = w;
     return 0;
@@ -103,7 +74,7 @@ static int teardown(void **state)
 static void expect_content(const char *what, const char *path, const char *bytes, size_t len)
 {
     size_t n;
-    char *got = slurp(path, &n);
+    char *got = hx_slurp(path, &n);
     if (!got) fail_msg("%s: %s is gone", what, path);
     if (n != len || memcmp(got, bytes, len) != 0)
         fail_msg("%s: %s was changed (%zu bytes, had %zu)", what, path, n, len);
@@ -215,7 +186,7 @@ static void test_report_onto_rules_and_baseline(void **state)
     assert_int_equal(r.status, 0);
     hx_free(&r);
     size_t base_len;
-    char *base_bytes = slurp(base, &base_len);
+    char *base_bytes = hx_slurp(base, &base_len);
     assert_non_null(base_bytes);
     snprintf(opt, sizeof opt, "markdown=%s", base);
     hx_run(&r, "check", "--baseline", base, "-o", opt, w->trace);
@@ -239,7 +210,7 @@ static void test_merge_onto_result(void **state)
     assert_int_equal(r.status, 0);
     hx_free(&r);
     size_t len;
-    char *bytes = slurp(json, &len);
+    char *bytes = hx_slurp(json, &len);
     assert_non_null(bytes);
     snprintf(opt, sizeof opt, "junit=%s", json);
     hx_run(&r, "merge", "-o", opt, json);
@@ -271,7 +242,7 @@ static void test_stdout_appends_to_trace(void **state)
     }
     int ws;
     assert_int_equal(waitpid(pid, &ws, 0), pid);
-    char *err = slurp(err_path, NULL);
+    char *err = hx_slurp(err_path, NULL);
     assert_non_null(err);
     printf("  check TRACE >> TRACE: exit %d: %s", WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, err);
     if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 2) fail_msg("check TRACE >> TRACE: not exit 2: %s", err);
@@ -371,7 +342,7 @@ static void test_fifo_outputs(void **state)
     hx_expect_line("baseline record -o FIFO", &r, 0, "recorded");
     reap(reader, "baseline record -o FIFO");
     expect_fifo("baseline record -o FIFO", fifo);
-    char *yaml = slurp(got, NULL);
+    char *yaml = hx_slurp(got, NULL);
     assert_non_null(yaml);
     if (!strstr(yaml, "format_version: 1")) fail_msg("baseline record -o FIFO: the reader got %s", yaml);
     free(yaml);
@@ -384,7 +355,7 @@ static void test_fifo_outputs(void **state)
     assert_int_equal(r.status, 0);
     reap(reader, "check -o json=FIFO");
     expect_fifo("check -o json=FIFO", fifo);
-    char *json = slurp(got, NULL);
+    char *json = hx_slurp(got, NULL);
     assert_non_null(json);
     if (!strstr(json, "\"tool\": \"tracegate\"")) fail_msg("check -o json=FIFO: the reader got %.200s", json);
     free(json);
@@ -527,7 +498,7 @@ static void test_full_disk_baseline(void **state)
     struct stat st;
     assert_int_equal(stat(out, &st), 0);
     assert_int_equal(st.st_mode & 07777, 0640);
-    char *yaml = slurp(out, NULL);
+    char *yaml = hx_slurp(out, NULL);
     assert_non_null(yaml);
     assert_non_null(strstr(yaml, "format_version: 1"));
     free(yaml);
@@ -552,7 +523,7 @@ static void test_symlinked_output(void **state)
     struct stat st;
     assert_int_equal(lstat(link, &st), 0);
     assert_true(S_ISLNK(st.st_mode));
-    char *json = slurp(target, NULL);
+    char *json = hx_slurp(target, NULL);
     assert_non_null(json);
     assert_non_null(strstr(json, "\"tool\": \"tracegate\""));
     free(json);

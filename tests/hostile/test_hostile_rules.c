@@ -353,7 +353,7 @@ static void test_baseline_paths(void **state)
     char *p = hx_path(w->dir, "deep-baseline.yaml");
     hx_write_file(p, t.s, t.n);
     hx_run(&r, "check", "--baseline", p, w->trace);
-    hx_expect_rule_error("check --baseline nested 100000 deep", &r, 2, "nests deeper than 64");
+    hx_expect_rule_error("check --baseline nested 100000 deep", &r, 2, "nested deeper than 64");
     hx_free(&r);
     free(p);
     free(t.s);
@@ -368,7 +368,7 @@ static void test_baseline_paths(void **state)
     p = hx_path(w->dir, "laughs-baseline.yaml");
     hx_write_file(p, t.s, t.n);
     hx_run(&r, "check", "--baseline", p, w->trace);
-    hx_expect_rule_error("check --baseline alias bomb", &r, 2, "aliases expanded");
+    hx_expect_rule_error("check --baseline alias bomb", &r, 2, "aliases expand to more than");
     hx_free(&r);
     free(p);
     free(t.s);

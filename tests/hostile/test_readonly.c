@@ -1,5 +1,5 @@
 /*
-** The read-only guarantee (DESIGN §2) on the real corpus: every file under
+** The read-only guarantee (docs/architecture.md, the check's step 5.1) on the real corpus: every file under
 ** $TG_SHARED_TRACES is hashed (SHA-256, below) with its size and mtime,
 ** then `check --missing-data=skip`, `info` and `metrics` run over every
 ** export there, then everything is hashed again. Nothing may change, and

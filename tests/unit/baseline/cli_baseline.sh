@@ -1,7 +1,7 @@
 #!/bin/sh
 # `tracegate baseline record|show` end to end on the shared traces (skipped,
 # exit 77, when they are absent): reproducible output under
-# SOURCE_DATE_EPOCH, exit statuses of DESIGN §5, and the regression verdicts
+# SOURCE_DATE_EPOCH, exit statuses of docs/formats.md, and the regression verdicts
 # of traces/README.md through `check --baseline`.
 set -u
 TG=${TG_BINARY:?TG_BINARY not set}

@@ -1,5 +1,5 @@
 /*
-** Unit tests of engine/baseline/stats.c against hand-computed values. scipy
+** Unit tests of engine/common/stats.c against hand-computed values. scipy
 ** is not available on the build machines, so each expected number is
 ** derived in a comment; the exact Mann-Whitney distribution was also
 ** cross-checked by brute-force enumeration of all C(N, m) rank placements

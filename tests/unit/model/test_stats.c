@@ -1,7 +1,8 @@
 /*
-** Order statistics of engine/model/model_stats.c: the median (mean of the
-** two middle values for an even count) and the iteration summary (cv with
-** the population standard deviation, as the reference metrics use).
+** The order statistics of engine/common/stats.c that the model uses: the
+** median (mean of the two middle values for an even count) and the
+** iteration summary (cv with the population standard deviation, as the
+** reference metrics use).
 */
 #include <math.h>
 #include <setjmp.h>

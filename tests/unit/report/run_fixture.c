@@ -41,6 +41,22 @@ static void rank0(tg_arena *a, tg_trace_result *t)
     t->nsys_version = "2024.5.1.113";
     t->schema_version = "3.11.1";
     t->gpu_names = "NVIDIA H100 80GB HBM3,NVIDIA A100-SXM4-80GB";   /* as check joins them */
+    static int32_t pids[] = {4242, 4243};
+    t->origin = (tg_origin){.rank = 0, .world_size = 2, .rank_from = "env SLURM_PROCID", .job = "31337",
+                            .host = "node-a", .pids = pids, .n_pids = 2};
+    static tg_work_entry ops[] = {
+        {.name = "gemm_kernel", .kind = TG_WORK_KERNEL, .count = 100, .total = 5e7, .time = 5e5, .launches = 1},
+        {.name = "[memcpy HtoD]", .kind = TG_WORK_MEMCPY, .count = 100, .total = 1e7, .time = 1e5, .launches = 1}};
+    static tg_work_entry ranges[] = {{.name = "forward", .kind = TG_WORK_NVTX, .count = 100, .total = 2e8, .time = 2e6,
+                                      .launches = NAN}};
+    static tg_workload work = {.steady_iterations = 95, .gpu_time = 6e5, .period = 2.5e6, .idle = 1.9e6,
+                               .total = 6e7, .ops = ops, .n_ops = 2, .ranges = ranges, .n_ranges = 1,
+                               .sql_steady = "SELECT (globalTid >> 24) & 16777215 AS pid, start, end FROM "
+                                             "NVTX_EVENTS WHERE rowid IN (7, 9)",
+                               .table_kernel = "CUPTI_ACTIVITY_KIND_KERNEL", .table_memcpy = "CUPTI_ACTIVITY_KIND_MEMCPY",
+                               .table_memset = "CUPTI_ACTIVITY_KIND_MEMSET", .table_runtime = "CUPTI_ACTIVITY_KIND_RUNTIME",
+                               .table_nvtx = "NVTX_EVENTS"};
+    t->workload = &work;
     t->n_results = 5;
     t->results = tg_arena_alloc(a, t->n_results * sizeof *t->results);
     tg_rule_result *r = t->results;

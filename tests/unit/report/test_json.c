@@ -1,5 +1,5 @@
 /*
-** The JSON result: its contract (DESIGN §5) checked against
+** The JSON result: its contract (docs/formats.md) checked against
 ** docs/result-schema.json with the subset checker, its key order, the
 ** mapping of nulls, NaN, baselines and evidence, and the run status rules
 ** (tg_run_status) that every format shares.
@@ -170,6 +170,94 @@ static void test_contract(void **state)
     tg_arena_free(run.arena);
 }
 
+/* Where each trace comes from, and its workload: the members merge reads
+** (docs/formats.md, "Where a result comes from" and "Workload"). */
+static void test_origin_and_workload(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    json_t *doc = render_json(&run, &default_opts);
+    json_t *t0 = json_array_get(json_object_get(doc, "traces"), 0), *t1 = json_array_get(json_object_get(doc, "traces"), 1);
+    static const char *const keys[] = {"file", "nsys_version", "schema_version", "rank", "rank_from", "world_size",
+                                       "job", "host", "pids", "gpus", "workload", "results"};
+    assert_keys(t0, keys, 12);
+    assert_int_equal(json_integer_value(json_object_get(t0, "rank")), 0);
+    assert_string_equal(json_string_value(json_object_get(t0, "rank_from")), "env SLURM_PROCID");
+    assert_int_equal(json_integer_value(json_object_get(t0, "world_size")), 2);
+    assert_string_equal(json_string_value(json_object_get(t0, "job")), "31337");
+    assert_string_equal(json_string_value(json_object_get(t0, "host")), "node-a");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(t0, "pids"), 1)), 4243);
+    /* unknown is null, and an unknown rank has no rank_from */
+    assert_true(json_is_null(json_object_get(t1, "rank")));
+    assert_null(json_object_get(t1, "rank_from"));
+    assert_true(json_is_null(json_object_get(t1, "world_size")));
+    assert_true(json_is_null(json_object_get(t1, "host")));
+    assert_int_equal(json_array_size(json_object_get(t1, "pids")), 0);
+    assert_null(json_object_get(t1, "workload"));
+    json_t *w = json_object_get(t0, "workload");
+    assert_float_equal(json_number_value(json_object_get(w, "period_p50_ns")), 2.5e6, 1e-6);
+    assert_float_equal(json_number_value(json_object_get(w, "idle_ns")), 1.9e6, 1e-6);
+    json_t *op = json_array_get(json_object_get(w, "ops"), 1), *rng = json_array_get(json_object_get(w, "ranges"), 0);
+    assert_string_equal(json_string_value(json_object_get(op, "kind")), "memcpy");
+    assert_float_equal(json_number_value(json_object_get(op, "launches")), 1, 1e-12);
+    assert_string_equal(json_string_value(json_object_get(rng, "kind")), "nvtx");
+    assert_null(json_object_get(rng, "launches"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(w, "sql"), "kernel")),
+                        "CUPTI_ACTIVITY_KIND_KERNEL");
+    json_decref(doc);
+    tg_arena_free(run.arena);
+}
+
+/* A workload keeps its 32 busiest ops and sums the rest as "(other)". */
+static void test_workload_cap(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    tg_work_entry ops[40];
+    for (int i = 0; i < 40; i++)
+        ops[i] = (tg_work_entry){.name = tg_arena_printf(run.arena, "k%02d", i), .kind = TG_WORK_KERNEL, .count = 1,
+                                 .total = 100 - i, .time = 40 - i, .launches = 1};
+    tg_workload w = *run.traces[0].workload;
+    w.ops = ops;
+    w.n_ops = 40;
+    run.traces[0].workload = &w;
+    json_t *doc = render_json(&run, &default_opts);
+    json_t *list = json_object_get(json_object_get(json_array_get(json_object_get(doc, "traces"), 0), "workload"), "ops");
+    assert_int_equal(json_array_size(list), 33);
+    json_t *other = json_array_get(list, 32);
+    assert_string_equal(json_string_value(json_object_get(other, "name")), "(other)");
+    assert_int_equal(json_integer_value(json_object_get(other, "count")), 8);
+    assert_float_equal(json_number_value(json_object_get(other, "time_ns")), 8 + 7 + 6 + 5 + 4 + 3 + 2 + 1, 1e-9);
+    json_decref(doc);
+    tg_arena_free(run.arena);
+}
+
+/* The report is written one trace at a time: its bytes are those of
+** json_dumpf on the whole document, for a run of traces and for none. */
+static void test_streamed_bytes(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    for (int empty = 0; empty < 2; empty++) {
+        if (empty) run.n_traces = 0;
+        char *text = fixture_render(TG_FMT_JSON, &run, NULL, &default_opts);
+        json_error_t jerr;
+        json_t *doc = json_loads(text, 0, &jerr);
+        assert_non_null(doc);
+        char *again = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+        size_t n = strlen(again);
+        assert_true(strlen(text) == n + 1 && text[n] == '\n' && !strncmp(text, again, n));
+        if (empty) assert_non_null(strstr(text, "\"traces\": []\n}"));
+        free(again);
+        free(text);
+        json_decref(doc);
+    }
+    tg_arena_free(run.arena);
+}
+
 static void test_baseline(void **state)
 {
     (void)state;
@@ -332,6 +420,9 @@ int main(void)
         cmocka_unit_test(test_schema_valid),
         cmocka_unit_test(test_schema_checker_rejects),
         cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_origin_and_workload),
+        cmocka_unit_test(test_workload_cap),
+        cmocka_unit_test(test_streamed_bytes),
         cmocka_unit_test(test_baseline),
         cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_number_text),

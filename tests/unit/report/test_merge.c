@@ -19,6 +19,11 @@
 
 static const tg_report_opts plain = {.fail_on = TG_SEV_ERROR, .tool_version = "9.9.9"};
 
+static void expect_in(const char *text, const char *part)
+{
+    if (!strstr(text, part)) fail_msg("'%s' lacks '%s'", text, part);
+}
+
 static char *write_temp(const char *text)
 {
     char *path = strdup("/tmp/tg-merge-XXXXXX");
@@ -192,6 +197,325 @@ static void test_stragglers(void **state)
     tg_arena_free(run.arena);
 }
 
+/* Ranks with workloads, by rank and host: each states its GPU and idle
+** time per iteration beside the median rank's; the slowest, failing, names
+** what it ran differently from the median rank (the new kernel, its
+** launches, the SQL on its own export) and how much of its extra time its
+** GPU waited. Two jobs are compared each on its own. */
+static void test_stragglers_by_rank(void **state)
+{
+    (void)state;
+    tg_run_result run = {.arena = tg_arena_new()};
+    static tg_trace_result traces[5];
+    static tg_rule_result results[5][2];
+    static tg_work_entry ops[5][2];
+    static tg_workload work[5];
+    static const char *const hosts[] = {"node-a", "node-b", "node-c", "node-x", "node-y"};
+    /* job 7: 10, 10.5 and 14 ms; rank 2 runs an extra 1 ms kernel and waits 2.4 ms more */
+    const double period[] = {10e6, 10.5e6, 14e6, 50e6, 51e6}, gemm[] = {6e6, 6e6, 6e6, 1e6, 1e6};
+    for (int i = 0; i < 5; i++) {
+        ops[i][0] = (tg_work_entry){.name = "gemm", .kind = TG_WORK_KERNEL, .count = 100, .time = gemm[i], .launches = 4};
+        ops[i][1] = (tg_work_entry){.name = "dropout_kernel", .kind = TG_WORK_KERNEL, .count = 10, .time = 1e6,
+                                    .launches = 1};
+        work[i] = (tg_workload){.steady_iterations = 90, .period = period[i], .gpu_time = gemm[i] + (i == 2) * 1e6,
+                                .idle = period[i] - gemm[i] - (i == 2) * 1e6, .ops = ops[i], .n_ops = 1 + (i == 2),
+                                .sql_steady = "SELECT 1 AS pid, 0 AS start, 1 AS end", .table_kernel = "K",
+                                .table_runtime = "R"};
+        results[i][0] = (tg_rule_result){.rule = "x", .verdict = TG_V_PASS, .metric_value = NAN};
+        traces[i] = (tg_trace_result){.file = "t", .results = results[i], .n_results = 1, .workload = &work[i],
+                                      .origin = {.rank = i < 3 ? i : i - 3, .rank_from = "--rank",
+                                                 .job = i < 3 ? "7" : "8", .host = hosts[i], .world_size = -1}};
+    }
+    run.traces = traces;
+    run.n_traces = 5;
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING), 5);
+    const tg_rule_result *slow = &traces[2].results[1], *mid = &traces[1].results[1];
+    assert_int_equal(slow->verdict, TG_V_FAIL);
+    expect_in(slow->message, "rank 2 on node-c: p50 iteration period 14 ms is +33.3% from the median rank "
+                             "(10.5 ms over 3 ranks; limit +10%); per iteration 7 ms GPU, 7 ms idle "
+                             "(the median rank, rank 1 on node-b: 6 ms GPU, 4.5 ms idle)");
+    expect_in(slow->message, "GPU busy per iteration 6 ms -> 7 ms, the rest of the change (+2.5 ms) is time the "
+                             "GPU waited");
+    expect_in(slow->message, "dropout_kernel +1 ms per iteration (0 -> 1 launches, new)");
+    assert_int_equal(slow->baseline.n_contributors, 1);
+    assert_string_equal(slow->baseline.contributors[0].name, "dropout_kernel");
+    assert_int_equal(slow->baseline.contributors[0].status, TG_CONTRIB_NEW);
+    assert_non_null(slow->baseline.contributors[0].query);
+    expect_in(slow->baseline.contributors[0].query, "FROM K");
+    /* the values side by side */
+    assert_string_equal(slow->values[2].name, "gpu_time_ns");
+    assert_true(fabs(slow->values[2].value.u.f - 7e6) < 1);
+    assert_string_equal(slow->values[5].name, "median_rank_idle_ns");
+    assert_true(fabs(slow->values[5].value.u.f - 4.5e6) < 1);
+    /* the median rank passes and names no contributors */
+    assert_int_equal(mid->verdict, TG_V_PASS);
+    assert_int_equal(mid->baseline.n_contributors, 0);
+    /* job 8: its own median (50.5 ms), nobody 10% above it */
+    assert_int_equal(traces[4].results[1].verdict, TG_V_PASS);
+    expect_in(traces[4].results[1].message, "rank 1 on node-y: p50 iteration period 51 ms is +1.0% from the median "
+                                            "rank (50.5 ms over 2 ranks");
+    tg_arena_free(run.arena);
+}
+
+/* ------------------------------------------------------------ ranks */
+
+/* A run of traces with these ranks (-1: unknown), world sizes (-1) and
+** jobs; each has one passing result and room for the straggler's. */
+typedef struct rank_spec {
+    int64_t rank, world;
+    const char *job;
+} rank_spec;
+
+static tg_run_result ranked_run(const rank_spec *spec, size_t n)
+{
+    tg_run_result run = {.arena = tg_arena_new()};
+    run.traces = tg_arena_alloc(run.arena, n * sizeof *run.traces);
+    for (size_t i = 0; i < n; i++) {
+        tg_trace_result *t = &run.traces[i];
+        t->file = tg_arena_printf(run.arena, "trace%zu.sqlite", i);
+        t->source = tg_arena_printf(run.arena, "results/r%zu.json", i);
+        t->origin = (tg_origin){.rank = spec[i].rank, .world_size = spec[i].world, .job = spec[i].job,
+                                .rank_from = spec[i].rank >= 0 ? "--rank" : NULL};
+        t->results = tg_arena_alloc(run.arena, 2 * sizeof *t->results);
+        t->results[0] = (tg_rule_result){.rule = "x", .verdict = TG_V_PASS, .metric_value = NAN};
+        t->n_results = 1;
+    }
+    run.n_traces = n;
+    return run;
+}
+
+/* The first error's text, or fail. */
+static const char *first_error(const tg_diag *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->msgs[i].level == TG_DIAG_ERROR) return d->msgs[i].text;
+    fail_msg("no error in the diag");
+    return "";
+}
+
+/* Each rank once, the world complete: nothing added, no message. */
+static void test_ranks_complete(void **state)
+{
+    (void)state;
+    const rank_spec spec[] = {{2, 3, "j"}, {0, 3, "j"}, {1, -1, "j"}, {0, -1, "other"}};
+    tg_run_result run = ranked_run(spec, 4);
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_OK);
+    assert_int_equal(diag.n, 0);
+    assert_int_equal(run.n_traces, 4);
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+}
+
+/* Two results for one rank of a job: a usage error naming both files.
+** The same rank in two jobs, or in a job and in results without one, is
+** not a duplicate. */
+static void test_ranks_duplicate(void **state)
+{
+    (void)state;
+    const rank_spec spec[] = {{0, 4, "77"}, {3, 4, "77"}, {3, 4, "77"}, {3, 4, "78"}, {3, -1, NULL}};
+    tg_run_result run = ranked_run(spec, 5);
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_EUSAGE);
+    assert_int_equal(diag.n_errors, 1);
+    const char *e = first_error(&diag);
+    expect_in(e, "rank 3 of job 77 has two results, results/r1.json (trace1.sqlite) and results/r2.json (trace2.sqlite)");
+    assert_int_equal(run.n_traces, 5);   /* nothing added */
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+
+    /* without job ids: one job */
+    const rank_spec plain[] = {{5, -1, NULL}, {5, -1, NULL}};
+    run = ranked_run(plain, 2);
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_EUSAGE);
+    expect_in(first_error(&diag), "rank 5 has two results");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+}
+
+/* Thousands of duplicates: five messages and a count, not thousands. */
+static void test_ranks_many_duplicates(void **state)
+{
+    (void)state;
+    rank_spec spec[200];
+    for (size_t i = 0; i < 200; i++) spec[i] = (rank_spec){(int64_t)(i / 2), -1, NULL};
+    tg_run_result run = ranked_run(spec, 200);
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_EUSAGE);
+    assert_int_equal(diag.n_errors, 6);
+    expect_in(diag.msgs[5].text, "95 more such problems");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+}
+
+/* A known world with ranks missing: one unreadable entry per job naming
+** them (runs of ranks), the merged status an error; results without a rank
+** are said not to count. */
+static void test_ranks_missing(void **state)
+{
+    (void)state;
+    const rank_spec spec[] = {{0, 16, "77"}, {1, 16, "77"}, {4, 16, "77"}, {8, -1, "77"}, {-1, -1, "77"},
+                              {0, 2, "78"}};
+    tg_run_result run = ranked_run(spec, 6);
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_OK);
+    assert_int_equal(diag.n, 0);
+    assert_int_equal(run.n_traces, 8);
+    const tg_trace_result *x = &run.traces[6], *y = &run.traces[7];
+    assert_int_equal(x->status, TG_ETRACE);
+    assert_string_equal(x->file, "(ranks without a result of job 77)");
+    assert_int_equal(x->n_missing_ranks, 12);
+    assert_int_equal(x->missing_ranks[0], 2);
+    assert_int_equal(x->missing_ranks[11], 15);
+    expect_in(x->error, "no result for 12 of the 16 ranks of job 77 (ranks 2-3, 5-7, 9-15)");
+    expect_in(x->error, "a missing rank is not a pass (1 result names no rank: give check --rank or --rank-pattern)");
+    assert_int_equal(x->n_results, 0);
+    assert_int_equal(y->n_missing_ranks, 1);
+    expect_in(y->error, "no result for 1 of the 2 ranks of job 78 (rank 1)");
+    const tg_report_opts opts = {.fail_on = TG_SEV_ERROR};
+    assert_string_equal(tg_run_status(&run, &opts), "error");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+
+    /* the world size from the merge's option: every rank counts */
+    const rank_spec none[] = {{0, -1, NULL}};
+    run = ranked_run(none, 1);
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, 3, &diag), TG_OK);
+    assert_int_equal(run.n_traces, 2);
+    expect_in(run.traces[1].error, "no result for 2 of the 3 ranks (ranks 1-2)");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+}
+
+/* A world the results disagree on, a rank outside it, --world-size that
+** contradicts a result: usage errors. */
+static void test_ranks_world(void **state)
+{
+    (void)state;
+    const rank_spec disagree[] = {{0, 8, "j"}, {1, 16, "j"}};
+    tg_run_result run = ranked_run(disagree, 2);
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_EUSAGE);
+    expect_in(first_error(&diag), "the results of job j disagree on the world size: results/r0.json (trace0.sqlite) "
+                                  "says 8 ranks, results/r1.json (trace1.sqlite) says 16");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+
+    const rank_spec outside[] = {{0, 4, NULL}, {4, -1, NULL}};
+    run = ranked_run(outside, 2);
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_EUSAGE);
+    expect_in(first_error(&diag), "results/r1.json (trace1.sqlite): rank 4 is not a rank, whose world has 4 ranks");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+
+    const rank_spec told[] = {{0, 4, NULL}};
+    run = ranked_run(told, 1);
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, 2, &diag), TG_EUSAGE);
+    expect_in(first_error(&diag), "--world-size 2, but results/r0.json (trace0.sqlite) says the world has 4 ranks");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+}
+
+/* A merged result names its missing ranks (JSON missing_ranks); read back,
+** the entry is dropped and the merge says it again, so merging the merged
+** result with the missing rank's own result passes. */
+static void test_missing_not_read_back(void **state)
+{
+    (void)state;
+    const rank_spec spec[] = {{0, 2, NULL}};
+    tg_run_result run = ranked_run(spec, 1);
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_OK);
+    assert_int_equal(run.n_traces, 2);
+    char *json = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
+    assert_non_null(strstr(json, "\"missing_ranks\": [\n        1\n      ]"));
+    char *path = write_temp(json);
+    tg_run_result back = {.arena = tg_arena_new()};
+    assert_int_equal(tg_result_read_json(path, &back, &diag), TG_OK);
+    assert_int_equal(back.n_traces, 1);
+    assert_int_equal(back.traces[0].origin.rank, 0);
+    assert_string_equal(back.traces[0].origin.rank_from, "--rank");
+    assert_int_equal(back.traces[0].origin.world_size, 2);
+    assert_string_equal(back.traces[0].source, path);
+    tg_diag_clear(&diag);
+    unlink(path);
+    free(path);
+    free(json);
+    tg_arena_free(back.arena);
+    tg_arena_free(run.arena);
+}
+
+/* A merged result read back leaves out the rank-straggler results the
+** merge added (the next merge judges the ranks again, once). */
+static void test_straggler_not_read_back(void **state)
+{
+    (void)state;
+    const rank_spec spec[] = {{0, 2, NULL}, {1, 2, NULL}};
+    tg_run_result run = ranked_run(spec, 2);
+    static tg_workload work[2];
+    for (int i = 0; i < 2; i++) {
+        work[i] = (tg_workload){.period = i ? 30e6 : 10e6, .gpu_time = NAN, .idle = NAN};
+        run.traces[i].workload = &work[i];
+    }
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING), 2);
+    assert_int_equal(run.traces[1].n_results, 2);
+    char *json = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
+    assert_non_null(strstr(json, "\"rule\": \"rank-straggler\""));
+    char *path = write_temp(json);
+    tg_run_result back = {.arena = tg_arena_new()};
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_result_read_json(path, &back, &diag), TG_OK);
+    assert_int_equal(back.n_traces, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(back.traces[i].n_results, 1);
+        assert_string_equal(back.traces[i].results[0].rule, "x");
+    }
+    /* merged again: one rank-straggler each */
+    tg_merge_stragglers(&back, 0.10, TG_SEV_WARNING);
+    assert_int_equal(back.traces[1].n_results, 2);
+    assert_int_equal(back.traces[1].results[1].verdict, TG_V_FAIL);
+    tg_diag_clear(&diag);
+    unlink(path);
+    free(path);
+    free(json);
+    tg_arena_free(back.arena);
+    tg_arena_free(run.arena);
+}
+
+/* Origins a result cannot hold are refused, not read as unknown. */
+static void test_bad_origin(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"\"rank\": -1", "\"rank\": \"3\"", "\"world_size\": 0", "\"job\": 7",
+                                      "\"pids\": 7"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char doc[512];
+        snprintf(doc, sizeof doc, "{\"tool\": \"tracegate\", \"schema\": 1, \"traces\": [{\"file\": \"r.sqlite\", %s,"
+                 " \"results\": [{\"rule\": \"x\", \"severity\": \"error\", \"status\": \"pass\"}]}]}", bad[i]);
+        char *path = write_temp(doc);
+        tg_run_result run = {.arena = tg_arena_new()};
+        tg_diag diag;
+        tg_diag_init(&diag);
+        assert_int_equal(tg_result_read_json(path, &run, &diag), TG_EUSAGE);
+        expect_in(first_error(&diag), "rank, world_size, job, host or pids is not what tracegate writes");
+        tg_diag_clear(&diag);
+        tg_arena_free(run.arena);
+        unlink(path);
+        free(path);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +524,15 @@ int main(void)
         cmocka_unit_test(test_gpus_not_strings),
         cmocka_unit_test(test_results_that_judged_nothing),
         cmocka_unit_test(test_stragglers),
+        cmocka_unit_test(test_stragglers_by_rank),
+        cmocka_unit_test(test_ranks_complete),
+        cmocka_unit_test(test_ranks_duplicate),
+        cmocka_unit_test(test_ranks_many_duplicates),
+        cmocka_unit_test(test_ranks_missing),
+        cmocka_unit_test(test_ranks_world),
+        cmocka_unit_test(test_missing_not_read_back),
+        cmocka_unit_test(test_straggler_not_read_back),
+        cmocka_unit_test(test_bad_origin),
     };
     return cmocka_run_group_tests_name("merge", tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /*
 ** The commands over engine/rules, run as a user would: `tracegate rules
-** list|lint|test` and `tracegate explain`, their output and exit statuses
-** (2 for rule errors, with file:line:col, the line and a caret).
+** list|lint|test|fields` and `tracegate explain`, their output and exit
+** statuses (2 for rule errors, with file:line:col, the line and a caret).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tg_config.h"
+#include "model/source.h"
 
 static char bin[4096], data[4096];
 
@@ -75,6 +76,11 @@ static void test_lint(void **state)
     assert_non_null(strstr(out, "design-example.yaml:7:3: warning: macro 'steady' is never used"));
     assert_non_null(strstr(out, "0 errors, 3 warnings"));
     free(out);
+    /* the built-in rules lint clean: the params only the baseline
+    ** comparison reads (params.def) are not "never used" */
+    assert_int_equal(run("rules lint builtin", &out), 0);
+    assert_string_equal(out, "no problems found in 1 path\n");
+    free(out);
     char path[] = "/tmp/tg_lint_XXXXXX";
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
@@ -127,6 +133,110 @@ static void test_rules_test_usage(void **state)
     free(out);
 }
 
+/* The number of lines of s. */
+static size_t lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* `rules fields`: every field of the tables (fields.def) is printed, with
+** its type, unit and meaning, under its source; one source alone. */
+static void test_fields_text(void **state)
+{
+    (void)state;
+    NEED_BINARY();
+    char *out;
+    assert_int_equal(run("rules fields", &out), 0);
+    for (int s = 0; s < TG_SRC_COUNT; s++) {
+        char head[256];
+        snprintf(head, sizeof head, "%s%s: %s\n", s ? "\n" : "", tg_source_defs[s].name, tg_source_defs[s].doc);
+        assert_non_null(strstr(out, head));
+    }
+    for (size_t i = 0; i < tg_field_count; i++) {
+        const tg_field_def *f = &tg_field_defs[i];
+        char head[256], pat[512];
+        snprintf(head, sizeof head, "%s: %s\n", tg_source_defs[f->source].name, tg_source_defs[f->source].doc);
+        snprintf(pat, sizeof pat, "\n  %s ", f->name);
+        const char *section = strstr(out, head);
+        assert_non_null(section);
+        const char *line = strstr(section, pat);
+        assert_non_null(line);
+        const char *eol = strchr(line + 1, '\n');
+        assert_non_null(eol);
+        char row[512];
+        snprintf(row, sizeof row, "%.*s", (int)(eol - line), line);
+        assert_non_null(strstr(row, tg_type_name(f->type)));
+        assert_non_null(strstr(row, f->unit ? tg_unit_key(f->unit) : " - "));
+        assert_non_null(strstr(row, f->doc));
+    }
+    assert_non_null(strstr(out, "  queue       int     ns     yes   start - end of launching call"));
+    assert_non_null(strstr(out, "memcpy: one row per memory copy\n  needs CUPTI_ACTIVITY_KIND_RUNTIME"));
+    assert_non_null(strstr(out, "(CUDA kernels, recorded by 'nsys profile -t cuda'; in a Kineto trace, its kernel events)"));
+    free(out);
+
+    assert_int_equal(run("rules fields gap", &out), 0);
+    assert_non_null(strstr(out, "gap: one row per idle interval"));
+    assert_null(strstr(out, "kernel: "));
+    assert_null(strstr(out, "device: "));
+    assert_non_null(strstr(out, "  in_steady_state  bool"));
+    free(out);
+}
+
+static void test_fields_markdown(void **state)
+{
+    (void)state;
+    NEED_BINARY();
+    char *out;
+    assert_int_equal(run("rules fields --format markdown memcpy", &out), 0);
+    assert_true(strncmp(out, "### `memcpy`\n\nOne row per memory copy. A rule on it needs "
+                             "`CUPTI_ACTIVITY_KIND_RUNTIME`", 76) == 0);
+    assert_non_null(strstr(out, "| field | type | unit | null | meaning |\n|---|---|---|---|---|\n"));
+    assert_non_null(strstr(out, "| `bytes` | int | bytes |  | bytes copied |\n"));
+    assert_non_null(strstr(out, "| `kind` | string |  | yes | copy kind: HtoD,"));
+    assert_null(strstr(out, "### `kernel`"));
+    free(out);
+    assert_int_equal(run("rules fields --format=md", &out), 0);
+    for (int s = 0; s < TG_SRC_COUNT; s++) {
+        char head[64];
+        snprintf(head, sizeof head, "### `%s`\n", tg_source_defs[s].name);
+        assert_non_null(strstr(out, head));
+    }
+    assert_non_null(strstr(out, "reads these fields as `trace.NAME`"));
+    free(out);
+}
+
+/* An unknown source, format or extra argument: one sentence, exit 2. */
+static void test_fields_errors(void **state)
+{
+    (void)state;
+    NEED_BINARY();
+    char *out;
+    assert_int_equal(run("rules fields kernal", &out), 2);
+    assert_string_equal(out, "tracegate: rules fields: unknown source 'kernal' (did you mean 'kernel'?)\n");
+    free(out);
+    assert_int_equal(run("rules fields --format md iteraton", &out), 2);
+    assert_non_null(strstr(out, "(did you mean 'iteration'?)"));
+    assert_int_equal(lines(out), 1);
+    free(out);
+    assert_int_equal(run("rules fields zzz", &out), 2);
+    assert_string_equal(out, "tracegate: rules fields: unknown source 'zzz' (sources: kernel, memcpy, memset, "
+                             "api, nvtx, iteration, gap, device or trace)\n");
+    free(out);
+    assert_int_equal(run("rules fields --format yaml", &out), 2);
+    assert_string_equal(out, "tracegate: rules fields: unknown format 'yaml' (text or markdown)\n");
+    free(out);
+    assert_int_equal(run("rules fields kernel gap", &out), 2);
+    assert_int_equal(lines(out), 1);
+    free(out);
+    assert_int_equal(run("rules fields --format", &out), 2);
+    free(out);
+    assert_int_equal(run("rules fields --help", &out), 0);
+    assert_non_null(strstr(out, "usage: tracegate rules fields [--format text|markdown] [SOURCE]"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +244,9 @@ int main(void)
         cmocka_unit_test(test_lint),
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_rules_test_usage),
+        cmocka_unit_test(test_fields_text),
+        cmocka_unit_test(test_fields_markdown),
+        cmocka_unit_test(test_fields_errors),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,5 +1,5 @@
 /*
-** The rule compiler, on whole rule files: the DESIGN §3 example and a
+** The rule compiler, on whole rule files: the first example of the language (data/design-example.yaml) and a
 ** team's custom file (tests/unit/rules/data), overrides and appends,
 ** directories, typed trees (fields bound, units folded, params folded),
 ** value names, --set, lint warnings and `explain`.

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules/rules.h"
+#include "rules/expr.h"
 
 /* Lines 1-6 of most cases; the case's own lines start at line 7. */
 #define P "version: 1\nrules:\n  - id: r\n    title: t\n    severity: error\n    source: memcpy\n"
@@ -193,11 +193,69 @@ static void test_all_errors_reported(void **state)
     tg_diag_clear(&d);
 }
 
+/* The one error of text, which must contain `want`; its message. */
+static char *one_error(const char *text, const char *want)
+{
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_rules_text t = {"hint.yaml", text};
+    assert_null(tg_rules_load_texts(&t, 1, NULL, 0, &d));
+    char *msg = NULL;
+    for (size_t k = 0; k < d.n && !msg; k++)
+        if (d.msgs[k].level == TG_DIAG_ERROR && strstr(d.msgs[k].text, want)) msg = strdup(d.msgs[k].text);
+    if (!msg) print_message("no error containing \"%s\"\n", want);
+    assert_non_null(msg);
+    tg_diag_clear(&d);
+    return msg;
+}
+
+/* Each name as a word of msg's list: "(... a, b or c)". */
+static void lists_every(const char *msg, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char a[64], b[64], c[64], d[64];
+        snprintf(a, sizeof a, " %s,", names[i]);
+        snprintf(b, sizeof b, " %s)", names[i]);
+        snprintf(c, sizeof c, "(%s,", names[i]);
+        snprintf(d, sizeof d, " %s or ", names[i]);
+        bool listed = strstr(msg, a) || strstr(msg, b) || strstr(msg, c) || strstr(msg, d);
+        if (!listed) print_message("'%s' missing from: %s\n", names[i], msg);
+        assert_true(listed);
+    }
+}
+
+/* Without a close name to suggest, an unknown unit, aggregate, baseline
+** statistic or source lists what there is, generated from its list
+** (units.def, aggregates.def, TG_BASELINE_STATS, fields.def). */
+static void test_hints_list_the_vocabulary(void **state)
+{
+    (void)state;
+    const char *names[64];
+    char *msg = one_error(P "    where: bytes > 64qq\n" FW, "unknown unit 'qq'");
+    for (size_t i = 0; i < tg_unit_suffix_count; i++) names[i] = tg_unit_suffixes[i].suffix;
+    lists_every(msg, names, tg_unit_suffix_count);
+    free(msg);
+    msg = one_error(P "    fail_when: zzzzzz(duration) > 1ms\n", "unknown function 'zzzzzz'");
+    for (int i = 0; i < TG_AGG_COUNT_KINDS; i++) names[i] = tg_agg_defs[i].name;
+    lists_every(msg, names, TG_AGG_COUNT_KINDS);
+    free(msg);
+    msg = one_error(P "    metric: p50(duration)\n    fail_when: count > baseline.zzzzzz\n",
+                    "unknown baseline statistic 'zzzzzz'");
+    lists_every(msg, tg_baseline_stat_names, TG_BSTAT_COUNT);
+    free(msg);
+    msg = one_error("version: 1\nrules:\n  - id: r\n    title: t\n    severity: error\n    source: zzz\n" FW,
+                    "unknown source 'zzz'");
+    for (int i = 0; i < TG_SRC_COUNT; i++) names[i] = tg_source_defs[i].name;
+    lists_every(msg, names, TG_SRC_COUNT);
+    free(msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_all_errors_reported),
+        cmocka_unit_test(test_hints_list_the_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,99 @@ static void test_precedence(void **state)
     roundtrip(f, "name == 'say \"hi\"'", "name == \"say \\\"hi\\\"\"");
 }
 
+/* Every production of the grammar heading parse.c (and docs/rules.md),
+** one at a time, and the readings its comment promises. */
+static void test_grammar(void **state)
+{
+    fixture *f = *state;
+    /* disjunction, conjunction: left-associative, and binds tighter */
+    roundtrip(f, "a or b or c", "a or b or c");
+    assert_int_equal(parse(f, "a or b or c")->a->kind, TG_N_OR);
+    assert_int_equal(parse(f, "a or b and c")->kind, TG_N_OR);
+    /* comparison: every comparator, with and without not */
+    const char *cmps[] = {"==", "!=", "<", "<=", ">", ">=", "in", "matches", "startswith", "contains"};
+    for (size_t i = 0; i < sizeof cmps / sizeof *cmps; i++) {
+        char text[64], negated[64], canon[64];
+        snprintf(text, sizeof text, "x %s y", cmps[i]);
+        roundtrip(f, text, text);
+        if (i < 6) continue;
+        snprintf(negated, sizeof negated, "x not %s y", cmps[i]);
+        snprintf(canon, sizeof canon, "not x %s y", cmps[i]);
+        roundtrip(f, negated, canon);
+        assert_int_equal(parse(f, negated)->kind, TG_N_NOT);
+    }
+    /* sum and product: left-associative, * / over + - */
+    assert_int_equal(parse(f, "a - b + c")->kind, TG_N_ADD);
+    assert_int_equal(parse(f, "a / b * c")->kind, TG_N_MUL);
+    assert_int_equal(parse(f, "a + b * c")->kind, TG_N_ADD);
+    /* prefix: not takes the longest comparison after it, wherever it is */
+    tg_ast *n = parse(f, "not a == b and c");
+    assert_int_equal(n->kind, TG_N_AND);
+    assert_int_equal(n->a->kind, TG_N_NOT);
+    assert_int_equal(n->a->a->kind, TG_N_EQ);
+    n = parse(f, "a + not b < c");
+    assert_int_equal(n->kind, TG_N_ADD);
+    assert_int_equal(n->b->kind, TG_N_NOT);
+    assert_int_equal(n->b->a->kind, TG_N_LT);
+    roundtrip(f, "a + not b < c", "a + (not b < c)");
+    roundtrip(f, "not not a", "not not a");
+    n = parse(f, "- -x * y");
+    assert_int_equal(n->kind, TG_N_MUL);
+    assert_int_equal(n->a->kind, TG_N_NEG);
+    assert_int_equal(n->a->a->kind, TG_N_NEG);
+    /* primary: each alternative */
+    assert_int_equal(parse(f, "12")->kind, TG_N_NUMBER);
+    assert_int_equal(parse(f, "'s'")->kind, TG_N_STRING);
+    assert_int_equal(parse(f, "null")->kind, TG_N_NULL_LIT);
+    assert_int_equal(parse(f, "true")->kind, TG_N_BOOL_LIT);
+    assert_int_equal(parse(f, "false")->kind, TG_N_BOOL_LIT);
+    assert_int_equal(parse(f, "[]")->kind, TG_N_LIST);
+    assert_int_equal(parse(f, "[1, 2, 3]")->n_items, 3);
+    assert_int_equal(parse(f, "f()")->kind, TG_N_CALL);
+    assert_int_equal(parse(f, "f (a, b or c)")->n_items, 2);
+    assert_int_equal(parse(f, "_x1")->kind, TG_N_NAME);
+    assert_string_equal(parse(f, "trace.duration")->member, "duration");
+    assert_int_equal(parse(f, "(a or b)")->kind, TG_N_OR);
+    /* number: digits, fraction, exponent, unit */
+    n = parse(f, "1.5e3ms");
+    assert_true(n->num == 1.5e9 && n->unit == TG_UNIT_NS);
+    n = parse(f, "2E-1");
+    assert_true(n->num == 0.2 && n->unit == TG_UNIT_NONE);
+    assert_true(parse(f, "20%")->num == 0.2);
+    /* string: both quotes, the decoded escapes and the kept ones */
+    assert_string_equal(parse(f, "'a\\'b\\\"c'")->name, "a'b\"c");
+    assert_string_equal(parse(f, "\"\\n\\t\\\\\"")->name, "\n\t\\");
+    assert_string_equal(parse(f, "\"\\d\\.\"")->name, "\\d\\.");
+    assert_int_equal(f->diag.n, 0);
+}
+
+/* What the grammar does not produce is a syntax error. */
+static void test_grammar_rejects(void **state)
+{
+    fixture *f = *state;
+    const char *bad[] = {
+        "a < b > c",          /* comparisons do not chain */
+        "a not == b",         /* not only before in, matches, startswith, contains */
+        "[1, 2,]",            /* no trailing comma */
+        "f(a,)",
+        "a.b(c)",             /* a call's name has no dot */
+        "a.b.c",              /* one dot at most */
+        "trace.in",           /* a keyword is no identifier */
+        "in",
+        ".5",                 /* digits before the point */
+        "5 ms",               /* a unit is glued to its number */
+        "1e",                 /* an exponent needs digits */
+        "a = b",
+        "'open",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        size_t before = f->diag.n;
+        if (parse(f, bad[i])) print_message("'%s' parsed\n", bad[i]);
+        assert_null(parse(f, bad[i]));
+        assert_true(f->diag.n > before);
+    }
+}
+
 static void test_shape(void **state)
 {
     fixture *f = *state;
@@ -165,6 +259,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_precedence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grammar, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grammar_rejects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shape, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
     };

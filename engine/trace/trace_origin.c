@@ -1,0 +1,240 @@
+/*
+** Where a trace was recorded, as the export says it (docs/formats.md,
+** "Where a result comes from"): the host of TARGET_INFO_SYSTEM_ENV's
+** Hostname row, and the rank, world size and job id of the environment
+** nsys recorded (its DeviceEnvironment row, "NAME=value;NAME=value"),
+** read by the variables of origin.def; plus the processes that did GPU
+** work. Nothing is guessed: an export that does not say leaves the member
+** NULL or -1, and a rank variable is only believed when a single process
+** did GPU work (`nsys profile torchrun ...` records the launcher's
+** environment, not its children's, and the export then holds several
+** GPU processes).
+*/
+#include "trace_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- GPU pids */
+
+/* A small open-addressing set of pids (>= 0), grown by doubling. */
+typedef struct pid_set {
+    int32_t *slots;            /* -1 empty */
+    size_t n_slots, n;
+} pid_set;
+
+static bool pid_set_add(pid_set *s, int32_t pid)
+{
+    if (pid < 0) return true;
+    if ((s->n + 1) * 2 > s->n_slots) {
+        size_t n_slots = s->n_slots ? s->n_slots * 2 : 16;
+        int32_t *slots = malloc(n_slots * sizeof *slots);
+        if (!slots) return false;
+        memset(slots, 0xff, n_slots * sizeof *slots);
+        for (size_t i = 0; i < s->n_slots; i++) {
+            if (s->slots[i] < 0) continue;
+            size_t j = (size_t)s->slots[i] * 2654435761u & (n_slots - 1);
+            while (slots[j] >= 0) j = (j + 1) & (n_slots - 1);
+            slots[j] = s->slots[i];
+        }
+        free(s->slots);
+        s->slots = slots;
+        s->n_slots = n_slots;
+    }
+    size_t j = (size_t)pid * 2654435761u & (s->n_slots - 1);
+    while (s->slots[j] >= 0) {
+        if (s->slots[j] == pid) return true;
+        j = (j + 1) & (s->n_slots - 1);
+    }
+    s->slots[j] = pid;
+    s->n++;
+    return true;
+}
+
+/* Every pid of n rows of esz bytes whose pid member is at pid_off; rows
+** of one process come in runs, so only a change of pid is looked up. */
+static bool add_rows(pid_set *s, const void *rows, size_t n, size_t esz, size_t pid_off)
+{
+    int32_t last = -1;
+    for (size_t i = 0; i < n; i++) {
+        int32_t pid;
+        memcpy(&pid, (const char *)rows + i * esz + pid_off, sizeof pid);
+        if (pid == last) continue;
+        last = pid;
+        if (!pid_set_add(s, pid)) return false;
+    }
+    return true;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int64_t tg_trace_gpu_pids(const tg_trace *t, int32_t **out)
+{
+    *out = NULL;
+    pid_set s = {0};
+    bool ok = t->kernels ? add_rows(&s, t->kernels, t->n_kernels, sizeof *t->kernels, offsetof(tg_kernel, pid))
+                         : add_rows(&s, t->kspans, t->kspans ? t->n_kernels : 0, sizeof *t->kspans,
+                                    offsetof(tg_kspan, pid));
+    ok = ok && add_rows(&s, t->memcpys, t->n_memcpys, sizeof *t->memcpys, offsetof(tg_memop, pid)) &&
+         add_rows(&s, t->memsets, t->n_memsets, sizeof *t->memsets, offsetof(tg_memop, pid));
+    int32_t *pids = ok ? malloc((s.n ? s.n : 1) * sizeof *pids) : NULL;
+    if (!pids) {
+        free(s.slots);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < s.n_slots; i++)
+        if (s.slots[i] >= 0) pids[n++] = s.slots[i];
+    free(s.slots);
+    qsort(pids, n, sizeof *pids, cmp_i32);
+    *out = pids;
+    return (int64_t)n;
+}
+
+/* ------------------------------------------------------------ environment */
+
+/* The value of NAME in "A=1;NAME=2;B=3" (a copy, malloc'd), or NULL. A
+** name is matched at the start of the string or after a ';' only. */
+static char *env_value(const char *env, size_t len, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i + n < len; i++) {
+        if ((i > 0 && env[i - 1] != ';') || env[i + n] != '=' || memcmp(env + i, name, n) != 0) continue;
+        const char *v = env + i + n + 1, *end = memchr(v, ';', len - (size_t)(v - env));
+        size_t vlen = end ? (size_t)(end - v) : len - (size_t)(v - env);
+        char *copy = malloc(vlen + 1);
+        if (copy) {
+            memcpy(copy, v, vlen);
+            copy[vlen] = 0;
+        }
+        return copy;
+    }
+    return NULL;
+}
+
+/* A decimal number in [lo, INT32_MAX], else -1 (so "3a", "", "-1" are not ranks). */
+static int32_t env_int(const char *s, int32_t lo)
+{
+    if (!s || !*s || strlen(s) > 10) return -1;
+    int64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9') return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return v >= lo && v <= INT32_MAX ? (int32_t)v : -1;
+}
+
+typedef struct rank_var {
+    const char *launcher, *rank, *size;
+    const char *source;        /* "env RANK": tg_trace.rank_source */
+} rank_var;
+
+static const rank_var rank_vars[] = {
+#define TG_ORIGIN_RANK(launcher, rank, size) {launcher, rank, size, "env " rank},
+#define TG_ORIGIN_JOB(var, scheduler)
+#include "origin.def"
+#undef TG_ORIGIN_RANK
+#undef TG_ORIGIN_JOB
+};
+
+static const char *const job_vars[] = {
+#define TG_ORIGIN_RANK(launcher, rank, size)
+#define TG_ORIGIN_JOB(var, scheduler) var,
+#include "origin.def"
+#undef TG_ORIGIN_RANK
+#undef TG_ORIGIN_JOB
+};
+
+/* Rank, world size and job id from the recorded environment. */
+static void read_env(tg_trace *t, const char *env, size_t len)
+{
+    for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars && t->rank < 0; i++) {
+        char *r = env_value(env, len, rank_vars[i].rank), *w = env_value(env, len, rank_vars[i].size);
+        int32_t rank = env_int(r, 0), size = env_int(w, 1);
+        bool set = r != NULL;
+        free(r);
+        free(w);
+        if (!set) continue;
+        /* the first launcher that sets its variable decides: a bad value
+        ** there is not a reason to believe the next one */
+        if (rank >= 0 && (size < 0 || rank < size)) {
+            t->rank = rank;
+            t->world_size = size;
+            t->rank_source = rank_vars[i].source;
+        }
+        break;
+    }
+    for (size_t i = 0; i < sizeof job_vars / sizeof *job_vars && !t->job; i++) {
+        char *job = env_value(env, len, job_vars[i]);
+        if (job && !*job) {
+            free(job);
+            job = NULL;
+        }
+        t->job = job;
+    }
+}
+
+/* Whole text of column col, NULL for NULL; false when out of memory. */
+static bool cell_copy(tg_loader *ld, sqlite3_stmt *st, int col, char **out, size_t *len)
+{
+    const char *text;
+    char *owned = NULL;
+    *out = NULL;
+    if (!tg_cell_text(st, col, &text, len, &owned)) {
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        return false;
+    }
+    if (text) *out = owned ? owned : strndup(text, *len);
+    if (text && !*out) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+    return !text || *out;
+}
+
+bool tg_load_origin(tg_loader *ld)
+{
+    tg_trace *t = ld->t;
+    const char *table = tg_load_find_table(ld, "TARGET_INFO_SYSTEM_ENV");
+    if (!table) return true;
+    static const tg_colspec cols[] = {{"name", NULL, false}, {"value", NULL, false}};
+    sqlite3_stmt *st = tg_load_select(ld, table, cols, 2, NULL);
+    if (!st) return false;
+    char *env = NULL;
+    size_t env_len = 0;
+    while (!ld->failed && tg_load_step(ld, st, table)) {
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        if (!name) continue;
+        bool host = !strcmp(name, "Hostname") && !t->host, dev_env = !strcmp(name, "DeviceEnvironment") && !env;
+        if (!host && !dev_env) continue;
+        char *value;
+        size_t len;
+        if (!cell_copy(ld, st, 2, &value, &len)) break;
+        if (value && !*value) {
+            free(value);
+            value = NULL;
+        }
+        if (host) t->host = value;
+        else {
+            env = value;
+            env_len = len;
+        }
+    }
+    sqlite3_finalize(st);
+    if (!ld->failed && env) {
+        int32_t *pids;
+        int64_t n = tg_trace_gpu_pids(t, &pids);
+        free(pids);
+        if (n < 0) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        else {
+            read_env(t, env, env_len);
+            if (n > 1) {   /* the environment of one process, the work of several */
+                t->rank = t->world_size = -1;
+                t->rank_source = NULL;
+            }
+        }
+    }
+    free(env);
+    return !ld->failed;
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Ranks from the command line (issue #23): check's --rank, --rank-pattern,
+# --world-size, --job and --host as the JSON result records them, refused
+# before any trace is read when they cannot fit; merge of a directory and
+# of a --files-from list; two results for one rank (exit 2) and a rank
+# without a result (exit 3), each with its message; a merged result merged
+# again with the missing rank's own result. On the bundled example: no
+# ../shared needed.
+set -uo pipefail
+bin="$TG_BINARY"
+example="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+expect() {  # expect STATUS DESCRIPTION TEXT -- command...: exit status, and TEXT in stdout+stderr
+    local want=$1 what=$2 text=$3
+    shift 4
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    [ "$got" = "$want" ] || fail "$what: exit $got, expected $want ($(head -c 300 "$tmp/err"))"
+    [ -z "$text" ] || grep -qF -- "$text" "$tmp/out" "$tmp/err" ||
+        fail "$what: no '$text' in $(head -c 400 "$tmp/out" "$tmp/err")"
+}
+
+# check: the rank as the options tell it
+expect 1 "--rank, --world-size, --job, --host" "" -- \
+    "$bin" check --format json --rank 2 --world-size 3 --job 4242 --host node-7 "$example"
+for member in '"rank": 2,' '"rank_from": "--rank",' '"world_size": 3,' '"job": "4242",' '"host": "node-7",' \
+              '"period_p50_ns":' '"gpu_time_ns":' '"idle_ns":'; do
+    grep -qF -- "$member" "$tmp/out" || fail "check --rank: no $member in the JSON"
+done
+expect 1 "no rank option: the rank is unknown" '"rank": null,' -- "$bin" check --format json "$example"
+mkdir -p "$tmp/node0"
+ln -s "$(cd "$(dirname "$example")" && pwd)/$(basename "$example")" "$tmp/node0/rank5.sqlite"
+expect 1 "--rank-pattern" '"rank": 5,' -- "$bin" check --format json --rank-pattern 'rank([0-9]+)' "$tmp/node0/rank5.sqlite"
+grep -qF '"rank_from": "--rank-pattern"' "$tmp/out" || fail "--rank-pattern: rank_from"
+
+# options that cannot fit: exit 2 before any trace is read (the trace does not exist)
+expect 2 "--rank with two traces" "--rank 1 names the rank of one trace, and 2 are given" -- \
+    "$bin" check --rank 1 "$tmp/absent-a.sqlite" "$tmp/absent-b.sqlite"
+expect 2 "--rank outside --world-size" "--rank 3 is not a rank of a world of 3 (ranks 0 to 2)" -- \
+    "$bin" check --rank 3 --world-size 3 "$tmp/absent.sqlite"
+expect 2 "--rank-pattern that misses" "--rank-pattern 'rank([0-9]+)' does not match this path" -- \
+    "$bin" check --rank-pattern 'rank([0-9]+)' "$tmp/absent.sqlite"
+expect 2 "--rank-pattern without a group" "has no group" -- "$bin" check --rank-pattern 'rank' "$tmp/rank1.sqlite"
+expect 2 "--rank and --rank-pattern" "use one" -- "$bin" check --rank 1 --rank-pattern 'rank([0-9]+)' "$tmp/rank1.sqlite"
+expect 2 "--rank -1" "--rank wants a rank" -- "$bin" check --rank -1 "$example"
+expect 2 "--world-size 0" "--world-size wants the number of ranks" -- "$bin" check --world-size 0 "$example"
+
+# three ranks, one result each, in a directory
+mkdir -p "$tmp/results"
+for r in 0 1 2; do
+    "$bin" check --format json --rank $r --world-size 3 --job 4242 "$example" > "$tmp/results/rank$r.json" 2>/dev/null
+done
+echo "not a result" > "$tmp/results/notes.txt"
+echo "{" > "$tmp/results/.tracegate-partial.json"   # an interrupted write: hidden, not read
+expect 1 "merge of a directory: the example's verdict" "in 3 traces" -- "$bin" merge "$tmp/results"
+expect 0 "merge of a directory, gate off" "" -- "$bin" merge --fail-on never "$tmp/results"
+ls "$tmp/results"/rank*.json > "$tmp/list"
+expect 1 "merge --files-from" "in 3 traces" -- "$bin" merge --files-from "$tmp/list"
+# shellcheck disable=SC2016  # $1 and $2 are sh -c's
+expect 1 "merge --files-from -" "in 3 traces" -- sh -c '"$1" merge --files-from - < "$2"' sh "$bin" "$tmp/list"
+expect 2 "merge --files-from a missing list" "--files-from $tmp/nolist" -- "$bin" merge --files-from "$tmp/nolist"
+mkdir -p "$tmp/empty"
+expect 2 "merge of a directory without results" "holds no *.json result" -- "$bin" merge "$tmp/empty"
+
+# two results for one rank: exit 2, both named
+cp "$tmp/results/rank1.json" "$tmp/rank1-again.json"
+expect 2 "a duplicate rank" "rank 1 of job 4242 has two results, $tmp/results/rank1.json" -- \
+    "$bin" merge "$tmp/results" "$tmp/rank1-again.json"
+grep -qF "and $tmp/rank1-again.json" "$tmp/err" || fail "duplicate rank: the second result is not named"
+[ ! -s "$tmp/out" ] || fail "duplicate rank: a report was written"
+
+# a rank without a result: exit 3, the rank named, every format says so
+expect 3 "a missing rank" "no result for 1 of the 3 ranks of job 4242 (rank 2)" -- \
+    "$bin" merge -o json="$tmp/merged.json" -o junit="$tmp/merged.xml" "$tmp/results/rank0.json" "$tmp/results/rank1.json"
+grep -qF '"missing_ranks": [' "$tmp/merged.json" || fail "missing rank: no missing_ranks in the JSON"
+grep -qF '"status": "error"' "$tmp/merged.json" || fail "missing rank: the merged status is not error"
+grep -qF 'trace-unreadable' "$tmp/merged.xml" || fail "missing rank: JUnit has no error for it"
+expect 2 "--world-size against the results" "--world-size 4, but" -- "$bin" merge --world-size 4 "$tmp/results"
+"$bin" check --format json "$example" > "$tmp/plain.json" 2>/dev/null
+expect 3 "--world-size without ranks in the results" "no result for 2 of the 2 ranks (ranks 0-1)" -- \
+    "$bin" merge --world-size 2 "$tmp/plain.json" "$tmp/plain.json"
+grep -qF "2 results name no rank: give check --rank or --rank-pattern" "$tmp/out" ||
+    fail "--world-size without ranks: the results without a rank are not named"
+
+# the merged result (which names rank 2 missing) merged with rank 2's own result: complete
+expect 1 "merged result + the missing rank" "in 3 traces" -- "$bin" merge "$tmp/merged.json" "$tmp/results/rank2.json"
+grep -qF "ranks without a result" "$tmp/out" && fail "re-merge: the missing-rank entry was read back"
+
+if [ "$failures" = 0 ]; then echo "ranks: all checks passed"; exit 0; fi
+echo "ranks: $failures checks failed"
+exit 1
