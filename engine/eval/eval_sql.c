@@ -498,12 +498,12 @@ static char *with_views(const tg_model *m, unsigned need, const uint64_t *fields
     return buf;
 }
 
-/* One part into its own buffer: false when out of memory. */
-static bool part(sqlq *q, char **buf)
+/* One part into its own buffer (its size in *len, which the stream keeps
+** updating until part_end): false when out of memory. */
+static bool part(sqlq *q, char **buf, size_t *len)
 {
-    size_t len;
     *buf = NULL;
-    q->f = open_memstream(buf, &len);
+    q->f = open_memstream(buf, len);
     return q->f != NULL;
 }
 
@@ -524,7 +524,8 @@ const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg
     if (st->m->trace->format != TG_FORMAT_NSYS) return NULL;
     sqlq q = {.st = st};
     char *values = NULL, *cited = NULL;
-    bool ok = part(&q, &values);
+    size_t values_len = 0, cited_len = 0;
+    bool ok = part(&q, &values, &values_len);
     if (ok) put_values(&q);
     ok = ok && part_end(&q, &values);
     bool exact = !q.why[0];
@@ -544,7 +545,7 @@ const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg
         q.need = 0;
     }
     if (ok && n) {
-        ok = part(&q, &cited);
+        ok = part(&q, &cited, &cited_len);
         if (ok) {
             if (r->n_group_by) put_groups(&q, n);
             else put_cited_rows(&q, rows, n);
