@@ -19,6 +19,13 @@
 ** overlapped devices too. The regression rules are covered with a baseline
 ** recorded on the fly. Every built-in rule must have been verified on a
 ** finding. Skips with a message when ../shared is absent.
+**
+** TG_CORPUS_QUICK=1 (the sanitizer and valgrind runs of ci/test.sh, where
+** SQLite itself runs 5-50x slower): the small exports that make every
+** rule but alloc-in-loop fire and the device rules pass (ddp_good's NCCL
+** overlap) (alloc-in-loop fires only on realistic_nocache, whose
+** queries take seconds; tests/unit/eval/test_sql_values.c covers grouped
+** evidence there), and the regression rules on the drv_train series.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -254,35 +261,53 @@ static size_t list_exports(char **out, size_t cap)
     return n;
 }
 
+/* The quick run's exports (see the head of this file). */
+static const char *const quick_exports[] = {
+    "h200-nsys/drv_busy.sqlite", "h200-nsys/drv_gaps.sqlite", "h200-nsys/drv_memset_pinned.sqlite",
+    "h200-nsys/drv_pageable_async.sqlite", "h200-nsys/drv_sync_api.sqlite", "h200-nsys/drv_sync_memcpy.sqlite",
+    "h200-torch/ddp_bad.sqlite", "h200-torch/ddp_good.sqlite",
+};
+
 static void test_reproduce_gives_every_value(void **state)
 {
     (void)state;
     tally t = {0};
+    const char *quick_env = getenv("TG_CORPUS_QUICK");
+    bool quick = quick_env && !strcmp(quick_env, "1");
     char *exports[256];
-    size_t n = list_exports(exports, 256);
-    assert_true(n >= 30);
+    size_t n;
+    if (quick) {
+        n = sizeof quick_exports / sizeof *quick_exports;
+        for (size_t i = 0; i < n; i++) exports[i] = strdup(quick_exports[i]);
+        printf("reproduce corpus: TG_CORPUS_QUICK=1: %zu exports, alloc-in-loop not checked\n", n);
+    } else {
+        n = list_exports(exports, 256);
+        assert_true(n >= 30);
+    }
     for (size_t i = 0; i < n; i++) {
         verify_trace(&t, exports[i]);
         free(exports[i]);
     }
 
     /* regression rules against a baseline: their iterations and p50s */
+    const char *series = quick ? "h200-nsys/drv_train_run" : "h200-torch/realistic_baseline_run";
+    const char *now = quick ? "h200-nsys/drv_train_run3.sqlite" : "h200-torch/realistic_regressed.sqlite";
     char dir[] = "/tmp/tg-reproduce-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    char base[256], extra[512], trace[4096];
+    char base[256], extra[512], trace[4096], label[4400];
     snprintf(base, sizeof base, "%s/base.yaml", dir);
-    assert_int_equal(corpus_run("baseline record -o '%s' '%s/h200-torch/realistic_baseline_run1.sqlite' "
-                                "'%s/h200-torch/realistic_baseline_run2.sqlite'", base, corpus_traces,
-                                corpus_traces), 0);
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s/%s1.sqlite' '%s/%s2.sqlite'", base, corpus_traces,
+                                series, corpus_traces, series), 0);
     snprintf(extra, sizeof extra, "--baseline '%s'", base);
-    snprintf(trace, sizeof trace, "%s/h200-torch/realistic_regressed.sqlite", corpus_traces);
-    verify_run(&t, trace, "realistic_regressed.sqlite --baseline run1+run2", extra, "iteration-time-regression", NULL);
-    verify_run(&t, trace, "realistic_regressed.sqlite --baseline run1+run2", extra, "gpu-time-regression", NULL);
+    snprintf(trace, sizeof trace, "%s/%s", corpus_traces, now);
+    snprintf(label, sizeof label, "%s --baseline %s1+2", now, series);
+    verify_run(&t, trace, label, extra, "iteration-time-regression", NULL);
+    verify_run(&t, trace, label, extra, "gpu-time-regression", NULL);
     unlink(base);
     rmdir(dir);
 
     for (size_t k = 0; k < N_RULES; k++)
-        if (!t.finding[k]) {
+        if (!t.finding[k] && !(quick && !strcmp(builtin_rules[k], "alloc-in-loop"))) {
             print_error("rule %s: no finding had its values reproduced\n", builtin_rules[k]);
             t.bad++;
         }
