@@ -750,8 +750,15 @@ static void view_device(sqlw *w)
           "ORDER BY \"end\" DESC, start) = 1 AS last FROM ops) WHERE first OR last", f);
     end(w);
     begin(w, "device");
-    fprintf(f, "SELECT d.device, %s AS name, d.start, d.\"end\", d.\"end\" - d.start AS span, d.kernels, d.kernel_time",
-            has(w, TG_TABLE_GPU) ? "(SELECT g.name FROM TARGET_INFO_GPU g WHERE g.id = d.device LIMIT 1)" : "NULL");
+    fputs("SELECT d.device, ", f);
+    if (has(w, TG_TABLE_GPU) && tg_trace_has_column(w->t, TG_TABLE_GPU, "name")) {
+        fputs("(SELECT g.name FROM ", f);
+        table(w, TG_TABLE_GPU);
+        fputs(" g WHERE g.id = d.device LIMIT 1)", f);
+    } else {
+        fputs("NULL", f);
+    }
+    fputs(" AS name, d.start, d.\"end\", d.\"end\" - d.start AS span, d.kernels, d.kernel_time", f);
     if (busy) {
         fputs(", CASE WHEN d.\"end\" > d.start THEN u.busy_time * 1.0 / (d.\"end\" - d.start) END AS busy_frac, ", f);
         if (w->m->has_iterations) fputs("CASE WHEN we > ws THEN u.busy_time_steady * 1.0 / (we - ws) END", f);
