@@ -13,11 +13,12 @@ allowed=(
   "eval:common trace model rules"
   "baseline:common trace model rules eval"
   "report:common trace model rules eval"
+  "suppress:common trace model rules eval"
   "check:common trace model rules eval baseline"
   "ruletest:common trace model rules eval baseline check"
-  "cli:common trace model rules eval baseline report check ruletest"
+  "cli:common trace model rules eval baseline report suppress check ruletest"
 )
-# (report and baseline sit side by side above eval; check runs the
+# (report, baseline and suppress sit side by side above eval; check runs the
 # pipeline; ruletest and cli are its clients.) Exit 1 with the offending
 # lines when a file breaks the rule or a folder is not in the matrix.
 set -uo pipefail

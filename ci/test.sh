@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command of README.md and .ci/run: installs dependencies, checks
+# The test command of README.md and .ci/run: installs dependencies (and
+# Debian's chromium for the HTML report's browser test), checks
 # that engine/ layers only look down (ci/layers.sh), builds,
 # runs the whole suite (unit, rule, hostile-input and corpus tests), the
 # Slurm recipe on a real one-node Slurm cluster (tests/slurm/slurm_test.sh:
@@ -12,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/deps.sh
+bash ci/browser-deps.sh   # chromium for the HTML report's browser test (skipped without it)
 bash ci/layers.sh
 bash ci/build.sh
 meson test -C build --print-errorlogs --num-processes 2
@@ -29,7 +31,7 @@ if [ ! -f build-asan/build.ninja ]; then
 fi
 ninja -C build-asan
 # TG_CORPUS_QUICK: load_corpus compares three rule sets, not every one,
-# and reproduce_corpus runs the reproduce SQL of eight small exports, not
+# and reproduce_corpus runs the reproduce SQL of nine small exports, not
 # all 37 (the plain run above did; under the sanitizers each run costs
 # 5-20x).
 TG_CORPUS_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

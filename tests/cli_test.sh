@@ -52,16 +52,60 @@ echo "hello" > "$tmp/not-sqlite.sqlite"
 expect_status 3 "not SQLite" -- "$bin" check "$tmp/not-sqlite.sqlite"
 [ "$(wc -l < "$tmp/err")" -ge 1 ] && grep -q "not-sqlite.sqlite" "$tmp/err" || fail "not SQLite: message lacks the file"
 expect_status 3 "missing file" -- "$bin" check "$tmp/absent.sqlite"
-touch "$tmp/report.nsys-rep"
+touch "$tmp/report.nsys-rep" "$tmp/old.qdrep"
 expect_status 3 ".nsys-rep without nsys" -- env PATH=/nonexistent "$bin" check "$tmp/report.nsys-rep"
-grep -q "nsys export --type sqlite" "$tmp/err" || fail ".nsys-rep: no export command in '$(cat "$tmp/err")'"
+grep -q "nsys export --type sqlite --output $tmp/report.sqlite $tmp/report.nsys-rep" "$tmp/err" ||
+    fail ".nsys-rep: no export command in '$(cat "$tmp/err")'"
+# .qdrep (nsys before 2021.4) is a report too: the same sentence
+expect_status 3 ".qdrep without nsys" -- env PATH=/nonexistent "$bin" check "$tmp/old.qdrep"
+grep -q "old.qdrep: this is an Nsight Systems report, and nsys is not on PATH to export it; run \`nsys export --type sqlite --output $tmp/old.sqlite $tmp/old.qdrep\`" "$tmp/err" ||
+    fail ".qdrep: not the report sentence: '$(cat "$tmp/err")'"
+
+# a report among other inputs is one unreadable input, like a text file in
+# its place: the others are checked and every report file is written
+for bad in "$tmp/report.nsys-rep" "$tmp/not-sqlite.sqlite"; do
+    rm -f "$tmp/mixed.json" "$tmp/mixed.xml"
+    expect_status 1 "$(basename "$bad") among good traces" -- env PATH=/nonexistent "$bin" check \
+        -o json="$tmp/mixed.json" -o junit="$tmp/mixed.xml" "$example" "$bad" "$example"
+    [ -s "$tmp/mixed.json" ] && [ -s "$tmp/mixed.xml" ] || fail "$(basename "$bad") among good traces: reports not written"
+    [ "$(jq '.traces | length' "$tmp/mixed.json" 2>/dev/null)" = 3 ] || fail "$(basename "$bad"): not 3 traces in the JSON"
+    jq -e --arg f "$bad" '.traces[1] | .file == $f and (.error | length > 0) and (.results | length == 0)' \
+        "$tmp/mixed.json" >/dev/null || fail "$(basename "$bad"): not an unreadable entry in the JSON"
+    grep -q 'type="trace-unreadable"' "$tmp/mixed.xml" || fail "$(basename "$bad"): no unreadable testcase in JUnit"
+    [ "$(grep -c 'tracegate: error:' "$tmp/err")" = 1 ] || fail "$(basename "$bad"): not one error line: $(cat "$tmp/err")"
+done
+
+# which status wins (docs/formats.md, "Run status and exit status"): a
+# finding that fails the gate (1) over an unreadable trace or missing data
+# (3), in check, in every format's status and in merge
+expect_status 1 "a failing finding beside an unreadable trace" -- "$bin" check --format json "$example" "$tmp/not-sqlite.sqlite"
+[ "$(jq -r .status "$tmp/out")" = fail ] || fail "precedence: JSON status $(jq -r .status "$tmp/out"), expected fail"
+grep -q "FAIL — [0-9]* error findings\?, .*1 unreadable trace" <("$bin" check "$example" "$tmp/not-sqlite.sqlite" 2>/dev/null) ||
+    fail "precedence: the text verdict line is not FAIL"
+expect_status 3 "the same with --fail-on never" -- "$bin" check --fail-on never --format json "$example" "$tmp/not-sqlite.sqlite"
+[ "$(jq -r .status "$tmp/out")" = error ] || fail "precedence: JSON status $(jq -r .status "$tmp/out"), expected error"
+"$bin" check --format json "$example" "$tmp/not-sqlite.sqlite" > "$tmp/m1.json" 2>/dev/null
+expect_status 1 "merge: a failing finding beside an unreadable trace" -- "$bin" merge "$tmp/m1.json"
+expect_status 3 "merge --fail-on never: the unreadable trace" -- "$bin" merge --fail-on never "$tmp/m1.json"
+# a rule lacking data beside a failing finding: 1, and the line says both apart
+cp "$example" "$tmp/no-nvtx.sqlite"
+sqlite3 "$tmp/no-nvtx.sqlite" "DROP TABLE NVTX_EVENTS;"
+expect_status 1 "sync-memcpy fails, NVTX missing" -- "$bin" check "$tmp/no-nvtx.sqlite"
+grep -q "^tracegate: FAIL — [0-9]* error findings\?, .*rules lacking data" "$tmp/out" ||
+    fail "missing NVTX: verdict line '$(tail -1 "$tmp/out")'"
+grep -q "rule error\|[0-9] errors\b" "$tmp/out" && fail "missing NVTX: 'error' means two things: $(tail -1 "$tmp/out")"
+expect_status 3 "NVTX missing, nothing else gates" -- "$bin" check --fail-on never "$tmp/no-nvtx.sqlite"
 
 # several formats in one run, consistent counts
 "$bin" check --format text -o json="$tmp/r.json" -o junit="$tmp/r.xml" -o sarif="$tmp/r.sarif" \
     -o markdown="$tmp/r.md" -o github="$tmp/r.gh" "$example" > "$tmp/r.txt" 2>/dev/null
 for f in r.json r.xml r.sarif r.md r.gh r.txt; do [ -s "$tmp/$f" ] || fail "-o: $f not written"; done
 fails_json=$(grep -c '"status": "fail"' "$tmp/r.json")
-fails_junit=$(grep -c '<failure ' "$tmp/r.xml")
+# JUnit: a finding below --fail-on is a passing test case with <system-out>
+fails_junit=$(( $(grep -c '<failure ' "$tmp/r.xml") + $(grep -c '<system-out>' "$tmp/r.xml") ))
+grep -q '<failure message=[^>]* type="warning"' "$tmp/r.xml" && fail "junit: a warning below --fail-on is a <failure>"
+"$bin" check --fail-on warning -o junit="$tmp/rw.xml" "$example" >/dev/null 2>&1
+grep -q '<failure message=[^>]* type="warning"' "$tmp/rw.xml" || fail "junit --fail-on warning: warnings are not failures"
 fails_text=$(grep -c '^  FAIL ' "$tmp/r.txt")
 annots=$(grep -c '^::\(error\|warning\|notice\)' "$tmp/r.gh")
 # json also says "status": "fail" at the top level

@@ -28,12 +28,16 @@ expect 0 "the example against its own baseline" "gpu-time-regression" -- \
     "$bin" check --rules builtin --baseline "$base" --fail-on never "$example"
 
 # 1. --baseline given but no iteration matched (a renamed marker): exit 3, never "skipped"
+# (--fail-on never: the example's own findings would fail the gate, exit 1,
+# which wins over missing data -- docs/formats.md -- and is checked too)
 expect 3 "no iteration matched the pattern" "none of its 30 NVTX ranges matches the iteration pattern ^renamed\$" -- \
+    "$bin" check --fail-on never --baseline "$base" --iteration-pattern '^renamed$' "$example"
+expect 1 "no iteration matched, the example's findings gate" "cannot be computed on this trace" -- \
     "$bin" check --baseline "$base" --iteration-pattern '^renamed$' "$example"
 grep -q "SKIP .*regression" "$tmp/out" && fail "a regression rule was skipped"
 # ... and --missing-data=skip does not make it a pass
 expect 3 "no iteration, --missing-data=skip" "cannot be computed on this trace" -- \
-    "$bin" check --baseline "$base" --iteration-pattern '^renamed$' --missing-data=skip "$example"
+    "$bin" check --fail-on never --baseline "$base" --iteration-pattern '^renamed$' --missing-data=skip "$example"
 
 # 2. a baseline whose samples were emptied: refused, naming the entry
 sed 's/^    samples: \[.*/    samples: []/; /^      [0-9]/d' "$base" > "$tmp/no-samples.yaml"
@@ -86,8 +90,10 @@ expect 0 "merge without a straggler" "PASS" -- "$bin" merge "$tmp/r0.json" "$tmp
 # 8. the CUDA API table there but empty while copies are recorded: missing data
 cp "$example" "$tmp/no-calls.sqlite"
 sqlite3 "$tmp/no-calls.sqlite" "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
+# (--fail-on never: the example's findings would fail the gate, and a
+# gating finding wins over missing data, exit 1; docs/formats.md)
 expect 3 "empty API table beside 30 copies" "CUPTI_ACTIVITY_KIND_RUNTIME is empty while the capture holds 30 kernels, 30 copies" -- \
-    "$bin" check "$tmp/no-calls.sqlite"
+    "$bin" check --fail-on never "$tmp/no-calls.sqlite"
 
 # 9. inconclusive: a baseline 5% faster in GPU time than the example, one
 # run, run_noise 5% (band +-15%): beyond min_change, significant, inside

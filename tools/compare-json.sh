@@ -22,10 +22,16 @@ rules=${RULES:-$root/rules.d}
 # Also added since (issue #22): the devices' steady busy and copy time in metrics.
 # Also added since (issue #23): where a trace was recorded and its workload
 # in check's results (rank, rank_from, world_size, job, host, pids, workload).
-DROP_NEW='del(.. | objects | (.metric_unit?, (.regression? | select(type == "string")), (.units? | select(type == "object")),
-                          .busy_time_steady_ns?, .copy_time_steady_ns?, .copy_frac_steady?))
+# Also added since (issue #18, docs/host.md): a failure's cause, metrics'
+# host_side, and info's host-side tables (OSRT_API, CUDA_CALLCHAINS,
+# OSRT_CALLCHAINS, CUDNN_EVENTS, CUBLAS_EVENTS).
+# DROP_NEW=. compares everything (two builds that both have those keys).
+DROP_NEW=${DROP_NEW:-'del(.. | objects | (.metric_unit?, (.regression? | select(type == "string")), (.units? | select(type == "object")),
+                          .busy_time_steady_ns?, .copy_time_steady_ns?, .copy_frac_steady?, .cause?, .host_side?))
           | del(.traces[]?.rank, .traces[]?.rank_from, .traces[]?.world_size, .traces[]?.job, .traces[]?.host,
-                .traces[]?.pids, .traces[]?.workload)'
+                .traces[]?.pids, .traces[]?.workload)
+          | del(.traces[]?.tables?.OSRT_API, .traces[]?.tables?.CUDA_CALLCHAINS, .traces[]?.tables?.OSRT_CALLCHAINS,
+                .traces[]?.tables?.CUDNN_EVENTS, .traces[]?.tables?.CUBLAS_EVENTS)'}
 command -v jq >/dev/null || { echo "compare-json: jq is needed" >&2; exit 2; }
 [ -d "$traces" ] || { echo "compare-json: no traces at $traces" >&2; exit 2; }
 work=$(mktemp -d) || exit 2

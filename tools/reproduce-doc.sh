@@ -28,6 +28,7 @@ blocking-sync-api h200-nsys/drv_sync_api.sqlite
 gpu-idle-gap h200-nsys/drv_gaps.sqlite
 low-gpu-utilization h200-nsys/drv_starve.sqlite
 gpu-starvation h200-nsys/drv_starve.sqlite
+kernel-launch-bound h200-nsys/drv_starve.sqlite
 iteration-variance h200-nsys/drv_jitter.sqlite
 low-nccl-overlap h200-torch/ddp_bad.sqlite
 alloc-in-loop h200-torch/realistic_nocache.sqlite

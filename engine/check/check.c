@@ -77,10 +77,27 @@ tg_check_plan tg_check_plan_for(const tg_ruleset *rs)
     return (tg_check_plan){.rs = rs, .eval = {.missing = TG_MISSING_FAIL}, .gap_rows_min_ns = floor > 0 ? floor : 0};
 }
 
+static bool site_field(const tg_field_def *f)
+{
+    return f->store == TG_STORE_SITE || f->store == TG_STORE_SITE_MODULE;
+}
+
+/* The host-side tables (docs/host.md) read at open: those a rule's source
+** or fields need. A failure's cause reads its own later (tg_eval_causes). */
+static unsigned host_tables(const tg_check_plan *plan)
+{
+    if (plan->load_all) return TG_HOST_ALL;
+    unsigned host = 0;
+    if (rules_read(plan->rs, TG_SRC_OSRT)) host |= TG_HOST_OSRT;
+    if (rules_read(plan->rs, TG_SRC_CUDNN) || rules_read(plan->rs, TG_SRC_CUBLAS)) host |= TG_HOST_LIBRARIES;
+    if (tg_rules_read_field(plan->rs, site_field)) host |= TG_HOST_STACKS;
+    return host;
+}
+
 tg_load_opts tg_check_load_opts(const tg_check_plan *plan)
 {
     return (tg_load_opts){.kernel_rows = plan->load_all || rules_read(plan->rs, TG_SRC_KERNEL),
-                          .defer_api = !plan->load_all};
+                          .defer_api = !plan->load_all, .host = host_tables(plan)};
 }
 
 static tg_status failed(tg_trace_result *out, const tg_diag *diag, tg_status fallback, const char *why)
@@ -125,6 +142,7 @@ tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_r
         out->api_streamed = t->apis_partial;
         out->gpu_names = gpu_names(t, out->arena);
         st = tg_eval_model(plan->rs, m, &plan->eval, out->arena, out, diag);
+        if (st == TG_OK) st = tg_eval_causes(plan->rs, m, &plan->eval, out->arena, out, diag);
         /* every checked trace carries its workload, regression rules or
         ** not: merge compares ranks with it (docs/formats.md, "Workload") */
         if (st == TG_OK && !out->workload && !(out->workload = tg_eval_workload(m, out->arena))) {
@@ -132,6 +150,10 @@ tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_r
             st = TG_EINTERNAL;
         }
         if (st != TG_OK) failed(out, diag, st, "evaluation failed");
+        if (st == TG_OK && plan->timeline && !(out->timeline = tg_eval_timeline(m, out->arena))) {
+            tg_diag_error(diag, TG_EINTERNAL, "out of memory while drawing the timeline of %s", path);
+            st = failed(out, diag, TG_EINTERNAL, "out of memory");
+        }
         tg_model_free(m);
     }
     tg_trace_close(t);

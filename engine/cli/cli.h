@@ -15,14 +15,21 @@
 #include "../eval/eval.h"
 #include "../model/model.h"
 #include "../report/report.h"
+#include "options.h"
 
-int tg_cmd_info(int argc, char **argv);      /* cmd_info.c */
-int tg_cmd_metrics(int argc, char **argv);   /* cmd_metrics.c */
-int tg_cmd_check(int argc, char **argv);     /* cmd_check.c */
-int tg_cmd_rules(int argc, char **argv);     /* cmd_rules.c: list, lint, test */
-int tg_cmd_explain(int argc, char **argv);   /* cmd_rules.c */
-int tg_cmd_rules_fields(int argc, char **argv);  /* cmd_fields.c: `rules fields` */
-int tg_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: record, show */
+/* The subcommands, each given its parsed command line (options.h); the
+** table in main.c maps tg_cli_command_id onto them. */
+int tg_cmd_info(const tg_cli_args *a);             /* cmd_info.c */
+int tg_cmd_metrics(const tg_cli_args *a);          /* cmd_metrics.c */
+int tg_cmd_check(const tg_cli_args *a);            /* cmd_check.c */
+int tg_cmd_rules_list(const tg_cli_args *a);       /* cmd_rules.c */
+int tg_cmd_rules_lint(const tg_cli_args *a);       /* cmd_rules.c */
+int tg_cmd_rules_test(const tg_cli_args *a);       /* cmd_rules.c */
+int tg_cmd_explain(const tg_cli_args *a);          /* cmd_rules.c */
+int tg_cmd_rules_fields(const tg_cli_args *a);     /* cmd_fields.c */
+int tg_cmd_baseline_record(const tg_cli_args *a);  /* cmd_baseline.c */
+int tg_cmd_baseline_show(const tg_cli_args *a);    /* cmd_baseline.c */
+int tg_cmd_merge(const tg_cli_args *a);            /* cmd_merge.c */
 
 /* One line on stderr: "tracegate: ", the printf-formatted message run
 ** through tg_text_escape (engine/common/text.h, docs/formats.md) as a
@@ -39,27 +46,24 @@ int tg_cli_report_diag(const tg_diag *diag, int fallback);
 ** in the source tree, or at the install prefix. Returns a static path or NULL. */
 const char *tg_cli_builtin_rules(void);
 
-/* Check each trace with the plan (engine/check: tg_check_trace), up to
-** `jobs` in parallel, into run, which must be zeroed with run->arena set. A
-** trace that cannot be read gets status TG_ETRACE and its error sentence
-** in its tg_trace_result (also printed to stderr). Returns the worst
+/* Check each input (inputs.h) with the plan (engine/check:
+** tg_check_trace), up to `jobs` in parallel, into run, which must be
+** zeroed with run->arena set; each result is named as the input was
+** given. A trace that cannot be read, or a report that could not be
+** exported, gets status TG_ETRACE and its error sentence in its
+** tg_trace_result (also printed to stderr). Returns the worst
 ** tg_status seen (TG_OK, TG_ETRACE, TG_EUSAGE, TG_EINTERNAL); rule verdicts
 ** are in run. (pipeline.c) */
-int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_check_plan *plan, int jobs,
-                    tg_run_result *run);
+struct tg_inputs;
+int tg_cli_evaluate(const struct tg_inputs *in, const tg_check_plan *plan, int jobs, tg_run_result *run);
 
 /* Free what tg_cli_evaluate allocated, including run->arena. */
 void tg_cli_run_free(tg_run_result *run);
 
-/* Exit status of a run from its verdicts (docs/formats.md): 4
-** internal or rule evaluation error, 2 a trace that does not fit the
-** baseline, 3 a trace unreadable or lacking data a rule needs, 1 a result
-** that gates under `gate` (tg_report_gates: a failing finding at or above
-** fail_on, a failing regression, an inconclusive one with
-** inconclusive_fail), else 0. */
+/* Exit status of a run from its verdicts (tg_report_exit_status: 4, then
+** 2, then 1 a result that gates, then 3, else 0) and from what the
+** evaluation itself returned (eval_status), ranked the same way. */
 int tg_cli_exit_status(const tg_run_result *run, const tg_report_opts *gate, int eval_status);
-
-int tg_cmd_merge(int argc, char **argv);     /* cmd_merge.c */
 
 /* End of `info` / `metrics`: when traces (a JSON array, consumed) is given,
 ** print it in the versioned envelope {"tool", "version", "schema",
@@ -67,12 +71,22 @@ int tg_cmd_merge(int argc, char **argv);     /* cmd_merge.c */
 ** message naming cmd) when the output cannot be written. */
 int tg_cli_finish_output(json_t *traces, const char *cmd, int status);
 
-/* After getopt_long returned '?' for shortopts: what went wrong, as a
-** phrase about the option itself ("unknown option '-x'", "option '-o'
-** needs a value", "unknown or incomplete option '--frob'"), in buf. A short
-** option inside a group (-qx) is named alone: argv[optind - 1] is then
-** the previous argument. */
-const char *tg_cli_option_error(const char *shortopts, char **argv, char *buf, size_t size);
+/* --suppress (suppressions.c, docs/suppressions.md). Load the files the
+** command line names and check the rule ids they name against ids (with
+** lint, also warn of expired ones); *out NULL when none are given.
+** TG_OK, or TG_EUSAGE / TG_EINTERNAL after printing. */
+struct tg_suppressions;
+int tg_cli_load_suppressions(const tg_cli_args *a, const char *const *ids, size_t n_ids, bool lint,
+                             struct tg_suppressions **out);
+/* Apply them to run and warn (stderr) of those to review. */
+int tg_cli_apply_suppressions(const struct tg_suppressions *s, tg_run_result *run);
+/* The ids of a rule set (malloc'd array of borrowed strings). */
+const char **tg_cli_rule_ids(const tg_ruleset *rs, size_t *n);
+/* Today in UTC, YYYY-MM-DD (suppressions expire after their day). */
+void tg_cli_today(char *buf, size_t size);
+
+/* The first error message of diag, for a JSON {"file", "error"} entry. */
+const char *tg_cli_first_error(const tg_diag *d);
 
 /* True when stderr/stdout is a terminal and NO_COLOR is unset. */
 bool tg_cli_color(FILE *f);

@@ -29,158 +29,32 @@
 #include <time.h>
 #include <unistd.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: tracegate baseline record -o FILE [--rules PATH]... [--set RULE.PARAM=VALUE]...\n"
-        "                                 [--iteration-pattern RE] [--missing-data fail|skip]\n"
-        "                                 [--allow-mismatch] [--jobs N] TRACE...\n"
-        "       tracegate baseline show FILE\n"
-        "\n"
-        "record: evaluate every rule's metric on each trace (one run each) and store the\n"
-        "        per-run values, their median and MAD and a sample of the per-row values\n"
-        "        (-o - writes to stdout). The runs must share a GPU model and an export\n"
-        "        schema unless --allow-mismatch.\n"
-        "show:   print a baseline's provenance and statistics.\n");
-}
-
 /* ------------------------------------------------------------ options */
 
 typedef struct record_opts {
     const char *out;
-    const char **rules;
-    size_t n_rules;
-    tg_param_set *sets;
-    size_t n_sets;
+    tg_cli_sets sets;
     const char *iteration_pattern;
     tg_missing_mode missing;
     bool allow_mismatch;
     int jobs;
-    const char **traces;
+    const char *const *traces;
     size_t n_traces;
 } record_opts;
 
-/* "RULE.PARAM=VALUE"; the rule id may itself contain dots, the param not. */
-static bool parse_set(const char *arg, tg_param_set *out)
+static int read_record(const tg_cli_args *a, record_opts *o)
 {
-    const char *eq = strchr(arg, '=');
-    if (!eq) return false;
-    const char *dot = NULL;
-    for (const char *p = arg; p < eq; p++)
-        if (*p == '.') dot = p;
-    if (!dot || dot == arg || dot + 1 == eq || !eq[1]) return false;
-    char *rule = strndup(arg, (size_t)(dot - arg));
-    char *param = strndup(dot + 1, (size_t)(eq - dot - 1));
-    if (!rule || !param) {
-        free(rule);
-        free(param);
-        return false;
-    }
-    *out = (tg_param_set){rule, param, eq + 1};
-    return true;
-}
-
-static void free_opts(record_opts *o)
-{
-    for (size_t i = 0; i < o->n_sets; i++) {
-        free((char *)o->sets[i].rule);
-        free((char *)o->sets[i].param);
-    }
-    free(o->sets);
-    free(o->rules);
-    free(o->traces);
-}
-
-/* Value of an option given as "--opt VALUE" or "--opt=VALUE". */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t len = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, len)) return NULL;
-    if (a[len] == '=') return a + len + 1;
-    if (a[len] != 0) return NULL;
-    if (*i + 1 >= argc) {
-        tg_cli_say("%s needs a value", name);
-        return "";
-    }
-    return argv[++*i];
-}
-
-#define PUSH_OR_FAIL(arr, n, val)                                                    \
-    do {                                                                             \
-        void *grown_ = realloc((void *)(arr), ((n) + 1) * sizeof *(arr));            \
-        if (!grown_) {                                                               \
-            tg_cli_say("out of memory");                           \
-            return TG_EINTERNAL;                                                     \
-        }                                                                            \
-        (arr) = grown_;                                                              \
-        (arr)[(n)++] = (val);                                                        \
-    } while (0)
-
-static int parse_record(int argc, char **argv, record_opts *o)
-{
-    *o = (record_opts){.missing = TG_MISSING_FAIL, .jobs = 1};
-    bool only_traces = false;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (only_traces || a[0] != '-' || !strcmp(a, "-")) {
-            PUSH_OR_FAIL(o->traces, o->n_traces, a);
-        } else if (!strcmp(a, "--")) {
-            only_traces = true;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return -1;
-        } else if ((v = opt_value(argc, argv, &i, "-o")) ||
-                   (v = opt_value(argc, argv, &i, "--output"))) {
-            if (!*v) return TG_EUSAGE;
-            o->out = v;
-        } else if ((v = opt_value(argc, argv, &i, "--rules"))) {
-            if (!*v) return TG_EUSAGE;
-            PUSH_OR_FAIL(o->rules, o->n_rules, v);
-        } else if ((v = opt_value(argc, argv, &i, "--set"))) {
-            tg_param_set s;
-            if (!*v) return TG_EUSAGE;
-            if (!parse_set(v, &s)) {
-                tg_cli_say("--set expects RULE.PARAM=VALUE, not '%s'", v);
-                return TG_EUSAGE;
-            }
-            PUSH_OR_FAIL(o->sets, o->n_sets, s);
-        } else if ((v = opt_value(argc, argv, &i, "--iteration-pattern"))) {
-            if (!*v) return TG_EUSAGE;
-            o->iteration_pattern = v;
-        } else if ((v = opt_value(argc, argv, &i, "--missing-data"))) {
-            if (!strcmp(v, "fail")) o->missing = TG_MISSING_FAIL;
-            else if (!strcmp(v, "skip")) o->missing = TG_MISSING_SKIP;
-            else {
-                tg_cli_say("--missing-data is fail or skip, not '%s'", v);
-                return TG_EUSAGE;
-            }
-        } else if ((v = opt_value(argc, argv, &i, "--jobs")) ||
-                   (v = opt_value(argc, argv, &i, "-j"))) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (!*v || *end || n < 1 || n > 1024) {
-                tg_cli_say("--jobs expects a number from 1 to 1024");
-                return TG_EUSAGE;
-            }
-            o->jobs = (int)n;
-        } else if (!strcmp(a, "--allow-mismatch")) {
-            o->allow_mismatch = true;
-        } else {
-            tg_cli_say("baseline record: unknown option '%s'", a);
-            usage(stderr);
-            return TG_EUSAGE;
-        }
-    }
-    if (!o->out) {
-        tg_cli_say("baseline record needs -o FILE (or -o - for stdout)");
-        return TG_EUSAGE;
-    }
-    if (o->n_traces == 0) {
-        tg_cli_say("baseline record needs at least one TRACE");
-        return TG_EUSAGE;
-    }
-    return TG_OK;
+    *o = (record_opts){
+        .out = tg_cli_value(a, TG_CLI_OPT_OUTPUT_FILE),
+        .iteration_pattern = tg_cli_value(a, TG_CLI_OPT_PATTERN),
+        .missing = tg_cli_choice(a, TG_CLI_OPT_MISSING, 0) == 1 ? TG_MISSING_SKIP : TG_MISSING_FAIL,
+        .allow_mismatch = tg_cli_flag(a, TG_CLI_OPT_ALLOW_MISMATCH),
+        .jobs = tg_cli_count(a, TG_CLI_OPT_JOBS, 1),
+        .traces = a->operands,
+        .n_traces = a->n_operands,
+    };
+    if (!o->out) return tg_cli_usage_error(a->cmd, "baseline record needs -o FILE (or -o - for stdout)");
+    return tg_cli_param_sets(a, &o->sets);
 }
 
 /* ------------------------------------------------------------- record */
@@ -209,28 +83,6 @@ static bool record_date(char *buf, size_t size)
         return false;
     }
     return true;
-}
-
-/* Resolve the --rules arguments ("builtin" and the default). */
-static int rule_paths(const record_opts *o, const char ***paths, size_t *n)
-{
-    size_t count = o->n_rules ? o->n_rules : 1;
-    *paths = calloc(count, sizeof **paths);
-    if (!*paths) return TG_EINTERNAL;
-    *n = count;
-    for (size_t i = 0; i < count; i++) {
-        const char *p = o->n_rules ? o->rules[i] : "builtin";
-        if (!strcmp(p, "builtin")) {
-            p = tg_cli_builtin_rules();
-            if (!p) {
-                tg_cli_say("the built-in rules (rules.d) were not found; "
-                           "set TRACEGATE_RULES_DIR or pass --rules PATH");
-                return TG_EUSAGE;
-            }
-        }
-        (*paths)[i] = p;
-    }
-    return TG_OK;
 }
 
 static bool has_metric_rule(const tg_ruleset *rs)
@@ -284,13 +136,13 @@ static int check_output(const record_opts *o, const tg_inputs *in, const tg_rule
     return st;
 }
 
-static int cmd_record(int argc, char **argv)
+int tg_cmd_baseline_record(const tg_cli_args *a)
 {
     record_opts o;
-    int rc = parse_record(argc, argv, &o);
+    int rc = read_record(a, &o);
     if (rc != TG_OK) {
-        free_opts(&o);
-        return rc < 0 ? TG_OK : rc;
+        tg_cli_sets_free(&o.sets);
+        return rc;
     }
     char date[16];
     const char **paths = NULL;
@@ -306,8 +158,12 @@ static int cmd_record(int argc, char **argv)
         rc = TG_EUSAGE;
         goto done;
     }
-    if ((rc = rule_paths(&o, &paths, &n_paths)) != TG_OK) goto done;
-    rs = tg_rules_load(paths, n_paths, o.sets, o.n_sets, &diag);
+    paths = tg_cli_rule_paths(a->values[TG_CLI_OPT_RULES], a->n_values[TG_CLI_OPT_RULES], &n_paths);
+    if (!paths) {
+        rc = TG_EUSAGE;
+        goto done;
+    }
+    rs = tg_rules_load(paths, n_paths, o.sets.sets, o.sets.n, &diag);
     if (!rs) {
         rc = tg_cli_report_diag(&diag, TG_EUSAGE);
         goto done;
@@ -319,7 +175,7 @@ static int cmd_record(int argc, char **argv)
         rc = TG_EUSAGE;
         goto done;
     }
-    if ((rc = tg_inputs_resolve((const char *const *)o.traces, o.n_traces, &in)) != TG_OK)
+    if ((rc = tg_inputs_resolve(o.traces, o.n_traces, &in)) != TG_OK)
         goto done;
     if ((rc = check_output(&o, &in, rs)) != TG_OK) goto done;
 
@@ -332,7 +188,7 @@ static int cmd_record(int argc, char **argv)
     tg_check_plan plan = tg_check_plan_for(rs);
     plan.eval = (tg_eval_opts){.missing = o.missing, .has_baseline = true};
     plan.iteration_pattern = o.iteration_pattern;
-    rc = tg_cli_evaluate(in.paths, in.n, &plan, o.jobs, &run);
+    rc = tg_cli_evaluate(&in, &plan, o.jobs, &run);
     if (rc != TG_OK) {
         if (rc == TG_ETRACE)
             tg_cli_say("no baseline written: every trace must be readable");
@@ -363,7 +219,7 @@ done:
     tg_rules_free(rs);
     free(paths);
     tg_diag_clear(&diag);
-    free_opts(&o);
+    tg_cli_sets_free(&o.sets);
     return rc;
 }
 
@@ -419,16 +275,9 @@ static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE 
     fprintf(out, "\n");
 }
 
-static int cmd_show(int argc, char **argv)
+int tg_cmd_baseline_show(const tg_cli_args *a)
 {
-    if (argc != 1 || argv[0][0] == '-') {
-        if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-            usage(stdout);
-            return TG_OK;
-        }
-        usage(stderr);
-        return TG_EUSAGE;
-    }
+    const char *const *argv = a->operands;
     tg_diag diag;
     tg_diag_init(&diag);
     tg_baseline *b = tg_baseline_load(argv[0], &diag);
@@ -458,20 +307,4 @@ static int cmd_show(int argc, char **argv)
     for (size_t i = 0; i < b->n_metrics; i++) show_metric(b, &b->metrics[i], stdout);
     tg_baseline_free(b);
     return fflush(stdout) == 0 ? TG_OK : TG_EINTERNAL;
-}
-
-int tg_cmd_baseline(int argc, char **argv)
-{
-    if (argc < 2) {
-        usage(stderr);
-        return TG_EUSAGE;
-    }
-    if (!strcmp(argv[1], "record")) return cmd_record(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "show")) return cmd_show(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-        usage(stdout);
-        return TG_OK;
-    }
-    tg_cli_say("unknown baseline command '%s' (record or show)", argv[1]);
-    return TG_EUSAGE;
 }

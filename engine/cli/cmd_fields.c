@@ -19,15 +19,6 @@
 #include "../model/source.h"
 #include "../rules/rules.h"
 
-static void fields_usage(FILE *f)
-{
-    fprintf(f, "usage: tracegate rules fields [--format text|markdown] [SOURCE]\n"
-               "  every source the rules can read and its fields (type, unit, meaning);\n"
-               "  SOURCE limits it to one of: ");
-    for (int i = 0; i < TG_SRC_COUNT; i++) fprintf(f, "%s%s", i ? ", " : "", tg_source_defs[i].name);
-    fprintf(f, ".\n  markdown is the form docs/rules.md holds.\n");
-}
-
 /* The unit a field carries, as files spell it ("ns", "bytes", "ratio"), or
 ** `none` for a plain number, a string or a condition. */
 static const char *unit_of(const tg_field_def *f, const char *none)
@@ -124,41 +115,10 @@ static const tg_source_def *find_source(const char *name)
     return NULL;
 }
 
-int tg_cmd_rules_fields(int argc, char **argv)
+int tg_cmd_rules_fields(const tg_cli_args *a)
 {
-    bool markdown = false;
-    const char *source = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *fmt = NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fields_usage(stdout);
-            return TG_OK;
-        } else if (!strcmp(a, "--format") || !strcmp(a, "-f")) {
-            if (i + 1 >= argc) {
-                tg_cli_say("rules fields: %s needs a value (text or markdown)", a);
-                return TG_EUSAGE;
-            }
-            fmt = argv[++i];
-        } else if (!strncmp(a, "--format=", 9)) {
-            fmt = a + 9;
-        } else if (a[0] == '-' && a[1]) {
-            tg_cli_say("rules fields: unknown option '%s'", a);
-            fields_usage(stderr);
-            return TG_EUSAGE;
-        } else if (source) {
-            tg_cli_say("rules fields takes one SOURCE ('%s' and '%s' given)", source, a);
-            return TG_EUSAGE;
-        } else {
-            source = a;
-        }
-        if (!fmt) continue;
-        if (!strcmp(fmt, "markdown") || !strcmp(fmt, "md")) markdown = true;
-        else if (!strcmp(fmt, "text")) markdown = false;
-        else {
-            tg_cli_say("rules fields: unknown format '%s' (text or markdown)", fmt);
-            return TG_EUSAGE;
-        }
-    }
+    bool markdown = tg_cli_choice(a, TG_CLI_OPT_FORMAT_FIELDS, 0) == 1;
+    const char *source = a->n_operands ? a->operands[0] : NULL;
     const tg_source_def *only = source ? find_source(source) : NULL;
     if (source && !only) return TG_EUSAGE;
     for (int i = 0, n = 0; i < TG_SRC_COUNT; i++) {

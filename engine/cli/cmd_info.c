@@ -14,25 +14,6 @@
 
 #include "../report/info.h"
 
-static void info_usage(FILE *f)
-{
-    fprintf(f, "usage: tracegate info [--format text|json] [--iteration-pattern RE] [--max-memory SIZE] TRACE...\n"
-               "  what each nsys SQLite export holds: versions, GPUs, processes, row counts,\n"
-               "  NVTX range names, how iterations are found and the data the capture did not record\n"
-               "  --iteration-pattern RE  NVTX range names that mark iterations (POSIX ERE;\n"
-               "                          default %s)\n"
-               "  --max-memory SIZE  refuse (exit 3) a trace that would need more than SIZE\n",
-            TG_DEFAULT_ITERATION_PATTERN);
-}
-
-/* First error message of a diag, for the JSON error entry. */
-static const char *first_error(const tg_diag *d)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (d->msgs[i].level == TG_DIAG_ERROR) return d->msgs[i].text;
-    return "unreadable trace";
-}
-
 /* The API table, read for what info reports: its row count and the
 ** processes that made calls. A call is kept as a row only when its process
 ** is new (a small open-addressing set of pids), so a 15-million-call table
@@ -96,83 +77,25 @@ static tg_trace *open_for_info(const char *path, int64_t max_memory, tg_diag *di
     return t;
 }
 
-int tg_cmd_info(int argc, char **argv)
+int tg_cmd_info(const tg_cli_args *a)
 {
-    bool json = false;
-    int64_t max_memory = 0;
-    const char *pattern = NULL;
-    int first = 1;
-    for (; first < argc; first++) {
-        const char *a = argv[first];
-        if (!strcmp(a, "--")) {
-            first++;
-            break;
-        }
-        if (a[0] != '-' || !a[1]) break;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            info_usage(stdout);
-            return TG_OK;
-        }
-        const char *fmt = NULL;
-        if (!strcmp(a, "--iteration-pattern") || !strncmp(a, "--iteration-pattern=", 20)) {
-            pattern = a[19] == '=' ? a + 20 : first + 1 < argc ? argv[++first] : NULL;
-            tg_diag d;
-            tg_diag_init(&d);
-            bool ok = pattern && tg_model_pattern_ok(pattern, &d);
-            if (!pattern) tg_cli_say("info: --iteration-pattern needs a value");
-            else if (!ok) tg_cli_say("info: %s", d.n ? d.msgs[0].text : "bad pattern");
-            tg_diag_clear(&d);
-            if (!ok) return TG_EUSAGE;
-            continue;
-        }
-        if (!strcmp(a, "--max-memory") || !strncmp(a, "--max-memory=", 13)) {
-            const char *v = a[12] == '=' ? a + 13 : first + 1 < argc ? argv[++first] : NULL;
-            if (!v || !tg_parse_size(v, &max_memory)) {
-                tg_cli_say("info: --max-memory wants a size such as 512MiB, not '%s'",
-                           v ? v : "");
-                return TG_EUSAGE;
-            }
-            continue;
-        }
-        if (!strcmp(a, "--format") || !strcmp(a, "-f")) {
-            if (first + 1 >= argc) {
-                tg_cli_say("info: %s needs a value (text or json)", a);
-                return TG_EUSAGE;
-            }
-            fmt = argv[++first];
-        } else if (!strncmp(a, "--format=", 9)) {
-            fmt = a + 9;
-        } else {
-            tg_cli_say("info: unknown option '%s'", a);
-            info_usage(stderr);
-            return TG_EUSAGE;
-        }
-        if (!strcmp(fmt, "json")) json = true;
-        else if (!strcmp(fmt, "text")) json = false;
-        else {
-            tg_cli_say("info: unknown format '%s' (text or json)", fmt);
-            return TG_EUSAGE;
-        }
-    }
-    if (first >= argc) {
-        tg_cli_say("info: no trace given");
-        info_usage(stderr);
-        return TG_EUSAGE;
-    }
-
+    bool json = tg_cli_choice(a, TG_CLI_OPT_FORMAT_DOC, 0) == 1;
+    int64_t max_memory = tg_cli_size(a, TG_CLI_OPT_MAX_MEMORY);
+    const char *pattern = tg_cli_value(a, TG_CLI_OPT_PATTERN);
     int status = TG_OK;
     json_t *traces = json ? json_array() : NULL;
     if (json && !traces) return TG_EINTERNAL;
-    for (int i = first; i < argc; i++) {
+    for (size_t i = 0; i < a->n_operands; i++) {
+        const char *path = a->operands[i];
         tg_diag diag;
         tg_diag_init(&diag);
-        tg_trace *t = open_for_info(argv[i], max_memory, &diag);
+        tg_trace *t = open_for_info(path, max_memory, &diag);
         int rc = tg_cli_report_diag(&diag, TG_OK);   /* errors and load warnings */
         if (!t) {
             if (status == TG_OK || rc == TG_EINTERNAL) status = rc ? rc : TG_ETRACE;
             if (json)
-                json_array_append_new(traces, json_pack("{s:s?, s:s?}", "file", argv[i], "error",
-                                                        first_error(&diag)));
+                json_array_append_new(traces, json_pack("{s:s?, s:s?}", "file", path, "error",
+                                                        tg_cli_first_error(&diag)));
             tg_diag_clear(&diag);
             continue;
         }
@@ -184,7 +107,7 @@ int tg_cmd_info(int argc, char **argv)
             char *text = tg_info_text(t, pattern);
             if (text) {
                 fputs(text, stdout);
-                if (i + 1 < argc) fputc('\n', stdout);
+                if (i + 1 < a->n_operands) fputc('\n', stdout);
                 free(text);
             } else {
                 status = TG_EINTERNAL;

@@ -12,47 +12,13 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "../report/json_read.h"
 #include "outputs.h"
-
-static void merge_usage(FILE *f)
-{
-    fprintf(f,
-        "usage: tracegate merge [options] RESULT.json|DIR...\n"
-        "  (a DIR stands for the *.json files in it)\n"
-        "  --files-from FILE          also merge the results listed in FILE, one per\n"
-        "                             line ('-': standard input)\n"
-        "  --world-size W             the job has W ranks: each needs a result\n"
-        "  --format FORMAT            text (default), json, junit, sarif, github, markdown\n"
-        "  -o FORMAT=FILE             also write FORMAT to FILE (repeatable)\n"
-        "  --fail-on LEVEL            error (default), warning, info or never\n"
-        "  --inconclusive MODE        pass (default) or fail\n"
-        "  --straggler-threshold X    a rank whose p50 iteration period exceeds the median\n"
-        "                             rank by more than X fails rank-straggler (default 10%%)\n"
-        "  --straggler-severity S     error, warning (default) or info\n"
-        "  --color WHEN, --quiet      as for check\n");
-}
-
-/* "10%", "0.1" -> 0.1 */
-static bool parse_ratio(const char *s, double *out)
-{
-    char *end;
-    double x = strtod(s, &end);
-    if (end == s) return false;
-    if (*end == '%') {
-        x /= 100;
-        end++;
-    }
-    if (*end || !isfinite(x) || x < 0) return false;
-    *out = x;
-    return true;
-}
+#include "../suppress/suppress.h"
 
 /* ------------------------------------------------------------- inputs */
 
@@ -146,12 +112,30 @@ static int add_arg(paths *p, const char *arg)
 /* ------------------------------------------------------------- merging */
 
 typedef struct merge_args {
+    const tg_cli_args *args;
     tg_cli_outputs out;
     double threshold;
     tg_severity severity;
     int64_t world_size;        /* --world-size, -1 */
     paths inputs;
 } merge_args;
+
+/* The distinct rule ids of a run's results (malloc'd, borrowed strings). */
+static const char **result_rule_ids(const tg_run_result *run, size_t *n)
+{
+    size_t cap = 1;
+    for (size_t t = 0; t < run->n_traces; t++) cap += run->traces[t].n_results;
+    const char **ids = calloc(cap, sizeof *ids);
+    *n = 0;
+    for (size_t t = 0; ids && t < run->n_traces; t++)
+        for (size_t i = 0; i < run->traces[t].n_results; i++) {
+            const char *id = run->traces[t].results[i].rule;
+            bool seen = !id;
+            for (size_t k = 0; k < *n && !seen; k++) seen = !strcmp(ids[k], id);
+            if (!seen) ids[(*n)++] = id;
+        }
+    return ids;
+}
 
 /* Read every input, account for the ranks, compare them, report. */
 static int run_merge(merge_args *a)
@@ -161,6 +145,8 @@ static int run_merge(merge_args *a)
     int st = TG_OK;
     for (size_t i = 0; i < a->inputs.n && st == TG_OK; i++)
         if (!tg_cli_reads_add(&reads, a->inputs.v[i], "result")) st = TG_EINTERNAL;
+    for (size_t i = 0; st == TG_OK && i < a->args->n_values[TG_CLI_OPT_SUPPRESS]; i++)
+        if (!tg_cli_reads_add(&reads, a->args->values[TG_CLI_OPT_SUPPRESS][i], "suppression file")) st = TG_EINTERNAL;
     if (st == TG_OK) st = tg_cli_outputs_check(&a->out, &reads);
     tg_cli_reads_free(&reads);
     if (st != TG_OK) return st;
@@ -182,87 +168,39 @@ static int run_merge(merge_args *a)
     if (st == TG_OK) st = tg_merge_ranks(&run, a->world_size, &diag);
     tg_cli_report_diag(&diag, TG_OK);
     tg_diag_clear(&diag);
+    tg_suppressions *suppressions = NULL;
     if (st == TG_OK) {
         tg_merge_stragglers(&run, a->threshold, a->severity);
+        /* --suppress names the rules of the merged results */
+        size_t n_ids = 0;
+        const char **ids = result_rule_ids(&run, &n_ids);
+        st = ids ? tg_cli_load_suppressions(a->args, ids, n_ids, false, &suppressions) : TG_EINTERNAL;
+        free(ids);
+    }
+    if (st == TG_OK && tg_cli_apply_suppressions(suppressions, &run) != TG_OK) st = TG_EINTERNAL;
+    if (st == TG_OK) {
         tg_report_opts gate = tg_cli_outputs_gate(&a->out);
         st = tg_cli_exit_status(&run, &gate, TG_OK);
         int wst = tg_cli_outputs_write(&a->out, &run, NULL);
         if (wst != TG_OK) st = wst;   /* exit 4 whatever the verdict */
     }
+    tg_suppress_free(suppressions);
     tg_arena_free(run.arena);
     return st;
 }
 
-int tg_cmd_merge(int argc, char **argv)
+int tg_cmd_merge(const tg_cli_args *in)
 {
-    enum { O_FORMAT = 256, O_FAIL_ON, O_INCONCLUSIVE, O_THRESHOLD, O_SEVERITY, O_COLOR, O_QUIET, O_HELP,
-           O_FILES_FROM, O_WORLD_SIZE };
-    static const struct option opts[] = {
-        {"format", required_argument, 0, O_FORMAT},     {"fail-on", required_argument, 0, O_FAIL_ON},
-        {"straggler-threshold", required_argument, 0, O_THRESHOLD},
-        {"straggler-severity", required_argument, 0, O_SEVERITY},
-        {"color", required_argument, 0, O_COLOR},       {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, O_HELP},               {"inconclusive", required_argument, 0, O_INCONCLUSIVE},
-        {"files-from", required_argument, 0, O_FILES_FROM}, {"world-size", required_argument, 0, O_WORLD_SIZE},
-        {0, 0, 0, 0}};
-    merge_args a = {.threshold = 0.10, .severity = TG_SEV_WARNING, .world_size = -1};
+    merge_args a = {.args = in, .threshold = tg_cli_ratio(in, TG_CLI_OPT_THRESHOLD, 0.10),
+                    .severity = (tg_severity)tg_cli_choice(in, TG_CLI_OPT_STRAGGLER_SEVERITY, TG_SEV_WARNING),
+                    .world_size = tg_cli_whole(in, TG_CLI_OPT_WORLD_SIZE, -1)};
     tg_cli_outputs_init(&a.out);
-    const char *files_from = NULL;
-    optind = 1;
-    opterr = 0;
-    int c, bad = 0;
-    while (!bad && (c = getopt_long(argc, argv, "o:q", opts, NULL)) != -1) {
-        switch (c) {
-        case O_FORMAT: bad = tg_cli_outputs_option(&a.out, "format", optarg) < 0; break;
-        case 'o': bad = tg_cli_outputs_option(&a.out, "o", optarg) < 0; break;
-        case O_FAIL_ON: bad = tg_cli_outputs_option(&a.out, "fail-on", optarg) < 0; break;
-        case O_INCONCLUSIVE: bad = tg_cli_outputs_option(&a.out, "inconclusive", optarg) < 0; break;
-        case O_COLOR: bad = tg_cli_outputs_option(&a.out, "color", optarg) < 0; break;
-        case 'q':
-        case O_QUIET: a.out.quiet = true; break;
-        case O_FILES_FROM: files_from = optarg; break;
-        case O_WORLD_SIZE: {
-            char *end;
-            long long w = strtoll(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end || w < 1 || w > INT32_MAX) {
-                tg_cli_say("--world-size wants the number of ranks: 1 or more, not '%s'", optarg);
-                bad = 1;
-            }
-            a.world_size = w;
-            break;
-        }
-        case O_THRESHOLD:
-            if (!parse_ratio(optarg, &a.threshold)) {
-                tg_cli_say("--straggler-threshold wants a ratio like 10%% or 0.1, not '%s'", optarg);
-                bad = 1;
-            }
-            break;
-        case O_SEVERITY:
-            if (!strcmp(optarg, "error")) a.severity = TG_SEV_ERROR;
-            else if (!strcmp(optarg, "warning")) a.severity = TG_SEV_WARNING;
-            else if (!strcmp(optarg, "info")) a.severity = TG_SEV_INFO;
-            else {
-                tg_cli_say("--straggler-severity wants error, warning or info, not '%s'", optarg);
-                bad = 1;
-            }
-            break;
-        case O_HELP: merge_usage(stdout); return TG_OK;
-        default: {
-            char why[128];
-            tg_cli_say("%s (see 'tracegate merge --help')",
-                    tg_cli_option_error("o:q", argv, why, sizeof why));
-            bad = 1;
-        }
-        }
-    }
-    if (bad) return TG_EUSAGE;
-    int st = TG_OK;
-    for (int i = optind; i < argc && st == TG_OK; i++) st = add_arg(&a.inputs, argv[i]);
+    int st = tg_cli_outputs_read(&a.out, in);
+    const char *files_from = tg_cli_value(in, TG_CLI_OPT_FILES_FROM);
+    for (size_t i = 0; i < in->n_operands && st == TG_OK; i++) st = add_arg(&a.inputs, in->operands[i]);
     if (st == TG_OK && files_from) st = add_list(&a.inputs, files_from);
-    if (st == TG_OK && a.inputs.n == 0) {
-        tg_cli_say("merge needs at least one RESULT.json (see 'tracegate merge --help')");
-        st = TG_EUSAGE;
-    }
+    if (st == TG_OK && a.inputs.n == 0)
+        st = tg_cli_usage_error(in->cmd, "merge needs at least one RESULT.json, a DIR of them or --files-from");
     if (st == TG_OK) st = run_merge(&a);
     paths_free(&a.inputs);
     return st;

@@ -17,39 +17,7 @@
 
 #include "rules/rules.h"
 #include "ruletest/ruletest.h"
-
-static const char *resolve_path(const char *p)
-{
-    if (strcmp(p, "builtin") != 0) return p;
-    const char *b = tg_cli_builtin_rules();
-    if (!b) tg_cli_say("the built-in rules (rules.d) were not found");
-    return b;
-}
-
-/* PATH... arguments (or the built-in rules when there are none). */
-static const char **collect_paths(int argc, char **argv, size_t *n)
-{
-    const char **paths = calloc((size_t)(argc > 0 ? argc : 1), sizeof *paths);
-    *n = 0;
-    if (!paths) return NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *p = resolve_path(argv[i]);
-        if (!p) {
-            free(paths);
-            return NULL;
-        }
-        paths[(*n)++] = p;
-    }
-    if (*n == 0) {
-        const char *b = resolve_path("builtin");
-        if (!b) {
-            free(paths);
-            return NULL;
-        }
-        paths[(*n)++] = b;
-    }
-    return paths;
-}
+#include "../suppress/suppress.h"
 
 /* s escaped (engine/common/text.h) and padded to width characters. */
 static void put_cell(const char *s, size_t width)
@@ -87,30 +55,61 @@ static void print_rules(const tg_ruleset *rs)
     }
 }
 
-static int rules_list(int argc, char **argv)
+/* --ids: one id per line (completion and scripts read it). */
+static void print_ids(const tg_ruleset *rs)
+{
+    for (size_t i = 0; i < tg_rules_count(rs); i++) {
+        tg_text_fput(stdout, tg_rules_info(rs, i)->id, TG_TEXT_CAP_NAME, 0);
+        fputc('\n', stdout);
+    }
+}
+
+int tg_cmd_rules_list(const tg_cli_args *a)
 {
     size_t n_paths;
-    const char **paths = collect_paths(argc, argv, &n_paths);
+    const char **paths = tg_cli_rule_paths(a->operands, a->n_operands, &n_paths);
     if (!paths) return TG_EUSAGE;
     tg_diag diag;
     tg_diag_init(&diag);
     tg_ruleset *rs = tg_rules_load(paths, n_paths, NULL, 0, &diag);
     int status = tg_cli_report_diag(&diag, TG_OK);
-    if (rs) print_rules(rs);
+    if (rs && tg_cli_flag(a, TG_CLI_OPT_IDS)) print_ids(rs);
+    else if (rs) print_rules(rs);
     tg_rules_free(rs);
     tg_diag_clear(&diag);
     free(paths);
     return status;
 }
 
-static int rules_lint(int argc, char **argv)
+/* --suppress FILE: the files' format, and the rule ids they name against
+** the rules linted; expired suppressions are warnings. Messages go to
+** diag, counted with the rules' own. */
+static tg_status lint_suppressions(const tg_cli_args *a, const char **paths, size_t n_paths, tg_diag *diag)
+{
+    tg_ruleset *rs = tg_rules_load(paths, n_paths, NULL, 0, diag);
+    if (!rs) return TG_EUSAGE;
+    size_t n_ids;
+    const char **ids = tg_cli_rule_ids(rs, &n_ids);
+    tg_suppressions *s = ids ? tg_suppress_load(a->values[TG_CLI_OPT_SUPPRESS], a->n_values[TG_CLI_OPT_SUPPRESS], diag)
+                             : NULL;
+    char today[16];
+    tg_cli_today(today, sizeof today);
+    tg_status st = !ids ? TG_EINTERNAL : !s ? TG_EUSAGE : tg_suppress_check_rules(s, ids, n_ids, today, true, diag);
+    tg_suppress_free(s);
+    free(ids);
+    tg_rules_free(rs);
+    return st;
+}
+
+int tg_cmd_rules_lint(const tg_cli_args *a)
 {
     size_t n_paths;
-    const char **paths = collect_paths(argc, argv, &n_paths);
+    const char **paths = tg_cli_rule_paths(a->operands, a->n_operands, &n_paths);
     if (!paths) return TG_EUSAGE;
     tg_diag diag;
     tg_diag_init(&diag);
     tg_status st = tg_rules_lint(paths, n_paths, &diag);
+    if (st == TG_OK && a->n_values[TG_CLI_OPT_SUPPRESS]) st = lint_suppressions(a, paths, n_paths, &diag);
     tg_cli_report_diag(&diag, TG_OK);
     int warnings = 0;
     for (size_t i = 0; i < diag.n; i++) warnings += diag.msgs[i].level == TG_DIAG_WARNING;
@@ -126,8 +125,6 @@ static int rules_lint(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------ rules test */
-
-static void rules_usage(FILE *f);
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -210,38 +207,27 @@ static void print_result(const tg_ruletest_file *f, const tg_rt_result *r, bool 
     }
 }
 
-static int rules_test(int argc, char **argv)
+int tg_cmd_rules_test(const tg_cli_args *a)
 {
-    bool keep = false;
+    bool keep = tg_cli_flag(a, TG_CLI_OPT_KEEP);
     char **files = NULL;
     size_t n_files = 0, cap = 0;
     int status = TG_OK;
-    for (int i = 0; i < argc; i++) {
+    for (size_t i = 0; i < a->n_operands; i++) {
+        const char *path = a->operands[i];
         struct stat st;
-        if (!strcmp(argv[i], "--keep")) {
-            keep = true;
-        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            rules_usage(stdout);
-            goto out;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            tg_cli_say("unknown option '%s' for rules test", argv[i]);
-            status = TG_EUSAGE;
-        } else if (stat(argv[i], &st) != 0) {
-            tg_cli_say("%s: no such file or folder", argv[i]);
+        if (stat(path, &st) != 0) {
+            tg_cli_say("%s: no such file or folder", path);
             status = TG_EUSAGE;
         } else if (S_ISDIR(st.st_mode)) {
-            if (!collect_tests(argv[i], &files, &n_files, &cap)) status = TG_EUSAGE;
+            if (!collect_tests(path, &files, &n_files, &cap)) status = TG_EUSAGE;
         } else {
-            char *p = strdup(argv[i]);
+            char *p = strdup(path);
             if (!p || !TG_PUSH(files, n_files, cap, p)) {
                 free(p);
                 status = TG_EINTERNAL;
             }
         }
-    }
-    if (status == TG_OK && n_files == 0) {
-        fprintf(stderr, "usage: tracegate rules test [--keep] PATH...\n");
-        status = TG_EUSAGE;
     }
     if (status != TG_OK) goto out;
 
@@ -274,106 +260,39 @@ out:
     return status;
 }
 
-static void rules_usage(FILE *f)
+int tg_cmd_explain(const tg_cli_args *a)
 {
-    fprintf(f, "usage: tracegate rules list [PATH...]   rules, severities and sources (default: built-in)\n"
-               "       tracegate rules lint [PATH...]   validate rule files: errors and warnings\n"
-               "       tracegate rules test [--keep] PATH...\n"
-               "                                        run rule test files: PATH is a test file or a folder\n"
-               "                                        of *.test.yaml / *_test.yaml files (not recursive);\n"
-               "                                        --keep keeps each generated SQLite trace\n"
-               "       tracegate rules fields [--format text|markdown] [SOURCE]\n"
-               "                                        the sources rules read and their fields\n"
-               "PATH is a rule file, a folder of *.yaml / *.yml files, or 'builtin'.\n");
-}
-
-int tg_cmd_rules(int argc, char **argv)
-{
-    if (argc < 2) {
-        rules_usage(stderr);
-        return TG_EUSAGE;
+    const char *rule = a->operands[0];
+    size_t n_paths;
+    const char **paths = tg_cli_rule_paths(a->values[TG_CLI_OPT_RULES], a->n_values[TG_CLI_OPT_RULES], &n_paths);
+    tg_cli_sets sets;
+    if (!paths) return TG_EUSAGE;
+    if (tg_cli_param_sets(a, &sets) != TG_OK) {
+        free(paths);
+        return TG_EINTERNAL;
     }
-    const char *sub = argv[1];
-    if (!strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help")) {
-        rules_usage(stdout);
-        return TG_OK;
-    }
-    if (!strcmp(sub, "list")) return rules_list(argc - 2, argv + 2);
-    if (!strcmp(sub, "lint")) return rules_lint(argc - 2, argv + 2);
-    if (!strcmp(sub, "test")) return rules_test(argc - 2, argv + 2);
-    if (!strcmp(sub, "fields")) return tg_cmd_rules_fields(argc - 2, argv + 2);
-    tg_cli_say("unknown rules command '%s' (list, lint, test or fields)", sub);
-    return TG_EUSAGE;
-}
-
-/* "RULE.PARAM=VALUE" split at the last '.' before '='; strings point into arg. */
-static bool parse_set(char *arg, tg_param_set *out)
-{
-    char *eq = strchr(arg, '=');
-    if (!eq) return false;
-    *eq = 0;
-    char *dot = strrchr(arg, '.');
-    if (!dot || dot == arg || !dot[1]) return false;
-    *dot = 0;
-    *out = (tg_param_set){.rule = arg, .param = dot + 1, .value = eq + 1};
-    return true;
-}
-
-int tg_cmd_explain(int argc, char **argv)
-{
-    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
-    tg_param_set *sets = calloc((size_t)argc + 1, sizeof *sets);
-    size_t n_paths = 0, n_sets = 0;
-    const char *rule = NULL;
-    int status = TG_EUSAGE;
-    if (!paths || !sets) goto out;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: tracegate explain [--rules PATH]... [--set RULE.PARAM=VALUE]... RULE\n");
-            status = TG_OK;
-            goto out;
-        } else if (!strcmp(argv[i], "--rules") && i + 1 < argc) {
-            if (!(paths[n_paths] = resolve_path(argv[++i]))) goto out;
-            n_paths++;
-        } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
-            if (!parse_set(argv[++i], &sets[n_sets])) {
-                tg_cli_say("--set wants RULE.PARAM=VALUE, not '%s'", argv[i]);
-                goto out;
-            }
-            n_sets++;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            tg_cli_say("unknown option '%s' for explain", argv[i]);
-            goto out;
-        } else if (rule) {
-            tg_cli_say("explain takes one rule id ('%s' and '%s' given)", rule, argv[i]);
-            goto out;
-        } else {
-            rule = argv[i];
-        }
-    }
-    if (!rule) {
-        fprintf(stderr, "usage: tracegate explain [--rules PATH]... [--set RULE.PARAM=VALUE]... RULE\n");
-        goto out;
-    }
-    if (n_paths == 0 && !(paths[n_paths++] = resolve_path("builtin"))) goto out;
     tg_diag diag;
     tg_diag_init(&diag);
-    tg_ruleset *rs = tg_rules_load(paths, n_paths, sets, n_sets, &diag);
-    status = tg_cli_report_diag(&diag, TG_OK);
+    tg_ruleset *rs = tg_rules_load(paths, n_paths, sets.sets, sets.n, &diag);
+    int status = tg_cli_report_diag(&diag, TG_OK);
     if (rs) {
         char *text = tg_rules_explain(rs, rule);
         if (text) {
             fputs(text, stdout);
             free(text);
         } else {
-            tg_cli_say("no rule '%s' in the loaded rules (see 'tracegate rules list')", rule);
+            size_t n_ids;
+            const char **ids = tg_cli_rule_ids(rs, &n_ids);
+            const char *near = ids ? tg_suggest(rule, ids, n_ids) : NULL;
+            tg_cli_say("no rule '%s' in the loaded rules%s%s%s (see 'tracegate rules list')", rule,
+                       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+            free(ids);
             status = TG_EUSAGE;
         }
     }
     tg_rules_free(rs);
     tg_diag_clear(&diag);
-out:
+    tg_cli_sets_free(&sets);
     free(paths);
-    free(sets);
     return status;
 }

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,21 @@ static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The report suffixes nsys export reads: .qdrep before nsys 2021.4. */
+static const char *const report_suffixes[] = {".nsys-rep", ".qdrep"};
+
+static const char *report_suffix(const char *path)
+{
+    for (size_t i = 0; i < sizeof report_suffixes / sizeof *report_suffixes; i++)
+        if (ends_with(path, report_suffixes[i])) return report_suffixes[i];
+    return NULL;
+}
+
+bool tg_inputs_is_report(const char *path)
+{
+    return report_suffix(path) != NULL;
 }
 
 static char *find_on_path(const char *prog)
@@ -80,29 +96,41 @@ static char *cache_dir(void)
     return strdup(buf);
 }
 
-/* Export a report with nsys; returns the malloc'd export path or NULL. */
-static char *export_report(const char *report)
+/* printf into a malloc'd sentence (NULL when out of memory). */
+static char *sentence(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *sentence(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+    va_end(ap);
+    return s;
+}
+
+/* Export a report with nsys: the malloc'd export path, or NULL with the
+** sentence saying why in *why. */
+static char *export_report(const char *report, char **why)
+{
+    const char *suffix = report_suffix(report);
     char *nsys = find_on_path("nsys");
     if (!nsys) {
-        tg_cli_say("%s: this is an Nsight Systems report, and nsys is not on PATH "
-                   "to export it; run `nsys export --type sqlite --output %.*s.sqlite %s` "
-                   "and check the .sqlite file",
-                   report, (int)(strlen(report) - strlen(".nsys-rep")), report, report);
+        *why = sentence("%s: this is an Nsight Systems report, and nsys is not on PATH to export it; run "
+                        "`nsys export --type sqlite --output %.*s.sqlite %s` and check the .sqlite file",
+                        report, (int)(strlen(report) - strlen(suffix)), report, report);
         return NULL;
     }
     uint64_t h;
     int err = hash_file(report, &h);
     if (err) {
-        tg_cli_say("%s: cannot read the report: %s", report, strerror(err));
+        *why = sentence("%s: cannot read the report: %s", report, strerror(err));
         free(nsys);
         return NULL;
     }
     char *dir = cache_dir();
-    char *out = malloc(strlen(dir) + 40);
-    if (!dir || !out) {
+    char *out = dir ? malloc(strlen(dir) + 40) : NULL;
+    if (!out) {
         free(dir);
-        free(out);
         free(nsys);
         return NULL;
     }
@@ -125,8 +153,7 @@ static char *export_report(const char *report)
     bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
               WEXITSTATUS(status) == 0 && stat(out, &st) == 0;
     if (!ok) {
-        tg_cli_say("%s: `%s export --type sqlite --output %s %s` failed",
-                   report, nsys, out, report);
+        *why = sentence("%s: `%s export --type sqlite --output %s %s` failed", report, nsys, out, report);
         unlink(out);
         free(out);
         out = NULL;
@@ -138,31 +165,39 @@ static char *export_report(const char *report)
 int tg_inputs_resolve(const char *const *args, size_t n, tg_inputs *out)
 {
     memset(out, 0, sizeof *out);
-    out->paths = calloc(n ? n : 1, sizeof *out->paths);
-    out->owned = calloc(n ? n : 1, sizeof *out->owned);
-    if (!out->paths || !out->owned) return TG_EINTERNAL;
-    int st = TG_OK;
+    size_t cap = n ? n : 1;
+    out->given = calloc(cap, sizeof *out->given);
+    out->paths = calloc(cap, sizeof *out->paths);
+    out->errors = calloc(cap, sizeof *out->errors);
+    out->owned = calloc(cap, sizeof *out->owned);
+    if (!out->given || !out->paths || !out->errors || !out->owned) {
+        tg_inputs_free(out);
+        return TG_EINTERNAL;
+    }
     for (size_t i = 0; i < n; i++) {
-        if (ends_with(args[i], ".nsys-rep")) {
-            char *p = export_report(args[i]);
-            if (!p) {
-                st = TG_ETRACE;
-                continue;
-            }
+        out->given[i] = out->paths[i] = args[i];
+        out->n++;
+        if (!tg_inputs_is_report(args[i])) continue;
+        char *why = NULL;
+        char *p = export_report(args[i], &why);
+        out->paths[i] = p;
+        if (p) {
             out->owned[out->n_owned++] = p;
-            out->paths[out->n++] = p;
-        } else {
-            out->paths[out->n++] = args[i];
+        } else if (!(out->errors[i] = why)) {
+            tg_inputs_free(out);   /* out of memory: no sentence */
+            return TG_EINTERNAL;
         }
     }
-    if (st != TG_OK) tg_inputs_free(out);   /* callers return without freeing */
-    return st;
+    return TG_OK;
 }
 
 void tg_inputs_free(tg_inputs *in)
 {
     for (size_t i = 0; i < in->n_owned; i++) free(in->owned[i]);
+    for (size_t i = 0; in->errors && i < in->n; i++) free(in->errors[i]);
     free(in->owned);
+    free(in->errors);
     free(in->paths);
+    free(in->given);
     memset(in, 0, sizeof *in);
 }

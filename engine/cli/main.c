@@ -7,7 +7,6 @@
 #include "cli.h"
 
 #include <stdarg.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,30 +14,6 @@
 #include <sys/stat.h>
 
 #include "tg_config.h"
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: tracegate COMMAND [options] ...\n"
-        "\n"
-        "commands:\n"
-        "  check [--rules PATH]... [--format F] [-o F=FILE] [--fail-on LEVEL]\n"
-        "        [--baseline FILE] [--set RULE.PARAM=VALUE] [--missing-data fail|skip] TRACE...\n"
-        "                        check traces against rules (and a baseline)\n"
-        "  info [--format text|json] TRACE...     what an export contains\n"
-        "  metrics [--format text|json] TRACE     every fact the engine computes\n"
-        "  rules list|lint|test PATH...           list, validate or test rule files\n"
-        "  rules fields [--format text|markdown] [SOURCE]\n"
-        "                        the sources rules read and their fields\n"
-        "  explain [--rules PATH]... RULE         a rule's text and compiled tree\n"
-        "  baseline record -o FILE TRACE... | baseline show FILE\n"
-        "  merge [--format F] [-o F=FILE] RESULT.json...  combine per-rank JSON results,\n"
-        "                        with the cross-rank straggler check\n"
-        "  version                                print the version\n"
-        "\n"
-        "exit status: 0 pass, 1 gate failed, 2 usage/rule/baseline error,\n"
-        "             3 trace unreadable or lacking data, 4 internal error\n");
-}
 
 int tg_cli_report_diag(const tg_diag *diag, int fallback)
 {
@@ -71,28 +46,12 @@ void tg_cli_say(const char *fmt, ...)
 
 int tg_cli_exit_status(const tg_run_result *run, const tg_report_opts *gate, int eval_status)
 {
-    bool failed = false, missing = false, rule_error = false, usage = eval_status == TG_EUSAGE;
-    for (size_t i = 0; i < run->n_traces; i++) {
-        const tg_trace_result *tr = &run->traces[i];
-        if (tr->status == TG_ETRACE) missing = true;
-        if (tr->status == TG_EUSAGE) usage = true;   /* e.g. a bad --iteration-pattern: never a pass */
-        if (tr->status == TG_EINTERNAL) rule_error = true;
-        for (size_t j = 0; j < tr->n_results; j++) {
-            const tg_rule_result *r = &tr->results[j];
-            if (r->verdict == TG_V_ERROR) {
-                tg_status es = r->error_status != TG_OK ? r->error_status
-                             : r->missing_data ? TG_ETRACE : TG_EINTERNAL;
-                if (es == TG_ETRACE) missing = true;
-                else if (es == TG_EUSAGE) usage = true;
-                else rule_error = true;
-            }
-            if (tg_report_gates(r, gate)) failed = true;
-        }
-    }
-    if (eval_status == TG_EINTERNAL || rule_error) return TG_EINTERNAL;
-    if (usage) return TG_EUSAGE;
-    if (eval_status == TG_ETRACE || missing) return TG_ETRACE;
-    return failed ? TG_FAIL : TG_OK;
+    int st = tg_report_exit_status(run, gate);
+    /* what the evaluation itself reported ranks the same way: 4, 2, 1, 3 */
+    if (eval_status == TG_EINTERNAL) return TG_EINTERNAL;
+    if (eval_status == TG_EUSAGE && st != TG_EINTERNAL) return TG_EUSAGE;
+    if (eval_status == TG_ETRACE && st == TG_OK) return TG_ETRACE;
+    return st;
 }
 
 int tg_cli_finish_output(json_t *traces, const char *cmd, int status)
@@ -111,16 +70,11 @@ int tg_cli_finish_output(json_t *traces, const char *cmd, int status)
     return status;
 }
 
-const char *tg_cli_option_error(const char *shortopts, char **argv, char *buf, size_t size)
+const char *tg_cli_first_error(const tg_diag *d)
 {
-    if (optopt > 0 && optopt < 256 && optopt != ':') {
-        const char *known = strchr(shortopts, optopt);
-        if (known && known[1] == ':') snprintf(buf, size, "option '-%c' needs a value", optopt);
-        else snprintf(buf, size, "unknown option '-%c'", optopt);
-    } else {
-        snprintf(buf, size, "unknown or incomplete option '%s'", argv[optind - 1]);
-    }
-    return buf;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->msgs[i].level == TG_DIAG_ERROR) return d->msgs[i].text;
+    return "unreadable trace";
 }
 
 bool tg_cli_color(FILE *f)
@@ -161,6 +115,63 @@ const char *tg_cli_builtin_rules(void)
     return NULL;
 }
 
+/* `tracegate help [COMMAND] [--man]` */
+static int cmd_help(const tg_cli_args *a)
+{
+    if (tg_cli_flag(a, TG_CLI_OPT_MAN)) {
+        tg_cli_print_man(stdout, TG_VERSION);
+        return tg_cli_finish_output(NULL, "help", TG_OK);
+    }
+    if (a->n_operands == 0) {
+        tg_cli_print_commands(stdout);
+        return tg_cli_finish_output(NULL, "help", TG_OK);
+    }
+    /* `help rules` is `rules --help` */
+    char *words_v[2] = {(char *)a->operands[0], a->n_operands > 1 ? (char *)a->operands[1] : "--help"};
+    int words = 0;
+    int cmd = tg_cli_find_command(2, words_v, &words);
+    if (cmd == -2) return TG_OK;   /* a group's help, printed */
+    if (cmd < 0) return TG_EUSAGE;
+    if ((size_t)words < a->n_operands)
+        return tg_cli_usage_error(TG_CLI_CMD_HELP, "help takes one command ('%s %s' is not one)",
+                                  a->operands[0], a->operands[words]);
+    tg_cli_print_help((tg_cli_command_id)cmd, stdout);
+    return tg_cli_finish_output(NULL, "help", TG_OK);
+}
+
+static int cmd_version(const tg_cli_args *a)
+{
+    (void)a;
+    printf("tracegate %s\n", TG_VERSION);
+    return tg_cli_finish_output(NULL, "version", TG_OK);
+}
+
+static int cmd_completion(const tg_cli_args *a)
+{
+    if (strcmp(a->operands[0], "bash") != 0)
+        return tg_cli_bad_choice(a->cmd, "completion", TG_CLI_CH_SHELL, a->operands[0]);
+    tg_cli_print_bash_completion(stdout);
+    return tg_cli_finish_output(NULL, "completion", TG_OK);
+}
+
+/* ORDER: tg_cli_command_id (options.def). */
+static int (*const handlers[TG_CLI_CMD_COUNT])(const tg_cli_args *) = {
+    [TG_CLI_CMD_CHECK] = tg_cmd_check,
+    [TG_CLI_CMD_INFO] = tg_cmd_info,
+    [TG_CLI_CMD_METRICS] = tg_cmd_metrics,
+    [TG_CLI_CMD_RULES_LIST] = tg_cmd_rules_list,
+    [TG_CLI_CMD_RULES_LINT] = tg_cmd_rules_lint,
+    [TG_CLI_CMD_RULES_TEST] = tg_cmd_rules_test,
+    [TG_CLI_CMD_RULES_FIELDS] = tg_cmd_rules_fields,
+    [TG_CLI_CMD_EXPLAIN] = tg_cmd_explain,
+    [TG_CLI_CMD_BASELINE_RECORD] = tg_cmd_baseline_record,
+    [TG_CLI_CMD_BASELINE_SHOW] = tg_cmd_baseline_show,
+    [TG_CLI_CMD_MERGE] = tg_cmd_merge,
+    [TG_CLI_CMD_HELP] = cmd_help,
+    [TG_CLI_CMD_VERSION] = cmd_version,
+    [TG_CLI_CMD_COMPLETION] = cmd_completion,
+};
+
 static int run(int argc, char **argv);
 
 int main(int argc, char **argv)
@@ -177,26 +188,22 @@ int main(int argc, char **argv)
 static int run(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        tg_cli_print_commands(stderr);
         return TG_EUSAGE;
     }
-    const char *cmd = argv[1];
-    static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
-        {"check", tg_cmd_check},     {"info", tg_cmd_info},
-        {"metrics", tg_cmd_metrics}, {"rules", tg_cmd_rules},
-        {"explain", tg_cmd_explain}, {"baseline", tg_cmd_baseline},
-        {"merge", tg_cmd_merge},
-    };
-    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
-        if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
-    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("tracegate %s\n", TG_VERSION);
-        return 0;
-    }
-    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        usage(stdout);
-        return 0;
-    }
-    tg_cli_say("unknown command '%s' (try 'tracegate help')", cmd);
-    return TG_EUSAGE;
+    const char *first = argv[1];
+    if (!strcmp(first, "-V") || !strcmp(first, "--version")) first = "version";
+    else if (!strcmp(first, "-h") || !strcmp(first, "--help")) first = "help";
+    char *words_v[2] = {(char *)first, argc > 2 ? argv[2] : NULL};
+    int words = 0;
+    int cmd = tg_cli_find_command(argc - 1, words_v, &words);
+    if (cmd == -2) return TG_OK;   /* `rules --help`: the group's help */
+    if (cmd < 0) return TG_EUSAGE;
+    TG_ASSERT(handlers[cmd] != NULL);
+    tg_cli_args args;
+    int st = tg_cli_parse((tg_cli_command_id)cmd, argc - 1 - words, argv + 1 + words, &args);
+    if (st == TG_OK) st = handlers[cmd](&args);
+    else if (st < 0) st = tg_cli_finish_output(NULL, "help", TG_OK);   /* --help printed */
+    tg_cli_args_free(&args);
+    return st;
 }

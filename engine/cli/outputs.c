@@ -4,7 +4,6 @@
 #include "outputs.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -22,66 +21,31 @@ void tg_cli_outputs_init(tg_cli_outputs *o)
     o->color = -1;
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
+int tg_cli_outputs_read(tg_cli_outputs *o, const tg_cli_args *a)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
-    va_end(ap);
-    tg_cli_say("%s", msg ? msg : fmt);
-    free(msg);
-    return -1;
+    o->out[0].format = (tg_format)tg_cli_choice(a, TG_CLI_OPT_FORMAT, TG_FMT_TEXT);
+    for (size_t i = 0; i < a->n_values[TG_CLI_OPT_OUTPUT]; i++) {
+        const char *file;
+        int f = tg_cli_output_spec(a->values[TG_CLI_OPT_OUTPUT][i], &file);   /* checked by the parser */
+        if (o->n >= TG_CLI_MAX_OUTPUTS) return tg_cli_usage_error(a->cmd, "too many outputs at '%s'", file);
+        o->out[o->n].format = (tg_format)f;
+        o->out[o->n++].path = file;
+    }
+    int fail_on = tg_cli_choice(a, TG_CLI_OPT_FAIL_ON, TG_SEV_ERROR);
+    o->fail_never = fail_on == TG_CLI_FAIL_ON_NEVER;
+    o->fail_on = o->fail_never ? TG_SEV_ERROR : (tg_severity)fail_on;
+    o->inconclusive_fail = tg_cli_choice(a, TG_CLI_OPT_INCONCLUSIVE, 0) == 1;
+    static const int colors[] = {-1, 1, 0};   /* auto, always, never */
+    o->color = colors[tg_cli_choice(a, TG_CLI_OPT_COLOR, 0)];
+    o->quiet = tg_cli_flag(a, TG_CLI_OPT_QUIET);
+    return TG_OK;
 }
 
-int tg_cli_outputs_option(tg_cli_outputs *o, const char *name, char *arg)
+bool tg_cli_outputs_want_timeline(const tg_cli_outputs *o)
 {
-    if (!strcmp(name, "format")) {
-        int f = tg_format_parse(arg);
-        if (f < 0) return usage_error("unknown format '%s' (text, json, junit, sarif, github, markdown)", arg);
-        o->out[0].format = (tg_format)f;
-        return 1;
-    }
-    if (!strcmp(name, "o")) {
-        char *eq = strchr(arg, '=');
-        if (!eq || eq == arg || !eq[1]) return usage_error("-o wants FORMAT=FILE, not '%s'", arg);
-        *eq = 0;
-        int f = tg_format_parse(arg);
-        if (f < 0) return usage_error("unknown format '%s' (text, json, junit, sarif, github, markdown)", arg);
-        if (o->n >= TG_CLI_MAX_OUTPUTS) return usage_error("too many outputs at '%s'", eq + 1);
-        o->out[o->n].format = (tg_format)f;
-        o->out[o->n++].path = eq + 1;
-        return 1;
-    }
-    if (!strcmp(name, "fail-on")) {
-        o->fail_never = false;
-        if (!strcmp(arg, "error")) o->fail_on = TG_SEV_ERROR;
-        else if (!strcmp(arg, "warning")) o->fail_on = TG_SEV_WARNING;
-        else if (!strcmp(arg, "info")) o->fail_on = TG_SEV_INFO;
-        else if (!strcmp(arg, "never")) o->fail_never = true;
-        else return usage_error("--fail-on wants error, warning, info or never, not '%s'", arg);
-        return 1;
-    }
-    if (!strcmp(name, "inconclusive")) {
-        if (!strcmp(arg, "pass")) o->inconclusive_fail = false;
-        else if (!strcmp(arg, "fail")) o->inconclusive_fail = true;
-        else return usage_error("--inconclusive wants pass or fail, not '%s'", arg);
-        return 1;
-    }
-    if (!strcmp(name, "color")) {
-        if (!strcmp(arg, "auto")) o->color = -1;
-        else if (!strcmp(arg, "always")) o->color = 1;
-        else if (!strcmp(arg, "never")) o->color = 0;
-        else return usage_error("--color wants auto, always or never, not '%s'", arg);
-        return 1;
-    }
-    if (!strcmp(name, "quiet")) {
-        o->quiet = true;
-        return 1;
-    }
-    return 0;
+    for (size_t i = 0; i < o->n; i++)
+        if (o->out[i].format == TG_FMT_HTML) return true;
+    return false;
 }
 
 tg_report_opts tg_cli_outputs_gate(const tg_cli_outputs *o)
@@ -95,7 +59,7 @@ static const char *report_label(tg_format f)
 {
     static const char *const labels[TG_FMT_COUNT] = {
         "the text report", "the json report", "the junit report",
-        "the sarif report", "the github report", "the markdown report",
+        "the sarif report", "the github report", "the markdown report", "the html report",
     };
     return (unsigned)f < TG_FMT_COUNT ? labels[f] : "the report";
 }

@@ -7,6 +7,7 @@
 
 #include "../report/report.h"
 #include "outfile.h"
+#include "options.h"
 
 #define TG_CLI_MAX_OUTPUTS 16
 
@@ -25,10 +26,12 @@ typedef struct tg_cli_outputs {
 
 void tg_cli_outputs_init(tg_cli_outputs *o);
 
-/* Handle one report option (`name` without dashes: "format", "o", "fail-on",
-** "inconclusive", "color", "quiet"). Returns 1 when handled, 0 when not a
-** report option, -1 after printing a usage error. */
-int tg_cli_outputs_option(tg_cli_outputs *o, const char *name, char *arg);
+/* The report options of a parsed command line (--format, -o, --fail-on,
+** --inconclusive, --color, --quiet); TG_EUSAGE after printing. */
+int tg_cli_outputs_read(tg_cli_outputs *o, const tg_cli_args *a);
+
+/* Is one of the reports HTML (the check must keep each trace's timeline)? */
+bool tg_cli_outputs_want_timeline(const tg_cli_outputs *o);
 
 /* What decides the gate (fail_on, fail_never, inconclusive_fail). */
 tg_report_opts tg_cli_outputs_gate(const tg_cli_outputs *o);

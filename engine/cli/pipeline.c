@@ -6,6 +6,7 @@
 ** mutable state but the counter.
 */
 #include "cli.h"
+#include "inputs.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,7 +14,7 @@
 #include <string.h>
 
 typedef struct pipeline {
-    const char *const *traces;
+    const tg_inputs *in;
     size_t n_traces;
     const tg_check_plan *plan;
     tg_run_result *run;
@@ -21,9 +22,29 @@ typedef struct pipeline {
     atomic_size_t next;
 } pipeline;
 
+/* An input that is not a trace (a report nsys could not export) is an
+** unreadable trace with its sentence, like a text file in its place. */
+static tg_status not_a_trace(pipeline *p, size_t i)
+{
+    tg_trace_result *out = &p->run->traces[i];
+    out->arena = tg_arena_new();
+    out->status = TG_ETRACE;
+    if (!out->arena) return out->status = TG_EINTERNAL;
+    out->file = tg_arena_strdup(out->arena, p->in->given[i]);
+    out->error = tg_arena_strdup(out->arena, p->in->errors[i]);
+    tg_diag_error(&p->diags[i], TG_ETRACE, "%s", p->in->errors[i]);
+    return out->status;
+}
+
 static tg_status evaluate_one(pipeline *p, size_t i)
 {
-    return tg_check_trace(p->plan, p->traces[i], &p->run->traces[i], &p->diags[i]);
+    if (!p->in->paths[i]) return not_a_trace(p, i);
+    tg_trace_result *out = &p->run->traces[i];
+    tg_status st = tg_check_trace(p->plan, p->in->paths[i], out, &p->diags[i]);
+    /* an exported report is named as given; the export is in the cache */
+    if (p->in->paths[i] != p->in->given[i] && out->arena)
+        out->file = tg_arena_strdup(out->arena, p->in->given[i]);
+    return st;
 }
 
 static void *worker(void *arg)
@@ -37,9 +58,9 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_check_plan *plan, int jobs,
-                    tg_run_result *run)
+int tg_cli_evaluate(const tg_inputs *in, const tg_check_plan *plan, int jobs, tg_run_result *run)
 {
+    size_t n_traces = in->n;
     run->traces = tg_arena_alloc(run->arena, (n_traces ? n_traces : 1) * sizeof *run->traces);
     tg_diag *diags = calloc(n_traces ? n_traces : 1, sizeof *diags);
     if (!run->traces || !diags) {
@@ -48,7 +69,7 @@ int tg_cli_evaluate(const char *const *traces, size_t n_traces, const tg_check_p
         return TG_EINTERNAL;
     }
     run->n_traces = n_traces;
-    pipeline p = {traces, n_traces, plan, run, diags, 0};
+    pipeline p = {in, n_traces, plan, run, diags, 0};
 
     if (jobs < 1) jobs = 1;
     if ((size_t)jobs > n_traces) jobs = (int)n_traces;

@@ -58,6 +58,26 @@ typedef enum tg_work_kind {
 } tg_work_kind;
 enum { TG_WORK_GPU_COUNT = TG_WORK_NVTX };
 
+/* X(ID, name, sources, doc): what a failing finding says about its cause
+** (a rule's `cause:` key, docs/host.md), the rule sources it applies to,
+** and what it names. ORDER: tg_cause_kind; NONE first. */
+#define TG_CAUSE_LIST(X)                                                              \
+    X(NONE, "none", "any", "nothing")                                                 \
+    X(HOST, "host", "gap, device, iteration",                                         \
+      "what the process's threads did during each cited row: OS runtime calls, "      \
+      "long CUDA calls and NVTX ranges (a gap; a device's steady window; an iteration)") \
+    X(CALL_SITE, "call_site", "api, memcpy, memset, kernel",                          \
+      "where in the program the matching rows' CUDA calls are made, by call site")    \
+    X(LAUNCH, "launch", "iteration",                                                  \
+      "the kernels that ran shorter than the calls that launched them, by name")
+
+typedef enum tg_cause_kind {
+#define X(id, name, sources, doc) TG_CAUSE_##id,
+    TG_CAUSE_LIST(X)
+#undef X
+    TG_CAUSE_COUNT
+} tg_cause_kind;
+
 /* Names; a value out of range reads as the most severe ("error"). */
 const char *tg_severity_name(tg_severity s);
 const char *tg_severity_sarif(tg_severity s);
@@ -65,18 +85,33 @@ const char *tg_severity_github(tg_severity s);
 const char *tg_verdict_name(tg_verdict v);
 const char *tg_verdict_upper(tg_verdict v);
 const char *tg_work_kind_name(tg_work_kind k);   /* "?" out of range */
+const char *tg_cause_name(tg_cause_kind k);      /* "none" out of range */
+const char *tg_cause_sources(tg_cause_kind k);   /* "gap, device, iteration" */
+const char *tg_cause_doc(tg_cause_kind k);
 
 /* name -> value; false when s is not one of the names. */
 bool tg_severity_parse(const char *s, tg_severity *out);
 bool tg_verdict_parse(const char *s, tg_verdict *out);
 bool tg_work_kind_parse(const char *s, tg_work_kind *out);
+bool tg_cause_parse(const char *s, tg_cause_kind *out);
 
 /* "a, b, c or d" from a NULL-terminated list of names, into buf. */
 const char *tg_vocab_join(const char *const *names, char *buf, size_t size);
+
+/* The closest of `n` names to `word`, or NULL: the "did you mean" of
+** error messages (rule files, the command line: subcommands, options,
+** rule ids, format names). Distance counts an insertion, a deletion, a
+** substitution or a swap of two neighbours as one edit (so `chekc` is one
+** edit from `check`), a difference of case as none; a name is offered
+** within 2 edits, or a third of word's length when that is more; of
+** equally close names the first listed. Failing that, the one name that
+** starts with word (warn -> warning), if only one does. */
+const char *tg_suggest(const char *word, const char *const *names, size_t n);
 
 /* The names in order, NULL-terminated (hints: tg_suggest). */
 extern const char *const tg_severity_names[TG_SEV_COUNT + 1];
 extern const char *const tg_verdict_names[TG_V_COUNT + 1];
 extern const char *const tg_work_kind_names[TG_WORK_COUNT + 1];
+extern const char *const tg_cause_names[TG_CAUSE_COUNT + 1];
 
 #endif

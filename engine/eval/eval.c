@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static void process_row(tg_rule_state *st, const char *row, size_t i)
@@ -417,4 +418,39 @@ bool tg_contrib_status_parse(const char *s, tg_contrib_status *out)
     for (int i = 0; s && i < TG_CONTRIB_COUNT; i++)
         if (!strcmp(s, contrib_status_names[i])) return *out = (tg_contrib_status)i, true;
     return false;
+}
+
+static const char *const suppression_status_names[TG_SUPPRESSION_STATUS_COUNT] = {
+#define X(id, name) name,
+    TG_SUPPRESSION_STATUS_LIST(X)
+#undef X
+};
+
+const char *tg_suppression_status_name(tg_suppression_status s)
+{
+    return (unsigned)s < TG_SUPPRESSION_STATUS_COUNT ? suppression_status_names[s] : "?";
+}
+
+const char *tg_suppression_sentence(const tg_suppression_use *u, char *buf, size_t size)
+{
+    const char *rule = u->rule ? u->rule : "?";
+    switch (u->status) {
+    case TG_SUPPRESSION_UNUSED:
+        snprintf(buf, size, "the suppression of %s matched no finding in this run; remove it if the finding is gone",
+                 rule);
+        break;
+    case TG_SUPPRESSION_EXPIRED:
+        snprintf(buf, size, "the suppression of %s expired on %s: its %zu finding%s count%s again; renew or "
+                 "remove it", rule, u->expires ? u->expires : "?", u->matched, u->matched == 1 ? "" : "s",
+                 u->matched == 1 ? "s" : "");
+        break;
+    case TG_SUPPRESSION_EXCEEDED:
+        snprintf(buf, size, "the suppression of %s accepts at most %lld, and a finding counts more: that finding "
+                 "is not suppressed", rule, (long long)u->max_count);
+        break;
+    default:
+        if (size) buf[0] = 0;
+        break;
+    }
+    return buf;
 }

@@ -31,10 +31,24 @@ typedef struct tg_eval_opts {
 tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_opts *opts,
                         tg_arena *arena, tg_trace_result *out, tg_diag *diag);
 
+/* The causes of the failures whose rules ask for one (`cause:`,
+** eval_cause.c, docs/host.md): reads the host-side tables they need
+** (tg_model_host_load: m changes), then fills each such result's `cause`.
+** A table that is absent or cannot be read makes a cause unknown (a
+** warning in diag), never the run fail; TG_EINTERNAL only when memory runs
+** out. */
+tg_status tg_eval_causes(const tg_ruleset *rs, tg_model *m, const tg_eval_opts *opts, tg_arena *arena,
+                         tg_trace_result *out, tg_diag *diag);
+
 /* The workload of a built model (eval_workload.c), in arena; NULL when out
 ** of memory. tg_eval_model fills tg_trace_result.workload with it when an
 ** enabled rule has `regression`; engine/check's pipeline always does. */
 tg_workload *tg_eval_workload(const tg_model *m, tg_arena *arena);
+
+/* What the HTML report draws of a built model (eval_timeline.c): device
+** utilization over time, gaps, the steady window and the iterations of
+** one process; in arena, NULL when out of memory. */
+tg_timeline *tg_eval_timeline(const tg_model *m, tg_arena *arena);
 
 /* SQL that gives entry e's launches and per-iteration total (over the
 ** steady iterations) from the export w came from; NULL for NVTX entries,

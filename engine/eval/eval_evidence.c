@@ -117,7 +117,7 @@ typedef struct cite {
     int64_t start, end;
 } cite;
 
-static const char *table_name(const tg_model *m, int t)
+const char *tg_eval_table_name(const tg_model *m, int t)
 {
     if (m->trace->format == TG_FORMAT_KINETO) return "traceEvents";
     if (t < 0 || t >= TG_TABLE_COUNT) return "?";
@@ -215,7 +215,7 @@ static const char *reproduce_sql(const tg_model *m, cite *cites, size_t n, tg_ar
         char head[512] = "", num[32];
         bool first_of_table = i == 0 || cites[i].table != cites[i - 1].table;
         bool last_of_table = i + 1 == n || cites[i + 1].table != cites[i].table;
-        const char *t = table_name(m, cites[i].table);
+        const char *t = tg_eval_table_name(m, cites[i].table);
         if (first_of_table) {
             if (tables == 1)
                 snprintf(head, sizeof head, "SELECT rowid, start, end, end - start AS duration%s FROM %s WHERE rowid IN (",
@@ -333,6 +333,7 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
         tg_evidence *ev = &out->evidence[out->n_evidence++];
         *ev = (tg_evidence){.interval = TG_INTERVAL_ROW, .row_start = TG_NULL_I64, .row_end = TG_NULL_I64,
                             .next_rowid = -1};
+        ev->row = (int64_t)i;      /* the cause of it (eval_cause.c) */
         size_t cap = r->n_columns + 4;
         ev->fields = tg_arena_alloc(arena, cap * sizeof *ev->fields);
         if (!ev->fields) return;
@@ -353,7 +354,7 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
             ev->interval = TG_INTERVAL_IDLE;
             ev->row_start = g->prev_start;
             ev->row_end = g->start;
-            add_field(ev, "next_table", tg_str(table_name(m, g->next_table)), cap);
+            add_field(ev, "next_table", tg_str(tg_eval_table_name(m, g->next_table)), cap);
             add_field(ev, "next_rowid", tg_int(g->next_rowid, TG_UNIT_NONE), cap);
         } else if (r->source == TG_SRC_DEVICE) {
             const tg_device *d = (const tg_device *)(const void *)row;
@@ -362,16 +363,16 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
             ev->row_start = first.start;
             ev->row_end = first.end;
             if (second.rowid >= 0) {
-                add_field(ev, "last_table", tg_str(table_name(m, second.table)), cap);
+                add_field(ev, "last_table", tg_str(tg_eval_table_name(m, second.table)), cap);
                 add_field(ev, "last_rowid", tg_int(second.rowid, TG_UNIT_NONE), cap);
             }
         }
         if (second.rowid >= 0) {
-            ev->next_table = table_name(m, second.table);
+            ev->next_table = tg_eval_table_name(m, second.table);
             ev->next_rowid = second.rowid;
         }
         if (m->trace->format == TG_FORMAT_KINETO) add_kineto_identity(ev, r, m, &view, i, first.start, cap, arena);
-        ev->table = first.rowid >= 0 ? table_name(m, first.table) : NULL;
+        ev->table = first.rowid >= 0 ? tg_eval_table_name(m, first.table) : NULL;
         ev->rowid = first.rowid;
         if (!push_cite(&cites, &n_cites, &cap_cites, first) || !push_cite(&cites, &n_cites, &cap_cites, second))
             break;

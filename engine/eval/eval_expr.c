@@ -43,6 +43,13 @@ static tg_rv read_field(const tg_rule_state *st, const char *row, const tg_field
         v.u.i = x;
         break;
     }
+    case TG_STORE_SITE: case TG_STORE_SITE_MODULE: {
+        int32_t sid = tg_field_site(st->m, row, f);
+        if (sid < 0) return v;
+        v.t = TG_RV_SID;
+        v.u.sid = sid;
+        return v;
+    }
     case TG_STORE_I64: {
         int64_t x;
         memcpy(&x, p, 8);

@@ -490,6 +490,7 @@ void tg_group_build(tg_rule_state *st, tg_arena *arena)
         tg_evidence *ev = &out->evidence[out->n_evidence];
         *ev = (tg_evidence){.interval = TG_INTERVAL_ROW, .row_start = TG_NULL_I64, .row_end = TG_NULL_I64,
                             .next_rowid = -1};
+        ev->row = -1;              /* a group, not one row */
         if (!build_row(st, &view, order[k], ev, arena)) {
             st->oom = true;
             break;

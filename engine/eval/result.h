@@ -42,7 +42,52 @@ typedef struct tg_evidence {
     int64_t next_rowid;        /* -1 when none */
     tg_named_value *fields;    /* the rule's evidence columns */
     size_t n_fields;
+    int64_t row;               /* index of the cited row in its source; -1: a group */
 } tg_evidence;
+
+/* What a failing finding says about its cause (a rule's `cause:`,
+** docs/host.md). One item: a thing the host did in a window (cause host),
+** a call site (call_site) or a kernel name (launch). */
+typedef struct tg_cause_item {
+    const char *source;        /* "osrt", "cuda", "nvtx"; "call_site"; "kernel" */
+    const char *name;          /* usleep, an NVTX range; a call site's function; a kernel */
+    const char *module;        /* call sites: the module's file name, or NULL */
+    const char *thread;        /* host: the thread's name, or NULL */
+    int64_t tid;               /* host: the thread; -1 */
+    bool launch_thread;        /* host: a thread that makes CUDA calls */
+    int64_t count;             /* calls, ranges, copies, kernels */
+    double time;               /* ns: inside the window (host); of the rows (call
+                                  sites); of the kernels (launch) */
+    double launch_time;        /* launch: ns of the calls that launched them; NaN */
+    double share;              /* of the window; of the finding's rows; of short kernels */
+    const char *call_site;     /* host: where its longest cited row was called from */
+    const char *call_module;
+    const char *table;         /* the cited rows' table */
+    int64_t *rowids;
+    size_t n_rowids;
+    const char **stack;        /* call sites: one cited row's frames, innermost first */
+    size_t n_stack;
+} tg_cause_item;
+
+typedef struct tg_cause_window {
+    size_t evidence;           /* the evidence entry it explains */
+    int64_t pid, start, end;
+    int64_t accounted;         /* ns the launch threads spent in traced calls in it */
+    tg_cause_item *items;
+    size_t n_items;
+} tg_cause_window;
+
+typedef struct tg_cause {
+    tg_cause_kind kind;
+    const char *summary;       /* one sentence */
+    const char **unknown;      /* what could not be told, and how to record it */
+    size_t n_unknown;
+    tg_cause_window *windows;  /* host: one per cited row */
+    size_t n_windows;
+    tg_cause_item *items;      /* call sites, kernels */
+    size_t n_items;
+    const char *reproduce;     /* SQL (jq for a Kineto trace) giving the numbers */
+} tg_cause;
 
 /* What changed, one name of GPU work (a kernel family, a copy kind) or
 ** NVTX range, per steady iteration, baseline vs now
@@ -111,12 +156,17 @@ typedef struct tg_rule_result {
     double *samples;           /* per-row values of `samples`, for baselines */
     size_t n_samples;
     tg_baseline_cmp baseline;
+    tg_cause *cause;           /* failures of rules with `cause:`; else NULL */
     bool missing_data;         /* skipped/errored because the capture lacks a table */
     tg_status error_status;    /* an ERROR's exit status class: TG_ETRACE (the trace
                                   lacks what the rule needs), TG_EUSAGE (the trace and
                                   the baseline do not fit), TG_EINTERNAL; TG_OK: from
                                   missing_data (TG_ETRACE) or else TG_EINTERNAL */
     int regression;            /* 0, +1 higher_is_worse, -1 lower_is_worse */
+    /* A failing or inconclusive result a suppression accepts
+    ** (engine/suppress): still reported, shown as suppressed, never gating. */
+    const char *suppressed;    /* the suppression's reason, or NULL */
+    const char *suppressed_at; /* where it is written: "FILE:LINE" */
 } tg_rule_result;
 
 /* GPU work of one name per steady iteration (the workload a baseline keeps). */
@@ -148,6 +198,45 @@ typedef struct tg_workload {
     const char *sql_steady;
     const char *table_kernel, *table_memcpy, *table_memset, *table_runtime, *table_nvtx;
 } tg_workload;
+
+/* What the HTML report draws of a trace (eval_timeline.c), made only when
+** a run asks for it (tg_check_plan.timeline); not part of the JSON. */
+typedef struct tg_iter_point {
+    int64_t rowid;             /* the iteration's NVTX row (traceEvents index for Kineto) */
+    int32_t index;
+    int64_t start, duration;
+    int64_t period;            /* TG_NULL_I64 for the first */
+    int64_t gpu_time;          /* TG_NULL_I64 without GPU work */
+    bool steady;
+} tg_iter_point;
+
+typedef struct tg_timeline_gap {
+    int32_t device;
+    int64_t start, end;
+    const char *table;         /* the op before the gap, as evidence cites it */
+    int64_t rowid;
+} tg_timeline_gap;
+
+#define TG_TIMELINE_BINS 240
+#define TG_TIMELINE_MAX_GAPS 200
+#define TG_TIMELINE_MAX_POINTS 5000
+
+typedef struct tg_timeline {
+    int64_t from, to;          /* the span drawn: first op to last op (ns) */
+    size_t n_bins;
+    size_t n_devices;
+    int32_t *devices;          /* device ids */
+    const char **device_names; /* GPU names, or NULL */
+    double *busy;              /* n_devices rows of n_bins: the share of each slice busy */
+    int64_t steady_start, steady_end;
+    bool has_iterations;
+    tg_timeline_gap *gaps;     /* the gap rows the model kept, longest first */
+    size_t n_gaps;
+    int32_t iter_pid;          /* the process whose iterations are drawn */
+    const char *iter_table;    /* table of the iterations' rows */
+    tg_iter_point *iterations; /* its iterations in order, at most TG_TIMELINE_MAX_POINTS */
+    size_t n_iterations;
+} tg_timeline;
 
 /* Where a trace was recorded (docs/formats.md, "Where a result comes
 ** from"): the rank of its job and the job, told by check's options or read
@@ -184,6 +273,7 @@ typedef struct tg_trace_result {
     size_t n_missing_ranks;
     tg_workload *workload;     /* what ran (every trace engine/check read has one);
                                   NULL when unreadable, or read from a result without */
+    tg_timeline *timeline;     /* when the run asked for one (the HTML report); NULL otherwise */
     bool api_streamed;         /* the API table streamed through the launch join,
                                   only the calls a rule admits kept (the lean load) */
     tg_status status;          /* TG_OK, or TG_ETRACE when unreadable */
@@ -195,10 +285,43 @@ typedef struct tg_trace_result {
                                   NULL (then run->arena holds them) */
 } tg_trace_result;
 
+/* What a suppression did in a run (docs/suppressions.md). X(ID, name).
+** used: it accepted at least one finding; unused: it matched none;
+** expired: past its date, so it accepted nothing; exceeded: a finding it
+** names counts more than its max_count, so that one gates. */
+#define TG_SUPPRESSION_STATUS_LIST(X) \
+    X(USED, "used") X(UNUSED, "unused") X(EXPIRED, "expired") X(EXCEEDED, "exceeded")
+typedef enum tg_suppression_status {
+#define X(id, name) TG_SUPPRESSION_##id,
+    TG_SUPPRESSION_STATUS_LIST(X)
+#undef X
+    TG_SUPPRESSION_STATUS_COUNT
+} tg_suppression_status;
+const char *tg_suppression_status_name(tg_suppression_status s);
+
+typedef struct tg_suppression_use {
+    const char *rule, *reason;
+    const char *trace;         /* its glob, or NULL */
+    int64_t max_count;         /* -1: none */
+    const char *expires;       /* or NULL */
+    const char *file;
+    int line;
+    tg_suppression_status status;
+    size_t matched;            /* findings it names (accepted, or not for
+                                  expired and exceeded) */
+} tg_suppression_use;
+
+/* What a suppression that did not simply apply means, one sentence for
+** every format and the CLI ("the suppression of R matched no finding in
+** this run; remove it if the finding is gone"); "" for a used one. */
+const char *tg_suppression_sentence(const tg_suppression_use *u, char *buf, size_t size);
+
 typedef struct tg_run_result {
     tg_arena *arena;
     tg_trace_result *traces;
     size_t n_traces;
+    tg_suppression_use *suppressions;  /* --suppress: one per suppression */
+    size_t n_suppressions;
 } tg_run_result;
 
 #endif

@@ -246,6 +246,7 @@ static void reset_memop(tg_memop *r, const kind_names *k, bool is_copy)
     r->steady = 1;
     r->iteration = -1;
     r->launched = 0;
+    r->callchain = -1;
 }
 
 /* The kernels as the passes read them: the trace's tg_kspan rows, or the
@@ -289,6 +290,7 @@ static bool derive_rows(tg_model *m, bool nvtx)
         r->launch_end = TG_NULL_I64;
         r->nvtx = -1;
         r->iteration = -1;
+        r->callchain = -1;
     }
     for (size_t i = 0; i < t->n_memcpys; i++) reset_memop(&t->memcpys[i], &kinds, true);
     for (size_t i = 0; i < t->n_memsets; i++) reset_memop(&t->memsets[i], &kinds, false);
@@ -362,6 +364,7 @@ static int launch_pass(tg_model *m, const tg_model_params *p, tg_diag *diag)
     if (!tg_trace_load_apis(t, diag)) return -2;
     tg_model_reset_attribution(m);
     tg_model_nvtx_reset(m);
+    tg_model_host_reset(m);
     if (!derive_rows(m, false) || !tg_model_mark_duplicates(t)) return 0;
     return tg_model_launch_calls(m, p, diag);
 }
@@ -393,11 +396,12 @@ tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag
     if (!derive_rows(m, true)) return build_failed(m, diag, true);
     if (!tg_model_build_iterations(m, &p, diag)) return build_failed(m, diag, false);
     if (!p.skip_nvtx_gpu && !tg_model_nvtx_begin(m)) return build_failed(m, diag, true);
+    if (!tg_model_host_begin(m)) return build_failed(m, diag, true);
     int errors = diag ? diag->n_errors : 0;
     int rc = launch_pass(m, &p, diag);
     if (rc <= 0) return build_failed(m, diag, rc == 0 && !(diag && diag->n_errors > errors));
     if (!tg_model_finish_iterations(m) || (!p.skip_nvtx_gpu && !tg_model_nvtx_end(m)) ||
-        !tg_model_build_devices(m, &p))
+        !tg_model_host_end(m) || !tg_model_build_devices(m, &p))
         return build_failed(m, diag, true);
     compute_facts(m);
     return m;
@@ -414,6 +418,7 @@ void tg_model_free(tg_model *m)
     tg_model_priv *p = tg_model_priv_of(m);
     tg_model_free_iterations(m);
     tg_model_nvtx_free(m);
+    tg_model_host_free(m);
     free(p->names.base);
     free(p->names.flags);
     free(p->names.nccl);

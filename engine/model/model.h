@@ -28,6 +28,11 @@ typedef struct tg_iteration {
     int64_t gpu_time, gpu_span;
     int32_t kernels;
     int32_t blocking_calls;
+    /* launch overhead (docs/host.md): calls that launched kernels in it */
+    int32_t launches;          /* such calls */
+    int32_t short_kernels;     /* kernels that ran shorter than the call that launched them */
+    int64_t launch_time;       /* sum of those calls' durations */
+    int64_t kernel_time;       /* sum of the durations of the kernels they launched */
 } tg_iteration;
 
 typedef struct tg_gap {
@@ -167,6 +172,67 @@ int32_t tg_model_kernel_family(const tg_model *m, int32_t id);
 bool tg_model_work_summary(const tg_model *m, bool with_medians, tg_work_summary *out);
 void tg_work_summary_free(tg_work_summary *s);
 
+/* ------------------------------------------------------------- host side */
+
+/* What the host did (docs/host.md), by source of the activity. X(id, name,
+** what). ORDER: tg_host_source. */
+#define TG_HOST_SOURCE_LIST(X) \
+    X(OSRT, "osrt", "OS runtime call") \
+    X(CUDA, "cuda", "CUDA API call of 100 us or more") \
+    X(NVTX, "nvtx", "NVTX range")
+
+typedef enum tg_host_source {
+#define X(id, name, what) TG_HSRC_##id,
+    TG_HOST_SOURCE_LIST(X)
+#undef X
+    TG_HSRC_COUNT
+} tg_host_source;
+
+extern const char *const tg_host_source_names[TG_HSRC_COUNT];
+
+/* CUDA calls the launch pass keeps for host attribution: this long or more
+** (a launch or a query takes microseconds; a call that holds the host
+** does not). */
+#define TG_HOST_CUDA_MIN_NS 100000
+
+/* The rowids an entry cites, longest overlap first. */
+#define TG_HOST_ROWIDS 5
+
+/* One thing the host did during a window: the rows of one source, name
+** and thread, with the time they overlap the window. */
+typedef struct tg_host_entry {
+    tg_host_source source;
+    int32_t name;              /* string id: call or range name */
+    int32_t pid, tid;
+    int32_t thread;            /* thread name, -1 */
+    bool launch_thread;        /* a thread that made CUDA calls (one that feeds the GPU) */
+    int64_t rows;              /* calls or ranges */
+    int64_t time;              /* ns of their spans inside the window, summed */
+    int64_t rowids[TG_HOST_ROWIDS];
+    int64_t overlaps[TG_HOST_ROWIDS];  /* each cited row's ns inside the window */
+    size_t n_rowids;
+    int32_t callchain;         /* stack of the first cited row (as recorded), -1 */
+} tg_host_entry;
+
+typedef struct tg_host_window {
+    int32_t pid;
+    int64_t start, end;
+    tg_host_entry *entries;    /* malloc'd; launch threads first, then by time */
+    size_t n_entries;
+    int64_t launch_busy;       /* union of the launch threads' OS runtime and CUDA call
+                                  time in the window (what is accounted for) */
+    int64_t launch_threads;    /* threads of pid that made CUDA calls */
+} tg_host_window;
+
+/* A kernel name whose kernels ran shorter than the calls that launched
+** them, in steady state. */
+typedef struct tg_short_kernel {
+    int32_t name;              /* string id: the kernel's (demangled) name */
+    int64_t count;             /* such kernels */
+    int64_t kernel_time;       /* their durations, summed */
+    int64_t launch_time;       /* the durations of the calls that launched them, summed */
+} tg_short_kernel;
+
 /* ------------------------------------------------------------- model */
 
 typedef struct tg_model_params {
@@ -228,6 +294,41 @@ bool tg_model_pattern_ok(const char *pattern, tg_diag *diag);
 
 /* Derive everything. Returns NULL with a diag on failure (bad pattern, OOM). */
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag);
+
+/* The share of each of n_bins equal slices of [from, to) that each device
+** was busy (the union of its kernels, copies and memsets), into busy:
+** m->n_devices rows of n_bins, in m->devices' order (model_timeline.c).
+** False when out of memory or the span is empty. */
+bool tg_model_busy_bins(const tg_model *m, int64_t from, int64_t to, size_t n_bins, double *busy);
+
+/* The host side (model_host.c, docs/host.md). */
+/* Read the host-side tables of `what` (TG_HOST_*) now if the load did not
+** (tg_trace_load_host) and derive their rows: thread names, iterations,
+** call sites. False with a diag when the export cannot be read again;
+** the model stays usable. */
+bool tg_model_host_load(tg_model *m, unsigned what, tg_diag *diag);
+/* The call site of a stack as a row records it (TG_STACKS_*): the first
+** frame outside CUDA and system libraries (engine/model/modules.def):
+** its symbol, or with `module` the file name of its module; -1 when the
+** stack is not loaded, unknown, or has no such frame. */
+int32_t tg_model_call_site(const tg_model *m, int stacks, int32_t chain, bool module);
+/* The frames of a recorded stack, innermost first (n 0: none). */
+const tg_frame *tg_model_stack(const tg_model *m, int stacks, int32_t chain, size_t *n);
+/* What the export's stack ids are off by: a row's chain c is CUDA_CALLCHAINS
+** id c + offset (1 in nsys 2022.2 exports, else 0). */
+int32_t tg_model_stack_offset(const tg_model *m, int stacks);
+/* What the threads of process pid did in [start, end): OS runtime calls,
+** CUDA calls of TG_HOST_CUDA_MIN_NS or more, NVTX ranges. False on OOM. */
+bool tg_model_host_window(const tg_model *m, int32_t pid, int64_t start, int64_t end, tg_host_window *out);
+void tg_host_window_free(tg_host_window *w);
+/* The process of a device's first operation, -1 when it has none. */
+int32_t tg_model_device_pid(const tg_model *m, int32_t device);
+/* Did thread (pid, tid) make CUDA calls? How many threads of pid did? */
+bool tg_model_launch_thread(const tg_model *m, int32_t pid, int32_t tid);
+size_t tg_model_launch_threads(const tg_model *m, int32_t pid);
+/* Kernel names that ran shorter than their launches in steady state, by
+** count, descending. */
+const tg_short_kernel *tg_model_short_kernels(const tg_model *m, size_t *n);
 
 /* Kernel i (< trace->n_kernels) as the model read it (queue, nccl set),
 ** whether the trace holds tg_kernel rows or only tg_kspan ones. */

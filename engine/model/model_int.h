@@ -97,6 +97,7 @@ typedef struct tg_name_cache {
 } tg_name_cache;
 
 typedef struct tg_nvtx_ctx tg_nvtx_ctx;
+typedef struct tg_host_ctx tg_host_ctx;
 
 /* The model with the private state its passes share; tg_model_build hands
 ** out &priv->pub. */
@@ -111,6 +112,7 @@ typedef struct tg_model_priv {
     tg_name_cache names;
     int64_t *gpu_first;            /* per iteration: earliest start of its GPU work */
     tg_nvtx_ctx *nvtx;             /* launches collected for NVTX attribution, or NULL */
+    tg_host_ctx *host;             /* the host side (model_host.c) */
     /* facts counted while the calls go by (a streamed table keeps few rows) */
     int64_t api_calls, blocking_calls, blocked_time;
 } tg_model_priv;
@@ -193,6 +195,24 @@ bool tg_model_nvtx_launch(tg_model *m, const tg_api *call, int kind, size_t row,
 bool tg_model_nvtx_end(tg_model *m);
 void tg_model_nvtx_reset(tg_model *m);
 void tg_model_nvtx_free(tg_model *m);
+
+/* model_host.c: the host side (docs/host.md). begin before the launch
+** pass, reset when it reruns, end after it; the launch pass shows every
+** call (host_call, after its iteration is known) and every kernel a call
+** launched (host_launch). */
+typedef struct tg_host_call {
+    int64_t rowid, start, end;
+    int32_t pid, tid, name, callchain;
+} tg_host_call;
+
+bool tg_model_host_begin(tg_model *m);
+void tg_model_host_reset(tg_model *m);
+void tg_model_host_call(tg_model *m, const tg_api *a);
+void tg_model_host_launch(tg_model *m, const tg_api *a, int64_t it, const tg_kspan *k);
+bool tg_model_host_end(tg_model *m);
+void tg_model_host_free(tg_model *m);
+/* CUDA calls of TG_HOST_CUDA_MIN_NS or more, by start (after end). */
+const tg_host_call *tg_model_host_calls(const tg_model *m, size_t *n);
 
 /* model_device.c: gap rows and device rows. */
 bool tg_model_build_devices(tg_model *m, const tg_model_params *p);

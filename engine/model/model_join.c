@@ -263,6 +263,8 @@ static void mark_duplicate(tg_trace *t, launch_index *li, const slot *s, size_t 
     bool a_inner = a->start > b->start || (a->start == b->start && i > j);
     size_t inner = a_inner ? i : j, outer = a_inner ? j : i;
     t->apis[outer].dup_of = (int32_t)inner;
+    /* nsys 2022.2 records the stack on the outer row (docs/host.md) */
+    if (t->apis[inner].callchain < 0) t->apis[inner].callchain = t->apis[outer].callchain;
     slot_set(s, inner);
     li->duplicates = true;
     t->mixed_duplicate_api = true;
@@ -416,12 +418,14 @@ static void launch_kernel(launch_pass *c, const tg_api *a, int64_t it, size_t ro
         r->api_name = a->base_name;
         r->tid = a->tid;
         r->launch_end = a->end;
+        r->callchain = a->callchain;
         tg_model_mark_row(m, it, &r->iteration, &k->steady);
     } else {
         int32_t iteration;
         tg_model_mark_row(m, it, &iteration, &k->steady);
     }
     if (it >= 0) tg_model_attribute_op(m, it, k->start, k->end, true);
+    tg_model_host_launch(m, a, it, k);
     if (tg_model_priv_of(m)->nvtx && !tg_model_nvtx_launch(m, a, TG_OPK_KERNEL, row, k->start, k->end))
         c->oom = true;
 }
@@ -436,6 +440,7 @@ static void launch_memop(launch_pass *c, const tg_api *a, int64_t it, int kind, 
     r->tid = a->tid;
     r->api_sync = (f & TG_NAME_SYNC_MEMOP) != 0;
     r->api_async = (f & TG_NAME_ASYNC) != 0;
+    r->callchain = a->callchain;
     tg_model_mark_row(m, it, &r->iteration, &r->steady);
     if (it >= 0) tg_model_attribute_op(m, it, r->start, r->end, false);
     if (tg_model_priv_of(m)->nvtx && !tg_model_nvtx_launch(m, a, kind, row, r->start, r->end))
@@ -483,6 +488,7 @@ static int visit(void *ctx, tg_api *a)
     }
     int64_t it = tg_model_finder_find(&c->finder, a->pid, a->start);
     tg_model_mark_row(m, it, &a->iteration, &a->steady);
+    tg_model_host_call(m, a);
     if (a->dup_of < 0) {
         p->api_calls++;
         if (a->blocking) {

@@ -567,6 +567,25 @@ static void view_iteration(sqlw *w)
     fputs("SELECT iteration_rowid AS rowid, count(*) AS blocking_calls FROM calls WHERE blocking "
           "AND iteration_rowid IS NOT NULL GROUP BY 1", w->f);
     end(w);
+    /* launch overhead (model_host.c): per iteration the calls that
+    ** launched kernels, their time (once per call), the kernels' time, the
+    ** kernels shorter than their call */
+    begin(w, "launched_kernels");
+    if (has(w, TG_TABLE_KERNEL)) {
+        fputs("SELECT l.iteration_rowid AS rowid, l.call_rowid, l.\"end\" - l.start AS call_time, "
+              "max(k.\"end\", k.start) - k.start AS kernel_time FROM ", w->f);
+        table(w, TG_TABLE_KERNEL);
+        fputs(" k CROSS JOIN launch l ON l.pid = (k.globalPid >> 24) & 16777215 AND l.corr = k.correlationId "
+              "WHERE k.start IS NOT NULL AND k.\"end\" IS NOT NULL AND l.iteration_rowid IS NOT NULL", w->f);
+    } else {
+        fputs("SELECT NULL AS rowid, NULL AS call_rowid, NULL AS call_time, NULL AS kernel_time WHERE 0", w->f);
+    }
+    end(w);
+    begin(w, "iter_launch");
+    fputs("SELECT rowid, count(DISTINCT call_rowid) AS launches, (SELECT sum(call_time) FROM (SELECT DISTINCT "
+          "call_rowid, call_time FROM launched_kernels c WHERE c.rowid = k.rowid)) AS launch_time, sum(kernel_time) "
+          "AS kernel_time, sum(kernel_time < call_time) AS short_kernels FROM launched_kernels k GROUP BY rowid", w->f);
+    end(w);
     begin(w, "iter_done");
     fputs("SELECT i.*, w.gpu_time, w.gpu_first, w.gpu_end, w.kernels, lag(w.gpu_end) OVER p AS prev_gpu_end, "
           "lag(i.warmup) OVER p AS prev_warmup, lag(i.partial) OVER p AS prev_partial "
@@ -580,8 +599,10 @@ static void view_iteration(sqlw *w)
           "d.\"end\" - d.start AS duration, CASE WHEN d.prev_warmup = d.warmup AND NOT d.prev_partial AND NOT d.partial "
           "THEN d.gpu_end - d.prev_gpu_end END AS period, coalesce(d.gpu_time, 0) AS gpu_time, "
           "d.gpu_end - d.gpu_first AS gpu_span, coalesce(d.kernels, 0) AS kernels, "
-          "coalesce(b.blocking_calls, 0) AS blocking_calls FROM iter_done d LEFT JOIN iter_blocking b ON b.rowid = d.rowid",
-          w->f);
+          "coalesce(b.blocking_calls, 0) AS blocking_calls, coalesce(x.launches, 0) AS launches, "
+          "coalesce(x.launch_time, 0) AS launch_time, coalesce(x.kernel_time, 0) AS kernel_time, "
+          "coalesce(x.short_kernels, 0) AS short_kernels FROM iter_done d LEFT JOIN iter_blocking b ON b.rowid = d.rowid "
+          "LEFT JOIN iter_launch x ON x.rowid = d.rowid", w->f);
     end(w);
 }
 
@@ -886,7 +907,7 @@ static enum view source_view(tg_source_id src)
 
 char *tg_model_sql_with(const tg_model *m, tg_source_id src, uint64_t fields)
 {
-    if (m->trace->format != TG_FORMAT_NSYS || (unsigned)src >= TG_SRC_COUNT) return NULL;
+    if (m->trace->format != TG_FORMAT_NSYS || !tg_model_sql_has_source(src)) return NULL;
     char *buf = NULL;
     size_t len = 0;
     sqlw w = {.m = m, .t = m->trace, .fields = fields, .f = open_memstream(&buf, &len)};
@@ -904,8 +925,24 @@ const char *tg_model_sql_view(tg_source_id src)
     return (unsigned)src < TG_SRC_COUNT ? tg_source_defs[src].name : "?";
 }
 
+bool tg_model_sql_has_source(tg_source_id src)
+{
+    switch (src) {
+    case TG_SRC_KERNEL: case TG_SRC_MEMCPY: case TG_SRC_MEMSET: case TG_SRC_API: case TG_SRC_NVTX:
+    case TG_SRC_ITERATION: case TG_SRC_GAP: case TG_SRC_DEVICE: case TG_SRC_TRACE:
+        return true;
+    default:
+        return false;      /* the host side (osrt, cudnn, cublas): docs/evidence.md */
+    }
+}
+
 bool tg_model_sql_has_field(const tg_field_def *f)
 {
+    /* stacks and call sites are read past the libraries of modules.def
+    ** (model_host.c): no SQL form */
+    if (!tg_model_sql_has_source(f->source) || !strcmp(f->name, "callchain") || !strcmp(f->name, "call_site") ||
+        !strcmp(f->name, "call_module"))
+        return false;
     static const struct { tg_source_id src; const char *name; } none[] = {
         {TG_SRC_KERNEL, "nvtx"}, {TG_SRC_NVTX, "domain"}, {TG_SRC_NVTX, "depth"}, {TG_SRC_NVTX, "gpu_time"},
         {TG_SRC_NVTX, "gpu_span"}, {TG_SRC_ITERATION, "marker"}, {TG_SRC_TRACE, "schema_version"},

@@ -37,10 +37,16 @@
 char *tg_model_sql_with(const tg_model *m, tg_source_id src, uint64_t fields);
 uint64_t tg_model_sql_field_bit(const tg_field_def *f);
 
-/* Whether field f is a column of its source's view. The few that are not
+/* Whether a source has a view: not the host side (osrt, cudnn, cublas),
+** whose findings cite their rows only. */
+bool tg_model_sql_has_source(tg_source_id src);
+
+/* Whether field f is a column of its source's view. Those that are not
 ** (kernel.nvtx, nvtx.domain, nvtx.depth, nvtx.gpu_time, nvtx.gpu_span,
-** iteration.marker, trace.schema_version, trace.nsys_version) make a
-** values query impossible; the evaluator then says so in the SQL. */
+** iteration.marker, trace.schema_version, trace.nsys_version, the
+** callchain, call_site and call_module of every source, every field of a
+** source without a view) make a values query impossible; the evaluator
+** then says so in the SQL. */
 bool tg_model_sql_has_field(const tg_field_def *f);
 
 /* The view of a source: its name in the SQL ("kernel", "device", ...). */

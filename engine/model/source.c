@@ -65,6 +65,9 @@ tg_source_view tg_model_source(const tg_model *m, tg_source_id id)
     case TG_SRC_GAP: v.base = (const char *)m->gaps; v.n = m->n_gaps; break;
     case TG_SRC_DEVICE: v.base = (const char *)m->devices; v.n = m->n_devices; break;
     case TG_SRC_TRACE: v.base = (const char *)&m->facts; v.n = 1; break;
+    case TG_SRC_OSRT: v.base = (const char *)t->osrts; v.n = t->n_osrts; break;
+    case TG_SRC_CUDNN: v.base = (const char *)t->libcalls[TG_LIB_CUDNN]; v.n = t->n_libcalls[TG_LIB_CUDNN]; break;
+    case TG_SRC_CUBLAS: v.base = (const char *)t->libcalls[TG_LIB_CUBLAS]; v.n = t->n_libcalls[TG_LIB_CUBLAS]; break;
     default: break;
     }
     return v;
@@ -93,6 +96,9 @@ unsigned tg_source_required_tables(tg_source_id id)
         return 1u << TG_TABLE_RUNTIME;
     case TG_SRC_NVTX: case TG_SRC_ITERATION:
         return 1u << TG_TABLE_NVTX;
+    case TG_SRC_OSRT: return 1u << TG_TABLE_OSRT;
+    case TG_SRC_CUDNN: return 1u << TG_TABLE_CUDNN;
+    case TG_SRC_CUBLAS: return 1u << TG_TABLE_CUBLAS;
     default:
         return 0;
     }

@@ -25,7 +25,9 @@ typedef enum tg_source_id {
 typedef enum tg_store {
     TG_STORE_I64, TG_STORE_I32, TG_STORE_I8, TG_STORE_F64,
     /* computed on read (TG_COMPUTED in fields.def): not a member of its own */
-    TG_STORE_SPAN              /* int64 at offset - int64 at offset2, null if either is */
+    TG_STORE_SPAN,             /* int64 at offset - int64 at offset2, null if either is */
+    TG_STORE_SITE,             /* call site of the stack id (int32) at offset: its symbol */
+    TG_STORE_SITE_MODULE       /* ... its module's file name (tg_model_call_site) */
 } tg_store;
 
 typedef struct tg_field_def {
@@ -85,6 +87,16 @@ static inline int64_t tg_field_computed(const tg_model *m, const char *row, cons
     return a == TG_NULL_I64 || b == TG_NULL_I64 ? TG_NULL_I64 : a - b;
 }
 
+/* The string id of a call-site field (TG_STORE_SITE, TG_STORE_SITE_MODULE)
+** of the row at `row`; -1 for null. */
+static inline int32_t tg_field_site(const tg_model *m, const char *row, const tg_field_def *f)
+{
+    int32_t chain;
+    memcpy(&chain, row + f->offset, 4);
+    return tg_model_call_site(m, f->source == TG_SRC_OSRT ? TG_STACKS_OSRT : TG_STACKS_CUDA, chain,
+                              f->store == TG_STORE_SITE_MODULE);
+}
+
 /* Read a field of row i as a value (strings resolved through the pool). */
 static inline tg_value tg_field_get(const tg_model *m, const tg_source_view *v,
                                     const tg_field_def *f, size_t i)
@@ -97,6 +109,9 @@ static inline tg_value tg_field_get(const tg_model *m, const tg_source_view *v,
         iv = tg_field_computed(m, v->base + i * v->def->stride, f);
         if (iv == TG_NULL_I64) return tg_null();
         break;
+    case TG_STORE_SITE: case TG_STORE_SITE_MODULE: {
+        int32_t sid = tg_field_site(m, v->base + i * v->def->stride, f);
+        return sid < 0 ? tg_null() : tg_str(tg_strpool_get(m->trace->strings, sid)); }
     case TG_STORE_I32: { int32_t x; memcpy(&x, p, 4);
         if (f->nullable && x == -1) return tg_null();
         if (f->type == TG_TY_STRING) return tg_str(tg_strpool_get(m->trace->strings, x));

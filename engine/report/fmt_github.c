@@ -1,7 +1,9 @@
 /*
 ** GitHub Actions: one workflow command per failing finding (::error,
 ** ::warning or ::notice after the rule's severity), per rule error and per
-** unreadable trace, so they show as annotations on the run; and, when the
+** unreadable trace, a ::notice per suppressed finding with its reason and
+** a ::warning at the line of each suppression to review (unused, expired,
+** exceeded), so they show as annotations on the run; and, when the
 ** CLI passes $GITHUB_STEP_SUMMARY as opts->step_summary_path, the markdown
 ** report appended to the job summary, cut to stay within GitHub's 1 MiB
 ** (what the file already holds counts).
@@ -46,9 +48,9 @@ static void put_escaped(FILE *out, const char *s, bool property, size_t cap)
     tg_text_escape(s, strlen(s), cap, TG_TEXT_KEEP_NEWLINES, command_sink, &c);
 }
 
-/* ::LEVEL title=tracegate RULE::TRACE: TEXT[\nADVICE] */
+/* ::LEVEL title=tracegate RULE::TRACE: TEXT[\nCause: CAUSE][\nADVICE] */
 static void put_command(FILE *out, const char *level, const char *rule, const char *trace,
-                        const char *text, const char *advice)
+                        const char *text, const char *cause, const char *advice)
 {
     fprintf(out, "::%s title=tracegate", level);
     if (rule) {
@@ -59,11 +61,31 @@ static void put_command(FILE *out, const char *level, const char *rule, const ch
     put_escaped(out, trace, false, TG_TEXT_CAP_TEXT);
     fputs(": ", out);
     put_escaped(out, text, false, TG_TEXT_CAP_TEXT);
+    if (cause) {
+        fputs("%0ACause: ", out);
+        put_escaped(out, cause, false, TG_TEXT_CAP_TEXT);
+    }
     if (advice) {
         fputs("%0A", out);
         put_escaped(out, advice, false, TG_TEXT_CAP_TEXT);
     }
     fputc('\n', out);
+}
+
+/* A finding a suppression accepts: a notice, with the reason. */
+static void put_suppressed(FILE *out, const tg_rule_result *r, const char *trace, const char *msg)
+{
+    fputs("::notice title=tracegate ", out);
+    put_escaped(out, r->rule, true, TG_TEXT_CAP_NAME);
+    fputs(" (suppressed)::", out);
+    put_escaped(out, trace, false, TG_TEXT_CAP_TEXT);
+    fputs(": ", out);
+    put_escaped(out, msg, false, TG_TEXT_CAP_TEXT);
+    fputs("%0Asuppressed: ", out);
+    put_escaped(out, r->suppressed, false, TG_TEXT_CAP_TEXT);
+    fputs(" (", out);
+    put_escaped(out, r->suppressed_at ? r->suppressed_at : "?", false, TG_TEXT_CAP_TEXT);
+    fputs(")\n", out);
 }
 
 static tg_status write_summary(const tg_run_result *run, const tg_report_opts *opts)
@@ -86,19 +108,32 @@ tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
         const tg_trace_result *tr = &run->traces[t];
         const char *file = tr->file ? tr->file : "?";
         if (tr->status != TG_OK)
-            put_command(out, "error", NULL, file, tr->error ? tr->error : "the trace could not be read", NULL);
+            put_command(out, "error", NULL, file, tr->error ? tr->error : "the trace could not be read", NULL, NULL);
         for (size_t i = 0; i < tr->n_results; i++) {
             const tg_rule_result *r = &tr->results[i];
             const char *msg = r->message ? r->message : r->title ? r->title : "";
-            if (r->verdict == TG_V_FAIL)
+            if (r->suppressed && (r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE))
+                put_suppressed(out, r, tg_report_basename(file), msg);
+            else if (r->verdict == TG_V_FAIL)
                 put_command(out, tg_severity_github(r->severity), r->rule, tg_report_basename(file), msg,
-                            r->advice);
+                            r->cause ? r->cause->summary : NULL, r->advice);
             else if (r->verdict == TG_V_ERROR)
-                put_command(out, "error", r->rule, tg_report_basename(file), msg, NULL);
+                put_command(out, "error", r->rule, tg_report_basename(file), msg, NULL, NULL);
             else if (r->verdict == TG_V_INCONCLUSIVE)
                 put_command(out, tg_report_gates(r, opts) ? "error" : "warning", r->rule,
-                            tg_report_basename(file), msg, r->advice);
+                            tg_report_basename(file), msg, NULL, r->advice);
         }
+    }
+    /* a suppression to review points at its line in the suppression file */
+    for (size_t i = 0; i < run->n_suppressions; i++) {
+        char sentence[512];
+        const tg_suppression_use *u = &run->suppressions[i];
+        if (!tg_suppression_sentence(u, sentence, sizeof sentence)[0]) continue;
+        fputs("::warning file=", out);
+        put_escaped(out, u->file, true, TG_TEXT_CAP_TEXT);
+        fprintf(out, ",line=%d,title=tracegate suppression::", u->line);
+        put_escaped(out, sentence, false, TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
     }
     if (ferror(out)) return TG_EINTERNAL;
     return opts->step_summary_path ? write_summary(run, opts) : TG_OK;

@@ -171,6 +171,84 @@ static json_t *evidence_json(jctx *c, const tg_evidence *e)
     return o;
 }
 
+static json_t *strings_json(jctx *c, const char *const *list, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) append(c, arr, tg_report_json_str(list[i]));
+    return arr;
+}
+
+static json_t *rowids_json(jctx *c, const int64_t *rowids, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) append(c, arr, json_integer((json_int_t)rowids[i]));
+    return arr;
+}
+
+/* One cause item (docs/host.md): what its kind carries. */
+static json_t *cause_item_json(jctx *c, tg_cause_kind kind, const tg_cause_item *it)
+{
+    json_t *o = json_object();
+    if (kind == TG_CAUSE_HOST) put(c, o, "source", tg_report_json_str(it->source));
+    put(c, o, kind == TG_CAUSE_CALL_SITE ? "call_site" : "name", tg_report_json_str(it->name));
+    if (kind == TG_CAUSE_CALL_SITE) put(c, o, "call_module", tg_report_json_str(it->module));
+    if (kind == TG_CAUSE_HOST) {
+        put(c, o, "tid", i64(it->tid));
+        put(c, o, "thread", tg_report_json_str(it->thread));
+        put(c, o, "launch_thread", json_boolean(it->launch_thread));
+    }
+    put(c, o, "count", json_integer((json_int_t)it->count));
+    put(c, o, kind == TG_CAUSE_LAUNCH ? "kernel_time_ns" : "time_ns", tg_report_json_num(it->time));
+    if (kind == TG_CAUSE_LAUNCH) put(c, o, "launch_time_ns", tg_report_json_num(it->launch_time));
+    put(c, o, "share", tg_report_json_num(it->share));
+    if (kind == TG_CAUSE_HOST && it->source && strcmp(it->source, "nvtx") != 0) {
+        put(c, o, "call_site", tg_report_json_str(it->call_site));
+        put(c, o, "call_module", tg_report_json_str(it->call_module));
+    }
+    if (kind != TG_CAUSE_LAUNCH) {
+        put(c, o, "table", tg_report_json_str(it->table));
+        put(c, o, "rowids", rowids_json(c, it->rowids, it->n_rowids));
+    }
+    if (kind == TG_CAUSE_CALL_SITE) put(c, o, "stack", strings_json(c, it->stack, it->n_stack));
+    return o;
+}
+
+static json_t *cause_items_json(jctx *c, tg_cause_kind kind, const tg_cause_item *items, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) append(c, arr, cause_item_json(c, kind, &items[i]));
+    return arr;
+}
+
+static json_t *cause_json(jctx *c, const tg_cause *x)
+{
+    json_t *o = json_object();
+    put(c, o, "kind", json_string(tg_cause_name(x->kind)));
+    put(c, o, "summary", tg_report_json_str(x->summary));
+    put(c, o, "unknown", strings_json(c, x->unknown, x->n_unknown));
+    if (x->kind == TG_CAUSE_HOST) {
+        json_t *wins = json_array();
+        for (size_t i = 0; i < x->n_windows; i++) {
+            const tg_cause_window *w = &x->windows[i];
+            json_t *wo = json_object();
+            put(c, wo, "evidence", json_integer((json_int_t)w->evidence));
+            put(c, wo, "pid", i64(w->pid));
+            put(c, wo, "start", i64(w->start));
+            put(c, wo, "end", i64(w->end));
+            put(c, wo, "duration_ns", i64(w->end - w->start));
+            put(c, wo, "accounted_ns", i64(w->accounted));
+            put(c, wo, "activity", cause_items_json(c, x->kind, w->items, w->n_items));
+            append(c, wins, wo);
+        }
+        put(c, o, "windows", wins);
+    } else {
+        put(c, o, x->kind == TG_CAUSE_CALL_SITE ? "sites" : "kernels",
+            cause_items_json(c, x->kind, x->items, x->n_items));
+    }
+    put(c, o, "reproduce", tg_report_json_str(x->reproduce));
+    return o;
+}
+
 static json_t *result_json(jctx *c, const tg_rule_result *r)
 {
     json_t *o = json_object();
@@ -189,6 +267,7 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
     for (size_t i = 0; i < r->n_evidence; i++) append(c, ev, evidence_json(c, &r->evidence[i]));
     put(c, o, "evidence", ev);
     put(c, o, "reproduce", tg_report_json_str(r->reproduce));
+    if (r->cause) put(c, o, "cause", cause_json(c, r->cause));
     if (r->metric) {
         put(c, o, "metric", tg_report_json_str(r->metric));
         put(c, o, "metric_value", tg_report_json_num(r->metric_value));
@@ -197,6 +276,12 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
             put(c, o, "regression", json_string(r->regression > 0 ? "higher_is_worse" : "lower_is_worse"));
     }
     if (r->missing_data) put(c, o, "missing_data", json_true());
+    if (r->suppressed) {
+        json_t *sup = json_object();
+        put(c, sup, "reason", tg_report_json_str(r->suppressed));
+        put(c, sup, "at", tg_report_json_str(r->suppressed_at));
+        put(c, o, "suppressed", sup);
+    }
     if (r->verdict == TG_V_ERROR) {
         tg_status es = r->error_status != TG_OK ? r->error_status : r->missing_data ? TG_ETRACE : TG_EINTERNAL;
         put(c, o, "error_kind", json_string(es == TG_ETRACE ? "data" : es == TG_EUSAGE ? "mismatch" : "internal"));
@@ -342,6 +427,27 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
 }
 
 
+/* What each --suppress entry did (docs/suppressions.md). */
+static json_t *suppressions_json(jctx *c, const tg_run_result *run)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < run->n_suppressions; i++) {
+        const tg_suppression_use *u = &run->suppressions[i];
+        json_t *o = json_object();
+        put(c, o, "rule", tg_report_json_str(u->rule));
+        put(c, o, "reason", tg_report_json_str(u->reason));
+        put(c, o, "status", json_string(tg_suppression_status_name(u->status)));
+        put(c, o, "matched", json_integer((json_int_t)u->matched));
+        if (u->trace) put(c, o, "trace", tg_report_json_str(u->trace));
+        if (u->max_count >= 0) put(c, o, "max_count", json_integer(u->max_count));
+        if (u->expires) put(c, o, "expires", tg_report_json_str(u->expires));
+        put(c, o, "file", tg_report_json_str(u->file));
+        put(c, o, "line", json_integer(u->line));
+        append(c, arr, o);
+    }
+    return arr;
+}
+
 /* 15 significant digits: exact for every integer-valued double below 1e15
 ** (11 days in ns) and free of binary noise (0.065, not
 ** 0.065000000000000002) for the fractions. */
@@ -403,6 +509,21 @@ tg_status tg_report_json(const tg_run_result *run, const tg_report_opts *opts, F
         ok = c.ok && fputs(t ? ",\n" : "\n", out) != EOF && dump_nested(trace, out);
         json_decref(trace);
     }
-    ok = ok && fputs(run->n_traces ? "\n  ]\n}\n" : "]\n}\n", out) != EOF;
+    ok = ok && fputs(run->n_traces ? "\n  ]" : "]", out) != EOF;
+    if (ok && run->n_suppressions) {
+        /* after the traces, as json_dumpf would place the member */
+        json_t *sup = suppressions_json(&c, run);
+        char *body = c.ok ? json_dumps(sup, JSON_FLAGS) : NULL;
+        json_decref(sup);
+        ok = body && fputs(",\n  \"suppressions\": ", out) != EOF;
+        for (const char *p = body; ok && p && *p;) {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+            ok = (p == body || fwrite("  ", 1, 2, out) == 2) && fwrite(p, 1, n, out) == n;
+            p += n;
+        }
+        free(body);
+    }
+    ok = ok && fputs("\n}\n", out) != EOF;
     return ok ? TG_OK : TG_EINTERNAL;
 }

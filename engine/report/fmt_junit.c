@@ -2,8 +2,11 @@
 ** JUnit XML for CI test views (GitLab, Jenkins, GitHub test reporters):
 ** one <testsuite> per trace, one <testcase> per rule result, with
 ** <failure type=SEVERITY> carrying the message as attribute and the
-** numbers, evidence, reproduce SQL and advice as body; <skipped> and
-** <error> for skips and rule errors. A trace that could not be read is a
+** numbers, evidence, reproduce SQL and advice as body for a finding that
+** fails the gate; a finding below --fail-on is a passing test case with
+** the same text in <system-out>, so CI views count as failures only what
+** fails the job (docs/formats.md); <skipped> and <error> for skips and
+** rule errors. A trace that could not be read is a
 ** suite with one errored testcase named "load", so the failure shows in the
 ** CI view. Every string goes through tg_text_escape first
 ** (engine/common/text.h): what reaches the XML is printable UTF-8 and line
@@ -125,6 +128,21 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
         put_xml_cap(out, r->reproduce, false, TG_TEXT_CAP_LONG);
         fputc('\n', out);
     }
+    if (r->cause) {
+        fputs("cause: ", out);
+        put_xml_cap(out, r->cause->summary, false, TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
+        for (size_t i = 0; i < r->cause->n_unknown; i++) {
+            fputs("  unknown: ", out);
+            put_xml_cap(out, r->cause->unknown[i], false, TG_TEXT_CAP_TEXT);
+            fputc('\n', out);
+        }
+        if (r->cause->reproduce) {
+            fputs("  reproduce: ", out);
+            put_xml_cap(out, r->cause->reproduce, false, TG_TEXT_CAP_LONG);
+            fputc('\n', out);
+        }
+    }
     if (r->advice) {
         fputs("advice: ", out);
         put_xml_cap(out, r->advice, false, TG_TEXT_CAP_TEXT);
@@ -150,8 +168,31 @@ static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, c
     }
     fputs(" time=\"0\">\n", out);
     const char *msg = r->message ? r->message : "";
+    if (r->suppressed && (r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE)) {
+        /* accepted: a skip CI views show, with the reason and the finding */
+        char *why = NULL;
+        if (asprintf(&why, "suppressed: %s (%s)", r->suppressed, r->suppressed_at ? r->suppressed_at : "?") < 0)
+            why = NULL;
+        fputs("      <skipped", out);
+        put_attr(out, "message", why ? why : r->suppressed);
+        put_attr(out, "type", "suppressed");
+        fputs(">", out);
+        put_failure_body(out, r);
+        fputs("</skipped>\n    </testcase>\n", out);
+        free(why);
+        return;
+    }
     switch (r->verdict) {
     case TG_V_FAIL:
+        if (!tg_report_gates(r, opts)) {
+            /* below --fail-on: a passing test case (CI views count what
+            ** fails the job), the finding kept in its output */
+            fprintf(out, "      <system-out>%s finding below --fail-on, not failing the gate: ",
+                    tg_severity_name(r->severity));
+            put_failure_body(out, r);
+            fputs("</system-out>\n", out);
+            break;
+        }
         fputs("      <failure", out);
         put_attr(out, "message", msg);
         put_attr(out, "type", tg_severity_name(r->severity));
@@ -201,8 +242,10 @@ static void put_suite(FILE *out, const tg_trace_result *t, const tg_report_opts 
     for (size_t i = 0; i < t->n_results; i++) {
         const tg_rule_result *r = &t->results[i];
         bool inconclusive = r->verdict == TG_V_INCONCLUSIVE;
-        n_fail += r->verdict == TG_V_FAIL || (inconclusive && tg_report_gates(r, opts));
-        n_skip += r->verdict == TG_V_SKIP || (inconclusive && !tg_report_gates(r, opts));
+        bool finding = r->verdict == TG_V_FAIL || inconclusive;
+        n_fail += finding && tg_report_gates(r, opts);
+        n_skip += r->verdict == TG_V_SKIP || (inconclusive && !tg_report_gates(r, opts)) ||
+                  (finding && r->suppressed && !inconclusive);
         n_err += t->results[i].verdict == TG_V_ERROR;
     }
     const char *file = t->file ? t->file : "";
@@ -239,8 +282,8 @@ tg_status tg_report_junit(const tg_run_result *run, const tg_report_opts *opts, 
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
     fprintf(out, "<testsuites name=\"tracegate\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\""
                  " skipped=\"%zu\" time=\"0\">\n",
-            t.results + t.traces_unreadable, t.failed + inconclusive_failing,
-            t.errors + t.traces_unreadable, t.skipped + t.inconclusive - inconclusive_failing);
+            t.results + t.traces_unreadable, t.gating,
+            t.errors + t.traces_unreadable, t.skipped + t.inconclusive - inconclusive_failing + t.suppressed);
     for (size_t i = 0; i < run->n_traces; i++) put_suite(out, &run->traces[i], opts);
     fputs("</testsuites>\n", out);
     return ferror(out) ? TG_EINTERNAL : TG_OK;

@@ -190,6 +190,47 @@ static void put_changed(FILE *out, const tg_baseline_cmp *b)
     fputc('\n', out);
 }
 
+/* The cause (docs/host.md): its sentence, what is unknown, the first
+** window's or list's items, and its query. */
+static void put_cause(md *m, const tg_cause *c)
+{
+    FILE *out = m->out;
+    fputs("**Cause:** ", out);
+    put_md(out, c->summary, TG_TEXT_CAP_TEXT);
+    fputs("\n\n", out);
+    for (size_t i = 0; i < c->n_unknown; i++) {
+        fputs("- ", out);
+        put_md(out, c->unknown[i], TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
+    }
+    if (c->n_unknown) fputc('\n', out);
+    const tg_cause_item *items = c->n_windows ? c->windows[0].items : c->items;
+    size_t n = c->n_windows ? c->windows[0].n_items : c->n_items;
+    if (n) {
+        fputs(c->kind == TG_CAUSE_HOST ? "| source | name | thread | count | time | share |\n|---|---|---|---|---|---|\n"
+                                       : "| name | module | count | time | share |\n|---|---|---|---|---|\n", out);
+        for (size_t i = 0; i < n && i < 5; i++) {
+            char tm[TG_FMT_BUF], sh[TG_FMT_BUF];
+            fputs("| ", out);
+            if (c->kind == TG_CAUSE_HOST) fprintf(out, "%s | ", items[i].source);
+            put_code(out, items[i].name ? items[i].name : "?");
+            fputs(" | ", out);
+            if (c->kind == TG_CAUSE_HOST) {
+                if (items[i].thread) put_code(out, items[i].thread);
+                fprintf(out, " (tid %lld) | ", (long long)items[i].tid);
+            } else {
+                if (items[i].module) put_code(out, items[i].module);
+                fputs(" | ", out);
+            }
+            fprintf(out, "%lld | %s | %s |\n", (long long)items[i].count,
+                    tg_fmt_num(tm, sizeof tm, items[i].time, TG_UNIT_NS),
+                    tg_fmt_num(sh, sizeof sh, items[i].share, TG_UNIT_RATIO));
+        }
+        fputc('\n', out);
+    }
+    if (c->reproduce && !m->full) put_sql(out, c->reproduce);
+}
+
 static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r)
 {
     FILE *out = m->out;
@@ -213,6 +254,7 @@ static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r
     if (r->baseline.n_contributors) put_changed(out, &r->baseline);
     if (r->n_evidence) put_evidence(m, r);
     if (r->reproduce && !m->full) put_sql(out, r->reproduce);
+    if (r->cause) put_cause(m, r->cause);
 }
 
 static void put_baseline_row(FILE *out, const tg_trace_result *t, const tg_rule_result *r)
@@ -285,13 +327,19 @@ static void put_table(md *m, const tg_run_result *run)
             put_code(out, tg_report_basename(run->traces[t].file));
             fputs(" | ", out);
             put_code(out, r->rule);
-            fprintf(out, " | %s | %s%s%s | ", tg_severity_name(r->severity),
-                    r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE ? "**" : "",
-                    tg_verdict_upper(r->verdict),
-                    r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE ? "**" : "");
+            bool bold = (r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE) && !r->suppressed;
+            fprintf(out, " | %s | %s%s%s | ", tg_severity_name(r->severity), bold ? "**" : "",
+                    r->suppressed ? "SUPPRESSED" : tg_verdict_upper(r->verdict), bold ? "**" : "");
             if (r->count != TG_NULL_I64) fprintf(out, "%lld", (long long)r->count);
             fputs(" | ", out);
             put_md(out, r->message ? r->message : r->title, TG_TEXT_CAP_TEXT);
+            if (r->suppressed) {
+                fputs(" (suppressed: ", out);
+                put_md(out, r->suppressed, TG_TEXT_CAP_TEXT);
+                fputs(", ", out);
+                put_code(out, r->suppressed_at ? r->suppressed_at : "?");
+                fputc(')', out);
+            }
             fputs(" |\n", out);
         }
     fputc('\n', out);
@@ -304,7 +352,7 @@ static void put_failures(md *m, const tg_run_result *run)
     for (size_t t = 0; t < run->n_traces; t++)
         for (size_t i = 0; i < run->traces[t].n_results; i++) {
             const tg_rule_result *r = &run->traces[t].results[i];
-            if (r->verdict != TG_V_FAIL && r->verdict != TG_V_INCONCLUSIVE) continue;
+            if ((r->verdict != TG_V_FAIL && r->verdict != TG_V_INCONCLUSIVE) || r->suppressed) continue;
             if (failures++ == 0 && mark(m)) fputs("## Failures and inconclusive comparisons\n\n", m->out);
             if (details < MAX_DETAILS && mark(m)) {
                 details++;
@@ -313,6 +361,28 @@ static void put_failures(md *m, const tg_run_result *run)
         }
     if (failures > details && mark(m))
         fprintf(m->out, "_%zu more failures not detailed; see the JSON report._\n\n", failures - details);
+}
+
+/* Suppressions that did not simply apply (unused, expired, exceeded). */
+static void put_suppressions(md *m, const tg_run_result *run)
+{
+    bool any = false;
+    for (size_t i = 0; i < run->n_suppressions && mark(m); i++) {
+        char sentence[512];
+        const tg_suppression_use *u = &run->suppressions[i];
+        if (!tg_suppression_sentence(u, sentence, sizeof sentence)[0]) continue;
+        if (!any) fputs("Suppressions to review:\n\n", m->out);
+        any = true;
+        char at[64];
+        snprintf(at, sizeof at, ":%d", u->line);
+        fputs("- ", m->out);
+        put_code(m->out, u->file);
+        fputs(at, m->out);
+        fputs(": ", m->out);
+        put_md(m->out, sentence, TG_TEXT_CAP_TEXT);
+        fputc('\n', m->out);
+    }
+    if (any) fputc('\n', m->out);
 }
 
 static void render(md *m, const tg_run_result *run, const tg_report_opts *opts)
@@ -325,6 +395,7 @@ static void render(md *m, const tg_run_result *run, const tg_report_opts *opts)
             : !strcmp(status, "fail") ? "The gate failed."
                                       : "The check could not complete: see the errors below.");
     put_unreadable(m, run);
+    put_suppressions(m, run);
     put_table(m, run);
     put_failures(m, run);
     put_baselines(m, run);

@@ -207,6 +207,10 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
         put_piece(m, tg_report_basename(t->file), TG_TEXT_CAP_TEXT);
         fputs(": ", m);
         put_piece(m, r->message ? r->message : r->title ? r->title : "", TG_TEXT_CAP_TEXT);
+        if (r->cause && r->cause->summary) {
+            fputs("\nCause: ", m);
+            put_piece(m, r->cause->summary, TG_TEXT_CAP_TEXT);
+        }
         if (r->advice) {
             fputc('\n', m);
             put_piece(m, r->advice, TG_TEXT_CAP_TEXT);
@@ -222,12 +226,33 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
     json_t *fp = json_object();
     put(c, fp, "tracegate/v1", fingerprint(r->rule, t->file ? t->file : ""));
     put(c, o, "partialFingerprints", fp);
+    if (r->suppressed) {
+        /* SARIF's own way: viewers show it as suppressed, with the reason */
+        json_t *sups = json_array(), *sup = json_object();
+        put(c, sup, "kind", json_string("external"));
+        put(c, sup, "status", json_string("accepted"));
+        char *why = tg_text_dup(r->suppressed, TG_TEXT_CAP_TEXT, TG_TEXT_KEEP_NEWLINES);
+        put(c, sup, "justification", why ? json_string(why) : NULL);
+        free(why);
+        const char *colon = r->suppressed_at ? strrchr(r->suppressed_at, ':') : NULL;
+        if (colon) {   /* "FILE:LINE" of the suppression */
+            char *file = strndup(r->suppressed_at, (size_t)(colon - r->suppressed_at));
+            if (file) put(c, sup, "location", location_json(c, file, atoi(colon + 1)));
+            free(file);
+        }
+        append(c, sups, sup);
+        put(c, o, "suppressions", sups);
+    }
     json_t *props = json_object();
     put(c, props, "trace", tg_report_json_str(t->file));
     put(c, props, "status", json_string(tg_verdict_name(r->verdict)));
     put(c, props, "count", r->count == TG_NULL_I64 ? json_null() : json_integer(r->count));
     put(c, props, "values", tg_report_json_values(r->values, r->n_values));
     if (r->reproduce) put(c, props, "reproduce", tg_report_json_str(r->reproduce));
+    if (r->cause) {
+        put(c, props, "cause", tg_report_json_str(r->cause->summary));
+        if (r->cause->reproduce) put(c, props, "cause_reproduce", tg_report_json_str(r->cause->reproduce));
+    }
     if (r->baseline.present) {
         put(c, props, "baseline", tg_report_json_num(r->baseline.value));
         put(c, props, "current", tg_report_json_num(r->baseline.current));
@@ -299,6 +324,19 @@ static json_t *invocation_json(sarif_ctx *c, const tg_run_result *run)
             put(c, n, "associatedRule", ref);
             append(c, notes, n);
         }
+    }
+    /* suppressions to review (unused, expired, exceeded): warnings at
+    ** their line, which leave the execution successful */
+    for (size_t i = 0; i < run->n_suppressions; i++) {
+        char sentence[512];
+        const tg_suppression_use *u = &run->suppressions[i];
+        if (!tg_suppression_sentence(u, sentence, sizeof sentence)[0]) continue;
+        json_t *n = json_object(), *locs = json_array();
+        put(c, n, "level", json_string("warning"));
+        put(c, n, "message", text_obj(c, sentence, TG_TEXT_CAP_TEXT));
+        append(c, locs, location_json(c, u->file ? u->file : "?", u->line));
+        put(c, n, "locations", locs);
+        append(c, notes, n);
     }
     put(c, inv, "executionSuccessful", json_boolean(success));
     put(c, inv, "toolExecutionNotifications", notes);

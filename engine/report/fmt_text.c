@@ -159,17 +159,110 @@ static void put_baseline(const text_ctx *c, const tg_rule_result *r)
     put_contributors(c, b);
 }
 
+/* Item lines of a cause: at most this many per window or list. */
+#define CAUSE_LINES 4
+
+static void put_rowids(FILE *out, const tg_cause_item *it)
+{
+    if (!it->n_rowids) return;
+    fputs("  ", out);
+    put_text(out, it->table, TG_TEXT_CAP_NAME);
+    fprintf(out, " rowid%s ", it->n_rowids > 1 ? "s" : "");
+    for (size_t i = 0; i < it->n_rowids; i++) fprintf(out, "%s%lld", i ? ", " : "", (long long)it->rowids[i]);
+    if (it->n_rowids < (size_t)it->count) fputs(", ...", out);
+}
+
+static void put_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *it)
+{
+    char t[TG_FMT_BUF], sh[TG_FMT_BUF], l[TG_FMT_BUF];
+    fputs(INDENT "  ", out);
+    if (kind == TG_CAUSE_HOST) fprintf(out, "%s ", it->source);
+    put_text(out, it->name ? it->name : "?", TG_TEXT_CAP_NAME);
+    if (kind == TG_CAUSE_CALL_SITE && it->module) {
+        fputs(" in ", out);
+        put_text(out, it->module, TG_TEXT_CAP_NAME);
+    }
+    tg_fmt_num(t, sizeof t, it->time, TG_UNIT_NS);
+    tg_fmt_num(sh, sizeof sh, it->share, TG_UNIT_RATIO);
+    if (kind == TG_CAUSE_LAUNCH) {
+        tg_fmt_num(l, sizeof l, it->launch_time, TG_UNIT_NS);
+        fprintf(out, "  %lld kernels, %s (launch calls %s), %s of the short ones\n", (long long)it->count, t, l, sh);
+        return;
+    }
+    const char *noun = kind == TG_CAUSE_HOST && !strcmp(it->source, "nvtx") ? "range" : kind == TG_CAUSE_HOST ? "call"
+                                                                                                       : "row";
+    fprintf(out, "  %lld %s%s, %s (%s)", (long long)it->count, noun, it->count == 1 ? "" : "s", t, sh);
+    if (kind == TG_CAUSE_HOST) {
+        fputs(", thread ", out);
+        if (it->thread) {
+            put_text(out, it->thread, TG_TEXT_CAP_NAME);
+            fputc(' ', out);
+        }
+        fprintf(out, "(tid %lld%s)", (long long)it->tid, it->launch_thread ? ", launches GPU work" : "");
+        if (it->call_site) {
+            fputs(", from ", out);
+            put_text(out, it->call_site, TG_TEXT_CAP_NAME);
+            if (it->call_module) {
+                fputs(" in ", out);
+                put_text(out, it->call_module, TG_TEXT_CAP_NAME);
+            }
+        }
+    }
+    put_rowids(out, it);
+    fputc('\n', out);
+}
+
+/* What the finding says about its cause (docs/host.md). */
+static void put_cause(const text_ctx *c, const tg_cause *x)
+{
+    FILE *out = c->out;
+    fputs(INDENT "cause: ", out);
+    put_text(out, x->summary, TG_TEXT_CAP_TEXT);
+    fputc('\n', out);
+    for (size_t w = 0; w < x->n_windows; w++) {
+        const tg_cause_window *win = &x->windows[w];
+        char d[TG_FMT_BUF], a[TG_FMT_BUF];
+        tg_fmt_num(d, sizeof d, (double)(win->end - win->start), TG_UNIT_NS);
+        tg_fmt_num(a, sizeof a, (double)win->accounted, TG_UNIT_NS);
+        fprintf(out, INDENT "  evidence row %zu: %lld..%lld ns (%s), pid %lld; %s of it in traced calls of the "
+                "threads that launch GPU work\n", win->evidence + 1, (long long)win->start, (long long)win->end, d,
+                (long long)win->pid, a);
+        for (size_t i = 0; i < win->n_items && i < CAUSE_LINES; i++) put_cause_item(out, x->kind, &win->items[i]);
+    }
+    for (size_t i = 0; i < x->n_items && i < CAUSE_LINES; i++) put_cause_item(out, x->kind, &x->items[i]);
+    for (size_t i = 0; i < x->n_unknown; i++) {
+        fputs(INDENT "  unknown: ", out);
+        put_text(out, x->unknown[i], TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
+    }
+    if (x->reproduce) {
+        fputs(INDENT "  reproduce: ", out);
+        put_text(out, x->reproduce, TG_TEXT_CAP_LONG);
+        fputc('\n', out);
+    }
+}
+
 static void put_result(const text_ctx *c, const tg_rule_result *r)
 {
     FILE *out = c->out;
     const char *msg = r->message && *r->message ? r->message : r->title;
-    fprintf(out, "  %s%-5s%s %-8s ", paint(c, verdict_color(r->verdict)), tg_verdict_upper(r->verdict),
+    const char *label = r->suppressed ? "SUPPRESSED" : tg_verdict_upper(r->verdict);
+    fprintf(out, "  %s%-5s%s %-8s ", paint(c, r->suppressed ? "\033[36m" : verdict_color(r->verdict)), label,
             paint(c, "\033[0m"), tg_severity_name(r->severity));
     put_padded(out, r->rule ? r->rule : "?", c->id_width);
     fputc(' ', out);
     put_text(out, msg, TG_TEXT_CAP_TEXT);
     if (r->missing_data) fputs(" (missing data)", out);
     fputc('\n', out);
+    if (r->suppressed) {
+        /* accepted, never dropped: the reason, then (unless --quiet) the details */
+        fputs(INDENT "suppressed: ", out);
+        put_text(out, r->suppressed, TG_TEXT_CAP_TEXT);
+        fputs(" (", out);
+        put_text(out, r->suppressed_at ? r->suppressed_at : "?", TG_TEXT_CAP_TEXT);
+        fputs(")\n", out);
+        if (c->opts->quiet) return;
+    }
     bool detail = r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE;
     if (detail && r->n_values) {
         fputs(INDENT "values: ", out);
@@ -187,6 +280,7 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
         put_text(out, r->reproduce, TG_TEXT_CAP_LONG);
         fputc('\n', out);
     }
+    if (r->cause) put_cause(c, r->cause);
     if (r->advice) {
         fputs(INDENT "advice: ", out);
         put_text(out, r->advice, TG_TEXT_CAP_TEXT);
@@ -251,6 +345,16 @@ tg_status tg_report_text(const tg_run_result *run, const tg_report_opts *opts, F
     for (size_t t = 0; t < run->n_traces; t++) {
         put_trace(&c, &run->traces[t]);
         if (!opts->quiet) fputc('\n', out);
+    }
+    /* suppressions that did not simply apply: unused, expired, exceeded */
+    for (size_t i = 0; i < run->n_suppressions; i++) {
+        char sentence[512];
+        if (!tg_suppression_sentence(&run->suppressions[i], sentence, sizeof sentence)[0]) continue;
+        fputs("suppression ", out);
+        put_text(out, run->suppressions[i].file, TG_TEXT_CAP_TEXT);
+        fprintf(out, ":%d: ", run->suppressions[i].line);
+        put_text(out, sentence, TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
     }
     char line[512];
     tg_report_verdict_line(run, opts, line, sizeof line);

@@ -202,6 +202,7 @@ static bool evidence_from(rd *a, json_t *arr, tg_rule_result *r)
         tg_interval_parse(json_string_value(json_object_get(e, "interval")), &ev->interval);
         ev->row_start = int_of(e, "row_start", TG_NULL_I64);
         ev->row_end = int_of(e, "row_end", TG_NULL_I64);
+        ev->row = -1;              /* the model is not at hand */
         ev->fields = values_from(a, json_object_get(e, "fields"), json_object_get(e, "units"), &ev->n_fields);
         /* the row after a gap, the last op of a device: fields of their own */
         const char *links[][2] = {{"next_table", "next_rowid"}, {"last_table", "last_rowid"}};
@@ -216,6 +217,85 @@ static bool evidence_from(rd *a, json_t *arr, tg_rule_result *r)
             }
         }
     }
+    return true;
+}
+
+/* A cause's items (fmt_json.c's cause_item_json): every key optional. */
+static tg_cause_item *cause_items_from(rd *a, json_t *arr, tg_cause_kind kind, size_t *n)
+{
+    *n = json_array_size(arr);
+    tg_cause_item *items = tg_arena_alloc(a->arena, (*n ? *n : 1) * sizeof *items);
+    if (!items) return NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        tg_cause_item *it = &items[i];
+        it->source = kind == TG_CAUSE_HOST ? str_of(a, e, "source") : kind == TG_CAUSE_CALL_SITE ? "call_site" : "kernel";
+        it->name = str_of(a, e, kind == TG_CAUSE_CALL_SITE ? "call_site" : "name");
+        it->module = kind == TG_CAUSE_CALL_SITE ? str_of(a, e, "call_module") : NULL;
+        it->thread = str_of(a, e, "thread");
+        it->tid = int_of(e, "tid", -1);
+        it->launch_thread = json_is_true(json_object_get(e, "launch_thread"));
+        it->count = int_of(e, "count", 0);
+        it->time = num_of(e, kind == TG_CAUSE_LAUNCH ? "kernel_time_ns" : "time_ns");
+        it->launch_time = num_of(e, "launch_time_ns");
+        it->share = num_of(e, "share");
+        if (kind == TG_CAUSE_HOST) {
+            it->call_site = str_of(a, e, "call_site");
+            it->call_module = str_of(a, e, "call_module");
+        }
+        it->table = str_of(a, e, "table");
+        json_t *ids = json_object_get(e, "rowids"), *stack = json_object_get(e, "stack");
+        it->rowids = tg_arena_alloc(a->arena, (json_array_size(ids) + 1) * sizeof *it->rowids);
+        it->stack = tg_arena_alloc(a->arena, (json_array_size(stack) + 1) * sizeof *it->stack);
+        if (!it->rowids || !it->stack) return NULL;
+        size_t k;
+        json_t *x;
+        json_array_foreach(ids, k, x)
+            if (json_is_integer(x)) it->rowids[it->n_rowids++] = (int64_t)json_integer_value(x);
+        json_array_foreach(stack, k, x)
+            if (json_is_string(x)) it->stack[it->n_stack++] = intern(a, json_string_value(x));
+    }
+    return items;
+}
+
+/* `cause` (docs/host.md), so that merge writes it again; a kind this
+** reader does not know is left out. */
+static bool cause_from(rd *a, json_t *o, tg_rule_result *r)
+{
+    tg_cause_kind kind;
+    if (!json_is_object(o) || !tg_cause_parse(json_string_value(json_object_get(o, "kind")), &kind) ||
+        kind == TG_CAUSE_NONE)
+        return true;
+    tg_cause *c = tg_arena_alloc(a->arena, sizeof *c);
+    if (!c) return false;
+    c->kind = kind;
+    c->summary = str_of(a, o, "summary");
+    c->reproduce = str_of(a, o, "reproduce");
+    json_t *unknown = json_object_get(o, "unknown"), *x;
+    c->unknown = tg_arena_alloc(a->arena, (json_array_size(unknown) + 1) * sizeof *c->unknown);
+    if (!c->unknown) return false;
+    size_t i;
+    json_array_foreach(unknown, i, x)
+        if (json_is_string(x)) c->unknown[c->n_unknown++] = intern(a, json_string_value(x));
+    if (kind == TG_CAUSE_HOST) {
+        json_t *wins = json_object_get(o, "windows");
+        c->windows = tg_arena_alloc(a->arena, (json_array_size(wins) + 1) * sizeof *c->windows);
+        if (!c->windows) return false;
+        json_array_foreach(wins, i, x) {
+            tg_cause_window *w = &c->windows[c->n_windows++];
+            w->evidence = (size_t)int_of(x, "evidence", 0);
+            w->pid = int_of(x, "pid", -1);
+            w->start = int_of(x, "start", TG_NULL_I64);
+            w->end = int_of(x, "end", TG_NULL_I64);
+            w->accounted = int_of(x, "accounted_ns", 0);
+            if (!(w->items = cause_items_from(a, json_object_get(x, "activity"), kind, &w->n_items))) return false;
+        }
+    } else {
+        json_t *list = json_object_get(o, kind == TG_CAUSE_CALL_SITE ? "sites" : "kernels");
+        if (!(c->items = cause_items_from(a, list, kind, &c->n_items))) return false;
+    }
+    r->cause = c;
     return true;
 }
 
@@ -247,6 +327,9 @@ static bool result_from(rd *a, json_t *o, tg_rule_result *r, const char *file, t
     }
     r->regression = !dir ? 0 : !strcmp(dir, "higher_is_worse") ? 1 : -1;
     r->missing_data = json_is_true(json_object_get(o, "missing_data"));
+    json_t *sup = json_object_get(o, "suppressed");   /* a rank's suppression stays */
+    r->suppressed = str_of(a, sup, "reason");
+    r->suppressed_at = str_of(a, sup, "at");
     const char *ek = json_string_value(json_object_get(o, "error_kind"));
     r->error_status = !ek ? TG_OK : !strcmp(ek, "data") ? TG_ETRACE : !strcmp(ek, "mismatch") ? TG_EUSAGE : TG_EINTERNAL;
     json_t *loc = json_object_get(o, "location");
@@ -257,7 +340,8 @@ static bool result_from(rd *a, json_t *o, tg_rule_result *r, const char *file, t
     if (!baseline_from(a, b, &r->baseline)) return false;
     /* results written before `regression` was: a baseline marks the rule */
     if (!r->regression && r->baseline.present) r->regression = 1;
-    return r->values && evidence_from(a, json_object_get(o, "evidence"), r);
+    return r->values && evidence_from(a, json_object_get(o, "evidence"), r) &&
+           cause_from(a, json_object_get(o, "cause"), r);
 }
 
 /* rank, world_size, job, host, pids (fmt_json.c's origin_json): null or

@@ -302,6 +302,7 @@ json_t *tg_metrics_json(const tg_model *m)
     put_iterations(&d, m, &c);
     put(&d, d.root, "iteration_markers", tg_iterdoc_json(m->selection));
     put_work(&d, m);
+    put(&d, d.root, "host_side", tg_metrics_host_json(m));
     if (!d.ok) {
         json_decref(d.root);
         return NULL;
@@ -464,6 +465,7 @@ char *tg_metrics_text(const json_t *doc)
                "blocking memsets on host memory %.0f (%.0f steady)\n",
             num(doc, "sync_memcpy"), num(doc, "sync_memcpy_steady"), num(doc, "pageable_async_memcpy"),
             num(doc, "pageable_async_memcpy_steady"), num(doc, "sync_memset"), num(doc, "sync_memset_steady"));
+    tg_metrics_host_text(f, doc);
     if (fclose(f) != 0) {
         free(out);
         return NULL;

@@ -8,6 +8,7 @@
 #define TG_METRICS_H
 
 #include <jansson.h>
+#include <stdio.h>
 #include "../model/model.h"
 
 /* work_by_name: names listed in JSON, and in text. */
@@ -44,9 +45,17 @@
 **   devices [{device, name, start_ns, end_ns, span_ns, busy_frac,
 **     busy_frac_steady, kernels, kernel_time_ns, nccl_time_ns, nccl_overlap,
 **     exposed_nccl_time_ns, queue_p50_ns, gaps_ge_min}]
+**   host_side {osrt {...}, libraries [...]}: OS runtime calls by name, cuDNN and
+**     cuBLAS API time next to their kernels' time (metrics_host.c); the
+**     trace must have been opened with those tables (TG_HOST_OSRT,
+**     TG_HOST_LIBRARIES) for them to count
 ** "Steady" follows the model: inside a steady iteration, or the whole
 ** trace when it has none. NULL when out of memory. */
 json_t *tg_metrics_json(const tg_model *m);
+
+/* metrics_host.c: the `host_side` member, and its lines in the text. */
+json_t *tg_metrics_host_json(const tg_model *m);
+void tg_metrics_host_text(FILE *f, const json_t *doc);
 
 /* The document as readable text; malloc'd, NULL when out of memory. */
 char *tg_metrics_text(const json_t *doc);

@@ -11,22 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const format_names[TG_FMT_COUNT] = {
-    "text", "json", "junit", "sarif", "github", "markdown",
+const char *const tg_format_names[TG_FMT_COUNT + 1] = {
+    "text", "json", "junit", "sarif", "github", "markdown", "html", NULL,
 };
 
 int tg_format_parse(const char *name)
 {
     if (!name) return -1;
     for (int i = 0; i < TG_FMT_COUNT; i++)
-        if (strcmp(name, format_names[i]) == 0) return i;
+        if (strcmp(name, tg_format_names[i]) == 0) return i;
     if (strcmp(name, "md") == 0) return TG_FMT_MARKDOWN;
     return -1;
 }
 
 const char *tg_format_name(tg_format f)
 {
-    return (unsigned)f < TG_FMT_COUNT ? format_names[f] : "?";
+    return (unsigned)f < TG_FMT_COUNT ? tg_format_names[f] : "?";
 }
 
 /* ---------------------------------------------------------------- names */
@@ -119,11 +119,25 @@ static const tg_report_opts default_opts = {.fail_on = TG_SEV_ERROR};
 bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts)
 {
     if (!opts) opts = &default_opts;
-    if (opts->fail_never) return false;
+    if (opts->fail_never || r->suppressed) return false;
     if (r->verdict == TG_V_INCONCLUSIVE) return opts->inconclusive_fail;
     if (r->verdict != TG_V_FAIL) return false;
     if (r->regression != 0 || r->baseline.regression) return true;
     return r->severity >= opts->fail_on;
+}
+
+tg_status tg_report_error_class(const tg_rule_result *r)
+{
+    if (r->error_status != TG_OK) return r->error_status;
+    return r->missing_data ? TG_ETRACE : TG_EINTERNAL;
+}
+
+/* An error of exit class st, counted where its class says. */
+static void count_error(tg_report_tally *out, tg_status st)
+{
+    if (st == TG_ETRACE) out->lacking++;
+    else if (st == TG_EUSAGE) out->usage_errors++;
+    else out->internal_errors++;
 }
 
 void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
@@ -134,10 +148,17 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
     out->traces = run->n_traces;
     for (size_t t = 0; t < run->n_traces; t++) {
         const tg_trace_result *tr = &run->traces[t];
-        if (tr->status != TG_OK) out->traces_unreadable++;
+        if (tr->status != TG_OK) {
+            out->traces_unreadable++;
+            count_error(out, tr->status);
+        }
         for (size_t i = 0; i < tr->n_results; i++) {
             const tg_rule_result *r = &tr->results[i];
             out->results++;
+            if (r->suppressed && (r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE)) {
+                out->suppressed++;   /* a finding accepted: counted apart, never gating */
+                continue;
+            }
             switch (r->verdict) {
             case TG_V_PASS: out->passed++; break;
             case TG_V_FAIL:
@@ -150,7 +171,11 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
                 out->inconclusive++;
                 if (tg_report_gates(r, opts)) out->gating++;
                 break;
-            default: out->errors++; break;
+            default:
+                out->errors++;
+                if (r->missing_data || tg_report_error_class(r) == TG_ETRACE) out->missing_data++;
+                count_error(out, tg_report_error_class(r));
+                break;
             }
             if (r->baseline.present && r->baseline.regression) out->regressions++;
             if (r->baseline.present && r->baseline.improvement) out->improvements++;
@@ -158,12 +183,21 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
     }
 }
 
-const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts)
+tg_status tg_report_exit_status(const tg_run_result *run, const tg_report_opts *opts)
 {
     tg_report_tally t;
     tg_report_tally_run(run, opts, &t);
-    if (t.traces_unreadable || t.errors) return "error";
-    return t.gating ? "fail" : "pass";
+    if (t.internal_errors) return TG_EINTERNAL;
+    if (t.usage_errors) return TG_EUSAGE;
+    if (t.gating) return TG_FAIL;
+    if (t.lacking) return TG_ETRACE;
+    return TG_OK;
+}
+
+const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts)
+{
+    tg_status st = tg_report_exit_status(run, opts);
+    return st == TG_OK ? "pass" : st == TG_FAIL ? "fail" : "error";
 }
 
 /* Append "N thing(s)" to buf when n > 0, separated by ", ". */
@@ -180,14 +214,18 @@ char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opt
 {
     tg_report_tally t;
     tg_report_tally_run(run, opts, &t);
-    char parts[256] = "";
-    add_part(parts, sizeof parts, t.traces_unreadable, "unreadable trace", "unreadable traces");
-    add_part(parts, sizeof parts, t.errors, "rule error", "rule errors");
-    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_ERROR], "error", "errors");
-    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_WARNING], "warning", "warnings");
-    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_INFO], "note", "notes");
+    char parts[320] = "";
+    /* findings by severity first, then what could not be judged: "error"
+    ** names a severity only, never a rule that could not be evaluated */
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_ERROR], "error finding", "error findings");
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_WARNING], "warning finding", "warning findings");
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_INFO], "info finding", "info findings");
     add_part(parts, sizeof parts, t.regressions, "regression", "regressions");
     add_part(parts, sizeof parts, t.inconclusive, "inconclusive", "inconclusive");
+    add_part(parts, sizeof parts, t.traces_unreadable, "unreadable trace", "unreadable traces");
+    add_part(parts, sizeof parts, t.missing_data, "rule lacking data", "rules lacking data");
+    add_part(parts, sizeof parts, t.errors - t.missing_data, "rule not evaluated", "rules not evaluated");
+    add_part(parts, sizeof parts, t.suppressed, "suppressed", "suppressed");
     add_part(parts, sizeof parts, t.skipped, "skipped", "skipped");
     if (!parts[0])
         snprintf(parts, sizeof parts, "%zu %s passed", t.passed, t.passed == 1 ? "rule" : "rules");
@@ -223,6 +261,7 @@ tg_status tg_report_write(tg_format fmt, const tg_run_result *run, const tg_rule
     case TG_FMT_SARIF: st = tg_report_sarif(run, rs, opts, out); break;
     case TG_FMT_GITHUB: st = tg_report_github(run, rs, opts, out); break;
     case TG_FMT_MARKDOWN: st = tg_report_markdown(run, opts, out); break;
+    case TG_FMT_HTML: st = tg_report_html(run, opts, out); break;
     default: return TG_EINTERNAL;
     }
     if (st == TG_OK && (fflush(out) != 0 || ferror(out))) st = TG_EINTERNAL;

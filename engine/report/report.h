@@ -1,6 +1,6 @@
 /*
 ** Reporters: render a tg_run_result in the formats of docs/formats.md (text,
-** json, junit, sarif, github, markdown). They only read the result and the
+** json, junit, sarif, github, markdown, html). They only read the result and the
 ** rule set; they write to a FILE the CLI opened, and never exit.
 */
 #ifndef TG_REPORT_H
@@ -11,11 +11,14 @@
 #include "../rules/rules.h"
 
 typedef enum tg_format {
-    TG_FMT_TEXT, TG_FMT_JSON, TG_FMT_JUNIT, TG_FMT_SARIF, TG_FMT_GITHUB, TG_FMT_MARKDOWN,
+    TG_FMT_TEXT, TG_FMT_JSON, TG_FMT_JUNIT, TG_FMT_SARIF, TG_FMT_GITHUB, TG_FMT_MARKDOWN, TG_FMT_HTML,
     TG_FMT_COUNT
 } tg_format;
 
-/* "text" -> TG_FMT_TEXT; -1 when unknown. */
+/* The names in order, NULL-terminated (the CLI's choices and hints). */
+extern const char *const tg_format_names[TG_FMT_COUNT + 1];
+
+/* "text" -> TG_FMT_TEXT ("md" is markdown too); -1 when unknown. */
 int tg_format_parse(const char *name);
 const char *tg_format_name(tg_format f);
 
@@ -31,25 +34,44 @@ typedef struct tg_report_opts {
     const char *step_summary_path;
 } tg_report_opts;
 
-/* Overall status of a run for a fail-on level: "pass", "fail" or "error".
-** "error": a trace failed to load (status != TG_OK) or a rule result is
-** ERROR. "fail": a FAIL at or above opts->fail_on, or a FAIL of a
-** regression rule whatever its severity, or (opts->inconclusive_fail) an
-** INCONCLUSIVE result; never with opts->fail_never. "pass" otherwise.
-** opts may be NULL (fail_on error). */
-const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts);
-
-/* True when this result makes the run fail under opts (see tg_run_status). */
+/* True when this result makes the run fail under opts: a FAIL at or
+** above opts->fail_on, a FAIL of a regression rule whatever its severity,
+** or (opts->inconclusive_fail) an INCONCLUSIVE result; never with
+** opts->fail_never. opts may be NULL (fail_on error). */
 bool tg_report_gates(const tg_rule_result *r, const tg_report_opts *opts);
+
+/* The exit class of an ERROR result: TG_ETRACE (the trace lacks what the
+** rule needs), TG_EUSAGE (the trace does not fit the baseline) or
+** TG_EINTERNAL. */
+tg_status tg_report_error_class(const tg_rule_result *r);
+
+/* The exit status of a run (docs/formats.md, "Run status and
+** exit status"); when several apply the first of these wins:
+**   4 an internal error (a trace or rule that failed for that reason),
+**   2 a trace that does not fit the baseline (or a bad pattern),
+**   1 a result that gates (tg_report_gates),
+**   3 a trace unreadable or lacking data a rule needs,
+**   0 otherwise.
+** A real finding thus fails the gate (1) even when another trace could not
+** be read; the report still lists what was not checked. */
+tg_status tg_report_exit_status(const tg_run_result *run, const tg_report_opts *opts);
+
+/* Overall status of a run, the same in every format: "pass" (exit 0),
+** "fail" (1) or "error" (2, 3 or 4), from tg_report_exit_status. */
+const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts);
 
 /* What a run contains, counted the same way by every format. */
 typedef struct tg_report_tally {
     size_t traces, traces_unreadable;
     size_t results;                /* rule results over all traces */
     size_t passed, failed, skipped, errors, inconclusive;
+    size_t missing_data;           /* ERROR results: the capture lacks their data */
+    size_t suppressed;             /* findings a suppression accepts (in no other count) */
     size_t failed_by_severity[3];  /* FAIL results, indexed by tg_severity */
     size_t gating;                 /* results that make the run fail */
     size_t regressions, improvements;  /* baseline comparisons */
+    /* errors (rule results and traces) by exit class */
+    size_t lacking, usage_errors, internal_errors;
 } tg_report_tally;
 
 void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,

@@ -65,6 +65,7 @@ tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
 tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
                            const tg_report_opts *opts, FILE *out);
 tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
+tg_status tg_report_html(const tg_run_result *run, const tg_report_opts *opts, FILE *out);   /* fmt_html.c */
 /* The markdown report in at most max_bytes: when the whole does not fit it
 ** ends after the last complete block that does, with a line saying so. */
 tg_status tg_report_markdown_within(const tg_run_result *run, const tg_report_opts *opts, FILE *out,

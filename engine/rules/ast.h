@@ -92,7 +92,7 @@ void tg_rules_vmsg(tg_rules_ctx *ctx, tg_diag_level level, tg_pos pos, const cha
 #define tg_rules_error(ctx, pos, ...) tg_rules_msg((ctx), TG_DIAG_ERROR, (pos), __VA_ARGS__)
 #define tg_rules_warning(ctx, pos, ...) tg_rules_msg((ctx), TG_DIAG_WARNING, (pos), __VA_ARGS__)
 
-/* tg_suggest, the "did you mean" of error messages: rules.h. */
+/* tg_suggest, the "did you mean" of error messages: common/vocab.h. */
 
 /* ---------------------------------------------------------------- lexer */
 

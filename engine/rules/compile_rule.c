@@ -25,6 +25,9 @@ static const char *const default_columns[TG_SRC_COUNT][8] = {
     [TG_SRC_GAP] = {"duration", "device", "pid"},
     [TG_SRC_DEVICE] = {"device", "name", "busy_frac", "busy_frac_steady", "span", "kernel_time"},
     [TG_SRC_TRACE] = {"duration"},
+    [TG_SRC_OSRT] = {"name", "duration", "thread", "tid", "call_site"},
+    [TG_SRC_CUDNN] = {"name", "duration", "kernels", "kernel_time", "tid"},
+    [TG_SRC_CUBLAS] = {"name", "duration", "kernels", "kernel_time", "tid"},
 };
 
 typedef struct rule_cc {
@@ -315,6 +318,36 @@ static void compile_where(rule_cc *cc)
     }
 }
 
+/* Is source `name` one of a comma-separated list ("gap, device")? */
+static bool source_listed(const char *list, const char *name)
+{
+    if (!strcmp(list, "any")) return true;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == 0)) return true;
+    return false;
+}
+
+/* cause: what a failure names about its cause (docs/host.md). */
+static void compile_cause(rule_cc *cc)
+{
+    const tg_ynode *n = cc->def->key[TG_RK_CAUSE];
+    if (!n) return;
+    char all[128];
+    if (n->kind != TG_Y_SCALAR || !tg_cause_parse(n->value, &cc->r->info.cause)) {
+        const char *v = n->kind == TG_Y_SCALAR ? n->value : "";
+        const char *hint = tg_suggest(v, tg_cause_names, TG_CAUSE_COUNT);
+        ERR(cc, n->pos, "cause must be %s, not '%s'%s%s%s", tg_vocab_join(tg_cause_names, all, sizeof all),
+            n->kind == TG_Y_SCALAR ? v : tg_ynode_kind_name(n), hint ? " (did you mean '" : "", hint ? hint : "",
+            hint ? "'?)" : "");
+        return;
+    }
+    tg_cause_kind k = cc->r->info.cause;
+    if (cc->source_ok && !source_listed(tg_cause_sources(k), cc->r->info.source))
+        ERR(cc, n->pos, "cause '%s' needs a rule on source %s, not %s", tg_cause_name(k), tg_cause_sources(k),
+            cc->r->info.source);
+}
+
 static void compile_regression(rule_cc *cc)
 {
     const tg_ynode *reg = cc->def->key[TG_RK_REGRESSION];
@@ -589,6 +622,7 @@ bool tg_compile_rule(tg_rules_loader *ld, const tg_rule_def *def, const tg_param
     compile_header(&cc);
     compile_params(&cc, sets, n_sets, set_used);
     compile_regression(&cc);
+    compile_cause(&cc);
     r->metric = compile_key(&cc, TG_RK_METRIC, TG_CM_AGG, TG_TY_FLOAT);
     r->samples = compile_key(&cc, TG_RK_SAMPLES, TG_CM_ROW, TG_TY_FLOAT);
     compile_where(&cc);
@@ -601,6 +635,9 @@ bool tg_compile_rule(tg_rules_loader *ld, const tg_rule_def *def, const tg_param
     /* grouped evidence may add aggregates of its own (not the result's values) */
     r->n_value_aggs = cc.cs.n_aggs;
     if (cc.source_ok) compile_evidence(&cc);
+    if (r->info.cause == TG_CAUSE_HOST && r->n_group_by)
+        ERR(&cc, def->key[TG_RK_CAUSE]->pos, "cause 'host' explains each cited row; it cannot be used with "
+            "evidence.group_by, which cites groups");
     /* aggregates and trace references collected while compiling */
     tg_cstate *cs = &cc.cs;
     if (cs->n_aggs) {

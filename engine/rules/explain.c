@@ -214,6 +214,8 @@ char *tg_rules_explain(const tg_ruleset *rs, const char *id)
     put(&buf, &len, &cap, ":%d\n", r->info.line);
     if (r->info.regression)
         put(&buf, &len, &cap, "  regression: %s\n", r->info.regression > 0 ? "higher_is_worse" : "lower_is_worse");
+    if (r->info.cause != TG_CAUSE_NONE)
+        put(&buf, &len, &cap, "  cause:    %s: %s\n", tg_cause_name(r->info.cause), tg_cause_doc(r->info.cause));
     put_wrapped(&buf, &len, &cap, "explain", r->info.explain);
     put_wrapped(&buf, &len, &cap, "advice", r->info.advice);
     if (r->n_params) {

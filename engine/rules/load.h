@@ -16,7 +16,7 @@
     X(SOURCE, "source") X(WHERE, "where") X(FAIL_WHEN, "fail_when") X(METRIC, "metric") \
     X(SAMPLES, "samples") X(REGRESSION, "regression") X(PARAMS, "params") \
     X(EVIDENCE, "evidence") X(MESSAGE, "message") X(ADVICE, "advice") \
-    X(EXPLAIN, "explain") X(ENABLED, "enabled")
+    X(EXPLAIN, "explain") X(ENABLED, "enabled") X(CAUSE, "cause")
 
 typedef enum tg_rule_key {
 #define X(id, name) TG_RK_##id,

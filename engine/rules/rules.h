@@ -29,6 +29,7 @@ typedef struct tg_rule_info {
     tg_unit metric_unit;       /* the metric's unit, as the compiler typed it */
     const char *samples;       /* per-row field kept as distribution, or NULL */
     int regression;            /* 0 none, +1 higher_is_worse, -1 lower_is_worse */
+    tg_cause_kind cause;       /* what a failure says about its cause (docs/host.md) */
 } tg_rule_info;
 
 /* File names in a rule folder: rule files, and the rule-test files that
@@ -86,14 +87,18 @@ double tg_rules_param(const tg_ruleset *rs, const char *rule, const char *param,
 ** integer field of it); INT64_MAX when no enabled rule reads the source. */
 int64_t tg_rules_lower_bound(const tg_ruleset *rs, int source, const char *field);
 
+/* Does an enabled rule read a field pred accepts (in any expression, its
+** evidence columns, groups or order)? The check plan loads what such
+** fields need (call stacks for call_site, ...). */
+struct tg_field_def;
+bool tg_rules_read_field(const tg_ruleset *rs, bool (*pred)(const struct tg_field_def *));
+
 /* `tracegate rules lint`: load as above, plus warnings (unused macros and
 ** lists, ...). Returns TG_OK or TG_EUSAGE. */
 tg_status tg_rules_lint(const char *const *paths, size_t n_paths, tg_diag *diag);
 
-/* The closest of `n` names to `word` (edit distance <= 2, or <= a third of
-** its length, letter case free), or NULL: the "did you mean" of every
-** error message about a name (rules_common.c). */
-const char *tg_suggest(const char *word, const char *const *names, size_t n);
+/* tg_suggest, the "did you mean" of every error message about a name:
+** common/vocab.h (the command line uses it too). */
 
 /* `tracegate explain`: the rule's text and its compiled tree, readable.
 ** Returns a malloc'd string, NULL if the rule is unknown. */

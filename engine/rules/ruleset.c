@@ -239,3 +239,36 @@ int64_t tg_rules_lower_bound(const tg_ruleset *rs, int source, const char *field
     }
     return bound;
 }
+
+/* ------------------------------------------------------------------ reads */
+
+static bool expr_reads(const tg_expr *e, bool (*pred)(const tg_field_def *))
+{
+    if (!e) return false;
+    if (e->field && pred(e->field)) return true;
+    return expr_reads(e->a, pred) || expr_reads(e->b, pred);
+}
+
+static bool rule_reads(const tg_rule *r, bool (*pred)(const tg_field_def *))
+{
+    if (expr_reads(r->where, pred) || expr_reads(r->fail_when, pred) || expr_reads(r->metric, pred) ||
+        expr_reads(r->samples, pred) || (r->order_field && pred(r->order_field)))
+        return true;
+    for (size_t i = 0; i < r->n_aggs; i++)
+        if (expr_reads(r->aggs[i].arg, pred) || (r->aggs[i].field && pred(r->aggs[i].field))) return true;
+    for (size_t i = 0; i < r->n_columns; i++)
+        if (pred(r->columns[i])) return true;
+    for (size_t i = 0; i < r->n_group_by; i++)
+        if (pred(r->group_by[i])) return true;
+    for (size_t i = 0; i < r->n_group_cols; i++)
+        if (expr_reads(r->group_cols[i].expr, pred) || (r->group_cols[i].field && pred(r->group_cols[i].field)))
+            return true;
+    return false;
+}
+
+bool tg_rules_read_field(const tg_ruleset *rs, bool (*pred)(const tg_field_def *))
+{
+    for (size_t i = 0; rs && i < rs->n; i++)
+        if (rs->rules[i].info.enabled && rule_reads(&rs->rules[i], pred)) return true;
+    return false;
+}

@@ -77,6 +77,17 @@ typedef struct tg_rt_case {
     tg_rt_evidence_expect *evidence;
     size_t n_evidence;
     const char *message;       /* text the rendered message must contain, or NULL */
+    /* expect.cause (docs/host.md): null for none, else any of these */
+    bool has_cause;
+    tg_pos cause_pos;
+    bool cause_none;           /* `cause: null`: the result names no cause */
+    const char *cause_kind;    /* host, call_site, launch; or NULL */
+    const char *cause_summary; /* text the summary must contain, or NULL */
+    bool has_cause_unknown;
+    const char *cause_unknown; /* text one unknown sentence must contain; NULL: none may be */
+    bool has_cause_items;      /* the first window's activity / the sites / the kernels, in order */
+    tg_rt_evidence_expect *cause_items;
+    size_t n_cause_items;
 } tg_rt_case;
 
 typedef struct tg_ruletest_file {

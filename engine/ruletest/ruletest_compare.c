@@ -188,6 +188,82 @@ static bool compare_evidence(const tg_rt_case *c, const tg_rule_result *res, tg_
     return ok;
 }
 
+/* The value of a cause item's key (docs/host.md). */
+static bool item_value(const tg_cause_item *it, const char *key, tg_value *out)
+{
+    static const struct { const char *key; size_t off; } strs[] = {
+        {"source", offsetof(tg_cause_item, source)}, {"name", offsetof(tg_cause_item, name)},
+        {"module", offsetof(tg_cause_item, module)}, {"thread", offsetof(tg_cause_item, thread)},
+        {"call_site", offsetof(tg_cause_item, call_site)}, {"call_module", offsetof(tg_cause_item, call_module)},
+        {"table", offsetof(tg_cause_item, table)},
+    };
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+        if (!strcmp(key, strs[i].key)) {
+            const char *s;
+            memcpy(&s, (const char *)it + strs[i].off, sizeof s);
+            *out = s ? tg_str(s) : tg_null();
+            return true;
+        }
+    if (!strcmp(key, "tid")) *out = it->tid < 0 ? tg_null() : tg_int(it->tid, TG_UNIT_NONE);
+    else if (!strcmp(key, "launch_thread")) *out = tg_bool(it->launch_thread);
+    else if (!strcmp(key, "count")) *out = tg_int(it->count, TG_UNIT_NONE);
+    else if (!strcmp(key, "time")) *out = tg_float(it->time, TG_UNIT_NS);
+    else if (!strcmp(key, "launch_time")) *out = isnan(it->launch_time) ? tg_null() : tg_float(it->launch_time, TG_UNIT_NS);
+    else if (!strcmp(key, "share")) *out = isnan(it->share) ? tg_null() : tg_float(it->share, TG_UNIT_RATIO);
+    else return false;
+    return true;
+}
+
+static bool compare_cause(const tg_rt_case *c, const tg_rule_result *res, tg_arena *a, tg_rt_result *r, size_t *cap)
+{
+    const tg_cause *x = res->cause;
+    if (c->cause_none || !x)
+        return c->cause_none == !x ||
+               add_diff(a, r, cap, "cause", c->cause_none ? "none" : "a cause",
+                        x ? tg_arena_printf(a, "\"%s\"", x->summary ? x->summary : "") : "none");
+    bool ok = true;
+    if (c->cause_kind && strcmp(c->cause_kind, tg_cause_name(x->kind)) != 0)
+        ok &= add_diff(a, r, cap, "cause.kind", c->cause_kind, tg_cause_name(x->kind));
+    if (ok && c->cause_summary && (!x->summary || !strstr(x->summary, c->cause_summary)))
+        ok &= add_diff(a, r, cap, "cause.summary", tg_arena_printf(a, "contains \"%s\"", c->cause_summary),
+                       tg_arena_printf(a, "\"%s\"", x->summary ? x->summary : ""));
+    if (ok && c->has_cause_unknown) {
+        bool found = false;
+        for (size_t i = 0; i < x->n_unknown && c->cause_unknown; i++) found |= strstr(x->unknown[i], c->cause_unknown) != NULL;
+        if (c->cause_unknown ? !found : x->n_unknown > 0)
+            ok &= add_diff(a, r, cap, "cause.unknown",
+                           c->cause_unknown ? tg_arena_printf(a, "contains \"%s\"", c->cause_unknown) : "none",
+                           x->n_unknown ? tg_arena_printf(a, "\"%s\"%s", x->unknown[0], x->n_unknown > 1 ? ", ..." : "")
+                                        : "none");
+    }
+    if (!ok || !c->has_cause_items) return ok;
+    const tg_cause_item *items = x->n_windows ? x->windows[0].items : x->items;
+    size_t n = x->n_windows ? x->windows[0].n_items : x->n_items;
+    if (c->n_cause_items == 0 && n > 0)     /* items: [] -- none */
+        return add_diff(a, r, cap, "cause.items", "none",
+                        tg_arena_printf(a, "%zu item%s, the first %s", n, n == 1 ? "" : "s",
+                                        items[0].name ? items[0].name : "?"));
+    for (size_t i = 0; i < c->n_cause_items && ok; i++) {
+        const tg_rt_evidence_expect *e = &c->cause_items[i];
+        if (i >= n) {
+            ok &= add_diff(a, r, cap, tg_arena_printf(a, "cause.items[%zu]", i), describe_expected_row(a, e),
+                           "(no such item)");
+            continue;
+        }
+        for (size_t k = 0; k < e->n_keys && ok; k++) {
+            tg_value v;
+            const char *what = tg_arena_printf(a, "cause.items[%zu].%s", i, e->keys[k].name);
+            if (!item_value(&items[i], e->keys[k].name, &v))
+                ok &= add_diff(a, r, cap, what, format_expected(a, &e->keys[k]),
+                               "(no such key: source, name, module, thread, tid, launch_thread, count, time, "
+                               "launch_time, share, call_site, call_module, table)");
+            else if (!matches(&e->keys[k], v))
+                ok &= add_diff(a, r, cap, what, format_expected(a, &e->keys[k]), format_value(a, v));
+        }
+    }
+    return ok;
+}
+
 bool tg_ruletest_compare(const tg_rt_case *c, const tg_rule_result *res, tg_arena *a, tg_rt_result *r)
 {
     size_t cap = 0;
@@ -224,6 +300,7 @@ bool tg_ruletest_compare(const tg_rt_case *c, const tg_rule_result *res, tg_aren
         ok &= add_diff(a, r, &cap, "message", tg_arena_printf(a, "contains \"%s\"", c->message),
                        tg_arena_printf(a, "\"%s\"", res->message ? res->message : ""));
     if (ok && c->has_evidence) ok &= compare_evidence(c, res, a, r, &cap);
+    if (ok && c->has_cause) ok &= compare_cause(c, res, a, r, &cap);
     r->passed = ok && r->n_diffs == 0;
     return ok;
 }

@@ -1,6 +1,8 @@
 /*
 ** Inline events of a rule test (`input.events`): kernels, memcpys,
-** memsets, api calls, nvtx ranges, devices and profiler overhead written
+** memsets, api calls, nvtx ranges, devices, profiler overhead and the host
+** side (OS runtime calls, thread names, cuDNN / cuBLAS calls, call stacks
+** on api entries, launches and OS runtime calls: docs/host.md) written
 ** in YAML with units (`start: 1ms`, `duration: 20us`, `bytes: 16MiB`),
 ** read into the plain rows of ruletest_int.h with every unspecified column
 ** defaulted (device 0, stream 7, context 1, pid 1000, tid 1000).
@@ -21,7 +23,7 @@
 #include <string.h>
 
 const char *const tg_rt_cat_names[TG_RT_CAT_COUNT] = {
-    "kernels", "memcpys", "memsets", "api", "nvtx", "devices", "overhead",
+    "kernels", "memcpys", "memsets", "api", "nvtx", "devices", "overhead", "osrt", "threads", "cudnn", "cublas",
 };
 
 /* ENUM_CUDA_MEMCPY_OPER and ENUM_CUDA_MEM_KIND: the ids are the indexes
@@ -175,14 +177,68 @@ static int64_t shifted(int64_t t, int64_t by)
     return t == TG_NULL_I64 ? t : t + by;
 }
 
+/* ---------------------------------------------------------------- stacks */
+
+/* One frame: "SYMBOL (MODULE)" or {symbol, module}. */
+static bool read_frame(tg_rt_reader *rd, const tg_ynode *n, tg_rt_frame *f)
+{
+    static const char *const keys[] = {"symbol", "module"};
+    if (n->kind == TG_Y_SCALAR) {
+        const char *open = strrchr(n->value, '(');
+        size_t len = n->len;
+        if (!open || open == n->value || open[-1] != ' ' || len < 2 || n->value[len - 1] != ')') {
+            tg_rt_error(rd, n->pos, "a stack frame is 'SYMBOL (MODULE)' or {symbol: S, module: M}, not '%s'",
+                        n->value);
+            return false;
+        }
+        f->symbol = tg_arena_strndup(rd->ctx.arena, n->value, (size_t)(open - 1 - n->value));
+        f->module = tg_arena_strndup(rd->ctx.arena, open + 1, len - (size_t)(open + 1 - n->value) - 1);
+        return f->symbol && f->module;
+    }
+    if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "a stack frame") || !tg_rt_check_keys(rd, n, keys, 2, "a stack frame"))
+        return false;
+    const tg_ynode *sym = tg_ymap_get(n, "symbol"), *mod = tg_ymap_get(n, "module");
+    if (!sym || !mod) {
+        tg_rt_error(rd, n->pos, "a stack frame needs 'symbol:' and 'module:'");
+        return false;
+    }
+    return tg_rt_string(rd, sym, "symbol", &f->symbol) && tg_rt_string(rd, mod, "module", &f->module);
+}
+
+/* `stack: [frame, ...]` of map, innermost first: its index, or -1 without. */
+static bool read_stack(ev_reader *er, const tg_ynode *map, int32_t *out)
+{
+    *out = -1;
+    const tg_ynode *n = tg_ymap_get(map, "stack");
+    if (!n) return true;
+    if (!tg_rt_expect_kind(er->rd, n, TG_Y_SEQ, "stack")) return false;
+    if (n->n == 0) {
+        tg_rt_error(er->rd, n->pos, "a stack has at least one frame (the innermost first)");
+        return false;
+    }
+    tg_rt_stack st = {.frames = calloc(n->n, sizeof *st.frames), .n = n->n};
+    if (!st.frames) return er->oom = true, false;
+    for (size_t i = 0; i < n->n; i++)
+        if (!read_frame(er->rd, n->items[i], &st.frames[i])) {
+            free(st.frames);
+            return false;
+        }
+    if (!TG_PUSH(er->ev->stacks, er->ev->n_stacks, er->ev->cap_stacks, st)) {
+        free(st.frames);
+        return er->oom = true, false;
+    }
+    *out = (int32_t)er->ev->n_stacks - 1;
+    return true;
+}
+
 /* ------------------------------------------------------------- launches */
 
-/* `launch: NAME` or `launch: {name, start, end|duration, tid, return_value}`. */
+/* `launch: NAME` or `launch: {name, start, end|duration, tid, return_value, stack}`. */
 static bool read_launch(ev_reader *er, const tg_ynode *n, const tg_rt_op *op, tg_rt_call *out)
 {
-    static const char *const keys[] = {"name", "start", "end", "duration", "tid", "return_value"};
+    static const char *const keys[] = {"name", "start", "end", "duration", "tid", "return_value", "stack"};
     tg_rt_reader *rd = er->rd;
-    *out = (tg_rt_call){.correlation = -1, .pid = op->pid, .tid = TG_RT_DEFAULT_TID};
+    *out = (tg_rt_call){.correlation = -1, .pid = op->pid, .tid = TG_RT_DEFAULT_TID, .stack = -1};
     if (n->kind == TG_Y_SCALAR) {
         /* shorthand: a 1 us call that returns as the operation starts */
         out->start = op->start >= 1000 ? op->start - 1000 : 0;
@@ -199,7 +255,7 @@ static bool read_launch(ev_reader *er, const tg_ynode *n, const tg_rt_op *op, tg
     bool ok = tg_rt_string(rd, name, "launch.name", &out->name);
     ok = ok && read_span(rd, n, "launch", false, false, &out->start, &out->end);
     ok = ok && i32_key(rd, n, "tid", 0, &out->tid) && i32_key(rd, n, "return_value", INT32_MIN, &out->return_value);
-    return ok;
+    return ok && read_stack(er, n, &out->stack);
 }
 
 /* ------------------------------------------------------------ operations */
@@ -351,11 +407,11 @@ static bool read_thread(tg_rt_reader *rd, const tg_ynode *n, int32_t *pid, int32
 static bool read_call(ev_reader *er, const tg_ynode *n)
 {
     static const char *const keys[] = {"name", "start", "end", "duration", "pid", "tid", "correlation",
-                                       "return_value", "repeat"};
+                                       "return_value", "repeat", "stack"};
     tg_rt_reader *rd = er->rd;
     if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "an api entry") || !tg_rt_check_keys(rd, n, keys, N_OF(keys), "an api entry"))
         return false;
-    tg_rt_call c = {.correlation = -1};
+    tg_rt_call c = {.correlation = -1, .stack = -1};
     const tg_ynode *v = tg_ymap_get(n, "name");
     if (!v) {
         tg_rt_error(rd, n->pos, "an api entry needs 'name:' (e.g. cudaStreamSynchronize)");
@@ -366,7 +422,7 @@ static bool read_call(ev_reader *er, const tg_ynode *n)
     if (ok && (v = tg_ymap_get(n, "correlation")))
         ok = tg_rt_int(rd, v, TG_UNIT_NONE, 1, INT32_MAX, "correlation", &c.correlation);
     repeat rep;
-    if (!ok || !read_repeat(rd, n, c.end, &rep)) return false;
+    if (!ok || !read_repeat(rd, n, c.end, &rep) || !read_stack(er, n, &c.stack)) return false;
     for (int64_t k = 0; k < rep.count; k++) {
         tg_rt_call copy = c;
         copy.start += k * rep.every;
@@ -442,6 +498,85 @@ static bool read_overhead(ev_reader *er, const tg_ynode *n)
             return false;
         }
     }
+    return true;
+}
+
+static bool read_osrt(ev_reader *er, const tg_ynode *n)
+{
+    static const char *const keys[] = {"name", "start", "end", "duration", "pid", "tid", "return_value", "stack",
+                                       "repeat"};
+    tg_rt_reader *rd = er->rd;
+    if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "an osrt entry") || !tg_rt_check_keys(rd, n, keys, N_OF(keys), "an osrt entry"))
+        return false;
+    tg_rt_osrt o = {.stack = -1};
+    const tg_ynode *v = tg_ymap_get(n, "name");
+    if (!v) {
+        tg_rt_error(rd, n->pos, "an osrt entry needs 'name:' (e.g. usleep, poll, pthread_cond_wait)");
+        return false;
+    }
+    bool ok = tg_rt_string(rd, v, "name", &o.name) && read_thread(rd, n, &o.pid, &o.tid) &&
+              read_span(rd, n, "an osrt entry", false, false, &o.start, &o.end);
+    if (ok && (v = tg_ymap_get(n, "return_value")))
+        ok = tg_rt_int(rd, v, TG_UNIT_NONE, INT64_MIN / 2, INT64_MAX / 2, "return_value", &o.return_value);
+    repeat rep;
+    if (!ok || !read_repeat(rd, n, o.end, &rep) || !read_stack(er, n, &o.stack)) return false;
+    for (int64_t k = 0; k < rep.count; k++) {
+        tg_rt_osrt copy = o;
+        copy.start += k * rep.every;
+        copy.end += k * rep.every;
+        if (!count_row(er, n)) return false;
+        if (!TG_PUSH(er->ev->osrts, er->ev->n_osrts, er->ev->cap_osrts, copy)) return er->oom = true, false;
+    }
+    return true;
+}
+
+static bool read_libcall(ev_reader *er, const tg_ynode *n, int lib)
+{
+    static const char *const keys[] = {"name", "start", "end", "duration", "pid", "tid", "repeat"};
+    const char *what = lib == 0 ? "a cudnn entry" : "a cublas entry";
+    tg_rt_reader *rd = er->rd;
+    if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, what) || !tg_rt_check_keys(rd, n, keys, N_OF(keys), what)) return false;
+    tg_rt_libcall c = {0};
+    const tg_ynode *v = tg_ymap_get(n, "name");
+    if (!v) {
+        tg_rt_error(rd, n->pos, "%s needs 'name:' (e.g. %s)", what,
+                    lib == 0 ? "cudnnConvolutionForward" : "cublasSgemm_v2");
+        return false;
+    }
+    bool ok = tg_rt_string(rd, v, "name", &c.name) && read_thread(rd, n, &c.pid, &c.tid) &&
+              read_span(rd, n, what, false, false, &c.start, &c.end);
+    repeat rep;
+    if (!ok || !read_repeat(rd, n, c.end, &rep)) return false;
+    for (int64_t k = 0; k < rep.count; k++) {
+        tg_rt_libcall copy = c;
+        copy.start += k * rep.every;
+        copy.end += k * rep.every;
+        if (!count_row(er, n)) return false;
+        if (!TG_PUSH(er->ev->libcalls[lib], er->ev->n_libcalls[lib], er->ev->cap_libcalls[lib], copy))
+            return er->oom = true, false;
+    }
+    return true;
+}
+
+static bool read_thread_name(ev_reader *er, const tg_ynode *n)
+{
+    static const char *const keys[] = {"pid", "tid", "name"};
+    tg_rt_reader *rd = er->rd;
+    if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "a threads entry") || !tg_rt_check_keys(rd, n, keys, 3, "a threads entry"))
+        return false;
+    tg_rt_thread t = {0};
+    const tg_ynode *v = tg_ymap_get(n, "name");
+    if (!v) {
+        tg_rt_error(rd, n->pos, "a threads entry needs 'name:' (e.g. dataloader)");
+        return false;
+    }
+    if (!tg_rt_string(rd, v, "name", &t.name) || !read_thread(rd, n, &t.pid, &t.tid)) return false;
+    for (size_t i = 0; i < er->ev->n_threads; i++)
+        if (er->ev->threads[i].pid == t.pid && er->ev->threads[i].tid == t.tid) {
+            tg_rt_error(rd, n->pos, "thread %d of process %d is named twice", t.tid, t.pid);
+            return false;
+        }
+    if (!TG_PUSH(er->ev->threads, er->ev->n_threads, er->ev->cap_threads, t)) return er->oom = true, false;
     return true;
 }
 
@@ -544,6 +679,11 @@ void tg_rt_events_free(tg_rt_events *ev)
     free(ev->ranges);
     free(ev->gpus);
     free(ev->overheads);
+    free(ev->osrts);
+    for (int i = 0; i < 2; i++) free(ev->libcalls[i]);
+    free(ev->threads);
+    for (size_t i = 0; i < ev->n_stacks; i++) free(ev->stacks[i].frames);
+    free(ev->stacks);
     free(ev);
 }
 
@@ -576,6 +716,10 @@ tg_rt_events *tg_rt_events_read(tg_rt_reader *rd, const tg_ynode *events)
             case TG_RT_API: ok &= read_call(&er, item); break;
             case TG_RT_NVTX: ok &= read_range(&er, item); break;
             case TG_RT_DEVICES: ok &= read_gpu(&er, item, j); break;
+            case TG_RT_OSRT: ok &= read_osrt(&er, item); break;
+            case TG_RT_THREADS: ok &= read_thread_name(&er, item); break;
+            case TG_RT_CUDNN: ok &= read_libcall(&er, item, 0); break;
+            case TG_RT_CUBLAS: ok &= read_libcall(&er, item, 1); break;
             default: ok &= read_overhead(&er, item); break;
             }
             if (er.ev->n_rows > TG_RT_MAX_ROWS) break;

@@ -29,10 +29,21 @@
 
 typedef enum tg_rt_cat {
     TG_RT_KERNELS, TG_RT_MEMCPYS, TG_RT_MEMSETS, TG_RT_API, TG_RT_NVTX, TG_RT_DEVICES,
-    TG_RT_OVERHEAD, TG_RT_CAT_COUNT
+    TG_RT_OVERHEAD, TG_RT_OSRT, TG_RT_THREADS, TG_RT_CUDNN, TG_RT_CUBLAS, TG_RT_CAT_COUNT
 } tg_rt_cat;
 
 extern const char *const tg_rt_cat_names[TG_RT_CAT_COUNT];
+
+/* A call stack (`stack:`), innermost frame first; written to
+** CUDA_CALLCHAINS or OSRT_CALLCHAINS with id = its index + 1. */
+typedef struct tg_rt_frame {
+    const char *symbol, *module;
+} tg_rt_frame;
+
+typedef struct tg_rt_stack {
+    tg_rt_frame *frames;       /* malloc'd */
+    size_t n;
+} tg_rt_stack;
 
 /* A CUDA runtime or driver call (CUPTI_ACTIVITY_KIND_RUNTIME). */
 typedef struct tg_rt_call {
@@ -41,7 +52,30 @@ typedef struct tg_rt_call {
     int64_t correlation;       /* -1: assign a fresh id */
     int32_t pid, tid;
     int32_t return_value;
+    int32_t stack;             /* index into events.stacks, -1 none */
 } tg_rt_call;
+
+/* An OS runtime call (OSRT_API). */
+typedef struct tg_rt_osrt {
+    int64_t start, end;
+    const char *name;
+    int32_t pid, tid;
+    int64_t return_value;
+    int32_t stack;             /* index into events.stacks, -1 none */
+} tg_rt_osrt;
+
+/* A cuDNN or cuBLAS call (CUDNN_EVENTS, CUBLAS_EVENTS). */
+typedef struct tg_rt_libcall {
+    int64_t start, end;
+    const char *name;
+    int32_t pid, tid;
+} tg_rt_libcall;
+
+/* A thread's name (ThreadNames). */
+typedef struct tg_rt_thread {
+    int32_t pid, tid;
+    const char *name;
+} tg_rt_thread;
 
 /* A kernel, copy or memset. */
 typedef struct tg_rt_op {
@@ -98,6 +132,14 @@ struct tg_rt_events {
     size_t n_gpus, cap_gpus;
     tg_rt_overhead *overheads;
     size_t n_overheads, cap_overheads;
+    tg_rt_osrt *osrts;
+    size_t n_osrts, cap_osrts;
+    tg_rt_libcall *libcalls[2];     /* cudnn, cublas */
+    size_t n_libcalls[2], cap_libcalls[2];
+    tg_rt_thread *threads;
+    size_t n_threads, cap_threads;
+    tg_rt_stack *stacks;            /* of calls (CUDA) and OS runtime calls */
+    size_t n_stacks, cap_stacks;
     size_t n_rows;                  /* all rows so far, against TG_RT_MAX_ROWS */
 };
 

@@ -233,6 +233,75 @@ static bool read_values(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
     return ok;
 }
 
+/* A list of expected rows (evidence, cause items): mappings of keys to
+** values, only the keys given compared. */
+static bool read_rows(tg_rt_reader *rd, const tg_ynode *n, const char *what, tg_rt_evidence_expect **out,
+                      size_t *n_out)
+{
+    if (!tg_rt_expect_kind(rd, n, TG_Y_SEQ, what)) return false;
+    *out = tg_arena_alloc(rd->ctx.arena, (n->n ? n->n : 1) * sizeof **out);
+    if (!*out) return false;
+    bool ok = true;
+    for (size_t i = 0; i < n->n; i++) {
+        const tg_ynode *row = n->items[i];
+        if (!tg_rt_expect_kind(rd, row, TG_Y_MAP, what) || row->n == 0) {
+            if (row->kind == TG_Y_MAP) tg_rt_error(rd, row->pos, "an entry of %s names at least one key", what);
+            ok = false;
+            continue;
+        }
+        tg_rt_evidence_expect *e = &(*out)[(*n_out)++];
+        e->pos = row->pos;
+        e->keys = tg_arena_alloc(rd->ctx.arena, row->n * sizeof *e->keys);
+        if (!e->keys) return false;
+        for (size_t k = 0; k < row->n; k++) {
+            if (!tg_rt_expect_kind(rd, row->items[k], TG_Y_SCALAR, "a key")) {
+                ok = false;
+                continue;
+            }
+            if (read_value(rd, row->vals[k], row->items[k]->value, &e->keys[e->n_keys])) e->n_keys++;
+            else ok = false;
+        }
+    }
+    return ok;
+}
+
+/* expect.cause: null, or {kind, summary, unknown, items}. */
+static bool read_cause(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
+{
+    static const char *const keys[] = {"kind", "summary", "unknown", "items"};
+    c->has_cause = true;
+    c->cause_pos = n->pos;
+    if (n->kind == TG_Y_SCALAR && n->style == TG_YS_PLAIN && (!strcmp(n->value, "null") || n->len == 0)) {
+        c->cause_none = true;
+        return true;
+    }
+    if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "expect.cause") || !tg_rt_check_keys(rd, n, keys, 4, "expect.cause"))
+        return false;
+    const tg_ynode *v;
+    bool ok = true;
+    if ((v = tg_ymap_get(n, "kind"))) {
+        tg_cause_kind k;
+        if (v->kind != TG_Y_SCALAR || !tg_cause_parse(v->value, &k) || k == TG_CAUSE_NONE) {
+            tg_rt_error(rd, v->pos, "cause kind must be host, call_site or launch");
+            ok = false;
+        } else {
+            c->cause_kind = v->value;
+        }
+    }
+    if ((v = tg_ymap_get(n, "summary"))) ok &= tg_rt_string(rd, v, "expect.cause.summary", &c->cause_summary);
+    if ((v = tg_ymap_get(n, "unknown"))) {
+        c->has_cause_unknown = true;
+        if (v->kind == TG_Y_SEQ && v->n == 0) c->cause_unknown = NULL;   /* []: none */
+        else ok &= tg_rt_string(rd, v, "expect.cause.unknown (text one sentence contains, or [] for none)",
+                                &c->cause_unknown);
+    }
+    if ((v = tg_ymap_get(n, "items"))) {
+        c->has_cause_items = true;
+        ok &= read_rows(rd, v, "expect.cause.items", &c->cause_items, &c->n_cause_items);
+    }
+    return ok;
+}
+
 static bool read_evidence(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
 {
     if (!tg_rt_expect_kind(rd, n, TG_Y_SEQ, "expect.evidence")) return false;
@@ -270,9 +339,9 @@ static bool read_evidence(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
 
 static bool read_expect(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
 {
-    static const char *const keys[] = {"status", "count", "values", "evidence", "message", "severity"};
+    static const char *const keys[] = {"status", "count", "values", "evidence", "message", "severity", "cause"};
     if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "expect")) return false;
-    bool ok = tg_rt_check_keys(rd, n, keys, 6, "expect");
+    bool ok = tg_rt_check_keys(rd, n, keys, 7, "expect");
     const tg_ynode *v;
     c->status = -1;
     c->severity = -1;
@@ -299,6 +368,7 @@ static bool read_expect(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
     if ((v = tg_ymap_get(n, "values"))) ok &= read_values(rd, v, c);
     if ((v = tg_ymap_get(n, "evidence"))) ok &= read_evidence(rd, v, c);
     if ((v = tg_ymap_get(n, "message"))) ok &= tg_rt_string(rd, v, "expect.message", &c->message);
+    if ((v = tg_ymap_get(n, "cause"))) ok &= read_cause(rd, v, c);
     if ((v = tg_ymap_get(n, "severity"))) {
         tg_severity sev;
         if (v->kind == TG_Y_SCALAR && tg_severity_parse(v->value, &sev)) {

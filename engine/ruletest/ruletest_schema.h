@@ -88,6 +88,34 @@
 #define TG_RT_SQL_3_0_THREAD_NAMES \
     "CREATE TABLE ThreadNames (nameId INTEGER NOT NULL DEFAULT 0, priority INTEGER, globalTid INTEGER);\n"
 
+/* The host side (docs/host.md): OSRT_API and OSRT_CALLCHAINS as the
+** h200-nsys captures (-t osrt) write them; CUDA_CALLCHAINS (--cudabacktrace),
+** CUDNN_EVENTS and CUBLAS_EVENTS as the nsys 2022.2 export of
+** public/saxpy writes them (schema 2.9.1: the h200 captures did not record
+** them; the 3.0 columns are the same). */
+#define TG_RT_SQL_3_0_OSRT \
+    "CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL " \
+    "DEFAULT 0, globalTid INTEGER, nameId INTEGER NOT NULL DEFAULT 0, returnValue INTEGER NOT NULL " \
+    "DEFAULT 0, nestingLevel INTEGER, callchainId INTEGER NOT NULL DEFAULT 0);\n"
+
+#define TG_RT_SQL_3_0_OSRT_CALLCHAINS \
+    "CREATE TABLE OSRT_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL DEFAULT 0, module INTEGER " \
+    "NOT NULL DEFAULT 0, kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, " \
+    "originalIP INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth));\n"
+
+#define TG_RT_SQL_3_0_CUDA_CALLCHAINS \
+    "CREATE TABLE CUDA_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL DEFAULT 0, module INTEGER " \
+    "NOT NULL DEFAULT 0, unresolved INTEGER, originalIP INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY " \
+    "(id, stackDepth));\n"
+
+#define TG_RT_SQL_3_0_CUDNN \
+    "CREATE TABLE CUDNN_EVENTS (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL " \
+    "DEFAULT 0, globalTid INTEGER, nameId INTEGER NOT NULL DEFAULT 0);\n"
+
+#define TG_RT_SQL_3_0_CUBLAS \
+    "CREATE TABLE CUBLAS_EVENTS (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL " \
+    "DEFAULT 0, globalTid INTEGER, nameId INTEGER NOT NULL DEFAULT 0);\n"
+
 #define TG_RT_SQL_3_0_SESSION_START \
     "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);\n"
 
@@ -185,6 +213,11 @@
     TG_RT_SQL_3_0_OVERHEAD \
     TG_RT_SQL_3_0_PROCESSES \
     TG_RT_SQL_3_0_THREAD_NAMES \
+    TG_RT_SQL_3_0_OSRT \
+    TG_RT_SQL_3_0_OSRT_CALLCHAINS \
+    TG_RT_SQL_3_0_CUDA_CALLCHAINS \
+    TG_RT_SQL_3_0_CUDNN \
+    TG_RT_SQL_3_0_CUBLAS \
     TG_RT_SQL_3_0_SESSION_START \
     TG_RT_SQL_3_0_ENUM_MEMCPY_OPER \
     TG_RT_SQL_3_0_ENUM_MEM_KIND \

@@ -157,14 +157,89 @@ static void write_ops(writer *w, const tg_rt_events *ev)
     }
 }
 
+static int64_t chain_id(int32_t stack)
+{
+    return stack >= 0 ? (int64_t)stack + 1 : TG_NULL_I64;
+}
+
 static void write_calls(writer *w, const tg_rt_events *ev)
 {
     sqlite3_stmt *st = prepare(w, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
                                   "correlationId, nameId, returnValue, callchainId) VALUES (?,?,?,?,?,?,?,?)");
     for (size_t i = 0; i < ev->n_calls && !w->failed; i++) {
         const tg_rt_call *c = &ev->calls[i];
-        insert(w, st, "iiiiiiin", c->start, c->end, (int64_t)1, gtid(c->pid, c->tid), c->correlation,
-               string_id(w, c->name), (int64_t)c->return_value);
+        insert(w, st, "iiiiiiii", c->start, c->end, (int64_t)1, gtid(c->pid, c->tid), c->correlation,
+               string_id(w, c->name), (int64_t)c->return_value, chain_id(c->stack));
+    }
+    sqlite3_finalize(st);
+}
+
+/* ------------------------------------------------------------ host side */
+
+static bool calls_have_stacks(const tg_rt_events *ev)
+{
+    for (size_t i = 0; i < ev->n_calls; i++)
+        if (ev->calls[i].stack >= 0) return true;
+    return false;
+}
+
+/* The frames of the stacks `used` marks into CUDA_CALLCHAINS or
+** OSRT_CALLCHAINS (id = stack index + 1, depth 0 innermost). */
+static void write_stacks(writer *w, const tg_rt_events *ev, const char *table, const bool *used)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "INSERT INTO %s (id, symbol, module, unresolved, stackDepth) VALUES (?,?,?,?,?)", table);
+    sqlite3_stmt *st = prepare(w, sql);
+    for (size_t s = 0; s < ev->n_stacks && !w->failed; s++) {
+        if (!used[s]) continue;
+        for (size_t d = 0; d < ev->stacks[s].n; d++)
+            insert(w, st, "iiiii", (int64_t)s + 1, string_id(w, ev->stacks[s].frames[d].symbol),
+                   string_id(w, ev->stacks[s].frames[d].module), (int64_t)0, (int64_t)d);
+    }
+    sqlite3_finalize(st);
+}
+
+static void write_host_stacks(writer *w, const tg_rt_events *ev)
+{
+    bool *cuda = calloc(ev->n_stacks + 1, sizeof *cuda), *osrt = calloc(ev->n_stacks + 1, sizeof *osrt);
+    if (!cuda || !osrt) {
+        free(cuda);
+        free(osrt);
+        fail_db(w, "listing stacks");
+        return;
+    }
+    for (size_t i = 0; i < ev->n_calls; i++)
+        if (ev->calls[i].stack >= 0) cuda[ev->calls[i].stack] = true;
+    for (size_t i = 0; i < ev->n_osrts; i++)
+        if (ev->osrts[i].stack >= 0) osrt[ev->osrts[i].stack] = true;
+    if (calls_have_stacks(ev)) write_stacks(w, ev, "CUDA_CALLCHAINS", cuda);
+    if (ev->listed[TG_RT_OSRT]) write_stacks(w, ev, "OSRT_CALLCHAINS", osrt);
+    free(cuda);
+    free(osrt);
+}
+
+static void write_osrt(writer *w, const tg_rt_events *ev)
+{
+    sqlite3_stmt *st = prepare(w, "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, "
+                                  "nestingLevel, callchainId) VALUES (?,?,?,?,?,?,?,?)");
+    for (size_t i = 0; i < ev->n_osrts && !w->failed; i++) {
+        const tg_rt_osrt *o = &ev->osrts[i];
+        /* nsys writes a callchain id on every row, with or without frames */
+        insert(w, st, "iiiiiiii", o->start, o->end, (int64_t)27, gtid(o->pid, o->tid), string_id(w, o->name),
+               o->return_value, (int64_t)0, o->stack >= 0 ? (int64_t)o->stack + 1 : (int64_t)0);
+    }
+    sqlite3_finalize(st);
+}
+
+static void write_libcalls(writer *w, const tg_rt_events *ev, int lib)
+{
+    sqlite3_stmt *st = prepare(w, lib == 0 ? "INSERT INTO CUDNN_EVENTS (start, end, eventClass, globalTid, nameId) "
+                                             "VALUES (?,?,?,?,?)"
+                                           : "INSERT INTO CUBLAS_EVENTS (start, end, eventClass, globalTid, nameId) "
+                                             "VALUES (?,?,?,?,?)");
+    for (size_t i = 0; i < ev->n_libcalls[lib] && !w->failed; i++) {
+        const tg_rt_libcall *c = &ev->libcalls[lib][i];
+        insert(w, st, "iiiii", c->start, c->end, (int64_t)0, gtid(c->pid, c->tid), string_id(w, c->name));
     }
     sqlite3_finalize(st);
 }
@@ -279,7 +354,8 @@ static void write_gpus(writer *w, const tg_rt_events *ev)
 /* PROCESSES and ThreadNames: every process and thread that appears. */
 static void write_processes(writer *w, const tg_rt_events *ev)
 {
-    size_t n = ev->n_calls + ev->n_ranges + ev->n_overheads + ev->n_ops[0] + ev->n_ops[1] + ev->n_ops[2] + 1;
+    size_t n = ev->n_calls + ev->n_ranges + ev->n_overheads + ev->n_ops[0] + ev->n_ops[1] + ev->n_ops[2] +
+               ev->n_osrts + ev->n_libcalls[0] + ev->n_libcalls[1] + ev->n_threads + 1;
     int64_t *pids = calloc(n, sizeof *pids), *tids = calloc(n * 2, sizeof *tids);
     if (!pids || !tids) {
         free(pids);
@@ -292,6 +368,10 @@ static void write_processes(writer *w, const tg_rt_events *ev)
     for (size_t i = 0; i < ev->n_calls; i++) ADD(ev->calls[i].pid, ev->calls[i].tid);
     for (size_t i = 0; i < ev->n_ranges; i++) ADD(ev->ranges[i].pid, ev->ranges[i].tid);
     for (size_t i = 0; i < ev->n_overheads; i++) ADD(ev->overheads[i].pid, ev->overheads[i].tid);
+    for (size_t i = 0; i < ev->n_osrts; i++) ADD(ev->osrts[i].pid, ev->osrts[i].tid);
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < ev->n_libcalls[l]; i++) ADD(ev->libcalls[l][i].pid, ev->libcalls[l][i].tid);
+    for (size_t i = 0; i < ev->n_threads; i++) ADD(ev->threads[i].pid, ev->threads[i].tid);
     for (int c = 0; c < 3; c++)
         for (size_t i = 0; i < ev->n_ops[c]; i++) ADD(ev->ops[c][i].pid, -1);
     if (!np) ADD(TG_RT_DEFAULT_PID, -1);
@@ -306,7 +386,12 @@ static void write_processes(writer *w, const tg_rt_events *ev)
     sqlite3_finalize(st);
     st = prepare(w, "INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?,?,?)");
     int64_t name = string_id(w, TG_RT_PROCESS_NAME);
-    for (size_t i = 0; i < nt && !w->failed; i++) insert(w, st, "iii", name, (int64_t)20, tids[i]);
+    for (size_t i = 0; i < nt && !w->failed; i++) {
+        int64_t this_name = name;   /* a `threads` entry names its thread */
+        for (size_t k = 0; k < ev->n_threads; k++)
+            if (gtid(ev->threads[k].pid, ev->threads[k].tid) == tids[i]) this_name = string_id(w, ev->threads[k].name);
+        insert(w, st, "iii", this_name, (int64_t)20, tids[i]);
+    }
     sqlite3_finalize(st);
     free(pids);
     free(tids);
@@ -334,6 +419,11 @@ static void create_tables(writer *w, const tg_rt_events *ev)
     if (ev->listed[TG_RT_NVTX]) exec(w, TG_RT_SQL_3_0_NVTX);
     if (cuda || ev->listed[TG_RT_DEVICES]) exec(w, TG_RT_SQL_3_0_GPU);
     if (ev->listed[TG_RT_OVERHEAD]) exec(w, TG_RT_SQL_3_0_OVERHEAD);
+    /* the host side: as -t osrt, --cudabacktrace, -t cudnn, -t cublas create them */
+    if (ev->listed[TG_RT_OSRT]) exec(w, TG_RT_SQL_3_0_OSRT TG_RT_SQL_3_0_OSRT_CALLCHAINS);
+    if (calls_have_stacks(ev)) exec(w, TG_RT_SQL_3_0_CUDA_CALLCHAINS);
+    if (ev->listed[TG_RT_CUDNN]) exec(w, TG_RT_SQL_3_0_CUDNN);
+    if (ev->listed[TG_RT_CUBLAS]) exec(w, TG_RT_SQL_3_0_CUBLAS);
     exec(w, TG_RT_SQL_3_0_PROCESSES TG_RT_SQL_3_0_THREAD_NAMES TG_RT_SQL_3_0_SESSION_START
             TG_RT_SQL_3_0_ENUM_MEMCPY_OPER TG_RT_SQL_3_0_ENUM_MEM_KIND TG_RT_SQL_3_0_ENUM_SYNC_TYPE
             TG_RT_SQL_3_0_ENUM_EVENT_TYPE TG_RT_SQL_3_0_META_ROWS
@@ -345,6 +435,10 @@ static void create_tables(writer *w, const tg_rt_events *ev)
     if (ev->listed[TG_RT_NVTX]) write_nvtx(w, ev);
     if (cuda || ev->listed[TG_RT_DEVICES]) write_gpus(w, ev);
     if (ev->listed[TG_RT_OVERHEAD]) write_overheads(w, ev);
+    if (ev->listed[TG_RT_OSRT]) write_osrt(w, ev);
+    for (int lib = 0; lib < 2; lib++)
+        if (ev->listed[lib == 0 ? TG_RT_CUDNN : TG_RT_CUBLAS]) write_libcalls(w, ev, lib);
+    write_host_stacks(w, ev);
     write_processes(w, ev);
     write_strings(w);
 }

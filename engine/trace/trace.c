@@ -419,7 +419,7 @@ static bool load_all(tg_loader *ld)
            tg_load_memcpys(ld) && tg_load_memsets(ld) &&
            (ld->t->apis_deferred || tg_load_apis(ld)) && tg_load_syncs(ld) &&
            tg_load_overheads(ld) && tg_load_nvtx(ld) && tg_load_gpus(ld) &&
-           tg_load_processes(ld) && finish(ld) && tg_load_origin(ld);
+           tg_load_processes(ld) && tg_load_host(ld, ld->host) && finish(ld) && tg_load_origin(ld);
 }
 
 static void loader_close(tg_loader *ld)
@@ -469,7 +469,8 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     if (!check_file(path, diag, &kineto)) return NULL;
 
     tg_trace *t = calloc(1, sizeof *t);
-    tg_loader ld = {.t = t, .path = path, .diag = diag, .kernel_rows = opts->kernel_rows};
+    tg_loader ld = {.t = t, .path = path, .diag = diag, .kernel_rows = opts->kernel_rows,
+                    .host = opts->host & TG_HOST_ALL};
     if (!t || !(t->path = strdup(path)) || !(t->strings = tg_strpool_new())) {
         tg_diag_error(diag, TG_EINTERNAL, "%s: out of memory", path);
         tg_trace_close(t);
@@ -590,6 +591,15 @@ void tg_trace_drop_rows(tg_trace *t)
     tg_rows_free(t->overheads, t->rows_mapped[TG_TABLE_OVERHEAD]);
     free(t->gpus);
     free(t->processes);
+    tg_rows_free(t->osrts, t->rows_mapped[TG_TABLE_OSRT]);
+    tg_rows_free(t->libcalls[TG_LIB_CUDNN], t->rows_mapped[TG_TABLE_CUDNN]);
+    tg_rows_free(t->libcalls[TG_LIB_CUBLAS], t->rows_mapped[TG_TABLE_CUBLAS]);
+    for (int i = 0; i < TG_STACKS_COUNT; i++) free(t->frames[i]);
+    free(t->threads);
+    t->osrts = NULL; t->n_osrts = 0; t->threads = NULL; t->n_threads = 0;
+    for (int i = 0; i < TG_LIB_COUNT; i++) t->libcalls[i] = NULL, t->n_libcalls[i] = 0;
+    for (int i = 0; i < TG_STACKS_COUNT; i++) t->frames[i] = NULL, t->n_frames[i] = 0;
+    t->host_loaded = 0;
     t->kernels = NULL; t->kspans = NULL; t->memcpys = t->memsets = NULL; t->apis = NULL;
     t->nvtx = NULL; t->syncs = NULL; t->overheads = NULL; t->gpus = NULL; t->processes = NULL;
     t->n_kernels = t->n_memcpys = t->n_memsets = t->n_apis = t->n_nvtx = t->n_syncs = t->n_overheads = 0;
@@ -655,6 +665,12 @@ int64_t tg_trace_estimate_bytes_with(const char *path, const tg_load_opts *opts)
     ** its slot in the launch join's index and its queue time, a copy or
     ** memset its row and its slot, and a streamed call nothing once
     ** visited. */
+    /* the host side only when asked for (docs/host.md) */
+    if (opts->host & TG_HOST_OSRT) row_bytes[TG_TABLE_OSRT] = sizeof(tg_osrt) * 2 + 16;
+    if (opts->host & TG_HOST_STACKS)
+        row_bytes[TG_TABLE_CALLCHAINS] = row_bytes[TG_TABLE_OSRT_CALLCHAINS] = sizeof(tg_frame) * 2;
+    if (opts->host & TG_HOST_LIBRARIES)
+        row_bytes[TG_TABLE_CUDNN] = row_bytes[TG_TABLE_CUBLAS] = sizeof(tg_libcall) * 2 + 16;
     if (!opts->kernel_rows) row_bytes[TG_TABLE_KERNEL] = sizeof(tg_kspan) + 24;
     if (opts->defer_api) {
         row_bytes[TG_TABLE_RUNTIME] = 0;
@@ -676,7 +692,7 @@ int64_t tg_trace_estimate_bytes_with(const char *path, const tg_load_opts *opts)
         total = 8.0 * 1024 * 1024;   /* the binary, SQLite's cache, reports */
         for (int i = 0; i < TG_TABLE_COUNT; i++) {
             const char *name = tg_load_find_table(&ld, tg_table_names[i]);
-            if (!name) continue;
+            if (!name || !row_bytes[i]) continue;
             char sql[512];
             snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\"", name);
             int64_t rows = query_i64(ld.db, sql);

@@ -51,6 +51,21 @@
       "deviceProperties", "torch.profiler.profile(activities=[ProfilerActivity.CUDA]) (torch >= 1.9 writes deviceProperties)") \
     X(OVERHEAD, "PROFILER_OVERHEAD",            "profiler overhead",    "nsys profile -t cuda", \
       "overhead events", "torch.profiler.profile(activities=[ProfilerActivity.CUDA])") \
+    X(OSRT,     "OSRT_API",                     "OS runtime calls",     "nsys profile -t osrt", \
+      "OS runtime calls, which the PyTorch profiler does not record", \
+      "nsys profile -t cuda,nvtx,osrt python SCRIPT (torch.profiler records none)") \
+    X(CALLCHAINS, "CUDA_CALLCHAINS",            "CUDA call stacks",     "nsys profile --cudabacktrace=all (with CPU sampling, -s cpu)", \
+      "CUDA call stacks, which tracegate does not read from a PyTorch profiler trace (with_stack=True records Python frames)", \
+      "nsys profile --cudabacktrace=all python SCRIPT (tracegate reads no torch.profiler stacks)") \
+    X(OSRT_CALLCHAINS, "OSRT_CALLCHAINS",       "OS runtime call stacks", "nsys profile -t osrt (stacks of calls longer than --osrt-backtrace-threshold)", \
+      "OS runtime call stacks, which the PyTorch profiler does not record", \
+      "nsys profile -t cuda,nvtx,osrt python SCRIPT (torch.profiler records none)") \
+    X(CUDNN,    "CUDNN_EVENTS",                 "cuDNN API calls",      "nsys profile -t cudnn", \
+      "cuDNN API calls, which the PyTorch profiler does not record", \
+      "nsys profile -t cuda,cudnn python SCRIPT (torch.profiler records none)") \
+    X(CUBLAS,   "CUBLAS_EVENTS",                "cuBLAS API calls",     "nsys profile -t cublas", \
+      "cuBLAS API calls, which the PyTorch profiler does not record", \
+      "nsys profile -t cuda,cublas python SCRIPT (torch.profiler records none)") \
     X(STRINGS,  "StringIds",                    "string table",         "nsys export --type sqlite", \
       "traceEvents", "prof.export_chrome_trace(path)")
 
@@ -125,6 +140,7 @@ typedef struct tg_kernel {
     int32_t tid;               /* launching thread, -1 if unmatched */
     int32_t nvtx;              /* innermost NVTX range name at launch, -1 */
     int32_t iteration;         /* iteration index, -1 = null */
+    int32_t callchain;         /* the launching call's callchainId, -1 none */
 } tg_kernel;
 
 _Static_assert(sizeof(tg_kspan) == 56, "tg_kspan is 56 bytes");
@@ -149,6 +165,7 @@ typedef struct tg_memop {
     int32_t api_name;          /* version suffix stripped */
     int32_t tid;
     int32_t iteration;
+    int32_t callchain;         /* the launching call's callchainId, -1 none */
     int8_t api_sync;           /* blocking copy/memset call (runtime or driver) */
     int8_t api_async;          /* launching call name contains "Async" */
     int8_t steady;
@@ -161,6 +178,7 @@ typedef struct tg_api {
     int32_t pid, tid;
     int32_t name;              /* raw name, e.g. cuMemcpyHtoD_v2 */
     int32_t return_value;
+    int32_t callchain;         /* callchainId as recorded (CUDA_CALLCHAINS, --cudabacktrace), -1 none */
     /* DERIVED (engine/model) */
     int32_t base_name;         /* version suffix stripped: cuMemcpyHtoD */
     int32_t iteration;
@@ -207,6 +225,47 @@ typedef struct tg_overhead {
     int32_t pid, tid;
     int32_t name;
 } tg_overhead;
+
+/* One OS runtime call of OSRT_API (nsys profile -t osrt): libc and
+** pthread calls longer than nsys's threshold, on every thread. */
+typedef struct tg_osrt {
+    int64_t rowid, start, end;
+    int64_t return_value;      /* null when not recorded */
+    int32_t pid, tid;
+    int32_t name;              /* usleep, poll, pthread_cond_wait, ... */
+    int32_t callchain;         /* OSRT_CALLCHAINS id, -1 none */
+    /* DERIVED (engine/model) */
+    int32_t thread;            /* thread name (ThreadNames), -1 */
+    int32_t iteration;
+    int8_t nesting;            /* nestingLevel, -1 null */
+    int8_t steady;
+} tg_osrt;
+
+/* One library call of CUDNN_EVENTS or CUBLAS_EVENTS (nsys -t cudnn,cublas). */
+typedef struct tg_libcall {
+    int64_t rowid, start, end;
+    int64_t kernel_time;       /* DERIVED: GPU time of the kernels launched inside it */
+    int32_t pid, tid;
+    int32_t name;              /* cublasSgemm_v2, cudnnConvolutionForward, ... */
+    /* DERIVED (engine/model) */
+    int32_t kernels;           /* kernels launched by CUDA calls inside it (same thread) */
+    int32_t thread, iteration;
+    int8_t steady;
+} tg_libcall;
+
+/* One frame of a call stack (CUDA_CALLCHAINS, OSRT_CALLCHAINS); a stack is
+** the frames of one chain id by depth, 0 = innermost. */
+typedef struct tg_frame {
+    int32_t chain, depth;
+    int32_t symbol, module;    /* string ids; -1 unknown */
+    int8_t unresolved;         /* the symbol is an address */
+} tg_frame;
+
+/* A thread's name (ThreadNames). */
+typedef struct tg_thread_name {
+    int32_t pid, tid;
+    int32_t name;
+} tg_thread_name;
 
 /* GPUs of TARGET_INFO_GPU (else TARGET_INFO_CUDA_DEVICE), plus a bare entry
 ** (name -1, sm_count -1, memory null) for every device id activity rows
@@ -261,6 +320,14 @@ typedef struct tg_trace {
     tg_overhead *overheads; size_t n_overheads;
     tg_gpu *gpus;         size_t n_gpus;
     tg_process *processes; size_t n_processes;
+    /* The host side (docs/host.md), read only when asked for
+    ** (tg_load_opts.host, or later by tg_trace_load_host): */
+    tg_osrt *osrts;       size_t n_osrts;      /* sorted by start */
+    tg_libcall *libcalls[2]; size_t n_libcalls[2];  /* TG_LIB_CUDNN, TG_LIB_CUBLAS; by start */
+    tg_frame *frames[2];  size_t n_frames[2];  /* TG_STACKS_CUDA, TG_STACKS_OSRT; by chain, depth */
+    tg_thread_name *threads; size_t n_threads; /* sorted by pid, tid */
+    unsigned host_loaded;      /* TG_HOST_* bits read (loaded or absent) */
+    unsigned host_failed;      /* TG_HOST_* bits whose later read failed */
 
     /* Where an export was recorded (trace_origin.c, docs/formats.md): the
     ** host of TARGET_INFO_SYSTEM_ENV, and (rank and world_size above) the
@@ -290,10 +357,19 @@ typedef struct tg_trace {
 ** Loads every table, kernels as tg_kernel rows. */
 tg_trace *tg_trace_open(const char *path, tg_diag *diag);
 
+/* The host-side tables, read on demand (docs/host.md). */
+enum { TG_LIB_CUDNN, TG_LIB_CUBLAS, TG_LIB_COUNT };
+enum { TG_STACKS_CUDA, TG_STACKS_OSRT, TG_STACKS_COUNT };
+#define TG_HOST_OSRT      (1u << 0)   /* OSRT_API */
+#define TG_HOST_STACKS    (1u << 1)   /* CUDA_CALLCHAINS and OSRT_CALLCHAINS */
+#define TG_HOST_LIBRARIES (1u << 2)   /* CUDNN_EVENTS and CUBLAS_EVENTS */
+#define TG_HOST_ALL       (TG_HOST_OSRT | TG_HOST_STACKS | TG_HOST_LIBRARIES)
+
 /* What to load (tg_trace_open_with); a zeroed struct loads the least. */
 typedef struct tg_load_opts {
     bool kernel_rows;          /* tg_kernel rows (the `kernel` source); else tg_kspan */
     bool defer_api;            /* leave the API table to one tg_trace_stream_apis */
+    unsigned host;             /* TG_HOST_* tables to read now (thread names always) */
 } tg_load_opts;
 
 tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag *diag);
@@ -321,6 +397,15 @@ tg_stream_status tg_trace_stream_apis(tg_trace *t, const tg_api_reader_cb *cb, t
 ** would have; false with a diag on failure or when a completed stream
 ** dropped rows (they cannot be read back: open the trace again). */
 bool tg_trace_load_apis(tg_trace *t, tg_diag *diag);
+
+/* Read the host-side tables of `what` (TG_HOST_*) that the open did not:
+** the export is opened again, read-only, for them. A table the export
+** lacks reads as empty. True when done (t->host_loaded has the bits); false
+** with a diag when the file cannot be read again. A Kineto trace has none
+** of them: true, nothing read. */
+bool tg_trace_load_host(tg_trace *t, unsigned what, tg_diag *diag);
+/* The name of thread (pid, tid), or -1. */
+int32_t tg_trace_thread_name(const tg_trace *t, int32_t pid, int32_t tid);
 
 /* The SQLite URI tg_trace_open reads PATH through: read-only, immutable,
 ** every byte outside the unreserved set percent-encoded so a file name

@@ -42,6 +42,7 @@ typedef struct tg_loader {
     size_t n_tables;
     tg_rowstats stats[TG_TABLE_COUNT];
     bool kernel_rows;          /* tg_load_opts.kernel_rows */
+    unsigned host;             /* tg_load_opts.host */
     size_t apis_visited;       /* rows a streamed read showed its visitor */
 } tg_loader;
 
@@ -188,6 +189,10 @@ bool tg_load_overheads(tg_loader *ld);
 bool tg_load_nvtx(tg_loader *ld);
 bool tg_load_gpus(tg_loader *ld);
 bool tg_load_processes(tg_loader *ld);
+/* trace_host.c: thread names, and the host-side tables of `what`
+** (TG_HOST_*) not read yet, sorted; t->host_loaded gets the bits. */
+bool tg_load_threads(tg_loader *ld);
+bool tg_load_host(tg_loader *ld, unsigned what);
 /* trace_origin.c: host, rank, world size and job id (after the activity) */
 bool tg_load_origin(tg_loader *ld);
 

@@ -122,7 +122,7 @@ static bool emit_kernel(tg_kin_rows *r, const tg_kin_event *e)
         .block_y = i32_or_null(e->block[1]), .block_z = i32_or_null(e->block[2]),
         .registers = i32_or_null(e->registers), .static_smem = i32_or_null(e->smem),
         .dynamic_smem = e->smem == TG_NULL_I64 ? -1 : 0,
-        .api = -1, .api_name = TG_NO_STR, .tid = -1, .nvtx = TG_NO_STR, .iteration = -1,
+        .api = -1, .api_name = TG_NO_STR, .tid = -1, .nvtx = TG_NO_STR, .iteration = -1, .callchain = -1,
     };
     return pushed(r, TG_PUSH_ROWS(t->kernels, t->n_kernels, r->cap_kernels, t->rows_mapped[TG_TABLE_KERNEL], k));
 }
@@ -182,7 +182,7 @@ static bool emit_memop(tg_kin_rows *r, const tg_kin_event *e, bool memset_op)
         .copy_kind = memset_op ? -1 : copy, .src_kind = src, .dst_kind = memset_op ? -1 : dst,
         .src_device = -1, .dst_device = -1,
         .kind_name = TG_NO_STR, .src_kind_name = TG_NO_STR, .dst_kind_name = TG_NO_STR,
-        .api = -1, .api_name = TG_NO_STR, .tid = -1, .iteration = -1,
+        .api = -1, .api_name = TG_NO_STR, .tid = -1, .iteration = -1, .callchain = -1,
     };
     if (memset_op)
         return pushed(r, TG_PUSH_ROWS(t->memsets, t->n_memsets, r->cap_memsets, t->rows_mapped[table], m));
@@ -198,7 +198,7 @@ static bool emit_api(tg_kin_rows *r, const tg_kin_event *e)
     if (!intern(r, e->has_name ? e->name : "", e->has_name ? e->name_len : 0, &name)) return false;
     tg_api a = {.rowid = e->index, .start = start, .end = end, .correlation = e->correlation,
                 .pid = i32_or_null(e->pid), .tid = i32_or_null(e->tid), .name = name,
-                .return_value = -1, .base_name = TG_NO_STR, .iteration = -1, .dup_of = -1};
+                .return_value = -1, .callchain = -1, .base_name = TG_NO_STR, .iteration = -1, .dup_of = -1};
     return pushed(r, TG_PUSH_ROWS(t->apis, t->n_apis, r->cap_apis, t->rows_mapped[TG_TABLE_RUNTIME], a));
 }
 

@@ -116,6 +116,7 @@ bool tg_load_kernels(tg_loader *ld)
                 .static_smem = tg_cell_i32(st, COL(KC_SSMEM)),
                 .dynamic_smem = tg_cell_i32(st, COL(KC_DSMEM)),
                 .api = -1, .api_name = TG_NO_STR, .tid = -1, .nvtx = TG_NO_STR, .iteration = -1,
+                .callchain = -1,
             };
             if (ld->failed) break;
             pushed = TG_PUSH_ROWS(t->kernels, t->n_kernels, cap, t->rows_mapped[TG_TABLE_KERNEL], k);
@@ -198,6 +199,7 @@ static bool load_memops(tg_loader *ld, tg_table_id id, tg_memop **rows, size_t *
         m.steady = 0;
         m.launched = 0;
         m.iteration = -1;
+        m.callchain = -1;
         if (!TG_PUSH_ROWS(*rows, *n, cap, ld->t->rows_mapped[id], m)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
@@ -219,7 +221,7 @@ bool tg_load_memsets(tg_loader *ld)
 
 /* ---------------------------------------------------------------- API calls */
 
-enum { AC_START, AC_END, AC_GTID, AC_CORR, AC_NAME_ID, AC_NAME_TEXT, AC_RET, AC_N };
+enum { AC_START, AC_END, AC_GTID, AC_CORR, AC_NAME_ID, AC_NAME_TEXT, AC_RET, AC_CHAIN, AC_N };
 
 static const tg_colspec api_cols[AC_N] = {
     [AC_START] = {"start", NULL, true},
@@ -229,6 +231,7 @@ static const tg_colspec api_cols[AC_N] = {
     [AC_NAME_ID] = {"nameId", NULL, false},
     [AC_NAME_TEXT] = {"name", NULL, false},   /* inline text in some old exports */
     [AC_RET] = {"returnValue", NULL, false},
+    [AC_CHAIN] = {"callchainId", NULL, false},   /* --cudabacktrace (docs/host.md) */
 };
 
 /* Old exports record each runtime call twice (cudaMemcpy and
@@ -296,7 +299,11 @@ int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb)
     tg_trace *t = ld->t;
     const char *table = t->table_name[TG_TABLE_RUNTIME];
     if (!table) return 1;
-    sqlite3_stmt *st = tg_load_select(ld, table, api_cols, AC_N, NULL);
+    /* callchainId means something only beside CUDA_CALLCHAINS (--cudabacktrace):
+    ** without it the column is not read (15M calls: a tenth of a second) */
+    bool chains = t->table_name[TG_TABLE_CALLCHAINS] != NULL;
+    _Static_assert(AC_CHAIN == AC_N - 1, "callchainId is the last API column");
+    sqlite3_stmt *st = tg_load_select(ld, table, api_cols, chains ? AC_N : AC_CHAIN, NULL);
     if (!st) return 0;
     tg_rowstats *rs = &ld->stats[TG_TABLE_RUNTIME];
     size_t cap = 0;
@@ -316,6 +323,7 @@ int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb)
         a.name = tg_load_strid(ld, st, COL(AC_NAME_ID));
         if (a.name < 0) a.name = tg_load_text(ld, st, COL(AC_NAME_TEXT));
         a.return_value = tg_cell_i32(st, COL(AC_RET));
+        a.callchain = chains ? tg_cell_i32(st, COL(AC_CHAIN)) : -1;
         a.base_name = TG_NO_STR;
         a.driver = 0;
         a.blocking = 0;

@@ -49,7 +49,7 @@
 static const char *builtin_rules[] = {
     "sync-memcpy", "pageable-async-memcpy", "sync-memset", "blocking-sync-api", "gpu-idle-gap",
     "low-gpu-utilization", "gpu-starvation", "iteration-variance", "low-nccl-overlap", "alloc-in-loop",
-    "copy-dominated", "iteration-time-regression", "gpu-time-regression",
+    "copy-dominated", "iteration-time-regression", "gpu-time-regression", "kernel-launch-bound",
 };
 #define N_RULES (sizeof builtin_rules / sizeof *builtin_rules)
 
@@ -264,7 +264,8 @@ static size_t list_exports(char **out, size_t cap)
 /* The quick run's exports (see the head of this file). */
 static const char *const quick_exports[] = {
     "h200-nsys/drv_busy.sqlite", "h200-nsys/drv_gaps.sqlite", "h200-nsys/drv_memset_pinned.sqlite",
-    "h200-nsys/drv_pageable_async.sqlite", "h200-nsys/drv_sync_api.sqlite", "h200-nsys/drv_sync_memcpy.sqlite",
+    "h200-nsys/drv_pageable_async.sqlite", "h200-nsys/drv_starve.sqlite", "h200-nsys/drv_sync_api.sqlite",
+    "h200-nsys/drv_sync_memcpy.sqlite",
     "h200-torch/ddp_bad.sqlite", "h200-torch/ddp_good.sqlite",
 };
 

@@ -213,9 +213,16 @@ static void test_bad_among_good(void **state)
     char *bad = hx_path(w->dir, "bad.sqlite");
     hx_write_file(bad, "garbage", 7);
     hx_result r;
+    /* the good traces' findings fail the gate: 1 wins over the unreadable
+    ** trace's 3 (docs/formats.md), which the report still lists */
     hx_run(&r, "check", "--format", "json", w->export_path, bad, w->export_path);
-    hx_expect_line("check good bad good", &r, 3, "not an SQLite database");
+    hx_expect_line("check good bad good", &r, 1, "not an SQLite database");
     assert_non_null(strstr(r.out, "\"traces\""));
+    assert_non_null(strstr(r.out, "\"error\": \""));
+    hx_free(&r);
+    /* without a gating finding the unreadable trace decides: 3 */
+    hx_run(&r, "check", "--fail-on", "never", "--format", "json", w->export_path, bad, w->export_path);
+    hx_expect_line("check --fail-on never good bad good", &r, 3, "not an SQLite database");
     hx_free(&r);
     free(bad);
 }

@@ -89,7 +89,7 @@ static void test_builtin_rule_tests_pass(void **state)
         assert_int_equal(access(path, R_OK), 0);
         rules++;
     }
-    assert_int_equal(rules, 13);
+    assert_int_equal(rules, 14);
     free(out);
 }
 
@@ -159,12 +159,16 @@ static void test_usage_errors(void **state)
     NEED_BINARY();
     char *out, args[8192];
     assert_int_equal(run("rules test", &out), 2);
-    assert_non_null(strstr(out, "usage: tracegate rules test"));
+    assert_non_null(strstr(out, "rules test needs at least one PATH (see 'tracegate rules test --help')"));
     free(out);
     assert_int_equal(run("rules test /nonexistent/x.test.yaml", &out), 2);
     assert_non_null(strstr(out, "/nonexistent/x.test.yaml: no such file or folder"));
     free(out);
     assert_int_equal(run("rules test --frobnicate x", &out), 2);
+    assert_non_null(strstr(out, "unknown option '--frobnicate' (see 'tracegate rules test --help')"));
+    free(out);
+    assert_int_equal(run("rules test --kepe x", &out), 2);
+    assert_non_null(strstr(out, "unknown option '--kepe' (did you mean '--keep'?)"));
     free(out);
     /* a folder without test files */
     snprintf(args, sizeof args, "rules test '%s/baselines'", dir);

@@ -109,7 +109,7 @@ static const bad_case cases[] = {
     {P IN "        api:\n          - {start: 1ms, duration: 1ms}\n" EX, 8, 13, "an api entry needs 'name:'"},
     {P IN "        nvtx:\n          - {name: m, start: 1ms, end: 2ms, type: mark}\n" EX, 8, 13, "an nvtx mark has a start only"},
     {P IN "        nvtx:\n          - {name: r, start: 1ms, duration: 1ms, type: push}\n" EX, 8, 56,
-     "unknown nvtx type 'push' (one of: pushpop, startend, mark)"},
+     "unknown nvtx type 'push' (did you mean 'pushpop'?)"},
     {P IN "        devices:\n          - {id: 0, compute_capability: 9}\n" EX, 8, 41, "MAJOR.MINOR"},
     {P IN "        devices:\n          - {id: 0}\n          - {id: 0}\n" EX, 9, 13, "device 0 is described twice"},
     {P IN "        overhead:\n          - {name: x, start: 1ms}\n" EX, 8, 13, "needs 'end:' or 'duration:'"},
@@ -286,9 +286,36 @@ static void test_events(void **state)
         "          - {name: NVIDIA A100-SXM4-80GB, compute_capability: 8.0, sm_count: 108, memory: 80GiB}\n"
         "        overhead:\n"
         "          - {start: 2ms, duration: 1ms}\n"
+        "        osrt:\n"
+        "          - {name: usleep, start: 4ms, duration: 2ms, tid: 8, return_value: -1,\n"
+        "             stack: [\"usleep (libc.so.6)\", {symbol: main, module: /opt/app}]}\n"
+        "        threads:\n"
+        "          - {tid: 8, name: loader}\n"
+        "        cudnn:\n"
+        "          - {name: cudnnConvolutionForward, start: 5ms, duration: 1ms}\n"
+        "        cublas:\n"
+        "          - {name: cublasSgemm_v2, start: 6ms, duration: 1ms, repeat: {count: 2, every: 2ms}}\n"
         EX;
     tg_ruletest_file *f = load_ok("e.test.yaml", text);
     const tg_rt_events *ev = f->cases[0].events;
+    /* the host side (docs/host.md): calls, names and stacks as written */
+    assert_int_equal(ev->n_osrts, 1);
+    assert_string_equal(ev->osrts[0].name, "usleep");
+    assert_int_equal(ev->osrts[0].tid, 8);
+    assert_int_equal(ev->osrts[0].return_value, -1);
+    assert_int_equal(ev->osrts[0].end - ev->osrts[0].start, 2000000);
+    assert_int_equal(ev->n_stacks, 1);
+    assert_int_equal(ev->osrts[0].stack, 0);
+    assert_int_equal(ev->stacks[0].n, 2);
+    assert_string_equal(ev->stacks[0].frames[0].symbol, "usleep");
+    assert_string_equal(ev->stacks[0].frames[0].module, "libc.so.6");
+    assert_string_equal(ev->stacks[0].frames[1].symbol, "main");
+    assert_string_equal(ev->stacks[0].frames[1].module, "/opt/app");
+    assert_int_equal(ev->n_threads, 1);
+    assert_string_equal(ev->threads[0].name, "loader");
+    assert_int_equal(ev->n_libcalls[0], 1);
+    assert_int_equal(ev->n_libcalls[1], 2);
+    assert_int_equal(ev->libcalls[1][1].start, 8000000);
     assert_non_null(ev);
     for (int c = 0; c < TG_RT_CAT_COUNT; c++) assert_true(ev->listed[c]);
     /* api entries first, then the launches in the order written */

@@ -87,6 +87,9 @@ static const char *const events_all =
 #define T "281491753927656"
 static const char *const fixture_rows =
     "DROP TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;\n"
+    /* no -t osrt, --cudabacktrace, -t cudnn,cublas: no host-side tables */
+    "DROP TABLE OSRT_API; DROP TABLE OSRT_CALLCHAINS; DROP TABLE CUDA_CALLCHAINS;\n"
+    "DROP TABLE CUDNN_EVENTS; DROP TABLE CUBLAS_EVENTS;\n"
     "INSERT INTO StringIds VALUES (11, 'cudaStreamSynchronize'), (12, 'cudaLaunchKernel'), (13, 'saxpy'),"
     " (14, 'cuMemcpyHtoD_v2'), (15, 'cudaMemset'), (16, 'CUDA profiling overhead'), (17, 'tracegate-test');\n"
     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue)"

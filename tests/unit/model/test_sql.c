@@ -163,6 +163,7 @@ static void same_everywhere(const char *events, const char *label, bool expect_d
     build(&b, events);
     size_t devices = 0;
     for (int s = 0; s < TG_SRC_COUNT; s++) {
+        if (!tg_model_sql_has_source((tg_source_id)s)) continue;
         size_t n = same_source(&b, (tg_source_id)s, label);
         if (s == TG_SRC_DEVICE) devices = n;
     }
@@ -201,7 +202,8 @@ static void test_unions_and_overlap(void **state)
 }
 
 /* Twelve iterations (five warmup) on one process, ops launched in one
-** iteration running into the next, ops before the first iteration and
+** iteration running into the next, a graph launch of a kernel shorter and
+** one longer than the call (launch overhead, once per call), ops before the first iteration and
 ** after the last, an iteration that launched nothing, a long idle gap
 ** before the steady window and one inside it, two processes on a device. */
 static void test_iteration_bounds(void **state)
@@ -221,11 +223,14 @@ static void test_iteration_bounds(void **state)
         "          - {start: 900ms, duration: 1ms, launch: {name: cudaLaunchKernel, start: 121ms, end: 121.01ms}}\n"
         "          - {start: 15ms, duration: 1ms, pid: 2000, launch: {name: cudaLaunchKernel, start: 12ms, end: 12.1ms},\n"
         "             repeat: {count: 3, every: 10ms}}\n"
+        "          - {start: 33ms, duration: 5us, correlation: 77}\n"
+        "          - {start: 33.01ms, duration: 80us, correlation: 77}\n"
         "        memcpys:\n"
         "          - {start: 55ms, duration: 7ms, kind: HtoD, launch: {name: cuMemcpyHtoD_v2, start: 54ms, end: 62ms}}\n"
         "        api:\n"
         "          - {name: cudaStreamSynchronize, start: 15ms, duration: 1ms, repeat: {count: 12, every: 10ms}}\n"
-        "          - {name: cuCtxSynchronize, start: 2ms, duration: 1ms}\n",
+        "          - {name: cuCtxSynchronize, start: 2ms, duration: 1ms}\n"
+        "          - {name: cudaGraphLaunch, start: 32ms, duration: 50us, correlation: 77}\n",
         "iteration bounds", true);
 }
 

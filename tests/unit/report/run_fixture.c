@@ -74,11 +74,24 @@ static void rank0(tg_arena *a, tg_trace_result *t)
     r[0].evidence = tg_arena_alloc(a, 2 * sizeof *r[0].evidence);
     r[0].evidence[0] = (tg_evidence){.table = "CUPTI_ACTIVITY_KIND_MEMCPY", .rowid = 12, .start = 1000, .end = 5000,
         .fields = values(a, 3, "bytes", tg_int(16777216, TG_UNIT_BYTES), "api", tg_str(NASTY),
-                         "pinned", tg_bool(false)), .n_fields = 3, .next_rowid = -1};
+                         "pinned", tg_bool(false)), .n_fields = 3, .next_rowid = -1, .row = -1};
     r[0].evidence[1] = (tg_evidence){.table = "CUPTI_ACTIVITY_KIND_MEMCPY", .rowid = 40, .start = TG_NULL_I64,
         .end = TG_NULL_I64, .fields = values(a, 1, "api", tg_str("cuMemcpyDtoH_v2")), .n_fields = 1,
-        .next_rowid = -1};
+        .next_rowid = -1, .row = -1};
     r[0].reproduce = "SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (12, 40)";
+    /* the cause (docs/host.md): call sites, one unknown sentence */
+    static const char *stack[] = {"cudaMemcpy (libcudart.so.12)", "step(int) (train.so)"};
+    static int64_t site_rows[] = {12, 40};
+    static tg_cause_item sites[] = {{.source = "call_site", .name = "step(int)", .module = "train.so", .tid = -1,
+                                     .count = 300, .time = 9e8, .launch_time = NAN, .share = 0.75,
+                                     .table = "CUPTI_ACTIVITY_KIND_MEMCPY", .rowids = site_rows, .n_rowids = 2,
+                                     .stack = stack, .n_stack = 2}};
+    static const char *unknown0[] = {"100 of the 400 copies have no recorded stack"};
+    static tg_cause cause0 = {.kind = TG_CAUSE_CALL_SITE,
+                              .summary = "300 of the 400 copies were made from step(int) in train.so",
+                              .unknown = unknown0, .n_unknown = 1, .items = sites, .n_items = 1,
+                              .reproduce = "SELECT 'step(int)' AS call_site, count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"};
+    r[0].cause = &cause0;
 
     r[1] = base_result("pageable-async-memcpy", "Async copy from pageable memory", TG_SEV_WARNING, TG_V_PASS);
     r[1].message = "0 async copies touch pageable memory";
@@ -99,6 +112,17 @@ static void rank0(tg_arena *a, tg_trace_result *t)
     r[3].n_values = 2;
     r[3].rule_file = "/nonexistent/team rules/util.yaml";
     r[3].rule_line = 3;
+    /* a host cause whose thread name is hostile */
+    static int64_t act_rows[] = {926};
+    static tg_cause_item act[] = {{.source = "osrt", .name = "usleep", .thread = NASTY, .tid = 1063,
+                                   .launch_thread = true, .count = 1, .time = 7e8, .launch_time = NAN, .share = 0.97,
+                                   .call_site = "main", .call_module = "drvload", .table = "OSRT_API",
+                                   .rowids = act_rows, .n_rowids = 1}};
+    static tg_cause_window win = {.evidence = 0, .pid = 1063, .start = 1000, .end = 720001000,
+                                  .accounted = 700000000, .items = act, .n_items = 1};
+    static tg_cause cause3 = {.kind = TG_CAUSE_HOST, .summary = "the thread " NASTY " was in usleep",
+                              .windows = &win, .n_windows = 1, .reproduce = "WITH w(win, pid, s, e) AS (VALUES (0, 1063, 1000, 720001000)) SELECT 1"};
+    r[3].cause = &cause3;
 
     r[4] = base_result("iteration-variance", "Iteration time varies", TG_SEV_ERROR, TG_V_ERROR);
     r[4].message = "regular expression \"[\" failed to compile";

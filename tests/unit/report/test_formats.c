@@ -70,13 +70,21 @@ static void test_junit(void **state)
     fixture_run(&run);
     char *xml = fixture_render(TG_FMT_JUNIT, &run, NULL, &plain);
     assert_true(strncmp(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 50) == 0);
-    assert_non_null(strstr(xml, "tests=\"10\" failures=\"4\" errors=\"2\" skipped=\"1\""));
+    /* failures: what gates (the error and the warning-severity regression);
+    ** the warning and the info below --fail-on are passing test cases */
+    assert_non_null(strstr(xml, "tests=\"10\" failures=\"2\" errors=\"2\" skipped=\"1\""));
     assert_int_equal(fixture_count(xml, "<testsuite "), EXPECT_TRACES);
     assert_int_equal(fixture_count(xml, "</testsuite>"), EXPECT_TRACES);
     assert_int_equal(fixture_count(xml, "<testcase "), EXPECT_RESULTS + EXPECT_UNREADABLE);
     assert_int_equal(fixture_count(xml, "</testcase>") + fixture_count(xml, "time=\"0\"/>"),
                      EXPECT_RESULTS + EXPECT_UNREADABLE);
-    assert_int_equal(fixture_count(xml, "<failure "), EXPECT_FAILED);
+    assert_int_equal(fixture_count(xml, "<failure "), 2);
+    assert_int_equal(fixture_count(xml, "<system-out>"), EXPECT_FAILED - 2);
+    assert_non_null(strstr(xml, "<system-out>warning finding below --fail-on, not failing the gate: device 0: busy 31%"));
+    assert_non_null(strstr(xml, "cause: 300 of the 400 copies were made from step(int) in train.so\n"
+                                "  unknown: 100 of the 400 copies have no recorded stack\n"));
+    assert_non_null(strstr(xml, "cause: the thread cuMemcpy &quot;x&quot;") ||
+                    strstr(xml, "cause: the thread cuMemcpy \"x\""));
     assert_int_equal(fixture_count(xml, "<skipped "), EXPECT_SKIPPED);
     assert_int_equal(fixture_count(xml, "<error "), EXPECT_ERRORS + EXPECT_UNREADABLE);
     /* escaping: no raw specials from the trace, control characters shown escaped */
@@ -84,7 +92,6 @@ static void test_junit(void **state)
     assert_null(strchr(xml, '\x01'));
     assert_non_null(strstr(xml, "a:b,c|d \\x01"));
     assert_non_null(strstr(xml, "cuMemcpy \"x\" 'q' &lt;y&gt; &amp; z\n100% a:b,c|d"));   /* body */
-    assert_non_null(strstr(xml, "&quot;x&quot; &apos;q&apos; &lt;y&gt; &amp; z&#10;100%"));  /* attr */
     assert_non_null(strstr(xml, "reproduce: SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
     assert_non_null(strstr(xml, "<failure message=\"400 synchronous copies blocked the host for 1.2 s\" type=\"error\">"));
     assert_non_null(strstr(xml, "baseline: 12.3 ms -> 13.1 ms (+6.5%), p=0.0012, n=50 baseline / 48 now, regression"));
@@ -102,13 +109,29 @@ static void test_junit(void **state)
         assert_string_equal(n, "10");
         free(n);
         n = xpath(path, "count(//testcase/failure[@type=\"warning\"])");
+        assert_string_equal(n, "1");   /* the regression: regressions gate whatever their severity */
+        free(n);
+        n = xpath(path, "count(//testsuite/testcase[failure])");
         assert_string_equal(n, "2");
         free(n);
-        n = xpath(path, "string(//testcase[@name=\"low-gpu-utilization\"]/failure/@message)");
+        n = xpath(path, "string(//testcase[@name=\"low-gpu-utilization\"]/system-out)");
         assert_non_null(n);
-        /* the attribute round-trips, the control character shown escaped */
+        /* the text round-trips, the control character shown escaped */
+        assert_non_null(strstr(n, "device 0: busy 31% of steady time, below 50% | see cuMemcpy \"x\" 'q' <y> & z\n100% a:b,c|d \\x01"));
+        free(n);
+        unlink(path);
+        free(path);
+        /* with --fail-on warning the warnings are failures */
+        tg_report_opts warn = plain;
+        warn.fail_on = TG_SEV_WARNING;
+        char *xml_warn = fixture_render(TG_FMT_JUNIT, &run, NULL, &warn);
+        path = write_temp(xml_warn);
+        n = xpath(path, "string(//testcase[@name=\"low-gpu-utilization\"]/failure/@message)");
         assert_string_equal(n, "device 0: busy 31% of steady time, below 50% | see cuMemcpy \"x\" 'q' <y> & z\n100% a:b,c|d \\x01");
         free(n);
+        assert_non_null(strstr(xml_warn, "failures=\"3\""));
+        assert_non_null(strstr(xml_warn, "&quot;x&quot; &apos;q&apos; &lt;y&gt; &amp; z&#10;100%"));  /* attr */
+        free(xml_warn);
         n = xpath(path, "string(//testsuite[@name=\"runs/broken.sqlite\"]/testcase[@name=\"load\"]/error/@type)");
         assert_string_equal(n, "trace-unreadable");
         free(n);
@@ -199,6 +222,10 @@ static void test_sarif(void **state)
     assert_string_equal(str_at(json_object_get(first, "properties"), "trace"), "runs/rank0.sqlite");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(first, "properties"), "count")), 400);
     assert_non_null(strstr(str_at(json_object_get(first, "message"), "text"), "rank0.sqlite: 400 synchronous"));
+    assert_non_null(strstr(str_at(json_object_get(first, "message"), "text"),
+                           "\nCause: 300 of the 400 copies were made from step(int) in train.so\n"));
+    assert_string_equal(str_at(json_object_get(first, "properties"), "cause"),
+                        "300 of the 400 copies were made from step(int) in train.so");
     json_t *util = json_array_get(results, 1);
     phys = json_object_get(json_array_get(json_object_get(util, "locations"), 0), "physicalLocation");
     assert_string_equal(str_at(json_object_get(phys, "artifactLocation"), "uri"),
@@ -250,6 +277,7 @@ static void test_github(void **state)
     assert_non_null(strstr(out,
         "::warning title=tracegate low-gpu-utilization::rank0.sqlite: device 0: busy 31%25 of steady time, "
         "below 50%25 | see cuMemcpy \"x\" 'q' <y> & z%0A100%25 a:b,c|d \\x01%0A"
+        "Cause: the thread cuMemcpy \"x\" 'q' <y> & z%0A100%25 a:b,c|d \\x01 was in usleep%0A"
         "Feed the GPU: larger batches, fewer host syncs.\n"));
     assert_non_null(strstr(out, "::notice title=tracegate team%3Anote%2Crule::rank1.sqlite: 2 kernels named "
                                 "`__global__` ran\n"));
@@ -319,7 +347,11 @@ static void test_markdown(void **state)
     tg_run_result run;
     fixture_run(&run);
     char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
-    assert_true(strncmp(md, "## tracegate: ERROR \xe2\x80\x94 1 unreadable trace", 40) == 0);
+    assert_true(strncmp(md, "## tracegate: ERROR \xe2\x80\x94 1 error finding", 37) == 0);
+    assert_non_null(strstr(md, "**Cause:** 300 of the 400 copies were made from step(int) in train.so\n\n"
+                               "- 100 of the 400 copies have no recorded stack\n\n"
+                               "| name | module | count | time | share |\n|---|---|---|---|---|\n"
+                               "| `step(int)` | `train.so` | 300 | 900 ms | 75% |\n"));
     const char *row;
     assert_int_equal(table_rows(md, "| trace | rule | severity | status | count | message |", &row), EXPECT_RESULTS);
     for (size_t i = 0; i < EXPECT_RESULTS; i++) {
@@ -448,6 +480,15 @@ static void test_text(void **state)
     char *txt = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
     assert_null(strchr(txt, '\033'));
     assert_null(strchr(txt, '\x01'));
+    /* causes (docs/host.md): the sentence, the items, what is unknown, the query */
+    assert_non_null(strstr(txt, "        cause: 300 of the 400 copies were made from step(int) in train.so\n"
+                                "          step(int) in train.so  300 rows, 900 ms (75%)  "
+                                "CUPTI_ACTIVITY_KIND_MEMCPY rowids 12, 40, ...\n"
+                                "          unknown: 100 of the 400 copies have no recorded stack\n"
+                                "          reproduce: SELECT 'step(int)' AS call_site"));
+    assert_non_null(strstr(txt, "        cause: the thread cuMemcpy \"x\" 'q' <y> & z\\n100% a:b,c|d \\x01 was in usleep\n"
+                                "          evidence row 1: 1000..720001000 ns (720 ms), pid 1063;"));
+    assert_non_null(strstr(txt, "          osrt usleep  1 call, 700 ms (97%), thread cuMemcpy"));
     assert_int_equal(fixture_count_lines(txt, "  FAIL "), EXPECT_FAILED);
     assert_int_equal(fixture_count_lines(txt, "  PASS "), EXPECT_PASSED);
     assert_int_equal(fixture_count_lines(txt, "  SKIP "), EXPECT_SKIPPED);
@@ -476,8 +517,9 @@ static void test_text(void **state)
     assert_non_null(strstr(txt, "  ERROR unreadable: runs/broken.sqlite is not an SQLite database"));
     const char *last = txt + strlen(txt) - 2;
     while (last > txt && *last != '\n') last--;
-    assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 unreadable trace, 1 rule error, 1 error, "
-                                  "2 warnings, 1 note, 1 regression, 1 skipped in 3 traces\n");
+    assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 error finding, 2 warning findings, "
+                                  "1 info finding, 1 regression, 1 unreadable trace, 1 rule not evaluated, "
+                                  "1 skipped in 3 traces\n");
     free(txt);
 
     tg_report_opts o = plain;
@@ -532,7 +574,8 @@ static void test_same_counts(void **state)
     free(s);
 
     s = fixture_render(TG_FMT_JUNIT, &run, NULL, &plain);
-    assert_int_equal(fixture_count(s, "<failure "), t.failed);
+    assert_int_equal(fixture_count(s, "<failure "), t.gating);
+    assert_int_equal(fixture_count(s, "<system-out>"), t.failed - t.gating);
     assert_int_equal(fixture_count(s, "<skipped "), t.skipped);
     assert_int_equal(fixture_count(s, "<error "), t.errors + t.traces_unreadable);
     assert_int_equal(fixture_count(s, "<testcase "), t.results + t.traces_unreadable);

@@ -126,8 +126,28 @@ static void test_contract(void **state)
 
     json_t *r = json_array_get(json_object_get(t0, "results"), 0);
     static const char *const keys[] = {"rule", "title", "status", "severity", "count", "message",
-                                       "advice", "values", "units", "evidence", "reproduce", "location"};
-    assert_keys(r, keys, 12);
+                                       "advice", "values", "units", "evidence", "reproduce", "cause", "location"};
+    assert_keys(r, keys, 13);
+    /* the cause (docs/host.md): kind, summary, unknown, sites, reproduce */
+    json_t *cause = json_object_get(r, "cause");
+    static const char *const cause_keys[] = {"kind", "summary", "unknown", "sites", "reproduce"};
+    assert_keys(cause, cause_keys, 5);
+    assert_string_equal(json_string_value(json_object_get(cause, "kind")), "call_site");
+    json_t *site = json_array_get(json_object_get(cause, "sites"), 0);
+    static const char *const site_keys[] = {"call_site", "call_module", "count", "time_ns", "share", "table",
+                                            "rowids", "stack"};
+    assert_keys(site, site_keys, 8);
+    assert_string_equal(json_string_value(json_object_get(site, "call_module")), "train.so");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(site, "rowids"), 1)), 40);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(site, "stack"), 1)), "step(int) (train.so)");
+    json_t *host = json_object_get(json_array_get(json_object_get(t0, "results"), 3), "cause");
+    json_t *win = json_array_get(json_object_get(host, "windows"), 0);
+    assert_int_equal(json_integer_value(json_object_get(win, "duration_ns")), 720000000);
+    json_t *act = json_array_get(json_object_get(win, "activity"), 0);
+    static const char *const act_keys[] = {"source", "name", "tid", "thread", "launch_thread", "count", "time_ns",
+                                           "share", "call_site", "call_module", "table", "rowids"};
+    assert_keys(act, act_keys, 12);
+    assert_string_equal(json_string_value(json_object_get(act, "thread")), NASTY);
     /* units beside values: the duration's, not count's (a plain number) */
     json_t *units = json_object_get(r, "units");
     assert_int_equal(json_object_size(units), 1);
@@ -360,6 +380,37 @@ static void test_run_status(void **state)
     tg_arena_free(run.arena);
 }
 
+/* Which status wins when several apply (docs/formats.md): 4, then 2, then
+** a gating finding (1), then an unreadable trace or missing data (3). */
+static void test_exit_precedence(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    tg_report_opts o = {.fail_on = TG_SEV_ERROR};
+    tg_rule_result *rule_error = &run.traces[0].results[4];
+    assert_int_equal(rule_error->verdict, TG_V_ERROR);
+    /* the fixture's rule error is internal: 4 whatever else */
+    assert_int_equal(tg_report_exit_status(&run, &o), TG_EINTERNAL);
+    assert_string_equal(tg_run_status(&run, &o), "error");
+    /* a rule lacking data and an unreadable trace beside a gating finding: 1 */
+    rule_error->missing_data = true;
+    assert_int_equal(tg_report_exit_status(&run, &o), TG_FAIL);
+    assert_string_equal(tg_run_status(&run, &o), "fail");
+    char line[256];
+    assert_non_null(strstr(tg_report_verdict_line(&run, &o, line, sizeof line), "FAIL \xe2\x80\x94 1 error finding"));
+    assert_non_null(strstr(line, "1 unreadable trace, 1 rule lacking data"));
+    /* nothing gates: the missing data decides, 3 */
+    o.fail_never = true;
+    assert_int_equal(tg_report_exit_status(&run, &o), TG_ETRACE);
+    assert_string_equal(tg_run_status(&run, &o), "error");
+    /* a trace that does not fit the baseline: 2, over the finding */
+    o.fail_never = false;
+    rule_error->error_status = TG_EUSAGE;
+    assert_int_equal(tg_report_exit_status(&run, &o), TG_EUSAGE);
+    tg_arena_free(run.arena);
+}
+
 static void test_tally_and_verdict_line(void **state)
 {
     (void)state;
@@ -382,8 +433,8 @@ static void test_tally_and_verdict_line(void **state)
     assert_int_equal(t.improvements, 1);
     char line[256];
     assert_string_equal(tg_report_verdict_line(&run, &default_opts, line, sizeof line),
-                        "ERROR \xe2\x80\x94 1 unreadable trace, 1 rule error, 1 error, 2 warnings, 1 note, "
-                        "1 regression, 1 skipped in 3 traces");
+                        "ERROR \xe2\x80\x94 1 error finding, 2 warning findings, 1 info finding, "
+                        "1 regression, 1 unreadable trace, 1 rule not evaluated, 1 skipped in 3 traces");
     tg_run_result empty = {.arena = run.arena};
     assert_string_equal(tg_report_verdict_line(&empty, NULL, line, sizeof line),
                         "PASS \xe2\x80\x94 0 rules passed in 0 traces");
@@ -427,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_number_text),
         cmocka_unit_test(test_run_status),
+        cmocka_unit_test(test_exit_precedence),
         cmocka_unit_test(test_tally_and_verdict_line),
         cmocka_unit_test(test_format_names),
         cmocka_unit_test(test_write_error),

@@ -171,7 +171,7 @@ static void test_fields_text(void **state)
         assert_non_null(strstr(row, f->unit ? tg_unit_key(f->unit) : " - "));
         assert_non_null(strstr(row, f->doc));
     }
-    assert_non_null(strstr(out, "  queue       int     ns     yes   start - end of launching call"));
+    assert_non_null(strstr(out, "  queue        int     ns     yes   start - end of launching call"));
     assert_non_null(strstr(out, "memcpy: one row per memory copy\n  needs CUPTI_ACTIVITY_KIND_RUNTIME"));
     assert_non_null(strstr(out, "(CUDA kernels, recorded by 'nsys profile -t cuda'; in a Kineto trace, its kernel events)"));
     free(out);
@@ -222,10 +222,11 @@ static void test_fields_errors(void **state)
     free(out);
     assert_int_equal(run("rules fields zzz", &out), 2);
     assert_string_equal(out, "tracegate: rules fields: unknown source 'zzz' (sources: kernel, memcpy, memset, "
-                             "api, nvtx, iteration, gap, device or trace)\n");
+                             "api, nvtx, iteration, gap, device, trace, osrt, cudnn or cublas)\n");
     free(out);
     assert_int_equal(run("rules fields --format yaml", &out), 2);
-    assert_string_equal(out, "tracegate: rules fields: unknown format 'yaml' (text or markdown)\n");
+    assert_string_equal(out, "tracegate: --format wants text or markdown, not 'yaml' "
+                             "(see 'tracegate rules fields --help')\n");
     free(out);
     assert_int_equal(run("rules fields kernel gap", &out), 2);
     assert_int_equal(lines(out), 1);
@@ -233,7 +234,8 @@ static void test_fields_errors(void **state)
     assert_int_equal(run("rules fields --format", &out), 2);
     free(out);
     assert_int_equal(run("rules fields --help", &out), 0);
-    assert_non_null(strstr(out, "usage: tracegate rules fields [--format text|markdown] [SOURCE]"));
+    assert_non_null(strstr(out, "usage: tracegate rules fields [options] [SOURCE]"));
+    assert_non_null(strstr(out, "FORMAT: text or markdown"));
     free(out);
 }
 

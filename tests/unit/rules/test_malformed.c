@@ -105,6 +105,13 @@ static const bad_case cases[] = {
     {P FW "    evidence: {limit: lots}\n", 8, 23, "limit must be"},
     {P FW "    evidence: {colums: [bytes]}\n", 8, 16, "did you mean 'columns'"},
     {P "    metric: p50(duration)\n    regression: {direction: up}\n", 8, 29, "higher_is_worse or lower_is_worse"},
+    /* cause (docs/host.md): a known kind, on a source it applies to, host without groups */
+    {P FW "    cause: hots\n", 8, 12, "cause must be none, host, call_site or launch, not 'hots' (did you mean 'host'?)"},
+    {P FW "    cause: [host]\n", 8, 12, "cause must be none, host, call_site or launch, not 'a list'"},
+    {P FW "    cause: host\n", 8, 12, "cause 'host' needs a rule on source gap, device, iteration, not memcpy"},
+    {P FW "    cause: launch\n", 8, 12, "cause 'launch' needs a rule on source iteration, not memcpy"},
+    {"version: 1\nrules:\n  - id: r\n    title: t\n    severity: error\n    source: gap\n" FW
+     "    evidence: {group_by: [device]}\n    cause: host\n", 9, 12, "cause 'host' explains each cited row"},
     {P FW "    params: {min_gap: }\n", 8, 23, "needs a default value"},
     /* file structure */
     {"rules: []\n", 1, 1, "missing 'version: 1'"},

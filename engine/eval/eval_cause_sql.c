@@ -1,0 +1,235 @@
+/*
+** The reproduce queries of causes (docs/host.md): run with
+** `sqlite3 -readonly EXPORT`, each returns the numbers its cause states.
+**
+** - host: per window (win = the evidence entry's number, as `evidence` in
+**   the JSON) the rows of the process overlapping it, by source, name and
+**   thread: count and the ns inside the window (min(end, e) - max(start,
+**   s)), from OSRT_API, the CUDA API table (calls of 100 us or more) and
+**   NVTX_EVENTS.
+** - call_site: per call site the rows of the finding (by rowid; the first
+**   TG_CAUSE_SQL_ROWS of them, a comment says when more were left out):
+**   their count and total duration, and the frame of one row's stack that
+**   the site was taken from, through its launching call's callchainId.
+** - launch: per kernel name, the kernels launched in steady iterations that
+**   ran shorter than their launching call: count, kernel and call time.
+**
+** A Kineto trace has no tables: its host query is a jq program over the
+** cited events (their time inside the window, not the totals of entries
+** with more rows than cited); it has no stacks, so no call-site query;
+** its launch query is left out.
+*/
+#include "eval_cause.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TG_CAUSE_SQL_ROWS 5000   /* rowids a call-site query lists */
+
+typedef struct sqlbuf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} sqlbuf;
+
+static void put(sqlbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sqlbuf *b, const char *fmt, ...)
+{
+    if (b->oom) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !tg_grow((void **)&b->s, &b->cap, b->len + (size_t)n + 1, 1)) {
+        b->oom = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+/* An SQL string literal (quotes doubled). */
+static void put_literal(sqlbuf *b, const char *s)
+{
+    put(b, "'");
+    for (const char *p = s ? s : ""; *p && !b->oom; p++) put(b, *p == '\'' ? "''" : "%c", *p);
+    put(b, "'");
+}
+
+static const char *finish(sqlbuf *b, tg_arena *arena)
+{
+    const char *out = b->oom || !b->s ? NULL : tg_arena_strdup(arena, b->s);
+    free(b->s);
+    return out;
+}
+
+static const char *table(const tg_model *m, tg_table_id id)
+{
+    return m->trace->table_name[id] ? m->trace->table_name[id] : tg_table_names[id];
+}
+
+/* ---------------------------------------------------------------- host */
+
+#define PID_OF(col) "((" col " >> 24) & 16777215)"
+#define TID_OF(col) "(" col " & 16777215)"
+#define INSIDE(alias) "min(" alias ".end, w.e) - max(" alias ".start, w.s)"
+
+static const char *host_jq(tg_cause_cc *cc, const tg_cause *c)
+{
+    sqlbuf b = {0};
+    put(&b, ".traceEvents as $e | [");
+    for (size_t w = 0; w < c->n_windows; w++) {
+        const tg_cause_window *win = &c->windows[w];
+        put(&b, "%s[%zu, %lld, %lld, [", w ? ", " : "", win->evidence, (long long)win->start, (long long)win->end);
+        size_t k = 0;
+        for (size_t i = 0; i < win->n_items; i++)
+            for (size_t j = 0; j < win->items[i].n_rowids; j++)
+                put(&b, "%s%lld", k++ ? "," : "", (long long)win->items[i].rowids[j]);
+        put(&b, "]]");
+    }
+    put(&b, "] | map(. as [$w, $s, $t, $ix] | {window: $w, events: [$ix[] | . as $i | $e[$i] | "
+            "{index: $i, name, cat, tid, ts, dur, inside_ns: ((([((.ts + (.dur // 0)) * 1000), $t] | min) - "
+            "([(.ts * 1000), $s] | max)) | round)}]})");
+    return finish(&b, cc->arena);
+}
+
+const char *tg_cause_host_query(tg_cause_cc *cc, const tg_cause *c)
+{
+    const tg_model *m = cc->m;
+    const tg_trace *t = m->trace;
+    if (!c->n_windows) return NULL;
+    if (t->format == TG_FORMAT_KINETO) return host_jq(cc, c);
+    sqlbuf b = {0};
+    put(&b, "WITH w(win, pid, s, e) AS (VALUES ");
+    for (size_t w = 0; w < c->n_windows; w++)
+        put(&b, "%s(%zu, %lld, %lld, %lld)", w ? ", " : "", c->windows[w].evidence, (long long)c->windows[w].pid,
+            (long long)c->windows[w].start, (long long)c->windows[w].end);
+    put(&b, ") ");
+    const char *sep = "";
+    if (t->table_name[TG_TABLE_OSRT]) {
+        put(&b, "SELECT w.win, 'osrt' AS source, (SELECT value FROM StringIds WHERE id = o.nameId) AS name, "
+                TID_OF("o.globalTid") " AS tid, count(*) AS count, sum(" INSIDE("o") ") AS time_ns "
+                "FROM w JOIN %s o ON " PID_OF("o.globalTid") " = w.pid AND " INSIDE("o") " > 0 "
+                "GROUP BY 1, 3, 4", table(m, TG_TABLE_OSRT));
+        sep = " UNION ALL ";
+    }
+    if (t->table_name[TG_TABLE_RUNTIME]) {
+        put(&b, "%sSELECT w.win, 'cuda', (SELECT value FROM StringIds WHERE id = a.nameId) AS name, "
+                TID_OF("a.globalTid") " AS tid, count(*), sum(" INSIDE("a") ") "
+                "FROM w JOIN %s a ON " PID_OF("a.globalTid") " = w.pid AND a.end - a.start >= %d AND "
+                INSIDE("a") " > 0 GROUP BY 1, 3, 4", sep, table(m, TG_TABLE_RUNTIME), TG_HOST_CUDA_MIN_NS);
+        sep = " UNION ALL ";
+    }
+    if (t->table_name[TG_TABLE_NVTX]) {
+        put(&b, "%sSELECT w.win, 'nvtx', coalesce((SELECT value FROM StringIds WHERE id = n.textId), n.text) AS name, "
+                TID_OF("n.globalTid") " AS tid, count(*), sum(" INSIDE("n") ") "
+                "FROM w JOIN %s n ON " PID_OF("n.globalTid") " = w.pid AND n.end IS NOT NULL AND "
+                "n.eventType NOT IN (33, 39, 64, 72, 73, 74, 75, 76, 97, 98, 99) AND " INSIDE("n") " > 0 "
+                "GROUP BY 1, 3, 4", sep, table(m, TG_TABLE_NVTX));
+        sep = " UNION ALL ";
+    }
+    if (!*sep) {
+        free(b.s);
+        return NULL;
+    }
+    put(&b, " ORDER BY 1, 6 DESC;");
+    return finish(&b, cc->arena);
+}
+
+/* ---------------------------------------------------------------- call sites */
+
+/* The callchainId behind row `alias` of the rule's source: its own (api),
+** or its launching call's (memcpy, memset, kernel); exports that record a
+** call twice keep it on one twin. */
+static void put_chain(sqlbuf *b, const tg_model *m, tg_source_id src, const char *alias)
+{
+    const char *api = table(m, TG_TABLE_RUNTIME);
+    if (src == TG_SRC_API)
+        put(b, "coalesce(%s.callchainId, (SELECT t.callchainId FROM %s t WHERE t.correlationId = %s.correlationId "
+               "AND t.globalTid = %s.globalTid AND t.callchainId IS NOT NULL LIMIT 1))", alias, api, alias, alias);
+    else
+        put(b, "(SELECT t.callchainId FROM %s t WHERE t.correlationId = %s.correlationId AND "
+               PID_OF("t.globalTid") " = " PID_OF("%s.globalPid") " AND t.callchainId IS NOT NULL LIMIT 1)",
+            api, alias, alias);
+}
+
+/* The depth of a stack's frame whose symbol is the site's. */
+static int site_depth(const tg_model *m, int32_t chain, int32_t site)
+{
+    size_t n;
+    const tg_frame *f = tg_model_stack(m, TG_STACKS_CUDA, chain, &n);
+    for (size_t i = 0; i < n; i++)
+        if (f[i].symbol == site) return f[i].depth;
+    return -1;
+}
+
+const char *tg_cause_sites_query(tg_cause_cc *cc, const tg_site_group *groups, size_t n, const tg_site_row *rows,
+                                 size_t n_rows)
+{
+    const tg_model *m = cc->m;
+    if (m->trace->format == TG_FORMAT_KINETO || !n) return NULL;
+    tg_source_id src = cc->rule->source;
+    const char *tbl = cc->res->evidence && cc->res->n_evidence && cc->res->evidence[0].table
+                          ? cc->res->evidence[0].table
+                          : table(m, (tg_table_id)tg_source_defs[src].table);
+    sqlbuf b = {0};
+    size_t listed = 0;
+    for (size_t g = 0; g < n; g++) {
+        const tg_site_group *x = &groups[g];
+        int depth = site_depth(m, x->chain, x->site);
+        put(&b, "%sSELECT ", g ? " UNION ALL " : "");
+        put_literal(&b, tg_trace_str(m->trace, x->site));
+        put(&b, " AS call_site, ");
+        put_literal(&b, x->module >= 0 ? tg_trace_str(m->trace, x->module) : NULL);
+        put(&b, " AS call_module, count(*) AS count, sum(r.end - r.start) AS time_ns, "
+                "(SELECT (SELECT value FROM StringIds WHERE id = f.symbol) FROM %s f, %s c WHERE c.rowid = %lld "
+                "AND f.id = ", table(m, TG_TABLE_CALLCHAINS), tbl, (long long)x->rowids[0]);
+        put_chain(&b, m, src, "c");
+        put(&b, " + %d AND f.stackDepth = %d) AS frame_symbol FROM %s r WHERE r.rowid IN (",
+            tg_model_stack_offset(m, TG_STACKS_CUDA), depth, tbl);
+        size_t k = 0;
+        for (size_t i = 0; i < n_rows && listed < TG_CAUSE_SQL_ROWS; i++)
+            if (rows[i].slot == x->slot) {
+                put(&b, "%s%lld", k++ ? ", " : "", (long long)rows[i].rowid);
+                listed++;
+            }
+        if (!k) put(&b, "NULL");
+        put(&b, ")");
+    }
+    put(&b, " ORDER BY count DESC;");
+    if (n_rows > TG_CAUSE_SQL_ROWS)
+        put(&b, " -- lists the first %d of the %zu rows: counts past them are not reproduced", TG_CAUSE_SQL_ROWS,
+            n_rows);
+    return finish(&b, cc->arena);
+}
+
+/* ---------------------------------------------------------------- launch */
+
+const char *tg_cause_launch_query(tg_cause_cc *cc, const tg_cause *c)
+{
+    const tg_model *m = cc->m;
+    (void)c;
+    if (m->trace->format == TG_FORMAT_KINETO || !m->trace->table_name[TG_TABLE_RUNTIME]) return NULL;
+    sqlbuf b = {0};
+    put(&b, "WITH steady(pid, s, e) AS (VALUES ");
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_iterations; i++) {
+        const tg_iteration *it = &m->iterations[i];
+        if (!it->steady) continue;
+        put(&b, "%s(%d, %lld, %lld)", n++ ? ", " : "", it->pid, (long long)it->start, (long long)it->end);
+    }
+    if (!n) put(&b, "(-1, 0, 0)");
+    /* without iterations every kernel is steady (docs/iterations.md) */
+    put(&b, ") SELECT (SELECT value FROM StringIds WHERE id = k.demangledName) AS name, count(*) AS kernels, "
+            "sum(k.end - k.start) AS kernel_ns, sum(a.end - a.start) AS launch_ns FROM %s k JOIN %s a ON "
+            "a.correlationId = k.correlationId AND " PID_OF("a.globalTid") " = " PID_OF("k.globalPid") " "
+            "WHERE k.end - k.start < a.end - a.start%s GROUP BY 1 ORDER BY kernels DESC, kernel_ns DESC;",
+        table(m, TG_TABLE_KERNEL), table(m, TG_TABLE_RUNTIME),
+        m->has_iterations ? " AND EXISTS (SELECT 1 FROM steady WHERE steady.pid = " PID_OF("a.globalTid")
+                            " AND a.start >= steady.s AND a.start <= steady.e)" : "");
+    return finish(&b, cc->arena);
+}

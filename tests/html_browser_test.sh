@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# The HTML report in a real browser (issue #19): headless Chromium opens
+# each report and must log nothing (no script error, no blocked or failed
+# load: the report's Content-Security-Policy turns any outside reference
+# into a console message), and a harness page that loads the report in a
+# frame checks what a reader needs: the verdict, the findings table with
+# one row per result, the charts (SVG images with a title and a
+# description: iterations against the baseline band, the device timeline,
+# what changed), cited gaps and iterations linking to evidence rows that
+# exist, every evidence row and reproduce query, keyboard focus on the
+# links, no outside reference at all. Then it prints each report to PDF.
+#
+# Reports: a failing baseline check on a real trace (realistic_regressed
+# against a baseline of the two realistic runs, from ../shared/traces),
+# a Kineto trace (jq reproduce queries), and the bundled example (a cited
+# gap, a suppressed finding). Without Chromium, or when it cannot start,
+# the test is skipped (exit 77) with the reason; ci/browser-deps.sh
+# installs it (Debian's chromium).
+# Usage: html_browser_test.sh EXAMPLE_TRACE
+set -uo pipefail
+bin="$TG_BINARY"
+example="$1"
+root="$TG_SOURCE_ROOT"
+traces="${TG_SHARED_TRACES:-}"
+browser=""
+for b in chromium chromium-browser google-chrome; do
+    if command -v "$b" >/dev/null; then browser=$(command -v "$b"); break; fi
+done
+if [ -z "$browser" ]; then
+    echo "SKIP: no Chromium (chromium, chromium-browser or google-chrome) on PATH; bash ci/browser-deps.sh installs Debian's chromium"
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# each run gets its own profile; root needs --no-sandbox
+chrome() {
+    timeout 60 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+        --user-data-dir="$tmp/profile" "$@"
+}
+if ! chrome --dump-dom about:blank >/dev/null 2>"$tmp/start.err"; then
+    echo "SKIP: $browser does not start headless: $(grep -v dbus "$tmp/start.err" | tail -2)"
+    exit 77
+fi
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+# The harness: loads REPORT in a frame (same origin with
+# --allow-file-access-from-files) and writes PASS or what failed into
+# #result, which --dump-dom prints. Expected numbers come from the JSON
+# report of the same run.
+harness() {  # harness REPORT JSON VERDICT WANT_CHARTS WANT_CITED_GAP WANT_REPRODUCE
+    local report=$1 json=$2 verdict=$3 charts=$4 gap=$5 reproduce=$6
+    local results evidence findings
+    results=$(jq '([.traces[].results[]] | length) + ([.traces[] | select(.error)] | length)' "$json")
+    # a finding is detailed with its evidence; so is a regression rule's comparison
+    evidence=$(jq '[.traces[].results[] | select(.status == "fail" or .status == "inconclusive" or .baseline)
+                    | .evidence | length] | add // 0' "$json")
+    findings=$(jq '[.traces[].results[] | select(.status == "fail" or .status == "inconclusive" or .status == "error")] | length' "$json")
+    cat > "$tmp/check.html" <<HTML
+<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>harness</title></head><body>
+<pre id="result">not run</pre>
+<iframe id="r" src="$(basename "$report")" style="width:1280px;height:900px"></iframe>
+<script>
+const want = {verdict: "$verdict", results: $results, evidence: $evidence, findings: $findings,
+              charts: $charts, gap: $gap, reproduce: "$reproduce"};
+const bad = [];
+function visible(el) {
+  if (!el) return false;
+  const r = el.getBoundingClientRect(), s = el.ownerDocument.defaultView.getComputedStyle(el);
+  return r.width > 0 && r.height > 0 && s.visibility !== "hidden" && s.display !== "none";
+}
+function check(d) {
+  const need = (cond, what) => { if (!cond) bad.push(what); };
+  need(d.documentElement.lang === "en", "html lang");
+  need(d.title.startsWith("tracegate: " + want.verdict), "title: " + d.title);
+  const verdict = d.querySelector(".verdict");
+  need(visible(verdict) && verdict.textContent.startsWith(want.verdict), "verdict shown: " + (verdict && verdict.textContent));
+  need(d.querySelector("main") && d.querySelector("header") && d.querySelector("nav"), "landmarks");
+  const skip = d.querySelector("a.skip");
+  need(skip && d.getElementById(skip.getAttribute("href").slice(1)), "skip link to the findings");
+  const rows = d.querySelectorAll("#findings ~ table tbody tr, section[aria-labelledby=findings] tbody tr");
+  need(rows.length === want.results, "findings table rows " + rows.length + ", want " + want.results);
+  need(visible(d.getElementById("findings")), "findings heading visible");
+  const svgs = [...d.querySelectorAll("svg[role=img]")];
+  need(svgs.length >= want.charts, "charts " + svgs.length + ", want at least " + want.charts);
+  for (const svg of svgs) {
+    need(visible(svg), "chart visible: " + svg.parentElement.id);
+    const ids = (svg.getAttribute("aria-labelledby") || "").split(" ");
+    const title = d.getElementById(ids[0]), desc = d.getElementById(ids[1]);
+    need(title && title.tagName === "title" && title.textContent.length > 0, "chart title: " + svg.parentElement.id);
+    need(desc && desc.tagName === "desc" && desc.textContent.length > 10, "chart description: " + svg.parentElement.id);
+    need(svg.parentElement.tagName === "FIGURE" && svg.parentElement.querySelector("figcaption"), "figure caption");
+  }
+  for (const a of d.querySelectorAll("a[href^='#']")) {
+    const id = a.getAttribute("href").slice(1);
+    need(d.getElementById(id), "link target #" + id);
+  }
+  const cited = d.querySelectorAll("svg a[href^='#']");
+  if (want.gap) {
+    const gapLink = d.querySelector("svg a[href^='#'] rect.gap");
+    need(gapLink, "a cited gap drawn as a link");
+    if (gapLink) {
+      const target = d.getElementById(gapLink.parentElement.getAttribute("href").slice(1));
+      need(target && target.tagName === "TR" && target.closest("article.finding"), "the gap's link reaches an evidence row");
+      need(visible(gapLink), "the cited gap is visible");
+    }
+  }
+  if (cited.length) {
+    const a = cited[0];
+    a.focus();
+    need(d.activeElement === a, "a cited point or gap takes keyboard focus");
+    need(a.getAttribute("aria-label"), "a cited link is named for screen readers");
+  }
+  const evRows = d.querySelectorAll("article.finding:not(.error) tr[id]");
+  need(evRows.length === want.evidence, "evidence rows " + evRows.length + ", want " + want.evidence);
+  for (const tr of evRows) need(visible(tr), "evidence row visible: " + tr.id);
+  const articles = d.querySelectorAll("article.finding");
+  need(articles.length >= want.findings, "finding details " + articles.length + ", want " + want.findings);
+  const queries = [...d.querySelectorAll("article.finding pre code")];
+  need(queries.length > 0 && queries.every(q => q.textContent.includes(want.reproduce)),
+       "reproduce queries holding '" + want.reproduce + "'");
+  // self-contained: nothing from outside, no script
+  need(!d.querySelector("script, link, iframe, object, embed, img[src], image"), "no script or outside resource");
+  for (const el of d.querySelectorAll("[src], [href], [srcset]")) {
+    const v = el.getAttribute("src") || el.getAttribute("href") || el.getAttribute("srcset") || "";
+    need(v.startsWith("#"), "outside reference: " + v);
+  }
+  need(![...d.querySelectorAll("style")].some(s => /url\(|@import/.test(s.textContent)), "style loads nothing");
+}
+document.getElementById("r").addEventListener("load", () => {
+  try { check(document.getElementById("r").contentDocument); } catch (e) { bad.push("harness: " + e); }
+  document.getElementById("result").textContent = bad.length ? "FAIL: " + bad.join(" | ") : "PASS";
+});
+</script></body></html>
+HTML
+}
+
+# open REPORT WHAT VERDICT CHARTS GAP REPRODUCE: the checks above on one report
+open_report() {
+    local report=$1 what=$2 before=$failures
+    harness "$report" "${report%.html}.json" "${@:3}"
+    chrome --allow-file-access-from-files --enable-logging=stderr --v=0 --virtual-time-budget=10000 \
+        --window-size=1400,1000 --dump-dom "file://$tmp/check.html" >"$tmp/dom" 2>"$tmp/log"
+    grep -q '<pre id="result">PASS</pre>' "$tmp/dom" ||
+        fail "$what: $(grep -o '<pre id="result">[^<]*' "$tmp/dom" | cut -c18- | head -c 1500)"
+    # the report itself logs nothing: no error, no blocked or failed load
+    grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$report")" > "$tmp/console"
+    [ -s "$tmp/console" ] && fail "$what: console messages: $(head -c 800 "$tmp/console")"
+    # printable: a PDF of several pages
+    rm -f "$tmp/out.pdf"
+    chrome --no-pdf-header-footer --print-to-pdf="$tmp/out.pdf" "file://$report" >/dev/null 2>&1
+    local pages
+    pages=$(grep -ao '/Count [0-9]*' "$tmp/out.pdf" 2>/dev/null | head -1 | cut -d' ' -f2)
+    [ "${pages:-0}" -ge 1 ] || fail "$what: printing to PDF gave ${pages:-no} pages"
+    [ "$failures" = "$before" ] &&
+        echo "ok   $what ($(wc -c < "$report") bytes, $(grep -c '<svg' "$report") charts, ${pages:-0} printed pages)"
+}
+
+# 1. the bundled example against its baseline, one finding suppressed:
+#    a cited gap on the timeline, SQL reproduce queries
+printf 'version: 1\nsuppressions:\n  - {rule: iteration-variance, reason: the stall of the example}\n' > "$tmp/sup.yaml"
+"$bin" check --baseline "$root/baselines/example.yaml" --suppress "$tmp/sup.yaml" \
+    -o html="$tmp/example.html" -o json="$tmp/example.json" "$example" >/dev/null 2>&1
+[ $? = 1 ] || fail "example: check did not exit 1"
+grep -q 'class="badge suppressed">SUPPRESSED' "$tmp/example.html" || fail "example: the suppressed finding is not shown"
+open_report "$tmp/example.html" "the bundled example" FAIL 3 true "SELECT"
+
+# 2. a failing baseline check on a real trace: the regressed run against
+#    the two baseline runs (regressions, contributors, the band)
+torch="$traces/h200-torch"
+if [ -f "$torch/realistic_regressed.sqlite" ]; then
+    "$bin" baseline record -o "$tmp/base.yaml" "$torch/realistic_baseline_run1.sqlite" \
+        "$torch/realistic_baseline_run2.sqlite" 2>/dev/null || fail "real: baseline record failed"
+    "$bin" check --baseline "$tmp/base.yaml" -o html="$tmp/regressed.html" -o json="$tmp/regressed.json" \
+        "$torch/realistic_regressed.sqlite" >/dev/null 2>&1
+    [ $? = 1 ] || fail "real: check did not exit 1"
+    [ "$(jq -r '[.traces[0].results[] | select(.baseline.regression)] | length' "$tmp/regressed.json")" = 2 ] ||
+        fail "real: not 2 regressions"
+    grep -q 'class="band"' "$tmp/regressed.html" || fail "real: no baseline band drawn"
+    grep -q 'What changed against the baseline' "$tmp/regressed.html" || fail "real: no contributor chart"
+    open_report "$tmp/regressed.html" "realistic_regressed against its baseline" FAIL 5 false "SELECT"
+    # 3. Kineto: the same charts, evidence reproduced with jq
+    kineto=$(ls "$traces"/kineto/h200/*.json* 2>/dev/null | head -1)
+    if [ -n "$kineto" ]; then
+        "$bin" check -o html="$tmp/kineto.html" -o json="$tmp/kineto.json" "$kineto" >/dev/null 2>&1
+        open_report "$tmp/kineto.html" "Kineto $(basename "$kineto")" "$(jq -r .status "$tmp/kineto.json" | tr a-z A-Z)" \
+            1 false "traceEvents"
+    fi
+else
+    echo "note: $torch absent: the real-trace reports are not checked (the example is)"
+fi
+
+if [ "$failures" = 0 ]; then echo "html_browser: all checks passed"; exit 0; fi
+echo "html_browser: $failures checks failed"
+exit 1

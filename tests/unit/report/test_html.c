@@ -1,0 +1,155 @@
+/*
+** The HTML report (fmt_html.c, html_chart.c) without a browser (the
+** browser test is tests/html_browser_test.sh): one row per result in the
+** findings table and the same verdict line as the text report; every
+** string from a trace escaped (no raw '<y>', no control character), no
+** script and nothing from outside; ids unique and every internal link
+** resolving; with a timeline, the charts drawn and a drawn gap or
+** iteration that a finding cites linking to that evidence row.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_fixture.h"
+#include "logsafe.h"
+
+static const tg_report_opts opts = {.fail_on = TG_SEV_ERROR, .tool_version = "9.9.9"};
+
+/* Every id="..." once, every href="#..." to one of them. */
+static void check_links(const char *html)
+{
+    size_t n_ids = 0, cap = 64;
+    char **ids = malloc(cap * sizeof *ids);
+    for (const char *p = html; (p = strstr(p, " id=\"")); p++) {
+        const char *s = p + 5, *e = strchr(s, '"');
+        char *id = strndup(s, (size_t)(e - s));
+        for (size_t i = 0; i < n_ids; i++)
+            if (!strcmp(ids[i], id)) fail_msg("id '%s' twice", id);
+        if (n_ids == cap) ids = realloc(ids, (cap *= 2) * sizeof *ids);
+        ids[n_ids++] = id;
+    }
+    size_t links = 0;
+    for (const char *p = html; (p = strstr(p, "href=\"")); p++) {
+        const char *s = p + 6, *e = strchr(s, '"');
+        if (*s != '#') fail_msg("an outside link: %.*s", (int)(e - s), s);
+        bool found = false;
+        for (size_t i = 0; i < n_ids && !found; i++) found = strlen(ids[i]) == (size_t)(e - s - 1) && !strncmp(ids[i], s + 1, (size_t)(e - s - 1));
+        if (!found) fail_msg("link to a missing id: %.*s", (int)(e - s), s);
+        links++;
+    }
+    assert_true(links > EXPECT_RESULTS);
+    for (size_t i = 0; i < n_ids; i++) free(ids[i]);
+    free(ids);
+}
+
+static void test_document(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    char *html = fixture_render(TG_FMT_HTML, &run, NULL, &opts);
+    assert_true(strncmp(html, "<!DOCTYPE html>\n<html lang=\"en\">", 32) == 0);
+    assert_non_null(strstr(html, "Content-Security-Policy\" content=\"default-src 'none'"));
+    assert_null(strstr(html, "<script"));
+    assert_null(strstr(html, "<img"));
+    assert_null(strstr(html, "url("));
+    /* the verdict line of every format */
+    char line[512];
+    tg_report_verdict_line(&run, &opts, line, sizeof line);
+    assert_non_null(strstr(html, line));
+    /* one summary row per result, one per unreadable trace */
+    const char *tbody = strstr(html, "<tbody>"), *end = strstr(tbody, "</tbody>");
+    size_t rows = 0;
+    for (const char *p = tbody; (p = strstr(p, "<tr>")) && p < end; p++) rows++;
+    assert_int_equal(rows, EXPECT_RESULTS + EXPECT_UNREADABLE);
+    /* escaped, log-safe; the awkward string shown escaped */
+    size_t at;
+    const char *why = tg_logsafe_problem(html, strlen(html), false, &at);
+    if (why) fail_msg("not log-safe at %zu: %s", at, why);
+    assert_null(strstr(html, "<y>"));
+    assert_non_null(strstr(html, "cuMemcpy &quot;x&quot; &#39;q&#39; &lt;y&gt; &amp; z\\n100% a:b,c|d \\x01"));
+    /* a warning below --fail-on reads as a warning, an unreadable trace as such */
+    assert_non_null(strstr(html, "<span class=\"badge warn\">FAIL</span>"));
+    assert_non_null(strstr(html, "<span class=\"badge error\">UNREADABLE</span>"));
+    /* no timeline in this result: said, not drawn */
+    assert_non_null(strstr(html, "No charts: this result does not carry the trace's timeline"));
+    check_links(html);
+    free(html);
+    tg_arena_free(run.arena);
+}
+
+/* The fixture's first trace with a timeline: one GPU, a gap whose op
+** before is the evidence row sync-memcpy cites (MEMCPY rowid 12), and
+** iterations. */
+static void add_timeline(tg_run_result *run)
+{
+    tg_arena *a = run->arena;
+    tg_timeline *tl = tg_arena_alloc(a, sizeof *tl);
+    tl->from = 0;
+    tl->to = 1000000000;
+    tl->n_bins = 10;
+    tl->n_devices = 1;
+    tl->devices = tg_arena_alloc(a, sizeof *tl->devices);
+    tl->device_names = tg_arena_alloc(a, sizeof *tl->device_names);
+    tl->device_names[0] = "GPU <0>";
+    tl->busy = tg_arena_alloc(a, 10 * sizeof *tl->busy);
+    for (size_t i = 0; i < 10; i++) tl->busy[i] = i == 5 ? 0 : 0.5;
+    tl->steady_start = 100000000;
+    tl->steady_end = 900000000;
+    tl->has_iterations = true;
+    tl->gaps = tg_arena_alloc(a, 2 * sizeof *tl->gaps);
+    tl->gaps[0] = (tg_timeline_gap){0, 500000000, 600000000, "CUPTI_ACTIVITY_KIND_MEMCPY", 12};
+    tl->gaps[1] = (tg_timeline_gap){0, 700000000, 750000000, "CUPTI_ACTIVITY_KIND_KERNEL", 99};
+    tl->n_gaps = 2;
+    tl->iter_pid = 1000;
+    tl->iter_table = "NVTX_EVENTS";
+    tl->n_iterations = 6;
+    tl->iterations = tg_arena_alloc(a, 6 * sizeof *tl->iterations);
+    for (int i = 0; i < 6; i++)
+        tl->iterations[i] = (tg_iter_point){100 + i, i, i * 100000000LL, 90000000, i ? 100000000 : TG_NULL_I64,
+                                            50000000, i >= 2};
+    run->traces[0].timeline = tl;
+}
+
+static void test_charts_and_links(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    add_timeline(&run);
+    char *html = fixture_render(TG_FMT_HTML, &run, NULL, &opts);
+    /* iterations: period and GPU time; the device timeline; rank1's
+    ** regression has no contributors in the fixture */
+    assert_non_null(strstr(html, "<figure id=\"t1-period\">"));
+    assert_non_null(strstr(html, "<figure id=\"t1-gpu_time\">"));
+    assert_non_null(strstr(html, "<figure id=\"t1-timeline\">"));
+    assert_int_equal(fixture_count(html, "<svg role=\"img\" aria-labelledby="), 3);
+    assert_int_equal(fixture_count(html, "<desc id="), 3);
+    /* the cited gap links to sync-memcpy's evidence row rowid 12 (its first) */
+    assert_non_null(strstr(html, "<a href=\"#t1-r1-e1\" aria-label=\"GPU 0 idle 100 ms from +500 ms, cited evidence\">"
+                                 "<rect class=\"gap\""));
+    assert_non_null(strstr(html, "<tr id=\"t1-r1-e1\">"));
+    /* the other gap is drawn, not linked */
+    assert_non_null(strstr(html, "<title>GPU 0 idle 50 ms from +700 ms</title>"));
+    /* warm-up iterations hollow, steady ones filled */
+    assert_int_equal(fixture_count(html, "class=\"pt warm\""), 2 * 2 - 1);   /* the first has no period */
+    assert_non_null(strstr(html, "GPU &lt;0&gt;"));
+    check_links(html);
+    free(html);
+    tg_arena_free(run.arena);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_document),
+        cmocka_unit_test(test_charts_and_links),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
