@@ -242,14 +242,6 @@ static bool fill_cmp(const tg_baseline *b, const tg_baseline_metric *m, tg_rule_
     return true;
 }
 
-static void format_pct(double change, char *buf, size_t size)
-{
-    double pct = change * 100;
-    if (isinf(change)) snprintf(buf, size, "%s", change > 0 ? "+inf%" : "-inf%");
-    else if (pct != 0 && fabs(pct) < 0.1) snprintf(buf, size, "%+.2g%%", pct);  /* +0.026% */
-    else snprintf(buf, size, "%+.1f%%", pct);
-}
-
 static void format_p(double p, char *buf, size_t size)
 {
     if (isnan(p)) snprintf(buf, size, "p=n/a");
@@ -386,10 +378,12 @@ static bool judge(const tg_baseline *b, const tg_baseline_metric *m, const tg_tr
     decide(r, min_change, alpha, m, why, sizeof why);
     if ((r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE) && !attribute(b, m, tr, r, arena))
         return false;
-    char cur[48], base[48], pct[32], p[32];
+    char cur[48], base[48], pct[TG_FMT_BUF], p[32];
     tg_fmt_num(cur, sizeof cur, c->current, m->unit);
     tg_fmt_num(base, sizeof base, c->value, m->unit);
-    format_pct(c->change, pct, sizeof pct);
+    /* the one formatter (units.h): the message says the change as the
+    ** baseline line under it does (+9.98%, not +10.0% beside it) */
+    tg_fmt_change(pct, sizeof pct, c->change);
     format_p(c->p_value, p, sizeof p);
     char *text = NULL;
     size_t len = 0;

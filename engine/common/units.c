@@ -78,16 +78,8 @@ static char *bytes(char *buf, size_t size, double b, int digits)
         else snprintf(buf, size, "%.*g B", digits, b);
         return buf;
     }
-    /* An exact multiple of a binary unit reads best in it: 16 MiB. */
-    ladder bin = ladder_of(TG_UNIT_BYTES, 1024);
-    for (size_t k = bin.n; k-- > 0;) {
-        if (bin.rung[k]->scale == 1) continue;
-        double q = b / bin.rung[k]->scale;
-        if (fabs(q) >= 1 && q == floor(q) && fabs(q) < 1024) {
-            snprintf(buf, size, "%.0f %s", q, bin.rung[k]->suffix);
-            return buf;
-        }
-    }
+    /* One prefix system, decimal (docs/formats.md): 16 MiB prints as
+    ** 16.8 MB, so that two sizes of one report compare at a glance. */
     ladder dec = ladder_of(TG_UNIT_BYTES, 1000);
     return scaled(buf, size, b, &dec, digits);
 }

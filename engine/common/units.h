@@ -6,8 +6,8 @@
 ** The formatter prints three significant digits (or `digits`) and picks
 ** the unit after rounding, from the same ladders units.def defines:
 ** durations adapt (812 ns, 1.23 ms, 4.5 s, 2.5 min, 2 h); byte counts use
-** a binary unit when they are an exact multiple of one (16 MiB, 64 KiB) and
-** decimal units otherwise (16.8 MB, 64 KB); ratios print as percentages
+** decimal units only (16.8 MB for 16 MiB, 64 KB), so that the sizes of one
+** report compare at a glance (docs/formats.md); ratios print as percentages
 ** (23.4%); plain integers as integers. NaN prints "n/a", infinities "inf".
 ** Every function writes into the caller's buffer and returns it.
 */

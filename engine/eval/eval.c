@@ -70,6 +70,70 @@ static bool rule_reads_launch(const tg_rule *r)
     return false;
 }
 
+/* The iteration fields that come from the GPU work launched inside:
+** without any recorded, they would read as host time or as zero. */
+static bool iteration_gpu_field(const tg_field_def *f)
+{
+    static const char *const names[] = {"period", "gpu_time", "gpu_span", "kernels"};
+    if (f->source != TG_SRC_ITERATION) return false;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(f->name, names[i])) return true;
+    return false;
+}
+
+static bool expr_reads_gpu(const tg_expr *e)
+{
+    if (!e) return false;
+    if (e->op == TG_N_FIELD && e->field && iteration_gpu_field(e->field)) return true;
+    return expr_reads_gpu(e->a) || expr_reads_gpu(e->b);
+}
+
+static bool rule_reads_iteration_gpu(const tg_rule *r)
+{
+    if (r->source != TG_SRC_ITERATION) return false;
+    if (expr_reads_gpu(r->where) || expr_reads_gpu(r->fail_when) || expr_reads_gpu(r->metric) ||
+        expr_reads_gpu(r->samples))
+        return true;
+    for (size_t i = 0; i < r->n_aggs; i++)
+        if (expr_reads_gpu(r->aggs[i].arg)) return true;
+    return false;
+}
+
+static void missing(const tg_eval_opts *opts, tg_rule_result *res)
+{
+    res->missing_data = true;
+    res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
+}
+
+/* A rule reading the GPU side of iterations (period, gpu_time, ...) on a
+** capture whose iterations launched no GPU work it recorded: missing
+** data, never host time in its place (model_iter.c). True when so. */
+static bool check_missing_gpu_work(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts,
+                                   tg_rule_result *res, tg_arena *arena)
+{
+    if (!m->n_iterations || !rule_reads_iteration_gpu(r)) return false;
+    const tg_trace *t = m->trace;
+    if (t->n_kernels + t->n_memcpys + t->n_memsets == 0) {
+        missing(opts, res);
+        res->message = tg_arena_printf(arena,
+                                       "rule %s reads the GPU work of each iteration (its completion, its time), "
+                                       "but this capture holds no %s, copies or memsets beside its %zu iterations; "
+                                       "record them with '%s'",
+                                       r->info.id, tg_table_what[TG_TABLE_KERNEL], m->n_iterations,
+                                       tg_trace_table_option(t, TG_TABLE_KERNEL));
+        return true;
+    }
+    for (size_t i = 0; i < m->n_iterations; i++)
+        if (m->iterations[i].gpu_end != TG_NULL_I64) return false;
+    missing(opts, res);
+    res->message = tg_arena_printf(arena,
+                                   "rule %s reads the GPU work of each iteration, but none of the %zu iterations "
+                                   "launched any of the capture's %zu kernels, %zu copies and %zu memsets (no "
+                                   "launching call of theirs starts inside an iteration of its process)",
+                                   r->info.id, m->n_iterations, t->n_kernels, t->n_memcpys, t->n_memsets);
+    return true;
+}
+
 /* A missing table makes the rule a skip or an error; true when it does. */
 static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
                           tg_arena *arena)
@@ -300,7 +364,7 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
             res->baseline = opts->baselines[i];
             st->baseline = &opts->baselines[i];
         }
-        if (check_missing(r, m, opts, res, arena)) continue;
+        if (check_missing(r, m, opts, res, arena) || check_missing_gpu_work(r, m, opts, res, arena)) continue;
         *st = (tg_rule_state){.rule = r, .out = res, .m = m, .baseline = st->baseline};
         if (!tg_eval_slots_init(st)) st->oom = true;
         tg_acc_init(st);
@@ -336,6 +400,24 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
 }
 
 /* ------------------------------------------------------------ vocabulary */
+
+static const char *const interval_names[TG_INTERVAL_COUNT] = {
+#define X(id, name, doc) name,
+    TG_INTERVAL_LIST(X)
+#undef X
+};
+
+const char *tg_interval_name(tg_interval i)
+{
+    return (unsigned)i < TG_INTERVAL_COUNT ? interval_names[i] : "?";
+}
+
+bool tg_interval_parse(const char *s, tg_interval *out)
+{
+    for (int i = 0; s && i < TG_INTERVAL_COUNT; i++)
+        if (!strcmp(s, interval_names[i])) return *out = (tg_interval)i, true;
+    return false;
+}
 
 static const char *const contrib_status_names[TG_CONTRIB_COUNT] = {
 #define X(id, name) name,

@@ -102,6 +102,7 @@ static tg_value finish_one(tg_rule_state *st, const tg_agg_use *u, const tg_acc 
         if (kp->n == 0) return tg_null();
         return number(percentile(kp, tg_agg_defs[u->kind].quantile), u);
     }
+    if (u->kind == TG_AGG_N) return tg_int(a->n, TG_UNIT_NONE);
     if (a->n == 0) {
         /* The sum over no rows is 0 (not null, unlike SQL): "0 copies
         ** moved 0 B" rather than "moved n/a". */

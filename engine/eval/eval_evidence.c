@@ -114,7 +114,7 @@ void tg_evidence_offer(tg_rule_state *st, const char *row, size_t i)
 typedef struct cite {
     int table;
     int64_t rowid;
-    int64_t start;
+    int64_t start, end;
 } cite;
 
 const char *tg_eval_table_name(const tg_model *m, int t)
@@ -154,11 +154,11 @@ static void device_bounds(const tg_model *m, int32_t device, cite *first, cite *
             if (dev != device) continue;
             if (start < best_start) {
                 best_start = start;
-                *first = (cite){arrays[a].table, rowid, start};
+                *first = (cite){arrays[a].table, rowid, start, end};
             }
             if (end > best_end) {
                 best_end = end;
-                *last = (cite){arrays[a].table, rowid, start};
+                *last = (cite){arrays[a].table, rowid, start, end};
             }
         }
 }
@@ -247,7 +247,7 @@ const char *tg_evidence_rows_query(const tg_model *m, const int *tables, const i
     cite *cites = NULL;
     size_t n_cites = 0, cap = 0;
     for (size_t i = 0; i < n; i++)
-        if (!push_cite(&cites, &n_cites, &cap, (cite){tables[i], rowids[i], 0})) {
+        if (!push_cite(&cites, &n_cites, &cap, (cite){tables[i], rowids[i], 0, 0})) {
             free(cites);
             return NULL;
         }
@@ -317,7 +317,10 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
         tg_group_build(st, arena);
         return;
     }
-    if (!st->n_heap) return;
+    if (!st->n_heap) {
+        out->reproduce = tg_sql_reproduce(st, NULL, 0, arena);
+        return;
+    }
     qsort_r(st->heap, st->n_heap, sizeof *st->heap, cmp_heap, st);
     tg_source_view view = tg_model_source(m, r->source);
     out->evidence = tg_arena_alloc(arena, st->n_heap * sizeof *out->evidence);
@@ -328,6 +331,8 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
         size_t i = st->heap[k].row;
         const char *row = view.base + i * view.def->stride;
         tg_evidence *ev = &out->evidence[out->n_evidence++];
+        *ev = (tg_evidence){.interval = TG_INTERVAL_ROW, .row_start = TG_NULL_I64, .row_end = TG_NULL_I64,
+                            .next_rowid = -1};
         ev->row = (int64_t)i;      /* the cause of it (eval_cause.c) */
         size_t cap = r->n_columns + 4;
         ev->fields = tg_arena_alloc(arena, cap * sizeof *ev->fields);
@@ -339,19 +344,32 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
         tg_value ve = fe ? tg_field_get(m, &view, fe, i) : tg_null();
         ev->start = vs.type == TG_TY_INT ? vs.u.i : TG_NULL_I64;
         ev->end = ve.type == TG_TY_INT ? ve.u.i : TG_NULL_I64;
-        cite first = {tg_source_row_table(&view, i), tg_source_row_id(&view, i), ev->start}, second = {.rowid = -1};
+        cite first = {tg_source_row_table(&view, i), tg_source_row_id(&view, i), ev->start, ev->end},
+             second = {.rowid = -1};
+        /* a gap and a device are intervals of their own: the entry keeps
+        ** the cited row's span apart from them */
         if (r->source == TG_SRC_GAP) {
             const tg_gap *g = (const tg_gap *)(const void *)row;
-            second = (cite){g->next_table, g->next_rowid, g->end};
+            second = (cite){g->next_table, g->next_rowid, g->end, TG_NULL_I64};
+            ev->interval = TG_INTERVAL_IDLE;
+            ev->row_start = g->prev_start;
+            ev->row_end = g->start;
             add_field(ev, "next_table", tg_str(tg_eval_table_name(m, g->next_table)), cap);
             add_field(ev, "next_rowid", tg_int(g->next_rowid, TG_UNIT_NONE), cap);
         } else if (r->source == TG_SRC_DEVICE) {
             const tg_device *d = (const tg_device *)(const void *)row;
             device_bounds(m, d->device, &first, &second);
+            ev->interval = TG_INTERVAL_DEVICE;
+            ev->row_start = first.start;
+            ev->row_end = first.end;
             if (second.rowid >= 0) {
                 add_field(ev, "last_table", tg_str(tg_eval_table_name(m, second.table)), cap);
                 add_field(ev, "last_rowid", tg_int(second.rowid, TG_UNIT_NONE), cap);
             }
+        }
+        if (second.rowid >= 0) {
+            ev->next_table = tg_eval_table_name(m, second.table);
+            ev->next_rowid = second.rowid;
         }
         if (m->trace->format == TG_FORMAT_KINETO) add_kineto_identity(ev, r, m, &view, i, first.start, cap, arena);
         ev->table = first.rowid >= 0 ? tg_eval_table_name(m, first.table) : NULL;
@@ -359,7 +377,12 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
         if (!push_cite(&cites, &n_cites, &cap_cites, first) || !push_cite(&cites, &n_cites, &cap_cites, second))
             break;
     }
-    out->reproduce = m->trace->format == TG_FORMAT_KINETO ? reproduce_jq(cites, n_cites, arena)
-                                                          : reproduce_sql(m, cites, n_cites, arena);
+    size_t *rows = m->trace->format == TG_FORMAT_NSYS ? malloc(st->n_heap * sizeof *rows) : NULL;
+    for (size_t k = 0; rows && k < st->n_heap; k++) rows[k] = st->heap[k].row;
+    out->reproduce = rows ? tg_sql_reproduce(st, rows, st->n_heap, arena) : NULL;
+    free(rows);
+    if (!out->reproduce)
+        out->reproduce = m->trace->format == TG_FORMAT_KINETO ? reproduce_jq(cites, n_cites, arena)
+                                                              : reproduce_sql(m, cites, n_cites, arena);
     free(cites);
 }

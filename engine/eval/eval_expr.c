@@ -109,7 +109,7 @@ static tg_rv from_value(tg_value k)
     return v;
 }
 
-static tg_value baseline_value(const tg_rule_state *st, tg_baseline_stat stat, tg_unit unit)
+tg_value tg_eval_baseline_value(const tg_rule_state *st, tg_baseline_stat stat, tg_unit unit)
 {
     const tg_baseline_cmp *b = st->baseline;
     if (!b || !b->present) return tg_null();
@@ -270,7 +270,7 @@ tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
     case TG_N_CONST: return from_value(e->k);
     case TG_N_TRACE_REF: return read_field(st, (const char *)&st->m->facts, e->field);
     case TG_N_DEVICE_REF: return read_device(st, row, e);
-    case TG_N_BASELINE: return from_value(baseline_value(st, e->stat, e->unit));
+    case TG_N_BASELINE: return from_value(tg_eval_baseline_value(st, e->stat, e->unit));
     case TG_N_ADD: case TG_N_SUB: case TG_N_MUL: case TG_N_DIV:
         return arith(e->op, tg_eval_row(st, row, e->a), tg_eval_row(st, row, e->b));
     case TG_N_NEG: {
@@ -295,7 +295,7 @@ tg_value tg_eval_agg(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
     switch (e->op) {
     case TG_N_CONST: return e->k;
     case TG_N_AGGREGATE: return aggs[e->agg];
-    case TG_N_BASELINE: return baseline_value(st, e->stat, e->unit);
+    case TG_N_BASELINE: return tg_eval_baseline_value(st, e->stat, e->unit);
     case TG_N_TRACE_REF: {
         tg_source_view v = tg_model_source(st->m, TG_SRC_TRACE);
         return tg_field_get(st->m, &v, e->field, 0);

@@ -488,7 +488,8 @@ void tg_group_build(tg_rule_state *st, tg_arena *arena)
     }
     for (size_t k = 0; k < n; k++) {
         tg_evidence *ev = &out->evidence[out->n_evidence];
-        memset(ev, 0, sizeof *ev);
+        *ev = (tg_evidence){.interval = TG_INTERVAL_ROW, .row_start = TG_NULL_I64, .row_end = TG_NULL_I64,
+                            .next_rowid = -1};
         ev->row = -1;              /* a group, not one row */
         if (!build_row(st, &view, order[k], ev, arena)) {
             st->oom = true;
@@ -496,7 +497,9 @@ void tg_group_build(tg_rule_state *st, tg_arena *arena)
         }
         out->n_evidence++;
     }
-    out->reproduce = group_reproduce(st, &view, order, out->n_evidence, arena);
+    /* pooled keys past TG_GROUPS_MAX are no group SQL can form */
+    if (!gs->g[gs->n - 1].overflow) out->reproduce = tg_sql_reproduce(st, NULL, out->n_evidence, arena);
+    if (!out->reproduce) out->reproduce = group_reproduce(st, &view, order, out->n_evidence, arena);
     free(order);
 }
 

@@ -92,6 +92,8 @@ tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e);
 bool tg_eval_row_test(tg_rule_state *st, const char *row, const tg_expr *e);
 tg_value tg_eval_agg(tg_rule_state *st, const tg_value *agg_values, const tg_expr *e);
 double tg_rv_num(tg_rv v);
+/* baseline.STAT of the rule's stored baseline (null without one). */
+tg_value tg_eval_baseline_value(const tg_rule_state *st, tg_baseline_stat stat, tg_unit unit);
 bool tg_eval_slots_init(tg_rule_state *st);
 void tg_eval_slots_free(tg_rule_state *st);
 
@@ -116,6 +118,11 @@ bool tg_group_setup(tg_rule_state *st);
 void tg_group_row(tg_rule_state *st, const char *row, size_t i);
 void tg_group_build(tg_rule_state *st, tg_arena *arena);
 void tg_group_free(tg_rule_state *st);
+
+/* eval_sql.c: on an nsys export, SQL printing the finding's values and
+** then its cited rows (rows: indices into the source of the cited rows;
+** for grouped evidence, n cited groups); NULL for other traces or on OOM. */
+const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena);
 
 /* eval_render.c: the rule's message with each {expression} filled in. */
 const char *tg_eval_render_message(tg_rule_state *st, const tg_value *agg_values, tg_arena *arena);

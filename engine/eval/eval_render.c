@@ -1,7 +1,8 @@
 /*
 ** Rendering a rule's message: literal text with each {expression}
 ** replaced by its value in its unit, printed by common's formatter
-** (units.h: 812 ns, 1.23 ms, 16 MiB, 16.8 MB, 23.4%, n/a for null).
+** (units.h: 812 ns, 1.23 ms, 16.8 MB, 23.4%, n/a for null), and each
+** {expression|one|many} by the word that agrees with the value.
 */
 #include "eval_int.h"
 
@@ -24,7 +25,8 @@ const char *tg_eval_render_message(tg_rule_state *st, const tg_value *aggs, tg_a
         const char *piece = r->message[i].text;
         if (r->message[i].expr) {
             tg_value v = tg_eval_agg(st, aggs, r->message[i].expr);
-            piece = tg_fmt_value(buf, sizeof buf, v);
+            if (r->message[i].one) piece = tg_value_num(v) == 1 ? r->message[i].one : r->message[i].many;
+            else piece = tg_fmt_value(buf, sizeof buf, v);
         }
         size_t n = strlen(piece);
         if (!tg_grow((void **)&out, &cap, len + n + 1, 1)) {

@@ -17,10 +17,29 @@ typedef struct tg_named_value {
     tg_value value;            /* strings point into the arena */
 } tg_named_value;
 
+/* What an evidence entry's start..end is when it is not the cited row's
+** own span (docs/formats.md): X(id, name, what the interval is). */
+#define TG_INTERVAL_LIST(X) \
+    X(ROW, "row", "the cited row's own span") \
+    X(IDLE, "idle", "a device's idle gap, after the cited row") \
+    X(DEVICE, "device", "a device's first to last op, the first one cited")
+typedef enum tg_interval {
+#define X(id, name, doc) TG_INTERVAL_##id,
+    TG_INTERVAL_LIST(X)
+#undef X
+    TG_INTERVAL_COUNT
+} tg_interval;
+const char *tg_interval_name(tg_interval i);
+bool tg_interval_parse(const char *s, tg_interval *out);
+
 typedef struct tg_evidence {
     const char *table;         /* export table name as in the file */
     int64_t rowid;
     int64_t start, end;        /* TG_NULL_I64 when not applicable */
+    tg_interval interval;      /* what start..end is */
+    int64_t row_start, row_end;/* the cited row's own span, when interval is not ROW */
+    const char *next_table;    /* IDLE: the row after the gap; DEVICE: the last op */
+    int64_t next_rowid;        /* -1 when none */
     tg_named_value *fields;    /* the rule's evidence columns */
     size_t n_fields;
     int64_t row;               /* index of the cited row in its source; -1: a group */

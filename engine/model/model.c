@@ -26,8 +26,9 @@
 #include <string.h>
 
 static const char *const blocking_names[] = {
-    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
-    "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+#define X(name) name,
+    TG_BLOCKING_CALLS(X)
+#undef X
 };
 
 /* ENUM_CUDA_MEMCPY_OPER and ENUM_CUDA_MEM_KIND: engine/trace/nsys_enums.h. */
@@ -66,8 +67,10 @@ static uint8_t name_flags(const char *base)
     if (starts_with(base, "cu") && !starts_with(base, "cuda")) f |= TG_NAME_DRIVER;
     for (size_t i = 0; i < sizeof blocking_names / sizeof blocking_names[0]; i++)
         if (strcmp(base, blocking_names[i]) == 0) f |= TG_NAME_BLOCKING;
-    bool copy_or_set = starts_with(base, "cudaMemcpy") || starts_with(base, "cuMemcpy") ||
-                       starts_with(base, "cudaMemset") || starts_with(base, "cuMemset");
+    bool copy_or_set = false;
+#define X(prefix) copy_or_set |= starts_with(base, prefix);
+    TG_COPY_SET_CALL_PREFIXES(X)
+#undef X
     bool async = strstr(base, "Async") != NULL;
     if (copy_or_set && !async) f |= TG_NAME_SYNC_MEMOP;
     if (async) f |= TG_NAME_ASYNC;
@@ -275,6 +278,7 @@ static bool derive_rows(tg_model *m, bool nvtx)
     for (size_t i = 0; i < t->n_kernels; i++) {
         tg_kspan *k = tg_model_ks(p, i);
         k->queue = TG_NULL_I64;
+        k->queue_clamped = 0;
         k->launched = 0;
         k->steady = 1;
         if ((k->nccl = kernel_is_nccl(m, k->name)) < 0 || !kernel_family(m, k->name)) return false;
@@ -367,10 +371,10 @@ static int launch_pass(tg_model *m, const tg_model_params *p, tg_diag *diag)
 
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag)
 {
-    tg_model_params p = {.iteration_pattern = NULL, .gap_min_ns = 500000000};
+    tg_model_params p = {.iteration_pattern = NULL, .gap_min_ns = TG_GAP_MIN_NS};
     if (params) {
         p = *params;
-        if (params->gap_min_ns <= 0) p.gap_min_ns = 500000000;
+        if (params->gap_min_ns <= 0) p.gap_min_ns = TG_GAP_MIN_NS;
     }
     if (!p.iteration_pattern) p.iteration_pattern = TG_DEFAULT_ITERATION_PATTERN;
 

@@ -38,6 +38,7 @@ typedef struct tg_iteration {
 typedef struct tg_gap {
     int64_t rowid;             /* rowid of the op before the gap ... */
     int32_t table;             /* ... in this tg_table_id */
+    int64_t prev_start;        /* ... and its start (its end is the gap's start) */
     int64_t next_rowid;        /* the op after the gap */
     int32_t next_table;
     int64_t start, end, duration;
@@ -55,6 +56,8 @@ typedef struct tg_device {
     int64_t kernel_time, nccl_time, exposed_nccl_time;
     double nccl_overlap;       /* NaN without NCCL kernels */
     int64_t queue_p50;
+    int32_t queue_kernels;     /* kernels with a launching call: the median's count */
+    int32_t queue_clamped;     /* of those, started before the call returned (queue 0) */
     int32_t gaps;
     int64_t busy_time_steady;  /* union of op time inside the steady window */
     int64_t copy_time_steady;  /* union of copy time inside the steady window */
@@ -249,6 +252,24 @@ typedef struct tg_model_params {
     bool skip_nvtx_gpu;             /* no rule reads nvtx.gpu_time/gpu_span/depth or
                                        kernel.nvtx: leave them unset */
 } tg_model_params;
+
+/* Warmup: with at least TG_WARMUP_MIN_ITERATIONS iterations in a process
+** ("more than 10"), its first TG_WARMUP_COUNT (docs/iterations.md). */
+#define TG_WARMUP_COUNT 5
+#define TG_WARMUP_MIN_ITERATIONS 11
+/* device.gaps counts idle gaps at least this long (500 ms). */
+#define TG_GAP_MIN_NS 500000000
+
+/* The synchronize calls that block the host (api.blocking), by base name. */
+#define TG_BLOCKING_CALLS(X) \
+    X("cudaDeviceSynchronize") X("cudaStreamSynchronize") X("cudaEventSynchronize") \
+    X("cuCtxSynchronize") X("cuStreamSynchronize") X("cuEventSynchronize")
+/* Copy and memset calls by base-name prefix: without "Async" in the name
+** they block (memcpy.api_sync, memset.api_sync). */
+#define TG_COPY_SET_CALL_PREFIXES(X) X("cudaMemcpy") X("cuMemcpy") X("cudaMemset") X("cuMemset")
+/* PROFILER_OVERHEAD rows that count as GPU busy time (NVIDIA's gpu_gaps rule). */
+#define TG_BUSY_OVERHEADS(X) \
+    X("CUDA profiling overhead") X("CUDA profiling data flush overhead") X("CUDA profiling stop overhead")
 
 /* Step markers of common layouts, with or without a step counter:
 ** `iteration`, `iter_0012`, `step 12`, `train_step`, `ProfilerStep#3`. */

@@ -31,7 +31,9 @@
 #include <string.h>
 
 static const char *const busy_overhead_names[] = {
-    "CUDA profiling overhead", "CUDA profiling data flush overhead", "CUDA profiling stop overhead",
+#define X(name) name,
+    TG_BUSY_OVERHEADS(X)
+#undef X
 };
 
 bool tg_model_is_busy_overhead(const char *name)
@@ -78,6 +80,7 @@ typedef struct dev_state {
     int64_t kernel_time;
     int64_t *queues;                /* queue times of its kernels */
     size_t queue_n, queue_cap;
+    int32_t queue_clamped;
     seg busy, nccl, compute, all, copy;
     int64_t busy_steady, copy_steady;
     int32_t gaps;
@@ -89,6 +92,7 @@ typedef struct group_state {
     int64_t steady_from;            /* gaps starting at or after it are steady; null = all */
     bool open;
     int64_t end, end_rowid;         /* union end so far and the op that reached it */
+    int64_t end_start;              /* that op's start */
     int32_t end_table;
 } group_state;
 
@@ -214,7 +218,7 @@ static void emit_gap(sweep *w, group_state *g, const item *it, bool *ok)
 {
     tg_model *m = w->m;
     tg_gap gap = {
-        .rowid = g->end_rowid, .table = g->end_table,
+        .rowid = g->end_rowid, .table = g->end_table, .prev_start = g->end_start,
         .next_rowid = it->rowid, .next_table = it->table,
         .start = g->end, .end = it->start, .duration = it->start - g->end,
         .device = w->devs[g->dev].device, .pid = g->pid,
@@ -240,6 +244,7 @@ static void visit(sweep *w, const item *it, bool *ok)
         g->end = it->end;
         g->end_rowid = it->rowid;
         g->end_table = it->table;
+        g->end_start = it->start;
     }
     if (it->kernel) {
         seg_add(&d->all, it->start, it->end, &cs, &ce);
@@ -268,8 +273,10 @@ static bool run_sweep(sweep *w, bool counting)
                 cur = (item){op.start, op.end, op.rowid, tg_model_op_table(op.kind), g, k != NULL,
                              k ? k->nccl : 0};
                 dev_state *d = &w->devs[w->groups[g].dev];
-                if (k && k->queue != TG_NULL_I64 && !TG_PUSH(d->queues, d->queue_n, d->queue_cap, k->queue))
-                    ok = false;
+                if (k && k->queue != TG_NULL_I64) {
+                    d->queue_clamped += k->queue_clamped;
+                    if (!TG_PUSH(d->queues, d->queue_n, d->queue_cap, k->queue)) ok = false;
+                }
             }
         }
         bool take_extra = next_extra < w->n_extra && (!have || w->extra[next_extra].start < cur.start);
@@ -320,7 +327,7 @@ static void finish_device(sweep *w, dev_state *d, tg_device *out)
         .kernels = d->kernels, .kernel_time = d->kernel_time,
         .nccl_time = d->nccl.total, .gaps = d->gaps,
         .busy_frac = NAN, .busy_frac_steady = NAN, .nccl_overlap = NAN,
-        .queue_p50 = TG_NULL_I64,
+        .queue_p50 = TG_NULL_I64, .queue_kernels = (int32_t)d->queue_n, .queue_clamped = d->queue_clamped,
         .busy_time_steady = d->busy_steady, .copy_time_steady = d->copy_steady, .copy_frac_steady = NAN,
     };
     if (d->busy_steady > 0) out->copy_frac_steady = (double)d->copy_steady / (double)d->busy_steady;

@@ -11,8 +11,12 @@
 ** and API calls to the one containing their own start.
 **
 ** period: completion of an iteration (end of the last GPU op launched in
-** it, or the host range end when it launched none) minus the completion of
-** the previous iteration of the same phase. It is null for the first
+** it) minus the completion of the previous iteration of the same phase.
+** Host ranges are never used (they are short while the launch queue fills
+** and long when it blocks): an iteration that launched no GPU work the
+** capture recorded has no completion, so it and the next one have no
+** period, and a rule reading periods of a capture without GPU work reports
+** missing data (eval.c). It is null for the first
 ** iteration of a process, for partial ones and the one after them, and
 ** for its first steady iteration: a period that
 ** spans the warmup/steady boundary would mix the two phases (the reference
@@ -23,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WARMUP_COUNT 5
-#define WARMUP_MIN_ITERATIONS 11   /* warmup only "when more than 10 exist" */
 
 /* The chosen ranges as m->iterations (sorted by pid, start). */
 static bool collect(tg_model *m)
@@ -65,7 +67,7 @@ static bool slice(tg_model *m)
         for (size_t k = i; k < j; k++) {
             tg_iteration *it = &m->iterations[k];
             it->index = (int32_t)(k - i);
-            it->warmup = s.count >= WARMUP_MIN_ITERATIONS && it->index < WARMUP_COUNT;
+            it->warmup = s.count >= TG_WARMUP_MIN_ITERATIONS && it->index < TG_WARMUP_COUNT;
             it->steady = !it->warmup && !it->partial;
             if (it->steady && s.first_steady_start == TG_NULL_I64) s.first_steady_start = it->start;
             p->max_end[k] = k > i && p->max_end[k - 1] > it->end ? p->max_end[k - 1] : it->end;
@@ -203,11 +205,9 @@ static void periods_and_window(tg_model *m)
         const tg_iteration *prev = NULL;
         for (size_t k = 0; k < p->slices[s].count; k++) {
             tg_iteration *it = &m->iterations[p->slices[s].first + k];
-            if (prev && prev->warmup == it->warmup && !prev->partial && !it->partial) {
-                int64_t done = it->gpu_end != TG_NULL_I64 ? it->gpu_end : it->end;
-                int64_t prev_done = prev->gpu_end != TG_NULL_I64 ? prev->gpu_end : prev->end;
-                it->period = done - prev_done;
-            }
+            if (prev && prev->warmup == it->warmup && !prev->partial && !it->partial &&
+                it->gpu_end != TG_NULL_I64 && prev->gpu_end != TG_NULL_I64)
+                it->period = it->gpu_end - prev->gpu_end;
             prev = it;
         }
     }

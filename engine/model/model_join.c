@@ -502,7 +502,13 @@ static void launch_kernel(launch_pass *c, const tg_api *a, int64_t it, size_t ro
     tg_model *m = c->m;
     tg_kspan *k = tg_model_ks(tg_model_priv_of(m), row);
     k->launched = 1;
-    if (a->end != TG_NULL_I64 && k->start >= a->end) k->queue = k->start - a->end;
+    /* A kernel that starts before its launching call returns (the call
+    ** blocks, or the clocks disagree by a little) waited no time: 0, and
+    ** counted, rather than left out of the median (docs/rules.md). */
+    if (a->end != TG_NULL_I64) {
+        k->queue_clamped = k->start < a->end;
+        k->queue = k->queue_clamped ? 0 : k->start - a->end;
+    }
     if (m->trace->kernels) {
         tg_kernel *r = &m->trace->kernels[row];
         r->api = c->streamed ? -1 : (int32_t)c->index;

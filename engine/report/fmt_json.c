@@ -162,6 +162,12 @@ static json_t *evidence_json(jctx *c, const tg_evidence *e)
     put(c, o, "fields", tg_report_json_values(e->fields, e->n_fields));
     json_t *units = units_json(c, e->fields, e->n_fields);
     if (units) put(c, o, "units", units);
+    /* start..end is a gap or a device's window: the cited row's own span */
+    if (e->interval != TG_INTERVAL_ROW) {
+        put(c, o, "interval", json_string(tg_interval_name(e->interval)));
+        put(c, o, "row_start", i64(e->row_start));
+        put(c, o, "row_end", i64(e->row_end));
+    }
     return o;
 }
 

@@ -57,19 +57,29 @@ static void put_xml(FILE *out, const char *s, bool attr)
     put_xml_cap(out, s, attr, TG_TEXT_CAP_NAME);
 }
 
+static void put_one(FILE *out, const tg_named_value *v)
+{
+    char buf[TG_FMT_BUF], name[128];
+    put_xml(out, tg_report_value_label(v, name, sizeof name), false);
+    fputc('=', out);
+    if (v->value.type == TG_TY_STRING) put_xml(out, v->value.u.s, false);
+    else fputs(tg_fmt_value(buf, sizeof buf, v->value), out);
+}
+
 static void put_named(FILE *out, const char *label, const tg_named_value *v, size_t n)
 {
     if (!n) return;
     fputs(label, out);
     for (size_t i = 0; i < n; i++) {
-        char buf[TG_FMT_BUF];
         fputs(i ? ", " : "", out);
-        put_xml(out, v[i].name, false);
-        fputc('=', out);
-        if (v[i].value.type == TG_TY_STRING) put_xml(out, v[i].value.u.s, false);
-        else fputs(tg_fmt_value(buf, sizeof buf, v[i].value), out);
+        put_one(out, &v[i]);
     }
     fputc('\n', out);
+}
+
+static void put_name(FILE *out, const char *name)
+{
+    put_xml(out, name, false);
 }
 
 /* The body of a <failure>: everything a reader needs to act on it. */
@@ -103,12 +113,15 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
     for (size_t i = 0; i < r->n_evidence; i++) {
         const tg_evidence *e = &r->evidence[i];
         fputs("  ", out);
-        put_xml(out, e->table, false);
-        fprintf(out, " rowid %lld", (long long)e->rowid);
-        if (e->start != TG_NULL_I64) fprintf(out, " start %lld", (long long)e->start);
-        if (e->end != TG_NULL_I64) fprintf(out, " end %lld", (long long)e->end);
+        tg_report_evidence_sentence(out, e, put_name);
         fputc('\n', out);
-        put_named(out, "    ", e->fields, e->n_fields);
+        size_t shown = 0;
+        for (size_t k = 0; k < e->n_fields; k++)
+            if (!tg_report_evidence_said(e, &e->fields[k])) {
+                fputs(shown++ ? ", " : "    ", out);
+                put_one(out, &e->fields[k]);
+            }
+        if (shown) fputc('\n', out);
     }
     if (r->reproduce) {
         fputs("reproduce: ", out);

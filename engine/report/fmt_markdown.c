@@ -134,27 +134,36 @@ static void put_value(FILE *out, const tg_named_value *v)
 static void put_values(FILE *out, const tg_named_value *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        char label[128];
         fputs(i ? ", " : "", out);
-        put_md(out, v[i].name, TG_TEXT_CAP_NAME);
+        put_md(out, tg_report_value_label(&v[i], label, sizeof label), TG_TEXT_CAP_NAME);
         fputs(" = ", out);
         put_value(out, &v[i]);
     }
 }
 
+static void put_name(FILE *out, const char *name)
+{
+    put_md(out, name, TG_TEXT_CAP_NAME);
+}
+
+/* The evidence as a table: each entry's sentence (report.c: the cited
+** row, its span in ns, an idle gap or a device window kept apart from
+** it) and the fields the sentence has not said. */
 static void put_evidence(md *m, const tg_rule_result *r)
 {
     FILE *out = m->out;
-    fputs("| table | rowid | start | end | fields |\n| --- | ---: | ---: | ---: | --- |\n", out);
+    fputs("| evidence | fields |\n| --- | --- |\n", out);
     for (size_t i = 0; i < r->n_evidence && mark(m); i++) {
         const tg_evidence *e = &r->evidence[i];
         fputs("| ", out);
-        put_md(out, e->table, TG_TEXT_CAP_NAME);
-        fprintf(out, " | %lld | ", (long long)e->rowid);
-        if (e->start != TG_NULL_I64) fprintf(out, "%lld", (long long)e->start);
+        tg_report_evidence_sentence(out, e, put_name);
         fputs(" | ", out);
-        if (e->end != TG_NULL_I64) fprintf(out, "%lld", (long long)e->end);
-        fputs(" | ", out);
-        put_values(out, e->fields, e->n_fields);
+        for (size_t k = 0, shown = 0; k < e->n_fields; k++)
+            if (!tg_report_evidence_said(e, &e->fields[k])) {
+                fputs(shown++ ? ", " : "", out);
+                put_values(out, &e->fields[k], 1);
+            }
         fputs(" |\n", out);
     }
     fputc('\n', out);

@@ -89,32 +89,30 @@ static void put_value(FILE *out, const tg_value *v)
 static void put_named(FILE *out, const tg_named_value *vals, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        char label[128];
         fputs(i ? "  " : "", out);
-        put_text(out, vals[i].name, TG_TEXT_CAP_NAME);
+        put_text(out, tg_report_value_label(&vals[i], label, sizeof label), TG_TEXT_CAP_NAME);
         fputc('=', out);
         put_value(out, &vals[i].value);
     }
 }
 
+static void put_name(FILE *out, const char *name)
+{
+    put_text(out, name, TG_TEXT_CAP_NAME);
+}
+
+/* One evidence line: its sentence (report.c), then the fields it has not
+** said. */
 static void put_evidence(const text_ctx *c, const tg_evidence *e)
 {
     FILE *out = c->out;
     fputs(INDENT "  ", out);
-    put_text(out, e->table ? e->table : "?", TG_TEXT_CAP_NAME);
-    fprintf(out, " rowid %lld", (long long)e->rowid);
-    if (e->start != TG_NULL_I64 || e->end != TG_NULL_I64) {
+    tg_report_evidence_sentence(out, e, put_name);
+    for (size_t i = 0; i < e->n_fields; i++) {
+        if (tg_report_evidence_said(e, &e->fields[i])) continue;
         fputs("  ", out);
-        if (e->start != TG_NULL_I64) fprintf(out, "%lld", (long long)e->start);
-        fputs("..", out);
-        if (e->end != TG_NULL_I64) fprintf(out, "%lld", (long long)e->end);
-        if (e->start != TG_NULL_I64 && e->end != TG_NULL_I64) {
-            char buf[TG_FMT_BUF];
-            fprintf(out, " (%s)", tg_fmt_num(buf, sizeof buf, (double)(e->end - e->start), TG_UNIT_NS));
-        }
-    }
-    if (e->n_fields) {
-        fputs("  ", out);
-        put_named(out, e->fields, e->n_fields);
+        put_named(out, &e->fields[i], 1);
     }
     fputc('\n', out);
 }

@@ -198,8 +198,24 @@ static bool evidence_from(rd *a, json_t *arr, tg_rule_result *r)
         ev->rowid = int_of(e, "rowid", -1);
         ev->start = int_of(e, "start", TG_NULL_I64);
         ev->end = int_of(e, "end", TG_NULL_I64);
+        ev->interval = TG_INTERVAL_ROW;
+        tg_interval_parse(json_string_value(json_object_get(e, "interval")), &ev->interval);
+        ev->row_start = int_of(e, "row_start", TG_NULL_I64);
+        ev->row_end = int_of(e, "row_end", TG_NULL_I64);
         ev->row = -1;              /* the model is not at hand */
         ev->fields = values_from(a, json_object_get(e, "fields"), json_object_get(e, "units"), &ev->n_fields);
+        /* the row after a gap, the last op of a device: fields of their own */
+        const char *links[][2] = {{"next_table", "next_rowid"}, {"last_table", "last_rowid"}};
+        ev->next_table = NULL;
+        ev->next_rowid = -1;
+        for (int k = 0; k < 2; k++) {
+            json_t *f = json_object_get(e, "fields");
+            json_t *t = json_object_get(f, links[k][0]), *id = json_object_get(f, links[k][1]);
+            if (json_is_string(t) && json_is_integer(id)) {
+                ev->next_table = str_of(a, f, links[k][0]);
+                ev->next_rowid = json_integer_value(id);
+            }
+        }
     }
     return true;
 }

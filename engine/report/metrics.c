@@ -112,14 +112,21 @@ static counts count_rows(const tg_model *m)
     return c;
 }
 
-static double queue_median(const tg_model *m, bool *ok)
+/* The median queue time over every kernel with a launching call (0 for
+** those that started before it returned: *clamped counts them). */
+static double queue_median(const tg_model *m, int64_t *clamped, bool *ok)
 {
     const tg_trace *t = m->trace;
     int64_t *v = malloc((t->n_kernels ? t->n_kernels : 1) * sizeof *v);
+    *clamped = 0;
     if (!v) { *ok = false; return NAN; }
     size_t n = 0;
-    for (size_t i = 0; i < t->n_kernels; i++)
-        if (tg_model_kernel(m, i)->queue != TG_NULL_I64) v[n++] = tg_model_kernel(m, i)->queue;
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        const tg_kspan *k = tg_model_kernel(m, i);
+        if (k->queue == TG_NULL_I64) continue;
+        v[n++] = k->queue;
+        *clamped += k->queue_clamped;
+    }
     double p50 = tg_stats_median_i64(v, n);
     free(v);
     return p50;
@@ -179,6 +186,8 @@ static void put_devices(doc *d, const tg_model *m)
         put(d, o, "nccl_overlap", real_or_null(dv->nccl_overlap));
         put(d, o, "exposed_nccl_time_ns", json_integer(dv->exposed_nccl_time));
         put(d, o, "queue_p50_ns", int_or_null(dv->queue_p50));
+        put(d, o, "queue_kernels", json_integer(dv->queue_kernels));
+        put(d, o, "queue_clamped", json_integer(dv->queue_clamped));
         put(d, o, "gaps_ge_min", json_integer(dv->gaps));
         put(d, o, "busy_time_steady_ns", json_integer(dv->busy_time_steady));
         put(d, o, "copy_time_steady_ns", json_integer(dv->copy_time_steady));
@@ -268,7 +277,8 @@ json_t *tg_metrics_json(const tg_model *m)
     doc d = {json_object(), true};
     if (!d.root) return NULL;
     counts c = count_rows(m);
-    double queue_p50 = queue_median(m, &d.ok);
+    int64_t clamped;
+    double queue_p50 = queue_median(m, &clamped, &d.ok);
     put(&d, d.root, "file", str_or_null(t->path));
     put(&d, d.root, "nsys_version", str_or_null(t->nsys_version));
     put(&d, d.root, "schema_version", str_or_null(t->schema_version));
@@ -280,6 +290,7 @@ json_t *tg_metrics_json(const tg_model *m)
     put(&d, d.root, "longest_gap_ns", int_or_null(c.longest_gap));
     put_devices(&d, m);
     put(&d, d.root, "queue_ns_p50", real_or_null(queue_p50));
+    put(&d, d.root, "queue_clamped", json_integer(clamped));
     put(&d, d.root, "blocking_calls", json_integer(c.blocking));
     put(&d, d.root, "blocking_calls_steady", json_integer(c.blocking_steady));
     put(&d, d.root, "sync_memcpy", json_integer(c.sync_memcpy));
@@ -434,9 +445,14 @@ char *tg_metrics_text(const json_t *doc)
         fprintf(f, "  %.0f API rows are duplicates of another (old export) and are not counted\n",
                 num(tr, "duplicate_api_rows"));
     text_devices(f, doc);
-    fprintf(f, "  gaps: %.0f, >= 500 ms: %.0f (%.0f in steady state), longest %s; queue p50 %s\n",
+    fprintf(f, "  gaps: %.0f, >= 500 ms: %.0f (%.0f in steady state), longest %s; queue p50 %s",
             num(doc, "gaps"), num(doc, "gaps_ge_500ms"), num(doc, "gaps_ge_500ms_steady"),
             dur(a, num(doc, "longest_gap_ns")), dur(b, num(doc, "queue_ns_p50")));
+    double clamped = num(doc, "queue_clamped");
+    if (clamped > 0)
+        fprintf(f, " (%.0f %s before %s launching call returned: 0)", clamped,
+                clamped == 1 ? "kernel started" : "kernels started", clamped == 1 ? "its" : "their");
+    fputc('\n', f);
     text_iterations(f, doc);
     text_work(f, doc);
     double per_it = num(doc, "blocking_per_iteration");

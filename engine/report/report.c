@@ -31,6 +31,71 @@ const char *tg_format_name(tg_format f)
 
 /* ---------------------------------------------------------------- names */
 
+const char *tg_report_value_label(const tg_named_value *v, char *buf, size_t size)
+{
+    /* only "_ns": a name ending in "_bytes" mostly names its argument
+    ** (sum_bytes is sum(bytes)), and stripping it would lose what it is */
+    const char *suffix = v->value.unit == TG_UNIT_NS ? "_ns" : NULL;
+    size_t n = strlen(v->name), k = suffix ? strlen(suffix) : 0;
+    if (!suffix || n <= k || strcmp(v->name + n - k, suffix) != 0 || n - k >= size) return v->name;
+    memcpy(buf, v->name, n - k);
+    buf[n - k] = 0;
+    return buf;
+}
+
+/* "TABLE rowid N" and, when known, the row's own length: " (15 ms)". */
+static void put_cited(FILE *out, const char *table, int64_t rowid, int64_t start, int64_t end,
+                      tg_report_put_name put_name)
+{
+    put_name(out, table ? table : "?");
+    fprintf(out, " rowid %lld", (long long)rowid);
+    if (start != TG_NULL_I64 && end != TG_NULL_I64) {
+        char buf[TG_FMT_BUF];
+        fprintf(out, " (%s)", tg_fmt_num(buf, sizeof buf, (double)(end - start), TG_UNIT_NS));
+    }
+}
+
+static void put_span(FILE *out, int64_t start, int64_t end)
+{
+    if (start != TG_NULL_I64) fprintf(out, "%lld", (long long)start);
+    fputs("..", out);
+    if (end != TG_NULL_I64) fprintf(out, "%lld", (long long)end);
+    fputs(" ns", out);
+}
+
+void tg_report_evidence_sentence(FILE *out, const tg_evidence *e, tg_report_put_name put_name)
+{
+    char len[TG_FMT_BUF] = "?";
+    bool known = e->start != TG_NULL_I64 && e->end != TG_NULL_I64;
+    if (known) tg_fmt_num(len, sizeof len, (double)(e->end - e->start), TG_UNIT_NS);
+    if (e->interval == TG_INTERVAL_IDLE || e->interval == TG_INTERVAL_DEVICE) {
+        bool idle = e->interval == TG_INTERVAL_IDLE;
+        fprintf(out, "%s %s (", idle ? "idle" : "device window", len);
+        put_span(out, e->start, e->end);
+        fputs(idle ? ") after " : "), first op ", out);
+        put_cited(out, e->table, e->rowid, e->row_start, e->row_end, put_name);
+        if (e->next_table) {
+            fputs(idle ? ", before " : ", last op ", out);
+            put_cited(out, e->next_table, e->next_rowid, TG_NULL_I64, TG_NULL_I64, put_name);
+        }
+        return;
+    }
+    put_cited(out, e->table, e->rowid, TG_NULL_I64, TG_NULL_I64, put_name);
+    if (e->start == TG_NULL_I64 && e->end == TG_NULL_I64) return;
+    fputs(": ", out);
+    put_span(out, e->start, e->end);
+    if (known) fprintf(out, " (%s)", len);
+}
+
+bool tg_report_evidence_said(const tg_evidence *e, const tg_named_value *f)
+{
+    static const char *const said[] = {"next_table", "next_rowid", "last_table", "last_rowid"};
+    if (e->interval == TG_INTERVAL_ROW) return false;
+    for (size_t k = 0; k < sizeof said / sizeof *said; k++)
+        if (!strcmp(f->name, said[k])) return true;
+    return false;
+}
+
 void tg_report_backslash_sink(void *ctx, const char *s, size_t n)
 {
     const tg_backslash_sink *k = ctx;

@@ -29,6 +29,24 @@ json_t *tg_report_json_num(double x);
 /* {name: number|string|bool|null} of named values (fmt_json.c). */
 json_t *tg_report_json_values(const tg_named_value *values, size_t n);
 
+/* The name a person reads for a duration printed in its unit: without
+** the "_ns" that JSON keeps beside the raw number (sum_duration_ns=75 ms
+** reads sum_duration=75 ms). Points into buf or at the name. */
+const char *tg_report_value_label(const tg_named_value *v, char *buf, size_t size);
+
+/* One evidence entry as a sentence, the same in every human format: a
+** row "TABLE rowid 12: 1000..5000 ns (4 us)"; an interval that is not the
+** cited row's own span says what it is and keeps the row's span apart:
+** "idle 711 ms (S..E ns) after TABLE rowid 20 (15 ms), before TABLE rowid
+** 21", "device window 843 ms (S..E ns), first op TABLE rowid 1 (1.2 us),
+** last op TABLE rowid 3000". Table names (from the trace) go through
+** put_name, which escapes them for the format. */
+typedef void (*tg_report_put_name)(FILE *out, const char *name);
+void tg_report_evidence_sentence(FILE *out, const tg_evidence *e, tg_report_put_name put_name);
+/* Whether field f of e is said by its sentence already (the row after a
+** gap, a device's last op). */
+bool tg_report_evidence_said(const tg_evidence *e, const tg_named_value *f);
+
 /* FNV-1a, for stable fingerprints. */
 uint64_t tg_report_hash(uint64_t h, const void *data, size_t len);
 #define TG_REPORT_HASH_SEED 1469598103934665603ULL

@@ -371,8 +371,9 @@ static void compile_regression(rule_cc *cc)
         ERR(cc, reg->pos, "a rule with 'regression' needs a 'metric' (e.g. p50(period))");
 }
 
-/* Placeholder end: the '}' that closes it, skipping quoted strings. */
-static size_t placeholder_end(const char *s, size_t i, size_t len)
+/* Placeholder end: the first `stop` character ('}', or '|' before the
+** plural words) outside quoted strings; len when there is none. */
+static size_t placeholder_scan(const char *s, size_t i, size_t len, char stop)
 {
     char quote = 0;
     for (; i < len; i++) {
@@ -381,11 +382,34 @@ static size_t placeholder_end(const char *s, size_t i, size_t len)
             else if (s[i] == quote) quote = 0;
         } else if (s[i] == '"' || s[i] == '\'') {
             quote = s[i];
-        } else if (s[i] == '}') {
+        } else if (s[i] == stop || s[i] == '}') {
             return i;
         }
     }
     return len;
+}
+
+static size_t placeholder_end(const char *s, size_t i, size_t len)
+{
+    return placeholder_scan(s, i, len, '}');
+}
+
+/* {expr|one|many}: the word for 1 and the word for any other value
+** (docs/rule-language.md, "Messages"). Returns false with an error when
+** the words are not exactly two. */
+static bool plural_words(rule_cc *cc, const tg_srcmap *map, const char *text, size_t bar, size_t end,
+                         tg_msg_part *part)
+{
+    tg_arena *a = cc->ld->ctx.arena;
+    const char *second = memchr(text + bar + 1, '|', end - bar - 1);
+    if (!second || memchr(second + 1, '|', (size_t)(text + end - second - 1))) {
+        ERR(cc, map->pos[bar], "a plural placeholder takes two words: {count|GPU|GPUs}");
+        return false;
+    }
+    size_t mid = (size_t)(second - text);
+    part->one = tg_arena_strndup(a, text + bar + 1, mid - bar - 1);
+    part->many = tg_arena_strndup(a, text + mid + 1, end - mid - 1);
+    return part->one && part->many;
 }
 
 static void compile_message(rule_cc *cc)
@@ -430,14 +454,21 @@ static void compile_message(rule_cc *cc)
             ok = false;
             break;
         }
+        size_t bar = placeholder_scan(text, i + 1, end, '|');
+        tg_msg_part ep = {0};
+        if (bar < end && !plural_words(cc, map, text, bar, end, &ep)) {
+            i = end + 1;
+            continue;
+        }
         tg_srcmap *sub = tg_arena_alloc(a, sizeof *sub);
         if (!sub) break;
-        *sub = (tg_srcmap){.src = map->src, .text = tg_arena_strndup(a, text + i + 1, end - i - 1),
-                           .len = end - i - 1, .pos = map->pos + i + 1};
+        *sub = (tg_srcmap){.src = map->src, .text = tg_arena_strndup(a, text + i + 1, bar - i - 1),
+                           .len = bar - i - 1, .pos = map->pos + i + 1};
         const tg_ast *ast = sub->text ? tg_parse_expr(&cc->ld->ctx, sub) : NULL;
         tg_expr *e = ast ? tg_compile_expr(&cc->cs, ast, TG_CM_AGG, "message") : NULL;
         if (e) {
-            tg_msg_part ep = {.text = sub->text, .expr = e};
+            ep.text = sub->text;
+            ep.expr = e;
             ok = TG_PUSH(parts, np, cap, ep);
         }
         i = end + 1;

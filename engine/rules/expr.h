@@ -83,10 +83,13 @@ typedef struct tg_group_col {
     const tg_field_def *field;  /* the group_by field when expr is NULL */
 } tg_group_col;
 
-/* A message template: literal text and {expression} placeholders. */
+/* A message template: literal text and {expression} placeholders; a
+** placeholder {expr|one|many} prints a word instead of the value: `one`
+** when the value is 1, else `many` (docs/rule-language.md). */
 typedef struct tg_msg_part {
-    const char *text;           /* literal text, or the placeholder's source text */
+    const char *text;           /* literal text, or the placeholder's expression text */
     tg_expr *expr;              /* NULL for literal text */
+    const char *one, *many;     /* plural words, or NULL */
 } tg_msg_part;
 
 typedef struct tg_param {

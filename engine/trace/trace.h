@@ -108,14 +108,16 @@ int tg_trace_format_parse(const char *name);
 #define TG_KSPAN_FIELDS                                                       \
     int64_t rowid, start, end;                                                \
     int64_t correlation;                                                      \
-    int64_t queue;             /* DERIVED: start - end of the launching call; \
-                                  null if unmatched/negative */               \
+    int64_t queue;             /* DERIVED: start - end of the launching call, \
+                                  0 when it started first; null if unmatched */ \
     int32_t pid;               /* from globalPid */                           \
     int32_t device;                                                           \
     int32_t name;              /* demangledName (falls back to shortName) */  \
     int8_t nccl;               /* DERIVED: name contains "nccl" (any case) */ \
     int8_t launched;           /* DERIVED: joined to its launching call */    \
-    int8_t steady;             /* DERIVED: launched in steady state */
+    int8_t steady;             /* DERIVED: launched in steady state */      \
+    int8_t queue_clamped;      /* DERIVED: started before its launching call \
+                                  returned (queue 0) */
 
 typedef struct tg_kspan {
     TG_KSPAN_FIELDS
@@ -186,6 +188,13 @@ typedef struct tg_api {
     int8_t blocking;           /* synchronize family */
     int8_t steady;
 } tg_api;
+
+/* ENUM_NSYS_EVENT_TYPE ids of NVTX definition rows: NvtxCategory (33),
+** NvtxThread (39), NvtxtCategory (64), NvtxtMeta* (72-74),
+** NvtxDomainCreate/Destroy (75, 76), NvtxNameCuda{Device,Context,Stream}
+** (97-99). They describe other rows; the loader (and the model's SQL) skip
+** them. */
+#define TG_NVTX_DEFINITION_TYPES(X) X(33) X(39) X(64) X(72) X(73) X(74) X(75) X(76) X(97) X(98) X(99)
 
 /* Domain, category and thread-naming definition rows of NVTX_EVENTS are
 ** not loaded (trace_nvtx.c); every range and mark is. */
@@ -286,6 +295,8 @@ typedef struct tg_trace {
     int schema_major, schema_minor;  /* -1 when not recorded */
     bool has_table[TG_TABLE_COUNT];
     const char *table_name[TG_TABLE_COUNT]; /* actual name in this file ("..._V2"), or NULL */
+    int32_t columns[TG_TABLE_COUNT];        /* every column of the table read (",a,b,", its
+                                               string id + 1; 0 when not read): tg_trace_has_column */
     bool mixed_duplicate_api;  /* API calls recorded twice (old exports) */
 
     tg_strpool *strings;       /* all names; ids stored in rows */
@@ -434,6 +445,10 @@ int64_t tg_trace_gpu_pids(const tg_trace *t, int32_t **pids);
 ** or Kineto events) and how to record it (nsys or torch.profiler). */
 const char *tg_trace_table_label(const tg_trace *t, tg_table_id id);
 const char *tg_trace_table_option(const tg_trace *t, tg_table_id id);
+
+/* Does the file's table `id` have column `name` (SQLite names: any case)?
+** True when the table's columns were not read (a trace built by hand). */
+bool tg_trace_has_column(const tg_trace *t, tg_table_id id, const char *name);
 
 /* Convenience: string of an id (NULL for TG_NO_STR). */
 static inline const char *tg_trace_str(const tg_trace *t, int32_t id)

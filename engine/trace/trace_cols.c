@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---------------------------------------------------------------- tables */
 
@@ -142,11 +143,34 @@ static long column_find(const column_set *cs, const char *name)
     return -1;
 }
 
+/* Remember every column of one of the trace's tables (",a,b,c,", in the
+** string pool) for tg_trace_has_column. */
+static bool record_columns(tg_loader *ld, const char *table, const column_set *cs)
+{
+    tg_trace *t = ld->t;
+    int id = -1;
+    for (int i = 0; i < TG_TABLE_COUNT && id < 0; i++)
+        if (t->table_name[i] && strcmp(t->table_name[i], table) == 0) id = i;
+    if (id < 0 || t->columns[id] > 0) return true;
+    char *list = NULL;
+    size_t len = 0, cap = 0;
+    bool ok = buf_add(&list, &len, &cap, ",");
+    for (size_t i = 0; ok && i < cs->n; i++) ok = buf_add(&list, &len, &cap, cs->names[i]) && buf_add(&list, &len, &cap, ",");
+    int32_t sid = ok ? tg_strpool_intern(t->strings, list, len) : -1;
+    free(list);
+    if (sid < 0) {
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        return false;
+    }
+    t->columns[id] = sid + 1;
+    return true;
+}
+
 sqlite3_stmt *tg_load_select(tg_loader *ld, const char *table, const tg_colspec *cols, int n,
                              const char *where)
 {
     column_set cs = {0};
-    if (!tg_load_check_table(ld, table) || !read_columns(ld, table, &cs)) {
+    if (!tg_load_check_table(ld, table) || !read_columns(ld, table, &cs) || !record_columns(ld, table, &cs)) {
         column_set_free(&cs);
         return NULL;
     }
@@ -261,4 +285,14 @@ int32_t tg_load_strid(tg_loader *ld, sqlite3_stmt *st, int col)
     default:
         return TG_NO_STR;
     }
+}
+
+bool tg_trace_has_column(const tg_trace *t, tg_table_id id, const char *name)
+{
+    if ((unsigned)id >= TG_TABLE_COUNT || t->columns[id] <= 0) return true;
+    const char *list = tg_strpool_get(t->strings, t->columns[id] - 1);
+    size_t n = strlen(name);
+    for (const char *p = list; p && (p = strchr(p, ',')) != NULL; p++)
+        if (strncasecmp(p + 1, name, n) == 0 && p[1 + n] == ',') return true;
+    return false;
 }

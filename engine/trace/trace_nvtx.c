@@ -26,12 +26,9 @@
 static bool is_definition(int32_t event_type)
 {
     switch (event_type) {
-    case 33:  /* NvtxCategory */
-    case 39:  /* NvtxThread (thread name) */
-    case 64:  /* NvtxtCategory */
-    case 72: case 73: case 74:  /* NvtxtMeta* */
-    case 75: case 76:           /* NvtxDomainCreate / Destroy */
-    case 97: case 98: case 99:  /* NvtxNameCuda{Device,Context,Stream} */
+#define X(type) case type:
+    TG_NVTX_DEFINITION_TYPES(X)
+#undef X
         return true;
     default:
         return false;

@@ -114,7 +114,7 @@ static void test_wrong_expectation_fails_with_diff(void **state)
                                 "    + values.sum_bytes: 16777216B\n"
                                 "    - evidence[0].rowid: 2\n"
                                 "    + evidence[0].rowid: 1\n"
-                                "    (rule sync-memcpy gave fail, count 1: \"1 synchronous copies blocked the host",
+                                "    (rule sync-memcpy gave fail, count 1: \"1 synchronous copy blocked the host",
              dir);
     if (!strstr(out, want)) print_error("%s", out);
     assert_non_null(strstr(out, want));

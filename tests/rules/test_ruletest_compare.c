@@ -54,8 +54,10 @@ static tg_rule_result result(void)
     values[6] = (tg_named_value){"trace_schema_version", tg_str("3.0.0")};
     ev_fields[0] = (tg_named_value){"api", tg_str("cuMemcpyHtoD")};
     ev_fields[1] = (tg_named_value){"bytes", tg_int(16777216, TG_UNIT_BYTES)};
-    evidence[0] = (tg_evidence){"CUPTI_ACTIVITY_KIND_MEMCPY", 2, 5000000, 7000000, ev_fields, 2, -1};
-    evidence[1] = (tg_evidence){"CUPTI_ACTIVITY_KIND_MEMCPY", 1, 1000000, 2000000, ev_fields, 2, -1};
+    evidence[0] = (tg_evidence){.table = "CUPTI_ACTIVITY_KIND_MEMCPY", .rowid = 2, .start = 5000000,
+                                .end = 7000000, .fields = ev_fields, .n_fields = 2, .next_rowid = -1, .row = -1};
+    evidence[1] = (tg_evidence){.table = "CUPTI_ACTIVITY_KIND_MEMCPY", .rowid = 1, .start = 1000000,
+                                .end = 2000000, .fields = ev_fields, .n_fields = 2, .next_rowid = -1, .row = -1};
     return (tg_rule_result){.rule = "r", .verdict = TG_V_FAIL, .count = 2,
                             .message = "2 synchronous copies blocked the host for 3 ms",
                             .values = values, .n_values = 7, .evidence = evidence, .n_evidence = 2};

@@ -69,10 +69,16 @@ static void test_sync_memcpy(void **state)
     assert_string_equal(field_of(&r->evidence[0], "kind")->u.s, "DtoH");
     assert_int_equal(field_of(&r->evidence[0], "bytes")->u.i, 16);
     assert_string_equal(field_of(&r->evidence[1], "api")->u.s, "cuMemcpyHtoD");
-    assert_string_equal(r->reproduce,
-                        "SELECT rowid, start, end, end - start AS duration, bytes, copyKind, srcKind, dstKind, "
-                        "deviceId, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY "
-                        "WHERE rowid IN (11, 13) ORDER BY start;");
+    /* reproduce: the where compiled (a null-safe `not`), the values named
+    ** as in the result, then the cited rows with what made them match */
+    assert_non_null(strstr(r->reproduce, "WITH matched AS (SELECT r.* FROM tg_memcpy r WHERE (r.\"api_sync\" AND NOT "
+                                         "coalesce(((r.\"kind\" = 'HtoD') AND (r.\"bytes\" <= 64000)), 0))) SELECT "
+                                         "count(*) AS count, coalesce(sum(matched.\"duration\"), 0) AS "
+                                         "\"sum_duration_ns\" FROM matched; "));
+    assert_non_null(strstr(r->reproduce, "SELECT rowid, \"start\" AS start_ns, \"end\" AS end_ns, \"duration\" AS "
+                                         "duration_ns, \"kind\", \"bytes\", \"src_kind\", \"dst_kind\", \"api\", "
+                                         "\"device\", \"api_sync\" FROM tg_memcpy WHERE rowid IN (13, 11) ORDER BY "
+                                         "\"duration\" DESC, start;"));
     world_free(w);
 }
 
@@ -106,6 +112,7 @@ static void test_iteration_statistics(void **state)
     add_iter(w, 104, 400, 50, 1);           /* warmup: filtered out */
     add_iter(w, 105, 400, 60, 0);
     add_iter(w, 106, 1000, 70, 0);
+    add_kernel(w, 1, 0, 10, "step", 100, 0);    /* the capture holds GPU work */
     world_rules(w, "version: 1\nrules:\n" HEAD("variance", "iteration")
                    "    where: not warmup\n"
                    "    fail_when: cv(period) > 0.2 or max(period) / p50(period) > 3\n"
@@ -216,7 +223,14 @@ static void test_strings_and_shared_pass(void **state)
     /* evidence of an api rule: the runtime table */
     assert_string_equal(r->evidence[0].table, "CUPTI_ACTIVITY_KIND_RUNTIME");
     assert_int_equal(r->evidence[0].rowid, 4);               /* longest first */
-    assert_non_null(strstr(r->reproduce, "FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid IN (1, 2, 4, 5)"));
+    assert_non_null(strstr(r->reproduce, "FROM tg_api r WHERE (r.\"name\" IN ('cudaStreamSynchronize', "
+                                         "'cuCtxSynchronize', 'cuStreamSynchronize'))) SELECT count(*) AS count, "
+                                         "(SELECT \"steady_iterations\" FROM tg_trace) AS trace_steady_iterations"));
+    assert_non_null(strstr(r->reproduce, "FROM tg_api WHERE rowid IN (4, 2, 1, 5) "));
+    /* string tests: REGEXP, a prefix, a substring */
+    assert_non_null(strstr(w->result.results[1].reproduce, "WHERE ((r.\"name\" REGEXP '^cu(da)?Stream') AND NOT "
+                                                           "coalesce((substr(r.\"name\", 1, 4) = 'cuda'), 0))"));
+    assert_non_null(strstr(w->result.results[2].reproduce, "(instr(r.\"name\", 'Sync') > 0)"));
     world_free(w);
 }
 
@@ -317,6 +331,7 @@ static void test_regression_rule(void **state)
     add_iter(w, 2, 100, 2000, 0);
     add_iter(w, 3, 100, 4000, 0);
     add_iter(w, 4, 100, 3000, 0);
+    add_memcpy(w, 1, 0, 10, 100, "HtoD", "cudaMemcpyAsync", 0);   /* the capture holds GPU work */
     world_rules(w, step_rule);
     tg_rule_result *r = world_eval(w, NULL, "step");
     assert_int_equal(r->verdict, TG_V_SKIP);

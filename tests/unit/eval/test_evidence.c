@@ -1,8 +1,12 @@
 /*
 ** Evidence: order and limit (streaming top-N), default order, the export
 ** table as named in the file, derived rows citing the export rows behind
-** them (a gap its bounding ops, a device its first and last op), and the
-** reproduce query that selects exactly the cited rows.
+** them (a gap its bounding ops, a device its first and last op, each
+** entry keeping the cited row's span apart from the interval), and the
+** reproduce query: the values over the rows `where` admits, compiled
+** from the rule, then the cited rows or groups (eval_sql.c; what its SQL
+** computes is checked against the model on real exports by
+** tests/unit/model/test_sql.c and tests/corpus/test_reproduce_corpus.c).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,8 +46,10 @@ static void test_order_and_limit(void **state)
     assert_int_equal(r->evidence[0].rowid, 3);
     assert_int_equal(r->evidence[1].rowid, 6);
     assert_int_equal(r->evidence[2].rowid, 8);
-    assert_string_equal(r->reproduce + strlen(r->reproduce) - strlen("WHERE rowid IN (3, 6, 8) ORDER BY start;"),
-                        "WHERE rowid IN (3, 6, 8) ORDER BY start;");
+    const char *rows = "FROM tg_memcpy WHERE rowid IN (3, 6, 8) ORDER BY \"duration\" DESC, start;";
+    assert_string_equal(r->reproduce + strlen(r->reproduce) - strlen(rows), rows);
+    assert_non_null(strstr(r->reproduce, "WITH matched AS (SELECT r.* FROM tg_memcpy r) SELECT count(*) AS count "
+                                         "FROM matched;"));
     r = &w->result.results[1];
     assert_int_equal(r->n_evidence, 2);
     assert_int_equal(r->evidence[0].rowid, 10);      /* bytes asc: 1000 */
@@ -76,7 +82,9 @@ static void test_table_name(void **state)
                    "    fail_when: count > 0\n");
     tg_rule_result *r = world_eval(w, NULL, "a");
     assert_string_equal(r->evidence[0].table, "CUPTI_ACTIVITY_KIND_MEMCPY_V2");
-    assert_non_null(strstr(r->reproduce, "FROM CUPTI_ACTIVITY_KIND_MEMCPY_V2 WHERE rowid IN (3, 6)"));
+    assert_non_null(strstr(r->reproduce, "FROM \"CUPTI_ACTIVITY_KIND_MEMCPY_V2\" m LEFT JOIN launch"));
+    assert_non_null(strstr(r->reproduce, "FROM tg_memcpy r WHERE (r.\"duration\" >= 50)"));
+    assert_non_null(strstr(r->reproduce, "FROM tg_memcpy WHERE rowid IN (3, 6) "));
     world_free(w);
 }
 
@@ -84,7 +92,8 @@ static void test_gap_cites_bounding_ops(void **state)
 {
     (void)state;
     world *w = world_new();
-    w->gaps[0] = (tg_gap){.rowid = 7, .table = TG_TABLE_KERNEL, .next_rowid = 3, .next_table = TG_TABLE_MEMCPY,
+    w->gaps[0] = (tg_gap){.rowid = 7, .table = TG_TABLE_KERNEL, .prev_start = 400, .next_rowid = 3,
+                          .next_table = TG_TABLE_MEMCPY,
                           .start = 1000, .end = 801000, .duration = 800000, .device = 0, .pid = 1,
                           .in_steady_state = 1};
     w->gaps[1] = (tg_gap){.rowid = 8, .table = TG_TABLE_KERNEL, .next_rowid = 9, .next_table = TG_TABLE_KERNEL,
@@ -106,11 +115,18 @@ static void test_gap_cites_bounding_ops(void **state)
     assert_int_equal(r->evidence[0].end, 801000);
     assert_string_equal(field_of(&r->evidence[0], "next_table")->u.s, "CUPTI_ACTIVITY_KIND_MEMCPY");
     assert_int_equal(field_of(&r->evidence[0], "next_rowid")->u.i, 3);
-    assert_string_equal(r->reproduce,
-                        "SELECT 'CUPTI_ACTIVITY_KIND_KERNEL' AS source_table, rowid, start, end, end - start AS duration "
-                        "FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN (7) UNION ALL "
-                        "SELECT 'CUPTI_ACTIVITY_KIND_MEMCPY' AS source_table, rowid, start, end, end - start AS duration "
-                        "FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (3) ORDER BY start;");
+    /* start..end is the gap; the cited kernel's own span is apart */
+    assert_int_equal(r->evidence[0].interval, TG_INTERVAL_IDLE);
+    assert_int_equal(r->evidence[0].row_start, 400);
+    assert_int_equal(r->evidence[0].row_end, 1000);
+    assert_string_equal(r->evidence[0].next_table, "CUPTI_ACTIVITY_KIND_MEMCPY");
+    assert_int_equal(r->evidence[0].next_rowid, 3);
+    assert_non_null(strstr(r->reproduce, "WITH matched AS (SELECT r.* FROM tg_gap r WHERE (r.\"in_steady_state\" AND "
+                                         "(r.\"duration\" >= 500000 /* params.min_gap */))) SELECT count(*) AS count, "
+                                         "max(matched.\"duration\") AS \"max_duration_ns\" FROM matched;"));
+    assert_non_null(strstr(r->reproduce, "before_table, before_rowid, before_duration AS before_duration_ns, "
+                                         "after_table, after_rowid FROM tg_gap WHERE (device, pid, start) IN "
+                                         "(VALUES (0, 1, 1000)) ORDER BY"));
     world_free(w);
 }
 
@@ -145,8 +161,17 @@ static void test_device_cites_first_and_last_op(void **state)
     assert_int_equal(field_of(&r->evidence[0], "last_rowid")->u.i, 23);
     assert_string_equal(field_of(&r->evidence[0], "name")->u.s, "NVIDIA H200");
     assert_float_equal(field_of(&r->evidence[0], "busy_frac")->u.f, 0.12, 0);
-    assert_non_null(strstr(r->reproduce, "FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN (23)"));
-    assert_non_null(strstr(r->reproduce, "FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (31)"));
+    assert_int_equal(r->evidence[0].interval, TG_INTERVAL_DEVICE);   /* the device's window ... */
+    assert_int_equal(r->evidence[0].row_start, 50);                  /* ... and its first op */
+    assert_int_equal(r->evidence[0].row_end, 60);
+    assert_string_equal(r->evidence[0].next_table, "CUPTI_ACTIVITY_KIND_KERNEL");
+    assert_int_equal(r->evidence[0].next_rowid, 23);
+    /* the where compiled: a null test, the values named as in the result */
+    assert_non_null(strstr(r->reproduce, "FROM tg_device r WHERE ((r.\"busy_frac_steady\" < 0.5) AND "
+                                         "(r.\"nccl_overlap\" IS NULL))) SELECT count(*) AS count, "
+                                         "max(matched.\"busy_frac_steady\") AS \"max_busy_frac_steady\""));
+    assert_non_null(strstr(r->reproduce, "first_table, first_rowid, last_table, last_rowid FROM tg_device "
+                                         "WHERE device IN (0) ORDER BY"));
     world_free(w);
 }
 
@@ -210,11 +235,16 @@ static void test_grouped(void **state)
     assert_int_equal(e->end, 500);
     e = &r->evidence[2];
     assert_string_equal(e->fields[0].value.u.s, "DtoH");
-    /* api comes from the launch join, which SQL cannot group by: the
-    ** query lists the cited rows */
-    assert_string_equal(r->reproduce, "SELECT rowid, start, end, end - start AS duration, bytes, copyKind, srcKind, "
-                                      "dstKind, deviceId, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY "
-                                      "WHERE rowid IN (2, 3, 4) ORDER BY start;");
+    /* the groups in SQL: keys (api through the launch join) and every
+    ** column, the trace value from the trace's table */
+    assert_non_null(strstr(r->reproduce, "SELECT matched.\"kind\" AS \"kind\", matched.\"api\" AS \"api\", "
+                                         "count(*) AS \"count\", coalesce(sum(matched.\"bytes\"), 0) AS \"sum_bytes\", "
+                                         "(coalesce(sum(matched.\"duration\"), 0) * 1.0 / (SELECT \"steady_iterations\" "
+                                         "FROM tg_trace)) AS \"per_iteration\""));
+    assert_non_null(strstr(r->reproduce, "FROM matched GROUP BY matched.\"kind\", matched.\"api\" ORDER BY "
+                                         "\"sum_bytes\" DESC LIMIT 3;"));
+    assert_non_null(strstr(r->reproduce, "SELECT count(*) AS count, (SELECT \"steady_iterations\" FROM tg_trace) "
+                                         "AS trace_steady_iterations FROM matched;"));
     /* the default column is the count; order_by a group_by field */
     r = &w->result.results[1];
     assert_int_equal(r->n_evidence, 3);
@@ -223,21 +253,43 @@ static void test_grouped(void **state)
     assert_int_equal(r->evidence[0].fields[1].value.u.i, 3);
     assert_int_equal(r->evidence[0].rowid, 7);
     assert_string_equal(r->evidence[2].fields[0].value.u.s, "HtoD");
-    /* reproduce: a GROUP BY over the table, kinds by name, the cited keys,
-    ** the groups' rows by rowid (few: exact; past 2000 rows, the window of
-    ** their starts, as on realistic_nocache in test_copy_share_corpus.c) */
-    assert_non_null(strstr(r->reproduce, "WITH r AS (SELECT start, end, bytes, CASE copyKind WHEN 0 THEN "
-                                         "'unknown' WHEN 1 THEN 'HtoD'"));
-    assert_non_null(strstr(r->reproduce, " END AS kind FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (5, 6, 7, "
-                                         "3, 1, 2, 4)) SELECT kind, count(*) AS count, sum(end - start) AS duration_ns, "
-                                         "max(end - start) AS max_duration_ns, sum(bytes) AS bytes FROM r WHERE "
-                                         "(kind) IN (VALUES ('DtoD'), ('DtoH'), ('HtoD')) GROUP BY 1 ORDER BY "
-                                         "duration_ns DESC;"));
+    assert_non_null(strstr(r->reproduce, "SELECT matched.\"kind\" AS \"kind\", count(*) AS \"count\" FROM matched "
+                                         "GROUP BY matched.\"kind\" ORDER BY \"kind\" LIMIT 3;"));
     world_free(w);
 }
 
-/* A group_by field with no SQL form (iteration: derived) falls back to a
-** query that lists the cited rows. */
+/* A rule reading a field with no SQL form (kernel.nvtx): the query says
+** so; grouped evidence then falls back to a GROUP BY over the table, kinds
+** by name, the cited keys, the groups' rows by rowid (few: exact; past
+** 2000 rows, the window of their starts). */
+static void test_grouped_without_sql_form(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    add_kernel(w, 1, 0, 100, "gemm", 1000, 0);
+    add_kernel(w, 2, 200, 300, "gemm", 1000, 0);
+    add_kernel(w, 3, 600, 50, "relu", 1000, 0);
+    world_rules(w, "version: 1\nrules:\n"
+                   HEAD("by-name", "kernel")
+                   "    where: nvtx == null\n"
+                   "    fail_when: count > 0\n"
+                   "    evidence: {group_by: [name], columns: [count]}\n"
+                   HEAD("rows", "kernel")
+                   "    where: nvtx == null\n"
+                   "    fail_when: count > 0\n");
+    tg_rule_result *r = world_eval(w, NULL, "by-name");
+    assert_int_equal(r->n_evidence, 2);
+    assert_non_null(strstr(r->reproduce, "WITH r AS (SELECT start, end, (SELECT value FROM StringIds WHERE id = "
+                                         "demangledName) AS name FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN "
+                                         "(1, 2, 3)) SELECT name, count(*) AS count"));
+    r = &w->result.results[1];
+    assert_non_null(strstr(r->reproduce, "/* the values of this finding are not reproduced: field kernel.nvtx has no "
+                                         "SQL form (docs/evidence.md) */ SELECT rowid"));
+    world_free(w);
+}
+
+/* A derived group_by field (iteration, by the launching call's start)
+** groups in SQL too. */
 static void test_grouped_derived_key(void **state)
 {
     (void)state;
@@ -252,9 +304,9 @@ static void test_grouped_derived_key(void **state)
     assert_int_equal(r->n_evidence, 2);
     assert_int_equal(r->evidence[0].fields[0].value.u.i, 1);      /* 2 calls first */
     assert_int_equal(r->evidence[0].rowid, 2);
-    assert_string_equal(r->reproduce, "SELECT rowid, start, end, end - start AS duration, (SELECT value FROM "
-                                      "StringIds WHERE id = nameId) AS name, globalTid, correlationId FROM "
-                                      "CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid IN (1, 2) ORDER BY start;");
+    assert_non_null(strstr(r->reproduce, "SELECT matched.\"iteration\" AS \"iteration\", count(*) AS \"count\", "
+                                         "max(matched.\"duration\") AS \"max_duration_ns\" FROM matched GROUP BY "
+                                         "matched.\"iteration\" ORDER BY \"count\" DESC LIMIT 2;"));
     world_free(w);
 }
 
@@ -307,7 +359,10 @@ static void test_trace_rule_has_no_rows(void **state)
     assert_int_equal(r->verdict, TG_V_FAIL);
     assert_string_equal(r->message, "blocked 2 s of 10 s (20%)");
     assert_int_equal(r->n_evidence, 0);
-    assert_null(r->reproduce);
+    /* no rows to cite, but the values: from the trace's own view */
+    assert_non_null(strstr(r->reproduce, "WITH matched AS (SELECT r.* FROM tg_trace r) SELECT count(*) AS count, "
+                                         "max(matched.\"blocked_time\") AS \"max_blocked_time_ns\", "
+                                         "max(matched.\"duration\") AS \"max_duration_ns\" FROM matched;"));
     world_free(w);
 }
 
@@ -321,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_trace_rule_has_no_rows),
         cmocka_unit_test(test_grouped),
         cmocka_unit_test(test_grouped_derived_key),
+        cmocka_unit_test(test_grouped_without_sql_form),
         cmocka_unit_test(test_grouped_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

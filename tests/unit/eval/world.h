@@ -102,7 +102,8 @@ static inline tg_iteration *add_iter(world *w, int64_t rowid, int64_t period, in
     tg_iteration *it = &w->iters[i];
     *it = (tg_iteration){.rowid = rowid, .index = (int32_t)i, .name = wstr(w, "iteration"), .pid = 1,
                          .start = 1000 * (int64_t)i, .end = 1000 * (int64_t)i + 900, .duration = 900,
-                         .warmup = (int8_t)warmup, .period = period, .gpu_end = TG_NULL_I64,
+                         .warmup = (int8_t)warmup, .period = period,
+                         .gpu_end = gpu_time > 0 ? 1000 * (int64_t)i + gpu_time : TG_NULL_I64,
                          .gpu_time = gpu_time, .gpu_span = TG_NULL_I64};
     return it;
 }

@@ -152,19 +152,23 @@ static void test_queue_median(void **state)
 {
     (void)state;
     tg_trace *t = mt_new();
-    /* queues 40, 10, 30, 20 on device 0 (median 25); 7, 9, 8 on device 1 */
+    /* queues 40, 10, 30, 20, 0 on device 0 (median 20); 7, 9, 8 on device 1 */
     mt_launch(t, 1, 1, 0, 1, "k", 0, 10, 50, 60);
     mt_launch(t, 1, 1, 0, 2, "k", 20, 60, 70, 80);
     mt_launch(t, 1, 1, 0, 3, "k", 30, 60, 90, 100);
     mt_launch(t, 1, 1, 0, 4, "k", 40, 100, 120, 130);
-    mt_launch(t, 1, 1, 0, 5, "k", 200, 300, 250, 260);   /* negative queue: not counted */
+    mt_launch(t, 1, 1, 0, 5, "k", 200, 300, 250, 260);   /* starts before the call returns: 0, counted */
     mt_launch(t, 1, 1, 1, 6, "k", 0, 1, 8, 9);
     mt_launch(t, 1, 1, 1, 7, "k", 0, 1, 10, 11);
     mt_launch(t, 1, 1, 1, 8, "k", 0, 1, 9, 10);
     mt_kernel(t, 1, 1, 99, "unmatched", 12, 13);
     tg_model *m = mt_build(t);
-    assert_int_equal(m->devices[0].queue_p50, 25);
+    assert_int_equal(m->devices[0].queue_p50, 20);
+    assert_int_equal(m->devices[0].queue_kernels, 5);   /* the unmatched kernel has no queue */
+    assert_int_equal(m->devices[0].queue_clamped, 1);
     assert_int_equal(m->devices[1].queue_p50, 8);
+    assert_int_equal(m->devices[1].queue_kernels, 3);
+    assert_int_equal(m->devices[1].queue_clamped, 0);
     tg_model_free(m);
     mt_free(t);
 }

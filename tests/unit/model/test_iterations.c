@@ -126,14 +126,19 @@ static void test_period_without_gpu_work(void **state)
     tg_trace *t = mt_new();
     mt_nvtx(t, 1, 1, 59, "step", 0, 100);
     mt_launch(t, 1, 1, 0, 1, "k", 10, 20, 30, 150);
-    mt_nvtx(t, 1, 1, 59, "step", 200, 300);      /* no GPU work: completes at 300 */
+    mt_nvtx(t, 1, 1, 59, "step", 200, 300);      /* no GPU work: no completion */
     mt_nvtx(t, 1, 1, 59, "step", 400, 500);
     mt_launch(t, 1, 1, 0, 2, "k", 410, 420, 430, 480);
-    mt_nvtx(t, 1, 1, 34, "step", 600, TG_NULL_I64);   /* a mark is not an iteration */
+    mt_nvtx(t, 1, 1, 59, "step", 600, 700);
+    mt_launch(t, 1, 1, 0, 3, "k", 610, 620, 630, 690);
+    mt_nvtx(t, 1, 1, 34, "step", 800, TG_NULL_I64);   /* a mark is not an iteration */
     tg_model *m = mt_build(t);
-    assert_int_equal(m->n_iterations, 3);
-    assert_int_equal(m->iterations[1].period, 300 - 150);
-    assert_int_equal(m->iterations[2].period, 480 - 300);
+    assert_int_equal(m->n_iterations, 4);
+    /* the period is GPU completion, never the host range's end (issue #14):
+    ** the iteration without GPU work has none, nor the one after it */
+    assert_true(m->iterations[1].period == TG_NULL_I64);
+    assert_true(m->iterations[2].period == TG_NULL_I64);
+    assert_int_equal(m->iterations[3].period, 690 - 480);
     tg_model_free(m);
     mt_free(t);
 }

@@ -36,7 +36,9 @@ static void test_join_and_queue(void **state)
     assert_int_equal(b->api, 1);                 /* pid 2's call, not pid 1's */
     assert_string_equal(mt_s(t, b->api_name), "cudaLaunchKernel");
     assert_int_equal(mt_field(m, "kernel", "launch_end", k2), 320);
-    assert_true(b->queue == TG_NULL_I64);        /* started before the call returned */
+    assert_int_equal(b->queue, 0);               /* started before the call returned: 0, not dropped */
+    assert_int_equal(b->queue_clamped, 1);
+    assert_int_equal(a->queue_clamped, 0);
     assert_int_equal(b->nccl, 1);
 
     assert_int_equal(c->api, -1);                /* no call with that correlation id */

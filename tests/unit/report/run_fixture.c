@@ -72,11 +72,12 @@ static void rank0(tg_arena *a, tg_trace_result *t)
                          tg_int(1200000000, TG_UNIT_NS));
     r[0].n_evidence = 2;
     r[0].evidence = tg_arena_alloc(a, 2 * sizeof *r[0].evidence);
-    r[0].evidence[0] = (tg_evidence){"CUPTI_ACTIVITY_KIND_MEMCPY", 12, 1000, 5000,
-        values(a, 3, "bytes", tg_int(16777216, TG_UNIT_BYTES), "api", tg_str(NASTY),
-               "pinned", tg_bool(false)), 3, -1};
-    r[0].evidence[1] = (tg_evidence){"CUPTI_ACTIVITY_KIND_MEMCPY", 40, TG_NULL_I64, TG_NULL_I64,
-        values(a, 1, "api", tg_str("cuMemcpyDtoH_v2")), 1, -1};
+    r[0].evidence[0] = (tg_evidence){.table = "CUPTI_ACTIVITY_KIND_MEMCPY", .rowid = 12, .start = 1000, .end = 5000,
+        .fields = values(a, 3, "bytes", tg_int(16777216, TG_UNIT_BYTES), "api", tg_str(NASTY),
+                         "pinned", tg_bool(false)), .n_fields = 3, .next_rowid = -1, .row = -1};
+    r[0].evidence[1] = (tg_evidence){.table = "CUPTI_ACTIVITY_KIND_MEMCPY", .rowid = 40, .start = TG_NULL_I64,
+        .end = TG_NULL_I64, .fields = values(a, 1, "api", tg_str("cuMemcpyDtoH_v2")), .n_fields = 1,
+        .next_rowid = -1, .row = -1};
     r[0].reproduce = "SELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid IN (12, 40)";
     /* the cause (docs/host.md): call sites, one unknown sentence */
     static const char *stack[] = {"cudaMemcpy (libcudart.so.12)", "step(int) (train.so)"};

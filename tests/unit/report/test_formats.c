@@ -366,8 +366,11 @@ static void test_markdown(void **state)
     assert_int_equal(fixture_count_lines(md, "### FAIL "), EXPECT_FAILED);
     assert_non_null(strstr(md, "```sql\nSELECT rowid, start, end, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY "
                                "WHERE rowid IN (12, 40)\n```\n"));
-    assert_int_equal(table_rows(md, "| table | rowid | start | end | fields |", &row), 2);
-    assert_non_null(strstr(row, "| CUPTI\\_ACTIVITY\\_KIND\\_MEMCPY | 12 | 1000 | 5000 | bytes = 16 MiB, api = `"));
+    assert_int_equal(table_rows(md, "| evidence | fields |", &row), 2);
+    assert_non_null(strstr(row, "| CUPTI\\_ACTIVITY\\_KIND\\_MEMCPY rowid 12: 1000..5000 ns (4 us) | "
+                                "bytes = 16.8 MB, api = `"));
+    /* a value printed in its unit reads without the unit JSON names it by */
+    assert_non_null(strstr(md, "count = 400, sum\\_duration = 1.2 s"));
     assert_int_equal(table_rows(md, "| trace | rule | metric | baseline |", &row), 2);
     assert_non_null(strstr(row, "| `rank1.sqlite` | `gpu-time-regression` | `p50(gpu_time)` | 12.3 ms | "
                                 "13.1 ms | +6.5% | 0.0012 | 50/48 | **regression** |"));
@@ -502,8 +505,8 @@ static void test_text(void **state)
         assert_int_not_equal(p[col], ' ');
     }
     assert_non_null(strstr(txt, "  FAIL  error    sync-memcpy               400 synchronous copies blocked the host for 1.2 s\n"));
-    assert_non_null(strstr(txt, "values: count=400  sum_duration_ns=1.2 s\n"));
-    assert_non_null(strstr(txt, "CUPTI_ACTIVITY_KIND_MEMCPY rowid 12  1000..5000 (4 us)  bytes=16 MiB  "
+    assert_non_null(strstr(txt, "values: count=400  sum_duration=1.2 s\n"));
+    assert_non_null(strstr(txt, "CUPTI_ACTIVITY_KIND_MEMCPY rowid 12: 1000..5000 ns (4 us)  bytes=16.8 MB  "
                                 "api=\"cuMemcpy \\\"x\\\" 'q' <y> & z\\n100% a:b,c|d \\x01\"  pinned=false\n"));
     assert_non_null(strstr(txt, "reproduce: SELECT rowid"));
     assert_non_null(strstr(txt, "advice: Use pinned host memory"));
@@ -608,6 +611,62 @@ static void test_same_counts(void **state)
     tg_arena_free(run.arena);
 }
 
+/* An idle gap and a device window are intervals of their own: every human
+** format says what the interval is and keeps the cited row's own span
+** apart ("idle 711 ms ... after ... rowid 20 (15 ms)"), and JSON carries
+** interval, row_start and row_end. */
+static void test_evidence_intervals(void **state)
+{
+    (void)state;
+    tg_arena *a = tg_arena_new();
+    tg_named_value *f = tg_arena_alloc(a, 3 * sizeof *f);
+    f[0] = (tg_named_value){"duration", tg_int(711000000, TG_UNIT_NS)};
+    f[1] = (tg_named_value){"next_table", tg_str("CUPTI_ACTIVITY_KIND_KERNEL")};
+    f[2] = (tg_named_value){"next_rowid", tg_int(21, TG_UNIT_NONE)};
+    tg_evidence *ev = tg_arena_alloc(a, 2 * sizeof *ev);
+    ev[0] = (tg_evidence){.table = "CUPTI_ACTIVITY_KIND_KERNEL", .rowid = 20, .start = 1590150461,
+                          .end = 2301150461, .interval = TG_INTERVAL_IDLE, .row_start = 1575150461,
+                          .row_end = 1590150461, .next_table = "CUPTI_ACTIVITY_KIND_KERNEL", .next_rowid = 21,
+                          .fields = f, .n_fields = 3};
+    ev[1] = (tg_evidence){.table = "CUPTI_ACTIVITY_KIND_MEMCPY", .rowid = 1, .start = 1000, .end = 844001000,
+                          .interval = TG_INTERVAL_DEVICE, .row_start = 1000, .row_end = 2200,
+                          .next_table = "CUPTI_ACTIVITY_KIND_KERNEL", .next_rowid = 3000};
+    tg_rule_result *r = tg_arena_alloc(a, sizeof *r);
+    *r = (tg_rule_result){.rule = "gpu-idle-gap", .verdict = TG_V_FAIL, .severity = TG_SEV_ERROR, .count = 1,
+                          .message = "1 idle gap", .evidence = ev, .n_evidence = 2, .metric_value = NAN};
+    tg_trace_result *t = tg_arena_alloc(a, sizeof *t);
+    *t = (tg_trace_result){.file = "x.sqlite", .results = r, .n_results = 1};
+    tg_run_result run = {.arena = a, .traces = t, .n_traces = 1};
+    static const char idle[] = "idle 711 ms (1590150461..2301150461 ns) after CUPTI_ACTIVITY_KIND_KERNEL rowid 20 "
+                               "(15 ms), before CUPTI_ACTIVITY_KIND_KERNEL rowid 21";
+    static const char device[] = "device window 844 ms (1000..844001000 ns), first op CUPTI_ACTIVITY_KIND_MEMCPY "
+                                 "rowid 1 (1.2 us), last op CUPTI_ACTIVITY_KIND_KERNEL rowid 3000";
+    char *txt = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
+    char line[512];
+    snprintf(line, sizeof line, "%s  duration=711 ms\n", idle);       /* next_* said once, not twice */
+    assert_non_null(strstr(txt, line));
+    assert_non_null(strstr(txt, device));
+    free(txt);
+    char *xml = fixture_render(TG_FMT_JUNIT, &run, NULL, &plain);
+    assert_non_null(strstr(xml, idle));
+    free(xml);
+    char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    assert_non_null(strstr(md, "| idle 711 ms (1590150461..2301150461 ns) after CUPTI\\_ACTIVITY\\_KIND\\_KERNEL "
+                               "rowid 20 (15 ms), before CUPTI\\_ACTIVITY\\_KIND\\_KERNEL rowid 21 | duration = 711 ms |"));
+    free(md);
+    char *js = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
+    json_t *doc = json_loads(js, 0, NULL);
+    assert_non_null(doc);
+    json_t *e = json_array_get(json_object_get(json_array_get(json_object_get(
+        json_array_get(json_object_get(doc, "traces"), 0), "results"), 0), "evidence"), 0);
+    assert_string_equal(json_string_value(json_object_get(e, "interval")), "idle");
+    assert_int_equal(json_integer_value(json_object_get(e, "row_start")), 1575150461);
+    assert_int_equal(json_integer_value(json_object_get(e, "row_end")), 1590150461);
+    json_decref(doc);
+    free(js);
+    tg_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -619,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_markdown_size_cap),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_same_counts),
+        cmocka_unit_test(test_evidence_intervals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,15 @@ static void test_round_trip(void **state)
     (void)state;
     tg_run_result run;
     fixture_run(&run);
+    /* an idle gap's entry: its interval, the cited row's own span and the
+    ** row after it come back too (docs/formats.md) */
+    tg_evidence *gap = &run.traces[0].results[0].evidence[1];
+    tg_named_value *f = tg_arena_alloc(run.arena, 2 * sizeof *f);
+    f[0] = (tg_named_value){"next_table", tg_str("CUPTI_ACTIVITY_KIND_KERNEL")};
+    f[1] = (tg_named_value){"next_rowid", tg_int(41, TG_UNIT_NONE)};
+    *gap = (tg_evidence){.table = "CUPTI_ACTIVITY_KIND_MEMCPY", .rowid = 40, .start = 6000, .end = 9000,
+                         .interval = TG_INTERVAL_IDLE, .row_start = 5000, .row_end = 6000,
+                         .next_table = "CUPTI_ACTIVITY_KIND_KERNEL", .next_rowid = 41, .fields = f, .n_fields = 2};
     char *json = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
     char *path = write_temp(json);
 
@@ -58,7 +67,9 @@ static void test_round_trip(void **state)
     /* units come back with the numbers: the text report reads the same */
     char *text = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
     char *text_back = fixture_render(TG_FMT_TEXT, &back, NULL, &plain);
-    assert_non_null(strstr(text_back, "sum_duration_ns=1.2 s"));
+    assert_non_null(strstr(text_back, "sum_duration=1.2 s"));
+    assert_non_null(strstr(text_back, "idle 3 us (6000..9000 ns) after CUPTI_ACTIVITY_KIND_MEMCPY rowid 40 (1 us), "
+                                      "before CUPTI_ACTIVITY_KIND_KERNEL rowid 41\n"));
     assert_string_equal(text, text_back);
     free(text);
     free(text_back);

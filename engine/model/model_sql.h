@@ -1,0 +1,64 @@
+/*
+** The model as SQL (docs/evidence.md): for an nsys export, one view per
+** rule source -- kernel, memcpy, memset, api, nvtx, iteration, gap,
+** device, trace -- written over the export's own tables, each column one
+** field of fields.def computed the way the model computes it: the launch
+** join (same process, same correlation id, the inner of a call recorded
+** twice), iterations by the start of the launching call, interval unions
+** for busy time, their intersection for the NCCL overlap, the queue-time
+** median, gaps per (process, device), periods from GPU completion. The
+** evaluator (engine/eval/eval_sql.c) puts a rule's where and aggregates on
+** top, so that `sqlite3 -readonly EXPORT` prints every number a finding
+** states.
+**
+** What the export cannot say by itself comes from the model as literals,
+** each explained by a comment in the SQL: which NVTX ranges are the
+** iterations (their rowids: the marker choice of docs/iterations.md has no
+** SQL form) and which of them the capture cut.
+**
+** The views need SQLite 3.35 (window functions, AS MATERIALIZED, math
+** functions: Debian 12 has 3.40); `matches` needs a regexp() function
+** (the sqlite3 shell has one since 3.36).
+*/
+#ifndef TG_MODEL_SQL_H
+#define TG_MODEL_SQL_H
+
+#include <stdio.h>
+
+#include "source.h"
+
+/* "WITH view AS (...), ..." defining the view of source src and the
+** helper views it reads, in dependency order; a caller appends
+** " SELECT ... FROM src". `fields` says which of its columns the caller
+** reads (bit tg_model_sql_field_bit(f)); the device and trace views leave
+** out the others, and what only they need (the NCCL unions, the launch
+** join, the gaps), since those cost seconds on big exports. malloc'd;
+** NULL for a trace that is not an nsys export (Kineto), or out of memory. */
+char *tg_model_sql_with(const tg_model *m, tg_source_id src, uint64_t fields);
+uint64_t tg_model_sql_field_bit(const tg_field_def *f);
+
+/* Whether a source has a view: not the host side (osrt, cudnn, cublas),
+** whose findings cite their rows only. */
+bool tg_model_sql_has_source(tg_source_id src);
+
+/* Whether field f is a column of its source's view. Those that are not
+** (kernel.nvtx, nvtx.domain, nvtx.depth, nvtx.gpu_time, nvtx.gpu_span,
+** iteration.marker, trace.schema_version, trace.nsys_version, the
+** callchain, call_site and call_module of every source, every field of a
+** source without a view) make a values query impossible; the evaluator
+** then says so in the SQL. */
+bool tg_model_sql_has_field(const tg_field_def *f);
+
+/* The view of a source: its name in the SQL ("kernel", "device", ...). */
+const char *tg_model_sql_view(tg_source_id src);
+
+/* A string as an SQL literal ('it''s'), and a name as an identifier
+** ("end"), written to f. */
+void tg_sql_put_string(FILE *f, const char *s);
+void tg_sql_put_ident(FILE *f, const char *s);
+
+/* The SQL form of the base name (version suffixes _v<digits>, _ptsz, _ptds
+** stripped) of the API name in column `col` (an SQL expression). */
+void tg_sql_put_base_name(FILE *f, const char *col);
+
+#endif
