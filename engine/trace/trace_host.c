@@ -316,8 +316,7 @@ bool tg_trace_load_host(tg_trace *t, unsigned what, tg_diag *diag)
     else ok = tg_load_list_tables(&ld) && tg_load_strings(&ld) && tg_load_host(&ld, what);
     sqlite3_close(ld.db);
     tg_idmap_free(&ld.strings);
-    for (size_t i = 0; i < ld.n_tables; i++) free(ld.table_list[i]);
-    free(ld.table_list);
+    tg_load_free_tables(&ld);
     if (!ok) {
         drop_host(t, what);
         t->host_failed |= what;
