@@ -1,6 +1,6 @@
 #!/bin/bash
-# Compare the JSON of two tracegate builds on every corpus trace: `check`
-# with this tree's built-in rules,
+# Compare the JSON of two tracegate builds on every corpus trace (exports
+# and Kineto JSON traces): `check` with this tree's built-in rules,
 # `metrics` and `info`. Used to show that a refactoring changes no output
 # (issue #15): build the commit before it in a worktree, then
 #
@@ -64,7 +64,8 @@ while IFS= read -r -d '' t; do
     compare check --rules "$rules" --format json "$t"
     compare metrics --format json "$t"
     compare info --format json "$t"
-done < <(find "$traces" -name '*.sqlite' -print0 | sort -z)
+done < <(find "$traces" \( -name '*.sqlite' -o -path '*/kineto/*' \( -name '*.json' -o -name '*.json.gz' \) \) \
+              -print0 | sort -z)
 # Baselines: both builds record the realistic pair (the date line aside,
 # identical), then check every h200-torch trace against the old one's.
 pair=("$traces/h200-torch/realistic_baseline_run1.sqlite" "$traces/h200-torch/realistic_baseline_run2.sqlite")

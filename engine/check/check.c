@@ -40,7 +40,7 @@ static bool origin_of(const tg_trace *t, tg_arena *a, tg_origin *o)
 {
     *o = (tg_origin){.rank = -1, .world_size = -1};
     /* a Kineto trace's distributedInfo, an export's recorded environment */
-    const char *from = t->rank_source ? t->rank_source : t->format == TG_FORMAT_KINETO ? "distributedInfo" : NULL;
+    const char *from = tg_trace_rank_source(t);
     if (from && t->rank >= 0 && (t->world_size <= 0 || t->rank < t->world_size)) {
         o->rank = t->rank;
         o->rank_from = from;

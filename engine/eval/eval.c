@@ -147,8 +147,8 @@ static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opt
                                        "rule %s needs %s (%s %s), which this capture does not contain; "
                                        "record them with '%s'",
                                        r->info.id, tg_table_what[t],
-                                       m->trace->format == TG_FORMAT_KINETO ? "Kineto" : "table",
-                                       m->trace->format == TG_FORMAT_KINETO ? tg_table_kineto[t] : tg_table_names[t],
+                                       tg_trace_formats[m->trace->format].table_noun,
+                                       tg_trace_table_label(m->trace, (tg_table_id)t),
                                        tg_trace_table_option(m->trace, (tg_table_id)t));
         return true;
     }

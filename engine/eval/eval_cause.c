@@ -67,9 +67,10 @@ static void unknown_osrt(tg_cause_cc *cc)
 {
     const tg_trace *t = cc->m->trace;
     tg_arena *a = cc->arena;
-    if (t->format == TG_FORMAT_KINETO)
-        tg_cause_add_unknown(cc, tg_arena_printf(a, "OS runtime calls unknown: the PyTorch profiler does not record "
-                                                 "them; record them with '%s'", tg_table_torch_option[TG_TABLE_OSRT]));
+    const char *never = tg_trace_never_records(t, TG_TABLE_OSRT);
+    if (never)
+        tg_cause_add_unknown(cc, tg_arena_printf(a, "OS runtime calls unknown: %s; record them with '%s'", never,
+                                                 tg_trace_table_option(t, TG_TABLE_OSRT)));
     else if (cc->load_error)
         tg_cause_add_unknown(cc, tg_arena_printf(a, "OS runtime calls unknown: %s", cc->load_error));
     else if (!t->has_table[TG_TABLE_OSRT])
@@ -87,11 +88,10 @@ static bool unknown_stacks(tg_cause_cc *cc)
 {
     const tg_trace *t = cc->m->trace;
     tg_arena *a = cc->arena;
-    const char *what = NULL;
-    if (t->format == TG_FORMAT_KINETO)
-        what = tg_arena_printf(a, "call sites unknown: tracegate reads no call stacks from a PyTorch profiler trace "
-                               "(with_stack=True records Python frames, not the CUDA calls' callers); record them with "
-                               "'%s'", tg_table_torch_option[TG_TABLE_CALLCHAINS]);
+    const char *what = NULL, *never = tg_trace_never_records(t, TG_TABLE_CALLCHAINS);
+    if (never)
+        what = tg_arena_printf(a, "call sites unknown: %s; record them with '%s'", never,
+                               tg_trace_table_option(t, TG_TABLE_CALLCHAINS));
     else if (cc->load_error)
         what = tg_arena_printf(a, "call sites unknown: %s", cc->load_error);
     else if (!t->has_table[TG_TABLE_CALLCHAINS])
@@ -117,8 +117,7 @@ static const char *site_text(tg_arena *a, const char *site, const char *module)
 static const char *rows_table(const tg_model *m, tg_host_source src)
 {
     tg_table_id id = src == TG_HSRC_OSRT ? TG_TABLE_OSRT : src == TG_HSRC_CUDA ? TG_TABLE_RUNTIME : TG_TABLE_NVTX;
-    if (m->trace->format == TG_FORMAT_KINETO) return "traceEvents";
-    return m->trace->table_name[id] ? m->trace->table_name[id] : tg_table_names[id];
+    return tg_trace_cite_table(m->trace, id);
 }
 
 static bool item_of_entry(tg_cause_cc *cc, const tg_host_entry *e, double window, tg_cause_item *it)
@@ -440,9 +439,7 @@ static tg_cause *site_cause(tg_cause_cc *cc)
     size_t keep = n < MAX_ITEMS ? n : MAX_ITEMS;
     c->items = tg_arena_alloc(a, (keep + 1) * sizeof *c->items);
     tg_source_view view = tg_model_source(cc->m, cc->rule->source);
-    const char *table = cc->m->trace->format == TG_FORMAT_KINETO ? "traceEvents"
-                      : cc->m->trace->table_name[view.def->table] ? cc->m->trace->table_name[view.def->table]
-                                                                   : tg_table_names[view.def->table];
+    const char *table = tg_trace_cite_table(cc->m->trace, view.def->table);
     for (size_t i = 0; c->items && i < keep; i++) {
         const tg_site_group *g = &groups[i];
         tg_cause_item *it = &c->items[c->n_items++];
@@ -487,9 +484,7 @@ static tg_cause *launch_cause(tg_cause_cc *cc)
     size_t keep = n < MAX_ITEMS ? n : MAX_ITEMS;
     c->items = tg_arena_alloc(a, (keep + 1) * sizeof *c->items);
     if (!c->items) return NULL;
-    const char *table = cc->m->trace->format == TG_FORMAT_KINETO ? "traceEvents"
-                      : cc->m->trace->table_name[TG_TABLE_KERNEL] ? cc->m->trace->table_name[TG_TABLE_KERNEL]
-                                                                  : tg_table_names[TG_TABLE_KERNEL];
+    const char *table = tg_trace_cite_table(cc->m->trace, TG_TABLE_KERNEL);
     for (size_t i = 0; i < keep; i++)
         c->items[c->n_items++] = (tg_cause_item){
             .source = "kernel", .name = own_str(cc, k[i].name), .tid = -1, .count = k[i].count,

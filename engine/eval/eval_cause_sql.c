@@ -102,7 +102,7 @@ const char *tg_cause_host_query(tg_cause_cc *cc, const tg_cause *c)
     const tg_model *m = cc->m;
     const tg_trace *t = m->trace;
     if (!c->n_windows) return NULL;
-    if (t->format == TG_FORMAT_KINETO) return host_jq(cc, c);
+    if (tg_trace_query_lang(t) == TG_QUERY_JQ) return host_jq(cc, c);
     sqlbuf b = {0};
     put(&b, "WITH w(win, pid, s, e) AS (VALUES ");
     for (size_t w = 0; w < c->n_windows; w++)
@@ -171,7 +171,7 @@ const char *tg_cause_sites_query(tg_cause_cc *cc, const tg_site_group *groups, s
                                  size_t n_rows)
 {
     const tg_model *m = cc->m;
-    if (m->trace->format == TG_FORMAT_KINETO || !n) return NULL;
+    if (tg_trace_query_lang(m->trace) != TG_QUERY_SQL || !n) return NULL;
     tg_source_id src = cc->rule->source;
     const char *tbl = cc->res->evidence && cc->res->n_evidence && cc->res->evidence[0].table
                           ? cc->res->evidence[0].table
@@ -213,7 +213,7 @@ const char *tg_cause_launch_query(tg_cause_cc *cc, const tg_cause *c)
 {
     const tg_model *m = cc->m;
     (void)c;
-    if (m->trace->format == TG_FORMAT_KINETO || !m->trace->table_name[TG_TABLE_RUNTIME]) return NULL;
+    if (tg_trace_query_lang(m->trace) != TG_QUERY_SQL || !m->trace->table_name[TG_TABLE_RUNTIME]) return NULL;
     sqlbuf b = {0};
     put(&b, "WITH steady(pid, s, e) AS (VALUES ");
     size_t n = 0;

@@ -117,13 +117,6 @@ typedef struct cite {
     int64_t start, end;
 } cite;
 
-const char *tg_eval_table_name(const tg_model *m, int t)
-{
-    if (m->trace->format == TG_FORMAT_KINETO) return "traceEvents";
-    if (t < 0 || t >= TG_TABLE_COUNT) return "?";
-    return m->trace->table_name[t] ? m->trace->table_name[t] : tg_table_names[t];
-}
-
 /* First and last op (by start, by end) on a device, for device evidence. */
 static void device_bounds(const tg_model *m, int32_t device, cite *first, cite *last)
 {
@@ -215,7 +208,7 @@ static const char *reproduce_sql(const tg_model *m, cite *cites, size_t n, tg_ar
         char head[512] = "", num[32];
         bool first_of_table = i == 0 || cites[i].table != cites[i - 1].table;
         bool last_of_table = i + 1 == n || cites[i + 1].table != cites[i].table;
-        const char *t = tg_eval_table_name(m, cites[i].table);
+        const char *t = tg_trace_cite_table(m->trace, cites[i].table);
         if (first_of_table) {
             if (tables == 1)
                 snprintf(head, sizeof head, "SELECT rowid, start, end, end - start AS duration%s FROM %s WHERE rowid IN (",
@@ -239,7 +232,13 @@ static const char *reproduce_sql(const tg_model *m, cite *cites, size_t n, tg_ar
     return out;
 }
 
-static const char *reproduce_jq(cite *cites, size_t n, tg_arena *arena);
+static const char *reproduce_jq(const tg_model *m, cite *cites, size_t n, tg_arena *arena);
+
+/* The query that lists cited rows, in each query language of trace.h. */
+static const char *(*const reproduce_cites[TG_QUERY_COUNT])(const tg_model *, cite *, size_t, tg_arena *) = {
+    [TG_QUERY_SQL] = reproduce_sql,
+    [TG_QUERY_JQ] = reproduce_jq,
+};
 
 const char *tg_evidence_rows_query(const tg_model *m, const int *tables, const int64_t *rowids, size_t n,
                                    tg_arena *arena)
@@ -251,18 +250,19 @@ const char *tg_evidence_rows_query(const tg_model *m, const int *tables, const i
             free(cites);
             return NULL;
         }
-    const char *q = m->trace->format == TG_FORMAT_KINETO ? reproduce_jq(cites, n_cites, arena)
-                                                        : reproduce_sql(m, cites, n_cites, arena);
+    const char *q = reproduce_cites[tg_trace_query_lang(m->trace)](m, cites, n_cites, arena);
     free(cites);
     return q;
 }
 
-/* The counterpart of reproduce_sql for a Kineto trace, run as
+/* The counterpart of reproduce_sql for a JSON trace, run as
 ** `jq -c PROGRAM trace.json` (or `gunzip -c trace.json.gz | jq -c PROGRAM`):
-** the cited traceEvents entries by index, ordered by ts, each with its
-** duration in ns, and their count and total duration. */
-static const char *reproduce_jq(cite *cites, size_t n, tg_arena *arena)
+** the cited entries of the format's cite list (traceEvents) by index,
+** ordered by ts, each with its duration in ns, and their count and total
+** duration. */
+static const char *reproduce_jq(const tg_model *m, cite *cites, size_t n, tg_arena *arena)
 {
+    const char *list_name = tg_trace_cite_table(m->trace, -1);
     if (n == 0) return NULL;
     qsort(cites, n, sizeof *cites, cmp_cite);
     char *list = malloc(n * 24 + 8);
@@ -272,10 +272,10 @@ static const char *reproduce_jq(cite *cites, size_t n, tg_arena *arena)
         len += (size_t)sprintf(list + len, "%s%lld", i ? "," : "", (long long)cites[i].rowid);
     const char *out = tg_arena_printf(
         arena,
-        ".traceEvents as $e | [%s] | map($e[.] + {index: .}) | sort_by(.ts) | "
+        ".%s as $e | [%s] | map($e[.] + {index: .}) | sort_by(.ts) | "
         "map({index, name, cat, ts, dur, duration_ns: ((.dur // 0) * 1000 | round)}) | "
         "{events: ., count: length, total_duration_ns: (map(.duration_ns) | add)}",
-        list);
+        list_name, list);
     free(list);
     return out;
 }
@@ -291,9 +291,10 @@ static tg_value ts_us(tg_arena *arena, int64_t ns)
     return text ? tg_str(text) : tg_null();
 }
 
-/* Kineto evidence names its event: the row's name when the rule's columns
-** do not show it already. */
-static void add_kineto_identity(tg_evidence *ev, const tg_rule *r, const tg_model *m, const tg_source_view *view,
+/* Evidence that cites an index into one event list (a Kineto trace's
+** traceEvents) names its event: the row's name when the rule's columns do
+** not show it already, and its timestamp as the file writes it. */
+static void add_event_identity(tg_evidence *ev, const tg_rule *r, const tg_model *m, const tg_source_view *view,
                                 size_t i, int64_t start, size_t cap, tg_arena *arena)
 {
     bool has_name = false;
@@ -354,7 +355,7 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
             ev->interval = TG_INTERVAL_IDLE;
             ev->row_start = g->prev_start;
             ev->row_end = g->start;
-            add_field(ev, "next_table", tg_str(tg_eval_table_name(m, g->next_table)), cap);
+            add_field(ev, "next_table", tg_str(tg_trace_cite_table(m->trace, g->next_table)), cap);
             add_field(ev, "next_rowid", tg_int(g->next_rowid, TG_UNIT_NONE), cap);
         } else if (r->source == TG_SRC_DEVICE) {
             const tg_device *d = (const tg_device *)(const void *)row;
@@ -363,26 +364,25 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
             ev->row_start = first.start;
             ev->row_end = first.end;
             if (second.rowid >= 0) {
-                add_field(ev, "last_table", tg_str(tg_eval_table_name(m, second.table)), cap);
+                add_field(ev, "last_table", tg_str(tg_trace_cite_table(m->trace, second.table)), cap);
                 add_field(ev, "last_rowid", tg_int(second.rowid, TG_UNIT_NONE), cap);
             }
         }
         if (second.rowid >= 0) {
-            ev->next_table = tg_eval_table_name(m, second.table);
+            ev->next_table = tg_trace_cite_table(m->trace, second.table);
             ev->next_rowid = second.rowid;
         }
-        if (m->trace->format == TG_FORMAT_KINETO) add_kineto_identity(ev, r, m, &view, i, first.start, cap, arena);
-        ev->table = first.rowid >= 0 ? tg_eval_table_name(m, first.table) : NULL;
+        if (tg_trace_formats[m->trace->format].cite_list) add_event_identity(ev, r, m, &view, i, first.start, cap, arena);
+        ev->table = first.rowid >= 0 ? tg_trace_cite_table(m->trace, first.table) : NULL;
         ev->rowid = first.rowid;
         if (!push_cite(&cites, &n_cites, &cap_cites, first) || !push_cite(&cites, &n_cites, &cap_cites, second))
             break;
     }
-    size_t *rows = m->trace->format == TG_FORMAT_NSYS ? malloc(st->n_heap * sizeof *rows) : NULL;
+    size_t *rows = tg_trace_query_lang(m->trace) == TG_QUERY_SQL ? malloc(st->n_heap * sizeof *rows) : NULL;
     for (size_t k = 0; rows && k < st->n_heap; k++) rows[k] = st->heap[k].row;
     out->reproduce = rows ? tg_sql_reproduce(st, rows, st->n_heap, arena) : NULL;
     free(rows);
     if (!out->reproduce)
-        out->reproduce = m->trace->format == TG_FORMAT_KINETO ? reproduce_jq(cites, n_cites, arena)
-                                                              : reproduce_sql(m, cites, n_cites, arena);
+        out->reproduce = reproduce_cites[tg_trace_query_lang(m->trace)](m, cites, n_cites, arena);
     free(cites);
 }

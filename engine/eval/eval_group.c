@@ -375,9 +375,9 @@ static const char *group_reproduce(tg_rule_state *st, const tg_source_view *view
                                    tg_arena *arena)
 {
     if (!n) return NULL;
-    /* a Kineto trace has no tables to GROUP BY: its query lists the cited
+    /* a JSON trace has no tables to GROUP BY: its query lists the cited
     ** events (jq), as an export's does when a key has no SQL form */
-    char *sql = st->m->trace->format == TG_FORMAT_KINETO ? NULL : group_by_sql(st, view, cited, n);
+    char *sql = tg_trace_query_lang(st->m->trace) == TG_QUERY_SQL ? group_by_sql(st, view, cited, n) : NULL;
     if (sql) {
         const char *out = tg_arena_strdup(arena, sql);
         free(sql);

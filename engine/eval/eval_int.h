@@ -127,9 +127,4 @@ const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg
 /* eval_render.c: the rule's message with each {expression} filled in. */
 const char *tg_eval_render_message(tg_rule_state *st, const tg_value *agg_values, tg_arena *arena);
 
-/* The table a row of table id t is cited from, as evidence names it: the
-** name in this export ("..._V2" included), or "traceEvents" for a Kineto
-** trace (eval_evidence.c). */
-const char *tg_eval_table_name(const tg_model *m, int t);
-
 #endif

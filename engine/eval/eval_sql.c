@@ -521,7 +521,7 @@ static bool part_end(sqlq *q, char **buf)
 const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena)
 {
     const tg_rule *r = st->rule;
-    if (st->m->trace->format != TG_FORMAT_NSYS || !tg_model_sql_has_source(r->source)) return NULL;
+    if (tg_trace_query_lang(st->m->trace) != TG_QUERY_SQL || !tg_model_sql_has_source(r->source)) return NULL;
     sqlq q = {.st = st};
     char *values = NULL, *cited = NULL;
     size_t values_len = 0, cited_len = 0;

@@ -57,7 +57,7 @@ static bool gaps(const tg_model *m, tg_arena *a, tg_timeline *tl)
     tl->gaps = tg_arena_alloc(a, n * sizeof *tl->gaps);
     for (size_t i = 0; tl->gaps && i < n; i++) {
         const tg_gap *g = order[i];
-        tl->gaps[i] = (tg_timeline_gap){g->device, g->start, g->end, tg_eval_table_name(m, g->table), g->rowid};
+        tl->gaps[i] = (tg_timeline_gap){g->device, g->start, g->end, tg_trace_cite_table(m->trace, g->table), g->rowid};
     }
     free(order);
     tl->n_gaps = tl->gaps ? n : 0;
@@ -99,7 +99,7 @@ static bool iterations(const tg_model *m, tg_arena *a, tg_timeline *tl)
                                             it->steady != 0};
     }
     tl->n_iterations = count;
-    tl->iter_table = tg_eval_table_name(m, TG_TABLE_NVTX);
+    tl->iter_table = tg_trace_cite_table(m->trace, TG_TABLE_NVTX);
     return true;
 }
 

@@ -907,7 +907,7 @@ static enum view source_view(tg_source_id src)
 
 char *tg_model_sql_with(const tg_model *m, tg_source_id src, uint64_t fields)
 {
-    if (m->trace->format != TG_FORMAT_NSYS || !tg_model_sql_has_source(src)) return NULL;
+    if (tg_trace_query_lang(m->trace) != TG_QUERY_SQL || !tg_model_sql_has_source(src)) return NULL;
     char *buf = NULL;
     size_t len = 0;
     sqlw w = {.m = m, .t = m->trace, .fields = fields, .f = open_memstream(&buf, &len)};

@@ -200,10 +200,8 @@ static json_t *missing_json(const tg_trace *t)
                      "no %s (%s absent): CUDA was traced, so the program made none during the capture",
                      tg_table_what[id], tg_table_names[id]);
         } else {
-            bool kineto = t->format == TG_FORMAT_KINETO;
             snprintf(buf, sizeof buf, "no %s (%s absent): record them with `%s`%s", tg_table_what[id],
-                     tg_trace_table_label(t, id), tg_trace_table_option(t, id),
-                     id != TG_TABLE_NVTX ? "" : kineto ? "" : " and NVTX annotations in the program");
+                     tg_trace_table_label(t, id), tg_trace_table_option(t, id), tg_trace_table_also(t, id));
         }
         if (json_array_append_new(arr, json_string(buf)) != 0) {
             json_decref(arr);

@@ -47,13 +47,19 @@ const char *const tg_table_torch_option[TG_TABLE_COUNT] = {
     TG_TABLE_LIST(X)
 #undef X
 };
+const tg_trace_format_def tg_trace_formats[TG_FORMAT_COUNT] = {
+#define X(id, name, what, lang, list, noun, rank) {name, what, TG_QUERY_##lang, list, noun, rank},
+    TG_TRACE_FORMAT_LIST(X)
+#undef X
+};
+
 const char *const tg_trace_format_names[TG_FORMAT_COUNT] = {
-#define X(id, name, what) name,
+#define X(id, name, what, lang, list, noun, rank) name,
     TG_TRACE_FORMAT_LIST(X)
 #undef X
 };
 const char *const tg_trace_format_what[TG_FORMAT_COUNT] = {
-#define X(id, name, what) what,
+#define X(id, name, what, lang, list, noun, rank) what,
     TG_TRACE_FORMAT_LIST(X)
 #undef X
 };
@@ -74,6 +80,38 @@ const char *tg_trace_table_label(const tg_trace *t, tg_table_id id)
 const char *tg_trace_table_option(const tg_trace *t, tg_table_id id)
 {
     return t && t->format == TG_FORMAT_KINETO ? tg_table_torch_option[id] : tg_table_option[id];
+}
+
+const char *tg_trace_table_also(const tg_trace *t, tg_table_id id)
+{
+    /* torch.profiler's NVTX option already says how to mark the steps */
+    return id == TG_TABLE_NVTX && (!t || t->format == TG_FORMAT_NSYS) ? " and NVTX annotations in the program" : "";
+}
+
+const char *tg_trace_never_records(const tg_trace *t, tg_table_id id)
+{
+    if (!t || t->format != TG_FORMAT_KINETO) return NULL;
+    switch (id) {
+    case TG_TABLE_OSRT:
+        return "the PyTorch profiler does not record them";
+    case TG_TABLE_CALLCHAINS:
+        return "tracegate reads no call stacks from a PyTorch profiler trace (with_stack=True records Python "
+               "frames, not the CUDA calls' callers)";
+    default:
+        return NULL;
+    }
+}
+
+const char *tg_trace_cite_table(const tg_trace *t, int id)
+{
+    if (tg_trace_formats[t->format].cite_list) return tg_trace_formats[t->format].cite_list;
+    if (id < 0 || id >= TG_TABLE_COUNT) return "?";
+    return t->table_name[id] ? t->table_name[id] : tg_table_names[id];
+}
+
+const char *tg_trace_rank_source(const tg_trace *t)
+{
+    return t->rank_source ? t->rank_source : tg_trace_formats[t->format].rank_source;
 }
 
 /* ---------------------------------------------------------------- errors */

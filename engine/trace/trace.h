@@ -82,19 +82,49 @@ extern const char *const tg_table_option[TG_TABLE_COUNT];  /* how to record it *
 extern const char *const tg_table_kineto[TG_TABLE_COUNT];  /* "kernel events" */
 extern const char *const tg_table_torch_option[TG_TABLE_COUNT]; /* how torch.profiler records it */
 
-/* The formats tracegate reads (docs/kineto.md): name as baselines and
-** reports write it, and what a person calls it. */
+/* The languages a trace's numbers are reproduced in (docs/evidence.md):
+** SQL run by sqlite3 on an export, a jq program on a JSON trace. */
+#define TG_QUERY_LANG_LIST(X) \
+    X(SQL, "sql") \
+    X(JQ,  "jq")
+
+typedef enum tg_query_lang {
+#define X(id, name) TG_QUERY_##id,
+    TG_QUERY_LANG_LIST(X)
+#undef X
+    TG_QUERY_COUNT
+} tg_query_lang;
+
+/* The formats tracegate reads (docs/kineto.md, docs/architecture.md), and
+** all that the layers above need to know of one: its name as baselines
+** and reports write it; what a person calls it; the language its
+** reproduce queries are written in; the one list every citation indexes
+** (NULL: each row is cited in its own table); how a message names one of
+** its tables ("table CUPTI_ACTIVITY_KIND_KERNEL", "Kineto kernel events");
+** where its rank is recorded when the trace itself says (NULL: only the
+** recorded environment, tg_trace.rank_source). Everything else specific to
+** a format stays in its reader, here in the trace layer. */
 #define TG_TRACE_FORMAT_LIST(X) \
-    X(NSYS,   "nsys-sqlite", "an nsys SQLite export") \
-    X(KINETO, "kineto-json", "a PyTorch profiler (Kineto) JSON trace")
+    X(NSYS,   "nsys-sqlite", "an nsys SQLite export", SQL, NULL, "table", NULL) \
+    X(KINETO, "kineto-json", "a PyTorch profiler (Kineto) JSON trace", JQ, "traceEvents", "Kineto", \
+      "distributedInfo")
 
 typedef enum tg_trace_format {
-#define X(id, name, what) TG_FORMAT_##id,
+#define X(id, name, what, lang, list, noun, rank) TG_FORMAT_##id,
     TG_TRACE_FORMAT_LIST(X)
 #undef X
     TG_FORMAT_COUNT
 } tg_trace_format;
 
+typedef struct tg_trace_format_def {
+    const char *name, *what;
+    tg_query_lang query;
+    const char *cite_list;
+    const char *table_noun;
+    const char *rank_source;
+} tg_trace_format_def;
+
+extern const tg_trace_format_def tg_trace_formats[TG_FORMAT_COUNT];
 extern const char *const tg_trace_format_names[TG_FORMAT_COUNT];
 extern const char *const tg_trace_format_what[TG_FORMAT_COUNT];
 /* The format of a name ("kineto-json"), or -1. */
@@ -445,6 +475,26 @@ int64_t tg_trace_gpu_pids(const tg_trace *t, int32_t **pids);
 ** or Kineto events) and how to record it (nsys or torch.profiler). */
 const char *tg_trace_table_label(const tg_trace *t, tg_table_id id);
 const char *tg_trace_table_option(const tg_trace *t, tg_table_id id);
+
+/* What a capture needs besides the option to fill table `id` (" and NVTX
+** annotations in the program"), or "". */
+const char *tg_trace_table_also(const tg_trace *t, tg_table_id id);
+
+/* Why the trace's format can never hold table `id`'s rows ("the PyTorch
+** profiler does not record them"), or NULL when a capture can. */
+const char *tg_trace_never_records(const tg_trace *t, tg_table_id id);
+
+/* What evidence names as the table of a row of table `id` (an int so
+** that a cited row's stored table index passes through; "?" out of
+** range): the format's cite list, or the export's own table name. */
+const char *tg_trace_cite_table(const tg_trace *t, int id);
+
+/* The language the trace's reproduce queries are written in. */
+static inline tg_query_lang tg_trace_query_lang(const tg_trace *t) { return tg_trace_formats[t->format].query; }
+
+/* Where the trace's rank was read from ("distributedInfo", "env RANK"),
+** or NULL when it has none. */
+const char *tg_trace_rank_source(const tg_trace *t);
 
 /* Does the file's table `id` have column `name` (SQLite names: any case)?
 ** True when the table's columns were not read (a trace built by hand). */

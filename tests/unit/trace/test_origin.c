@@ -55,6 +55,7 @@ static void test_host_rank_job(void **state)
     assert_int_equal(t->rank, 3);
     assert_int_equal(t->world_size, 8);
     assert_string_equal(t->rank_source, "env RANK");   /* before SLURM_PROCID: origin.def's order */
+    assert_string_equal(tg_trace_rank_source(t), "env RANK");
     assert_string_equal(t->job, "4242");
     done(t, path);
 }
@@ -132,6 +133,15 @@ static void test_nothing_recorded(void **state)
     assert_null(t->job);
     assert_int_equal(t->rank, -1);
     assert_null(t->rank_source);
+    assert_null(tg_trace_rank_source(t));
+    /* what the layers above read instead of the format (trace.h) */
+    assert_int_equal(tg_trace_query_lang(t), TG_QUERY_SQL);
+    assert_string_equal(tg_trace_cite_table(t, TG_TABLE_KERNEL), "CUPTI_ACTIVITY_KIND_KERNEL");
+    assert_string_equal(tg_trace_cite_table(t, TG_TABLE_OSRT), "OSRT_API");   /* absent: its canonical name */
+    assert_string_equal(tg_trace_cite_table(t, -1), "?");
+    assert_null(tg_trace_never_records(t, TG_TABLE_OSRT));
+    assert_string_equal(tg_trace_table_also(t, TG_TABLE_NVTX), " and NVTX annotations in the program");
+    assert_string_equal(tg_trace_table_also(t, TG_TABLE_KERNEL), "");
     int32_t *pids;
     assert_int_equal(tg_trace_gpu_pids(t, &pids), 1);
     assert_int_equal(pids[0], TT_PID);

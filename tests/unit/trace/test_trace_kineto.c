@@ -159,6 +159,15 @@ static void test_apis_ranges_meta(void **state)
     assert_false(t->has_table[TG_TABLE_SYNC]);
     assert_string_equal(tg_trace_table_label(t, TG_TABLE_KERNEL), "kernel events");
     assert_non_null(strstr(tg_trace_table_option(t, TG_TABLE_KERNEL), "ProfilerActivity.CUDA"));
+    /* what the layers above read instead of the format (trace.h) */
+    assert_int_equal(tg_trace_query_lang(t), TG_QUERY_JQ);
+    assert_string_equal(tg_trace_cite_table(t, TG_TABLE_KERNEL), "traceEvents");
+    assert_string_equal(tg_trace_cite_table(t, TG_TABLE_NVTX), "traceEvents");
+    assert_string_equal(tg_trace_rank_source(t), "distributedInfo");
+    assert_non_null(strstr(tg_trace_never_records(t, TG_TABLE_OSRT), "does not record"));
+    assert_non_null(strstr(tg_trace_never_records(t, TG_TABLE_CALLCHAINS), "no call stacks"));
+    assert_null(tg_trace_never_records(t, TG_TABLE_KERNEL));
+    assert_string_equal(tg_trace_table_also(t, TG_TABLE_NVTX), "");
     tg_trace_close(t);
 }
 
