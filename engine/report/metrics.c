@@ -2,12 +2,12 @@
 ** `tracegate metrics`: tg_metrics_json gathers the facts of a built model
 ** into one document, tg_metrics_text renders that document for a terminal.
 **
-** The counts here restate the built-in rules' defaults on the model's rows
-** (a blocking copy is api_sync; HtoD <= 64000 bytes is exempt; a pageable
-** async copy has an "Async" launching call and a pageable side; a blocking
-** memset hits pinned or managed memory) so that a reader can check a
-** verdict against the numbers behind it. Iteration series are summarized
-** over steady iterations with the statistics of engine/common/stats.h.
+** The row counts (sync_memcpy, blocking_calls, gaps_ge_500ms, ...) are
+** written in the rule language (METRIC_COUNT_LIST below) and counted by the
+** evaluator like any rule's rows, each with the SQL that reproduces it
+** (`queries`); no definition is restated in C. Iteration series are
+** summarized over steady iterations with the statistics of
+** engine/common/stats.h.
 */
 #include "metrics.h"
 
@@ -18,15 +18,41 @@
 
 #include "iterdoc.h"
 #include "report_int.h"
+#include "../eval/eval.h"
+#include "../rules/rules.h"
 #include "../common/units.h"
 #include "../common/text.h"
 #include "../common/stats.h"
 
-#define SMALL_HTOD_BYTES 64000
-#define COPY_HTOD 1                     /* ENUM_CUDA_MEMCPY_OPER */
-#define MEM_PAGEABLE 0                  /* ENUM_CUDA_MEM_KIND */
-#define MEM_PINNED 1
-#define MEM_MANAGED 4
+/* The counted metrics: X(key, source, its steady-state field, where), each
+** reported as KEY (every row `where` admits) and KEY_steady (those in
+** steady state too). These
+** are the reference metrics' definitions (docs/formats.md, "info and
+** metrics"), NVIDIA's expert-rule defaults where the two coincide: a
+** blocking copy, small host-to-device ones exempt as in cuda_memcpy_sync;
+** every asynchronous copy touching pageable memory (the built-in rule
+** counts only steady ones of 64 KB or more); a blocking memset of memory
+** the host sees; a synchronize-family call; an idle gap of 500 ms or more
+** (the gpu-idle-gap default). */
+#define METRIC_COUNT_LIST(X) \
+    X(sync_memcpy, "memcpy", "steady", "api_sync and not (kind == 'HtoD' and bytes <= 64KB)") \
+    X(pageable_async_memcpy, "memcpy", "steady", "api_async and (src_kind == 'pageable' or dst_kind == 'pageable')") \
+    X(sync_memset, "memset", "steady", "api_sync and mem_kind in ['pinned', 'managed']") \
+    X(blocking_calls, "api", "steady", "blocking") \
+    X(gaps_ge_500ms, "gap", "in_steady_state", "duration >= 500ms")
+
+enum {
+#define X(key, source, steady, where) M_##key, M_##key##_steady,
+    METRIC_COUNT_LIST(X)
+#undef X
+    M_COUNT
+};
+
+static const char *const metric_keys[M_COUNT] = {
+#define X(key, source, steady, where) #key, #key "_steady",
+    METRIC_COUNT_LIST(X)
+#undef X
+};
 
 /* ---------------------------------------------------------------- builders */
 
@@ -66,50 +92,74 @@ static json_t *summary_json(int64_t *v, size_t n)
 /* ---------------------------------------------------------------- facts */
 
 typedef struct counts {
-    int64_t sync_memcpy, sync_memcpy_steady;
-    int64_t pageable_async, pageable_async_steady;
-    int64_t sync_memset, sync_memset_steady;
-    int64_t blocking, blocking_steady, duplicate_api_rows;
-    int64_t gaps_long, gaps_long_steady, longest_gap;
+    int64_t n[M_COUNT];
+    const char *query[M_COUNT];  /* the SQL (jq) that reproduces n[i], or NULL */
+    int64_t duplicate_api_rows, longest_gap;
 } counts;
 
-static counts count_rows(const tg_model *m)
+/* The most rows a count's jq program lists (docs/formats.md). */
+#define JQ_MAX_ROWS 1000
+
+/* METRIC_COUNT_LIST as a rule file: two rules per count, their ids the
+** keys; each fails on every trace, so that a count of 0 has its query too. */
+static char *count_rules(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    fputs("version: 1\nrules:\n", f);
+#define X(key, source, steady, where)                                                                         \
+    fprintf(f, "  - {id: %s, title: %s, severity: info, source: %s, fail_when: count >= 0, where: \"%s\"}\n", \
+            #key, #key, source, where);                                                                       \
+    fprintf(f, "  - {id: %s_steady, title: %s_steady, severity: info, source: %s, fail_when: count >= 0, "       \
+               "where: \"(%s) and %s\"}\n", #key, #key, source, where, steady);
+    METRIC_COUNT_LIST(X)
+#undef X
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Every count of METRIC_COUNT_LIST by the evaluator, and what evaluating
+** cannot give (duplicate API rows, the longest gap). A table the capture
+** lacks counts 0 rows, without a query; so does a JSON trace's count of
+** more than JQ_MAX_ROWS rows. False when memory runs out. */
+static bool count_rows(const tg_model *m, tg_arena *arena, counts *c)
 {
     const tg_trace *t = m->trace;
-    counts c = {.longest_gap = TG_NULL_I64};
-    for (size_t i = 0; i < t->n_memcpys; i++) {
-        const tg_memop *r = &t->memcpys[i];
-        if (r->api_sync && !(r->copy_kind == COPY_HTOD && r->bytes <= SMALL_HTOD_BYTES)) {
-            c.sync_memcpy++;
-            c.sync_memcpy_steady += r->steady == 1;
+    *c = (counts){.longest_gap = TG_NULL_I64};
+    for (size_t i = 0; i < t->n_apis; i++) c->duplicate_api_rows += t->apis[i].dup_of >= 0;
+    for (size_t i = 0; i < m->n_gaps; i++)
+        if (c->longest_gap == TG_NULL_I64 || m->gaps[i].duration > c->longest_gap) c->longest_gap = m->gaps[i].duration;
+    char *text = count_rules();
+    if (!text) return false;
+    tg_diag diag;
+    tg_diag_init(&diag);
+    tg_rules_text file = {"(metrics)", text};
+    tg_ruleset *rs = tg_rules_load_texts(&file, 1, NULL, 0, &diag);
+    tg_trace_result res = {0};
+    /* SQL recounts every row; a jq program lists the cited events, so a
+    ** JSON trace's count has a query only when all its rows are cited */
+    bool sql = tg_trace_query_lang(t) == TG_QUERY_SQL;
+    tg_eval_opts opts = {.missing = TG_MISSING_SKIP, .evidence_limit = sql ? 0 : JQ_MAX_ROWS};
+    bool ok = rs && tg_eval_model(rs, m, &opts, arena, &res, &diag) == TG_OK;
+    /* the definitions are this file's: one that does not compile is a bug */
+    TG_ASSERT(rs != NULL);
+    for (size_t i = 0; ok && i < res.n_results; i++) {
+        const tg_rule_result *r = &res.results[i];
+        for (int k = 0; k < M_COUNT; k++) {
+            if (strcmp(r->rule, metric_keys[k]) != 0) continue;
+            c->n[k] = r->missing_data ? 0 : r->count;
+            c->query[k] = r->missing_data || (!sql && r->count > (int64_t)r->n_evidence) ? NULL : r->reproduce;
         }
-        if (r->api_async && (r->src_kind == MEM_PAGEABLE || r->dst_kind == MEM_PAGEABLE)) {
-            c.pageable_async++;
-            c.pageable_async_steady += r->steady == 1;
-        }
     }
-    for (size_t i = 0; i < t->n_memsets; i++) {
-        const tg_memop *r = &t->memsets[i];
-        if (r->api_sync && (r->src_kind == MEM_PINNED || r->src_kind == MEM_MANAGED)) {
-            c.sync_memset++;
-            c.sync_memset_steady += r->steady == 1;
-        }
-    }
-    for (size_t i = 0; i < t->n_apis; i++) {
-        const tg_api *a = &t->apis[i];
-        if (a->dup_of >= 0) c.duplicate_api_rows++;
-        if (!a->blocking) continue;      /* duplicates are never blocking */
-        c.blocking++;
-        c.blocking_steady += a->steady == 1;
-    }
-    for (size_t i = 0; i < m->n_gaps; i++) {
-        const tg_gap *g = &m->gaps[i];
-        if (c.longest_gap == TG_NULL_I64 || g->duration > c.longest_gap) c.longest_gap = g->duration;
-        if (g->duration < TG_METRICS_LONG_GAP_NS) continue;
-        c.gaps_long++;
-        c.gaps_long_steady += g->in_steady_state == 1;
-    }
-    return c;
+    tg_rules_free(rs);
+    tg_diag_clear(&diag);
+    free(text);
+    return ok;
 }
 
 /* The median queue time over every kernel with a launching call (0 for
@@ -201,7 +251,7 @@ static void put_iterations(doc *d, const tg_model *m, const counts *c)
     int64_t steady = m->facts.steady_iterations;
     put(d, d->root, "steady_iterations", json_integer(steady));
     put(d, d->root, "blocking_per_iteration",
-        m->has_iterations && steady > 0 ? json_real((double)c->blocking_steady / (double)steady) : json_null());
+        m->has_iterations && steady > 0 ? json_real((double)c->n[M_blocking_calls_steady] / (double)steady) : json_null());
     if (!m->has_iterations) {
         put(d, d->root, "iteration_duration_ns", json_null());
         put(d, d->root, "iteration_period_ns", json_null());
@@ -276,7 +326,13 @@ json_t *tg_metrics_json(const tg_model *m)
     const tg_trace *t = m->trace;
     doc d = {json_object(), true};
     if (!d.root) return NULL;
-    counts c = count_rows(m);
+    tg_arena *arena = tg_arena_new();
+    counts c;
+    if (!arena || !count_rows(m, arena, &c)) {
+        tg_arena_free(arena);
+        json_decref(d.root);
+        return NULL;
+    }
     int64_t clamped;
     double queue_p50 = queue_median(m, &clamped, &d.ok);
     put(&d, d.root, "file", str_or_null(t->path));
@@ -285,24 +341,25 @@ json_t *tg_metrics_json(const tg_model *m)
     put_trace(&d, m, &c);
     put(&d, d.root, "kernels", json_integer((json_int_t)t->n_kernels));
     put(&d, d.root, "gaps", json_integer((json_int_t)m->n_gaps));
-    put(&d, d.root, "gaps_ge_500ms", json_integer(c.gaps_long));
-    put(&d, d.root, "gaps_ge_500ms_steady", json_integer(c.gaps_long_steady));
+    put(&d, d.root, "gaps_ge_500ms", json_integer(c.n[M_gaps_ge_500ms]));
+    put(&d, d.root, "gaps_ge_500ms_steady", json_integer(c.n[M_gaps_ge_500ms_steady]));
     put(&d, d.root, "longest_gap_ns", int_or_null(c.longest_gap));
     put_devices(&d, m);
     put(&d, d.root, "queue_ns_p50", real_or_null(queue_p50));
     put(&d, d.root, "queue_clamped", json_integer(clamped));
-    put(&d, d.root, "blocking_calls", json_integer(c.blocking));
-    put(&d, d.root, "blocking_calls_steady", json_integer(c.blocking_steady));
-    put(&d, d.root, "sync_memcpy", json_integer(c.sync_memcpy));
-    put(&d, d.root, "sync_memcpy_steady", json_integer(c.sync_memcpy_steady));
-    put(&d, d.root, "pageable_async_memcpy", json_integer(c.pageable_async));
-    put(&d, d.root, "pageable_async_memcpy_steady", json_integer(c.pageable_async_steady));
-    put(&d, d.root, "sync_memset", json_integer(c.sync_memset));
-    put(&d, d.root, "sync_memset_steady", json_integer(c.sync_memset_steady));
+    static const int listed[] = {M_blocking_calls, M_blocking_calls_steady, M_sync_memcpy, M_sync_memcpy_steady,
+                                 M_pageable_async_memcpy, M_pageable_async_memcpy_steady, M_sync_memset,
+                                 M_sync_memset_steady};
+    for (size_t i = 0; i < sizeof listed / sizeof *listed; i++)
+        put(&d, d.root, metric_keys[listed[i]], json_integer(c.n[listed[i]]));
+    json_t *queries = json_object();
+    put(&d, d.root, "queries", queries);
+    for (int k = 0; queries && k < M_COUNT; k++) put(&d, queries, metric_keys[k], str_or_null(c.query[k]));
     put_iterations(&d, m, &c);
     put(&d, d.root, "iteration_markers", tg_iterdoc_json(m->selection));
     put_work(&d, m);
     put(&d, d.root, "host_side", tg_metrics_host_json(m));
+    tg_arena_free(arena);
     if (!d.ok) {
         json_decref(d.root);
         return NULL;

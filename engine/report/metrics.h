@@ -15,9 +15,6 @@
 #define TG_METRICS_MAX_NAMES 200
 #define TG_METRICS_TEXT_NAMES 15
 
-/* Threshold of the gaps_ge_500ms counts (the gpu-idle-gap default). */
-#define TG_METRICS_LONG_GAP_NS 500000000LL
-
 /* Keys:
 **   file, nsys_version, schema_version
 **   trace {duration_ns, kernels, memcpys, memsets, api_calls, nvtx_ranges,
@@ -33,6 +30,9 @@
 **   sync_memcpy, sync_memcpy_steady (copies by blocking calls, except HtoD
 **     <= 64000 bytes), pageable_async_memcpy, pageable_async_memcpy_steady,
 **   sync_memset, sync_memset_steady (blocking memsets on pinned or managed)
+**     (the counts' definitions: METRIC_COUNT_LIST in metrics.c)
+**   queries {COUNT: the SQL (jq) that reproduces it, or null}: one per count
+**     above, gaps_ge_500ms to sync_memset_steady (docs/formats.md)
 **   steady_iterations, iteration_duration_ns, iteration_period_ns,
 **     iteration_gpu_time_ns {n, p50, mean, cv, max_over_p50, min, max}
 **     over steady iterations (null without iterations)
