@@ -49,12 +49,14 @@ static bool within_1pct(double a, double b)
     return fabs(a - b) <= 0.01 * scale + 1e-9;
 }
 
-/* Keys whose values are absolute times or names of the files. */
+/* Keys whose values are absolute times or names of the files, and the
+** metrics' `queries` (SQL for one, jq for the other: each format's own is
+** checked by metrics_corpus and test_reproduce_jq). */
 static bool skipped_key(const char *key)
 {
     static const char *const keys[] = {"file", "start_ns", "end_ns", "steady_start_ns", "steady_end_ns",
                                        "schema_version", "nsys_version", "format", "rank", "world_size",
-                                       "location"};
+                                       "location", "queries"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (!strcmp(key, keys[i])) return true;
     return false;
@@ -621,6 +623,61 @@ static void test_reproduce_with_jq(void **state)
     assert_int_equal(wrong, 0);
 }
 
+/* metrics' `queries` on a Kineto trace (docs/formats.md): each jq program
+** lists the counted events, as many as the count (for gaps, the ops on
+** either side: at least one and at most two per gap), each of the kind the
+** count is about; a count with no query is 0 or above 1000. */
+static void test_metrics_queries_with_jq(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"h200/sync_memcpy_bad", "h200/gpu_idle_bad", "h200/sync_memcpy_good"};
+    int wrong = 0, checked = 0;
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char trace[512];
+        snprintf(trace, sizeof trace, "%s/kineto/%s.json.gz", corpus_traces, files[i]);
+        int st;
+        json_t *doc = corpus_json(&st, "metrics --format json '%s'", trace);
+        json_t *m = json_array_get(json_object_get(doc, "traces"), 0), *queries = json_object_get(m, "queries");
+        assert_int_equal(json_object_size(queries), 10);
+        const char *key;
+        json_t *q;
+        json_object_foreach(queries, key, q) {
+            json_int_t want = json_integer_value(json_object_get(m, key));
+            if (!json_is_string(q)) {
+                if (want != 0 && want <= 1000) {
+                    fprintf(stderr, "  %s %s: no query for %lld\n", files[i], key, (long long)want);
+                    wrong++;
+                }
+                continue;
+            }
+            json_t *out = run_jq(trace, json_string_value(q));
+            json_int_t got = json_integer_value(json_object_get(out, "count"));
+            bool gaps = strncmp(key, "gaps", 4) == 0;
+            if (gaps ? got < want || got > 2 * want : got != want) {
+                fprintf(stderr, "  %s %s: jq lists %lld events for a count of %lld\n", files[i], key, (long long)got,
+                        (long long)want);
+                wrong++;
+            }
+            /* the events are of the kind counted: copies, synchronize calls */
+            const char *cat = strstr(key, "memcpy") ? "gpu_memcpy" : !strncmp(key, "blocking", 8) ? "cuda_runtime" : NULL;
+            json_t *events = json_object_get(out, "events");
+            for (size_t e = 0; cat && e < json_array_size(events); e++) {
+                const char *c = json_string_value(json_object_get(json_array_get(events, e), "cat"));
+                if (!c || (strcmp(c, cat) && !(strcmp(cat, "cuda_runtime") == 0 && !strcmp(c, "cuda_driver")))) {
+                    fprintf(stderr, "  %s %s: jq lists an event of cat %s\n", files[i], key, c ? c : "(none)");
+                    wrong++;
+                    break;
+                }
+            }
+            checked++;
+            json_decref(out);
+        }
+        json_decref(doc);
+    }
+    assert_true(checked >= 6);
+    assert_int_equal(wrong, 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -652,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_baseline_format_mismatch),
         cmocka_unit_test(test_public_captures),
         cmocka_unit_test(test_reproduce_with_jq),
+        cmocka_unit_test(test_metrics_queries_with_jq),
     };
     return cmocka_run_group_tests_name("corpus kineto", tests, setup, teardown);
 }
