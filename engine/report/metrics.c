@@ -26,9 +26,9 @@
 
 /* The counted metrics: X(key, source, its steady-state field, where), each
 ** reported as KEY (every row `where` admits) and KEY_steady (those in
-** steady state too). These
-** are the reference metrics' definitions (docs/formats.md, "info and
-** metrics"), NVIDIA's expert-rule defaults where the two coincide: a
+** steady state too). These are the reference metrics' definitions
+** (docs/formats.md, "info and metrics"), NVIDIA's expert-rule defaults
+** where the two coincide: a
 ** blocking copy, small host-to-device ones exempt as in cuda_memcpy_sync;
 ** every asynchronous copy touching pageable memory (the built-in rule
 ** counts only steady ones of 64 KB or more); a blocking memset of memory
