@@ -277,9 +277,10 @@ int32_t tg_load_text(tg_loader *ld, sqlite3_stmt *st, int col)
 
 int32_t tg_load_strid(tg_loader *ld, sqlite3_stmt *st, int col)
 {
-    switch (sqlite3_column_type(st, col)) {
+    sqlite3_value *v = sqlite3_column_value(st, col);
+    switch (sqlite3_value_type(v)) {
     case SQLITE_INTEGER:
-        return tg_idmap_get(&ld->strings, sqlite3_column_int64(st, col));
+        return tg_idmap_get(&ld->strings, sqlite3_value_int64(v));
     case SQLITE_TEXT:
         return tg_load_text(ld, st, col);
     default:

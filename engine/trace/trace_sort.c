@@ -128,6 +128,26 @@ static void merge_free(merge *m)
     free(m->spare);
 }
 
+/* How many rows of the top run go out before any row of another run: those
+** ordered before the smallest (key, run) of the rest, the top's children
+** in the heap. Exports hold a table as a few long runs that overlap little,
+** so the merge copies stretches of rows at a time, not a row. */
+static size_t stretch(const merge *m, const run *top, uint32_t r_top)
+{
+    if (m->n_heap < 2) return top->end - top->pos;
+    uint32_t next = m->heap[1];
+    if (m->n_heap > 2 && run_before(m, m->heap[2], next)) next = m->heap[2];
+    int64_t bound = m->runs[next].key;
+    bool ties_first = r_top < next;            /* equal keys: the earlier run first */
+    size_t i = top->pos + 1;
+    while (i < top->end) {
+        int64_t k = key_at(m->src, i, m->esz, m->off);
+        if (k > bound || (k == bound && !ties_first)) break;
+        i++;
+    }
+    return i - top->pos;
+}
+
 /* Merge the runs bounded by descents into a new array; false on OOM (then
 ** a mapped source may have lost pages: the caller gives up the trace). */
 static bool merge_runs(void **rows, size_t *mapped, size_t n, size_t esz, size_t off, size_t n_runs)
@@ -148,16 +168,19 @@ static bool merge_runs(void **rows, size_t *mapped, size_t n, size_t esz, size_t
     }
     m.n_heap = r;
     for (size_t i = m.n_heap / 2; ok && i-- > 0;) sift_down(&m, i);
-    for (size_t i = 0; ok && i < n; i++) {
-        run *top = &m.runs[m.heap[0]];
-        size_t from = top->pos * esz;
-        if (m.recycle && !place(&m, (i + 1) * esz)) {
+    for (size_t i = 0; ok && i < n;) {
+        uint32_t r_top = m.heap[0];
+        run *top = &m.runs[r_top];
+        size_t take = stretch(&m, top, r_top);
+        size_t from = top->pos * esz, len = take * esz;
+        if (m.recycle && !place(&m, i * esz + len)) {
             ok = false;
             break;
         }
-        memcpy(m.dst + i * esz, m.src + from, esz);
-        if (m.recycle) consumed(&m, from, esz);
-        if (++top->pos < top->end) {
+        memcpy(m.dst + i * esz, m.src + from, len);
+        if (m.recycle) consumed(&m, from, len);
+        i += take;
+        if ((top->pos += take) < top->end) {
             top->key = key_at(m.src, top->pos, esz, off);
         } else {
             m.heap[0] = m.heap[--m.n_heap];

@@ -3,7 +3,7 @@
 ** already sorted (untouched), a few long sorted runs (merged into a new
 ** array; the big ones here live in mappings of their own (trace_mem.c)
 ** and span many 2 MiB blocks, whose pages move from the old array to the
-** new one as the merge goes) and many short runs (radix sort in place).
+** new one as the merge goes, copying stretches of a run at a time) and many short runs (radix sort in place).
 ** Every result is checked against a reference: the rows must come out
 ** ordered by key, ties in their original order, every row exactly once.
 */
@@ -130,6 +130,24 @@ static void test_many_runs_merged(void **state)
     sort_and_check(r, n);
 }
 
+/* Runs that overlap only at their ends, the way buffer flushes do, with
+** equal keys where they meet: the merge copies stretches of a run at a
+** time, and a tie must still go to the earlier run first. */
+static void test_overlapping_stretches(void **state)
+{
+    (void)state;
+    size_t n = 200000, runs = 7, per = n / runs + 1;
+    row *r = make_rows(n);
+    for (size_t i = 0; i < n; i++) {
+        size_t which = i / per, k = i % per;
+        /* run w covers keys [w*1000*per - 500, ...): its first rows fall
+        ** among the last rows of run w-1, some on exactly equal keys */
+        r[i].key = (int64_t)(which * 1000 * per) + (int64_t)k * 1000 - (k < 40 ? 40000 : 0) -
+                   (k % 2 ? 0 : 500);
+    }
+    sort_and_check(r, n);
+}
+
 /* Random keys: runs of about two rows, sorted in place. */
 static void test_random_in_place(void **state)
 {
@@ -167,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_sorted_untouched),
         cmocka_unit_test(test_long_runs_merged),
         cmocka_unit_test(test_many_runs_merged),
+        cmocka_unit_test(test_overlapping_stretches),
         cmocka_unit_test(test_random_in_place),
         cmocka_unit_test(test_extreme_keys),
     };
