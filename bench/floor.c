@@ -14,6 +14,11 @@
 **
 **     floor [--kernel-rows] EXPORT.sqlite
 **     -> rows=<rows read> kernels=<kernel rows> checksum=<hex>
+**     floor --sql [--kernel-rows] EXPORT.sqlite
+**     -> the same scan as SQL for the sqlite3 shell, one statement per
+**        table: SELECT count(*), total(c1), ... FROM table; (bench/run's
+**        second floor: the shell sums inside SQLite, with no row handed
+**        out through the C API)
 **
 ** Keep the column lists in step with the trace layer's when it changes.
 */
@@ -89,6 +94,8 @@ static int table_has_column(sqlite3 *db, const char *table, const char *column, 
 
 /* Scan one table; add its row count and value checksum. A missing table
 ** reads as empty, as in the engine. */
+static bool print_sql;   /* --sql: print the scan, read nothing */
+
 static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum,
                 uint64_t *table_rows)
 {
@@ -103,6 +110,16 @@ static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum
     sqlite3_finalize(probe);
     if (!exists) return 0;
 
+    if (print_sql) {
+        printf("SELECT count(*)");
+        for (const char *const *c = tr->columns; *c; c++) {
+            int found = 0;
+            if (table_has_column(db, tr->table, *c, &found)) return 1;
+            if (found) printf(", total(\"%s\")", *c);
+        }
+        printf(" FROM \"%s\";\n", tr->table);
+        return 0;
+    }
     sql = sqlite3_mprintf("SELECT rowid");
     int n_cols = 1;
     for (const char *const *c = tr->columns; *c; c++, n_cols++) {
@@ -154,9 +171,13 @@ static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum
 
 int main(int argc, char **argv)
 {
-    bool kernel_rows = argc == 3 && strcmp(argv[1], "--kernel-rows") == 0;
-    if (argc != 2 + kernel_rows) {
-        fprintf(stderr, "usage: floor [--kernel-rows] EXPORT.sqlite\n");
+    int arg = 1;
+    print_sql = argc > arg + 1 && strcmp(argv[arg], "--sql") == 0;
+    arg += print_sql;
+    bool kernel_rows = argc > arg + 1 && strcmp(argv[arg], "--kernel-rows") == 0;
+    arg += kernel_rows;
+    if (argc != arg + 1) {
+        fprintf(stderr, "usage: floor [--sql] [--kernel-rows] EXPORT.sqlite\n");
         return 2;
     }
     if (kernel_rows) reads[1].columns = kernel_cols;
@@ -184,6 +205,7 @@ int main(int argc, char **argv)
         if (strcmp(reads[i].table, "CUPTI_ACTIVITY_KIND_KERNEL") == 0) kernels = n;
     }
     sqlite3_close(db);
+    if (print_sql) return 0;
     printf("rows=%llu kernels=%llu checksum=%016llx\n", (unsigned long long)rows,
            (unsigned long long)kernels, (unsigned long long)sum);
     return 0;

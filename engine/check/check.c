@@ -115,6 +115,7 @@ tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_r
     out->origin = (tg_origin){.rank = -1, .world_size = -1};
 
     tg_load_opts load = tg_check_load_opts(plan);
+    load.threads = tg_trace_read_threads(path, plan->threads);
     tg_model_params mp = {.iteration_pattern = plan->iteration_pattern, .gap_rows_min_ns = plan->gap_rows_min_ns};
     tg_row_keeper keep = {.rs = plan->rs};
     if (!plan->load_all) {

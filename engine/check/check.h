@@ -23,6 +23,7 @@ typedef struct tg_check_plan {
     bool load_all;                 /* --load all: every row of every table */
     int64_t gap_rows_min_ns;       /* gap rows some rule can see (pushed down from rs) */
     bool timeline;                 /* also fill tg_trace_result.timeline (the HTML report) */
+    int threads;                   /* cores one trace may be read with (tg_trace_read_threads) */
 } tg_check_plan;
 
 /* A plan for rs with default options (the gap pushdown computed). */

@@ -55,6 +55,9 @@ const char *tg_cli_builtin_rules(void);
 ** tg_status seen (TG_OK, TG_ETRACE, TG_EUSAGE, TG_EINTERNAL); rule verdicts
 ** are in run. (pipeline.c) */
 struct tg_inputs;
+/* The cores this process may run on (its CPU affinity), at least 1: what
+** --jobs shares out and one trace may read with (pipeline.c). */
+int tg_cli_cores(void);
 int tg_cli_evaluate(const struct tg_inputs *in, const tg_check_plan *plan, int jobs, tg_run_result *run);
 
 /* Free what tg_cli_evaluate allocated, including run->arena. */

@@ -61,7 +61,7 @@ static int keep_new_process(void *ctx, tg_api *row)
 ** that records calls twice (old exports) is read whole. */
 static tg_trace *open_for_info(const char *path, int64_t max_memory, tg_diag *diag)
 {
-    tg_load_opts load = {.defer_api = true};
+    tg_load_opts load = {.defer_api = true, .threads = tg_trace_read_threads(path, tg_cli_cores())};
     if (!tg_trace_fits_with(path, &load, max_memory, diag)) return NULL;
     tg_trace *t = tg_trace_open_with(path, &load, diag);
     if (!t) return NULL;

@@ -38,7 +38,7 @@ static int one_trace(const char *path, const metrics_opts *o, json_t *traces, bo
     tg_diag_init(&diag);
     /* loaded as check loads it: kernels as spans, the API table streamed;
     ** and the host side metrics reports (docs/host.md) */
-    tg_load_opts load = {.defer_api = true, .host = TG_HOST_OSRT | TG_HOST_LIBRARIES};
+    tg_load_opts load = {.defer_api = true, .host = TG_HOST_OSRT | TG_HOST_LIBRARIES, .threads = tg_trace_read_threads(path, tg_cli_cores())};
     tg_trace *t = tg_trace_fits_with(path, &load, o->max_memory, &diag) ? tg_trace_open_with(path, &load, &diag)
                                                                          : NULL;
     int rc = tg_cli_report_diag(&diag, TG_OK);

@@ -3,15 +3,19 @@
 ** through the one pipeline of engine/check (tg_check_trace) into its slot
 ** of the run result. With --jobs N, N worker threads take traces from a
 ** shared counter; each trace has its own arena, so workers never share
-** mutable state but the counter.
+** mutable state but the counter. The cores the workers leave go to each
+** trace's own read (tg_load_opts.threads: the kernel table beside the
+** others, the API table from a thread of its own).
 */
 #include "cli.h"
 #include "inputs.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct pipeline {
     const tg_inputs *in;
@@ -58,6 +62,14 @@ static void *worker(void *arg)
     return NULL;
 }
 
+int tg_cli_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 int tg_cli_evaluate(const tg_inputs *in, const tg_check_plan *plan, int jobs, tg_run_result *run)
 {
     size_t n_traces = in->n;
@@ -69,10 +81,14 @@ int tg_cli_evaluate(const tg_inputs *in, const tg_check_plan *plan, int jobs, tg
         return TG_EINTERNAL;
     }
     run->n_traces = n_traces;
-    pipeline p = {in, n_traces, plan, run, diags, 0};
-
     if (jobs < 1) jobs = 1;
     if ((size_t)jobs > n_traces) jobs = (int)n_traces;
+    /* the cores the traces in flight leave: each trace may read with them
+    ** (tg_load_opts.threads; --jobs 1 on two cores reads with two) */
+    tg_check_plan shared = *plan;
+    shared.threads = tg_cli_cores() / jobs;
+    pipeline p = {in, n_traces, &shared, run, diags, 0};
+
     pthread_t *threads = jobs > 1 ? calloc((size_t)jobs, sizeof *threads) : NULL;
     int started = 0;
     for (int j = 0; threads && j < jobs; j++)

@@ -360,22 +360,53 @@ static bool load_session_start(tg_loader *ld)
 
 /* ---------------------------------------------------------------- finishing */
 
-static void span_of(tg_trace *t, const void *rows, size_t n, size_t esz, size_t start_off,
-                    size_t end_off)
+/* Widen [*first, *last] to the rows' spans. */
+static void span_of(int64_t *first, int64_t *last, const void *rows, size_t n, size_t esz,
+                    size_t start_off, size_t end_off)
 {
     for (size_t i = 0; i < n; i++) {
         int64_t s, e;
         memcpy(&s, (const char *)rows + i * esz + start_off, sizeof s);
         memcpy(&e, (const char *)rows + i * esz + end_off, sizeof e);
         if (e == TG_NULL_I64) e = s;
-        if (t->first_ns == TG_NULL_I64 || s < t->first_ns) t->first_ns = s;
-        if (t->last_ns == TG_NULL_I64 || e > t->last_ns) t->last_ns = e;
+        if (*first == TG_NULL_I64 || s < *first) *first = s;
+        if (*last == TG_NULL_I64 || e > *last) *last = e;
     }
 }
 
-#define SORT(arr, n, type, table) \
-    tg_sort_rows_by_i64((void **)&(arr), &t->rows_mapped[table], (n), sizeof(type), offsetof(type, start))
-#define SPAN(arr, n, type) span_of(t, (arr), (n), sizeof(type), offsetof(type, start), offsetof(type, end))
+/* Order one array of rows by start and widen the loader's span to it. */
+#define FINISH(arr, n, type, table)                                                                   \
+    (tg_sort_rows_by_i64((void **)&(arr), &t->rows_mapped[table], (n), sizeof(type), offsetof(type, start)) && \
+     (span_of(&ld->span_first, &ld->span_last, (arr), (n), sizeof(type), offsetof(type, start),              \
+              offsetof(type, end)), true))
+
+/* Sort the rows of one activity table (all but the API table) and take
+** their span: done by the loader that read them, so a table read beside
+** the others is finished beside them too. */
+static bool finish_table(tg_loader *ld, tg_table_id id)
+{
+    tg_trace *t = ld->t;
+    bool ok = true;
+    switch (id) {
+    case TG_TABLE_KERNEL:
+        ok = (!t->kernels || FINISH(t->kernels, t->n_kernels, tg_kernel, id)) &&
+             (!t->kspans || FINISH(t->kspans, t->n_kernels, tg_kspan, id));
+        break;
+    case TG_TABLE_MEMCPY: ok = FINISH(t->memcpys, t->n_memcpys, tg_memop, id); break;
+    case TG_TABLE_MEMSET: ok = FINISH(t->memsets, t->n_memsets, tg_memop, id); break;
+    case TG_TABLE_NVTX: ok = FINISH(t->nvtx, t->n_nvtx, tg_nvtx, id); break;
+    case TG_TABLE_SYNC: ok = FINISH(t->syncs, t->n_syncs, tg_sync, id); break;
+    case TG_TABLE_OVERHEAD: ok = FINISH(t->overheads, t->n_overheads, tg_overhead, id); break;
+    default: break;
+    }
+    if (!ok) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+    return ok;
+}
+
+/* The activity tables finish_table orders, in the order they are finished. */
+static const tg_table_id row_tables[] = {
+    TG_TABLE_KERNEL, TG_TABLE_MEMCPY, TG_TABLE_MEMSET, TG_TABLE_NVTX, TG_TABLE_SYNC, TG_TABLE_OVERHEAD,
+};
 
 static void warn_rowstats(tg_loader *ld, int table)
 {
@@ -391,41 +422,38 @@ static void warn_rowstats(tg_loader *ld, int table)
 static bool finish_apis(tg_loader *ld, bool span)
 {
     tg_trace *t = ld->t;
-    if (!SORT(t->apis, t->n_apis, tg_api, TG_TABLE_RUNTIME)) {
+    if (!tg_sort_rows_by_i64((void **)&t->apis, &t->rows_mapped[TG_TABLE_RUNTIME], t->n_apis, sizeof(tg_api),
+                             offsetof(tg_api, start))) {
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
         return false;
     }
-    if (span) SPAN(t->apis, t->n_apis, tg_api);
+    if (span) span_of(&t->first_ns, &t->last_ns, t->apis, t->n_apis, sizeof(tg_api), offsetof(tg_api, start),
+                      offsetof(tg_api, end));
     t->n_api_rows = t->n_apis;
     warn_rowstats(ld, TG_TABLE_RUNTIME);
     return true;
 }
 
-static bool finish(tg_loader *ld)
+/* Every table read: the ones `done` lists were finished where they were
+** read (their span in done_first/done_last), the others are now. */
+static bool finish_except(tg_loader *ld, const bool *done, int64_t done_first, int64_t done_last)
 {
     tg_trace *t = ld->t;
-    if (!SORT(t->kernels, t->kernels ? t->n_kernels : 0, tg_kernel, TG_TABLE_KERNEL) ||
-        !SORT(t->kspans, t->kspans ? t->n_kernels : 0, tg_kspan, TG_TABLE_KERNEL) ||
-        !SORT(t->memcpys, t->n_memcpys, tg_memop, TG_TABLE_MEMCPY) ||
-        !SORT(t->memsets, t->n_memsets, tg_memop, TG_TABLE_MEMSET) ||
-        !SORT(t->nvtx, t->n_nvtx, tg_nvtx, TG_TABLE_NVTX) ||
-        !SORT(t->syncs, t->n_syncs, tg_sync, TG_TABLE_SYNC) ||
-        !SORT(t->overheads, t->n_overheads, tg_overhead, TG_TABLE_OVERHEAD)) {
-        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-        return false;
-    }
+    ld->span_first = done_first;
+    ld->span_last = done_last;
+    for (size_t i = 0; i < sizeof row_tables / sizeof *row_tables; i++)
+        if (!(done && done[row_tables[i]]) && !finish_table(ld, row_tables[i])) return false;
     t->sorted_by_start = true;
-    t->first_ns = t->last_ns = TG_NULL_I64;
-    if (t->kernels) SPAN(t->kernels, t->n_kernels, tg_kernel);
-    if (t->kspans) SPAN(t->kspans, t->n_kernels, tg_kspan);
-    SPAN(t->memcpys, t->n_memcpys, tg_memop);
-    SPAN(t->memsets, t->n_memsets, tg_memop);
-    SPAN(t->nvtx, t->n_nvtx, tg_nvtx);
-    SPAN(t->syncs, t->n_syncs, tg_sync);
-    SPAN(t->overheads, t->n_overheads, tg_overhead);
+    t->first_ns = ld->span_first;
+    t->last_ns = ld->span_last;
     for (int i = 0; i < TG_TABLE_COUNT; i++)
         if (i != TG_TABLE_RUNTIME) warn_rowstats(ld, i);
     return t->apis_deferred || finish_apis(ld, true);
+}
+
+static bool finish(tg_loader *ld)
+{
+    return finish_except(ld, NULL, TG_NULL_I64, TG_NULL_I64);
 }
 
 /* ---------------------------------------------------------------- open/close */
@@ -459,14 +487,28 @@ static bool resolve_tables(tg_loader *ld)
     return true;
 }
 
-static bool load_all(tg_loader *ld)
+/* ---------------------------------------------------------------- reading in parallel */
+
+/* The kernel table is the biggest an export holds after the API table: with
+** a second thread, it is read (and sorted) on a connection of its own while
+** this one reads the others (docs/architecture.md, "Reading an export").
+** The export is immutable for the run, so the two connections see the same
+** file. What the two loaders share: the trace (each writes its own
+** tables), the string pool (interning locked), the StringIds map (read
+** only). The side loader reports into a diag of its own, moved into the
+** trace's after the join. */
+
+typedef struct side_load {
+    tg_loader ld;
+    tg_diag diag;
+    bool ok;
+} side_load;
+
+static void *read_kernels(void *arg)
 {
-    return resolve_tables(ld) && load_metadata(ld) &&
-           load_session_start(ld) && tg_load_strings(ld) && tg_load_kernels(ld) &&
-           tg_load_memcpys(ld) && tg_load_memsets(ld) &&
-           (ld->t->apis_deferred || tg_load_apis(ld)) && tg_load_syncs(ld) &&
-           tg_load_overheads(ld) && tg_load_nvtx(ld) && tg_load_gpus(ld) &&
-           tg_load_processes(ld) && tg_load_host(ld, ld->host) && finish(ld) && tg_load_origin(ld);
+    side_load *s = arg;
+    s->ok = tg_load_kernels(&s->ld) && finish_table(&s->ld, TG_TABLE_KERNEL);
+    return NULL;
 }
 
 static void loader_close(tg_loader *ld)
@@ -475,6 +517,108 @@ static void loader_close(tg_loader *ld)
     ld->db = NULL;
     tg_idmap_free(&ld->strings);
     tg_load_free_tables(ld);
+    free(ld->devs);
+    free(ld->devs_before);
+    ld->devs = ld->devs_before = NULL;
+}
+
+/* The tables after StringIds but the kernel one, in the order they have
+** always been read. */
+static bool load_others(tg_loader *ld)
+{
+    return tg_load_memcpys(ld) && tg_load_memsets(ld) && (ld->t->apis_deferred || tg_load_apis(ld)) &&
+           tg_load_syncs(ld) && tg_load_overheads(ld) && tg_load_nvtx(ld);
+}
+
+static bool load_rest(tg_loader *ld)
+{
+    return tg_load_gpus(ld) && tg_load_processes(ld) && tg_load_host(ld, ld->host);
+}
+
+static bool load_serial(tg_loader *ld)
+{
+    return tg_load_kernels(ld) && load_others(ld) && load_rest(ld) && finish(ld);
+}
+
+/* Kernels on a side connection and thread, the other tables here; false
+** (nothing started, nothing read) when the side cannot be set up: then
+** the caller reads serially. */
+static bool load_parallel(tg_loader *ld, int64_t max_steps, bool *ok)
+{
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    side_load *side = calloc(1, sizeof *side);
+    if (!side) return false;
+    tg_diag_init(&side->diag);
+    side->ld = (tg_loader){.t = ld->t, .path = ld->path, .diag = &side->diag, .kernel_rows = ld->kernel_rows,
+                           .pool_lock = &lock, .span_first = TG_NULL_I64, .span_last = TG_NULL_I64};
+    pthread_t th;
+    if (!tg_load_open(&side->ld, max_steps)) {
+        /* the file opened once already: report what the second open said */
+        tg_diag_clear(&side->diag);
+        loader_close(&side->ld);
+        free(side);
+        return false;
+    }
+    side->ld.strings = ld->strings;           /* shared, read only; not the side's to free */
+    ld->pool_lock = &lock;
+    if (pthread_create(&th, NULL, read_kernels, side) != 0) {
+        ld->pool_lock = NULL;
+        side->ld.strings = (tg_idmap){0};
+        tg_diag_clear(&side->diag);
+        loader_close(&side->ld);
+        free(side);
+        return false;
+    }
+    bool here = load_others(ld);
+    bool done[TG_TABLE_COUNT] = {false};
+    ld->span_first = ld->span_last = TG_NULL_I64;
+    for (size_t i = 1; here && i < sizeof row_tables / sizeof *row_tables; i++)
+        here = finish_table(ld, row_tables[i]), done[row_tables[i]] = here;
+    pthread_join(th, NULL);
+    ld->pool_lock = NULL;
+    side->ld.strings = (tg_idmap){0};
+    ld->stats[TG_TABLE_KERNEL] = side->ld.stats[TG_TABLE_KERNEL];
+    if (!side->ok && !ld->failed) {
+        /* the side's one sentence is the trace's */
+        for (size_t i = 0; i < side->diag.n; i++)
+            if (side->diag.msgs[i].level == TG_DIAG_ERROR)
+                tg_diag_add(ld->diag, TG_DIAG_ERROR, side->diag.status, (tg_pos){0}, NULL, "%s",
+                            side->diag.msgs[i].text);
+        ld->failed = true;
+    }
+    done[TG_TABLE_KERNEL] = side->ok;
+    ld->devs_before = side->ld.devs;
+    side->ld.devs = NULL;
+    /* the span of the tables both loaders finished */
+    int64_t first = side->ld.span_first, last = side->ld.span_last;
+    if (ld->span_first != TG_NULL_I64 && (first == TG_NULL_I64 || ld->span_first < first)) first = ld->span_first;
+    if (ld->span_last != TG_NULL_I64 && (last == TG_NULL_I64 || ld->span_last > last)) last = ld->span_last;
+    tg_diag_clear(&side->diag);
+    loader_close(&side->ld);
+    free(side);
+    *ok = !ld->failed && load_rest(ld) && finish_except(ld, done, first, last);
+    return true;
+}
+
+/* Below this size a second thread and connection cost more than they
+** save (a 1 MiB export reads in about 10 ms; a thread and a connection
+** take about half a millisecond). */
+#define TG_THREADS_MIN_BYTES ((int64_t)1 << 20)
+
+int tg_trace_read_threads(const char *path, int cores)
+{
+    struct stat st;
+    if (cores < 2 || !path || stat(path, &st) != 0 || st.st_size < TG_THREADS_MIN_BYTES) return 1;
+    return cores;
+}
+
+static bool load_all(tg_loader *ld, const tg_load_opts *opts)
+{
+    if (!(resolve_tables(ld) && load_metadata(ld) && load_session_start(ld) && tg_load_strings(ld))) return false;
+    bool ok = false;
+    if (!(opts->threads >= 2 && ld->t->table_name[TG_TABLE_KERNEL] && load_parallel(ld, opts->max_steps, &ok)))
+        ok = load_serial(ld);
+    return ok && tg_load_origin(ld);
 }
 
 /* A Kineto trace: every row is read in one pass (the API calls as rows,
@@ -513,7 +657,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     if (!check_file(path, diag, &kineto)) return NULL;
 
     tg_trace *t = calloc(1, sizeof *t);
-    tg_loader ld = {.t = t, .path = path, .diag = diag, .kernel_rows = opts->kernel_rows,
+    tg_loader ld = {.t = t, .path = path, .diag = diag, .kernel_rows = opts->kernel_rows, .threads = opts->threads,
                     .host = opts->host & TG_HOST_ALL};
     if (!t || !(t->path = strdup(path)) || !(t->strings = tg_strpool_new())) {
         tg_diag_error(diag, TG_EINTERNAL, "%s: out of memory", path);
@@ -526,7 +670,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     if (kineto) return open_kineto(&ld, opts);
     t->apis_deferred = opts->defer_api;
 
-    if (tg_load_open(&ld, opts->max_steps)) load_all(&ld);
+    if (tg_load_open(&ld, opts->max_steps)) load_all(&ld, opts);
 
     if (!ld.failed && t->apis_deferred && t->table_name[TG_TABLE_RUNTIME]) {
         t->api_reader = malloc(sizeof *t->api_reader);

@@ -402,15 +402,24 @@ typedef struct tg_load_opts {
     unsigned host;             /* TG_HOST_* tables to read now (thread names always) */
     int64_t max_steps;         /* SQLite steps reading may take; 0: the default
                                   budget, 100 per byte of the file (docs/limits.md) */
+    int threads;               /* threads one export may be read with: 2 or more
+                                  reads the kernel table beside the others and
+                                  streams the API table from a thread of its own
+                                  (docs/architecture.md); 0 or 1: one */
 } tg_load_opts;
 
 tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag *diag);
+/* The threads worth reading PATH with, given `cores` to spare: 1 for a file
+** under 1 MiB (or cores < 2), else cores (tg_load_opts.threads). */
+int tg_trace_read_threads(const char *path, int cores);
 
 /* Streaming the deferred API table: every row, in table order, goes to
 ** visit with its raw columns (DERIVED fields null); 1 keeps it (appended
-** to trace->apis), 0 drops it, -1 stops the read. Rows are read a few
-** dozen ahead of their visit and shown to `ahead` (may be NULL) as they are
-** read, so that it can prefetch what their visit will touch. */
+** to trace->apis), 0 drops it, -1 stops the read. Rows come in batches,
+** read by a thread of their own when the trace was opened with 2 threads
+** or more (trace_api.c); visit and ahead always run on the caller's
+** thread. Each row is shown to `ahead` (may be NULL) a few dozen rows
+** before its visit, so that it can prefetch what the visit will touch. */
 typedef struct tg_api_reader_cb {
     int (*visit)(void *ctx, tg_api *row);
     void (*ahead)(void *ctx, const tg_api *row);

@@ -156,7 +156,7 @@ static bool record_columns(tg_loader *ld, const char *table, const column_set *c
     size_t len = 0, cap = 0;
     bool ok = buf_add(&list, &len, &cap, ",");
     for (size_t i = 0; ok && i < cs->n; i++) ok = buf_add(&list, &len, &cap, cs->names[i]) && buf_add(&list, &len, &cap, ",");
-    int32_t sid = ok ? tg_strpool_intern(t->strings, list, len) : -1;
+    int32_t sid = ok ? tg_load_intern(ld, list, len) : -1;
     free(list);
     if (sid < 0) {
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
@@ -259,6 +259,14 @@ bool tg_cell_text(sqlite3_stmt *st, int col, const char **text, size_t *len, cha
     return true;
 }
 
+int32_t tg_load_intern(tg_loader *ld, const char *s, size_t len)
+{
+    if (ld->pool_lock) pthread_mutex_lock(ld->pool_lock);
+    int32_t id = tg_strpool_intern(ld->t->strings, s, len);
+    if (ld->pool_lock) pthread_mutex_unlock(ld->pool_lock);
+    return id;
+}
+
 int32_t tg_load_text(tg_loader *ld, sqlite3_stmt *st, int col)
 {
     const char *s;
@@ -269,7 +277,7 @@ int32_t tg_load_text(tg_loader *ld, sqlite3_stmt *st, int col)
         return TG_NO_STR;
     }
     if (!s) return TG_NO_STR;
-    int32_t id = tg_strpool_intern(ld->t->strings, s, len);
+    int32_t id = tg_load_intern(ld, s, len);
     free(owned);
     if (id < 0) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
     return id;

@@ -11,6 +11,7 @@
 #ifndef TG_TRACE_INT_H
 #define TG_TRACE_INT_H
 
+#include <pthread.h>
 #include <sqlite3.h>
 
 #include "trace.h"
@@ -22,6 +23,19 @@ typedef struct tg_rowstats {
     size_t skipped;            /* missing / non-numeric start or end */
     size_t clamped;            /* end < start, end set to start */
 } tg_rowstats;
+
+/* The most distinct device ids an export may name (trace_load.c). */
+#define TG_MAX_GPUS 4096
+
+/* Device ids the activity rows of one loader named, in first-seen order
+** (for the bare GPU descriptions of tg_load_activity_gpus): noted as rows
+** are read, so no second pass over the rows. One more than TG_MAX_GPUS
+** is kept, so an export naming too many is still told. */
+typedef struct tg_devset {
+    int32_t ids[TG_MAX_GPUS + 1];
+    uint32_t n;
+    int32_t slots[2 * (TG_MAX_GPUS + 1)];   /* open addressing, -1 empty */
+} tg_devset;
 
 typedef struct tg_loader {
     sqlite3 *db;
@@ -36,12 +50,21 @@ typedef struct tg_loader {
     tg_rowstats stats[TG_TABLE_COUNT];
     bool kernel_rows;          /* tg_load_opts.kernel_rows */
     unsigned host;             /* tg_load_opts.host */
+    int threads;               /* tg_load_opts.threads */
     size_t apis_visited;       /* rows a streamed read showed its visitor */
     /* SQLite's work (trace_guard.c): steps counted by the progress
     ** handler against the budget of the phase, schema or reading */
     int64_t steps, step_budget;
     bool reading;              /* past the schema: the read budget applies */
     bool budget_hit;           /* the progress handler interrupted SQLite */
+    /* reading in parallel (trace.c, docs/architecture.md "Reading an
+    ** export"): interning into the trace's string pool is locked while two
+    ** loaders read at once; NULL otherwise */
+    pthread_mutex_t *pool_lock;
+    int32_t dev_last;          /* last device id noted (when devs is set) */
+    tg_devset *devs;           /* NULL until a device is noted */
+    tg_devset *devs_before;    /* noted by the kernels' loader when it ran beside this one */
+    int64_t span_first, span_last;   /* first start, last end of the rows this loader finished */
 } tg_loader;
 
 /* A deferred API table (tg_load_opts.defer_api): the loader, its database
@@ -115,6 +138,20 @@ bool tg_load_step(tg_loader *ld, sqlite3_stmt *st, const char *table);
 ** be rewritten *owned holds it (free it), else NULL and *text points into
 ** SQLite's buffer until the next step. False when out of memory. */
 bool tg_cell_text(sqlite3_stmt *st, int col, const char **text, size_t *len, char **owned);
+
+/* Intern s into the trace's string pool (locked when ld->pool_lock is set);
+** -1 when out of memory. */
+int32_t tg_load_intern(tg_loader *ld, const char *s, size_t len);
+
+/* Note that an activity row names device dev (any value; negatives are
+** no device). False when out of memory (ld failed). */
+bool tg_load_note_device_slow(tg_loader *ld, int32_t dev);
+static inline bool tg_load_note_device(tg_loader *ld, int32_t dev)
+{
+    if (dev < 0 || (ld->devs && dev == ld->dev_last)) return true;
+    ld->dev_last = dev;
+    return tg_load_note_device_slow(ld, dev);
+}
 
 /* Intern the text of a cell (tg_cell_text), TG_NO_STR for NULL. */
 int32_t tg_load_text(tg_loader *ld, sqlite3_stmt *st, int col);
@@ -211,7 +248,7 @@ static inline int32_t tg_global_tid(int64_t global)
     return global == TG_NULL_I64 ? -1 : (int32_t)((uint64_t)global & 0xFFFFFF);
 }
 
-/* ---- trace_load.c: one loader per table; each returns false on failure */
+/* ---- trace_load.c, trace_api.c: one loader per table; each returns false on failure */
 bool tg_load_strings(tg_loader *ld);
 bool tg_load_kernels(tg_loader *ld);
 bool tg_load_memcpys(tg_loader *ld);

@@ -168,5 +168,8 @@ bool tg_kin_load(tg_loader *ld, const tg_load_opts *opts);
 /* ---- trace_load.c, shared with this reader */
 bool tg_load_add_gpu(tg_loader *ld, size_t *cap, tg_gpu g);
 bool tg_load_activity_gpus(tg_loader *ld, size_t *cap);
+/* Note the devices of every activity row loaded (the Kineto reader, whose
+** rows get their devices last). */
+bool tg_load_note_row_devices(tg_loader *ld);
 
 #endif

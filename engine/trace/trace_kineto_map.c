@@ -417,7 +417,7 @@ bool tg_kin_finish(tg_kin_rows *r)
     bool oom = false;
     int32_t *pids = cpu_pids(t, &n_pids, &main_pid, &oom);
     bool ok = !oom && assign_pids(r, pids, n_pids, main_pid) && add_processes(r, pids, n_pids) &&
-              tg_load_activity_gpus(r->ld, &r->cap_gpus);
+              tg_load_note_row_devices(r->ld) && tg_load_activity_gpus(r->ld, &r->cap_gpus);
     free(pids);
     if (oom) return pushed(r, false);
     if (!ok) return false;

@@ -2,7 +2,10 @@
 ** One loader per table of the export: each prepares a single SELECT of the
 ** columns it needs (trace_cols.c resolves their names), steps through the
 ** table once and appends typed rows to the trace's arrays, which grow
-** geometrically (no allocation per row). NVTX lives in trace_nvtx.c.
+** geometrically (no allocation per row). NVTX lives in trace_nvtx.c, the
+** API table in trace_api.c. Kernel and copy loaders note the devices their
+** rows name as they go (tg_load_note_device), for the GPUs no table
+** describes.
 **
 ** Robustness: a cell of the wrong type never crashes a loader. A row whose
 ** start or end is missing, not a number or out of range is skipped; an end before its
@@ -94,7 +97,7 @@ bool tg_load_kernels(tg_loader *ld)
                 .pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID))),
                 .device = tg_cell_i32(st, COL(KC_DEVICE)), .name = name,
             };
-            if (ld->failed) break;
+            if (ld->failed || !tg_load_note_device(ld, k.device)) break;
             pushed = TG_PUSH_ROWS(t->kspans, t->n_kernels, cap, t->rows_mapped[TG_TABLE_KERNEL], k);
         } else {
             tg_kernel k = {
@@ -118,7 +121,7 @@ bool tg_load_kernels(tg_loader *ld)
                 .api = -1, .api_name = TG_NO_STR, .tid = -1, .nvtx = TG_NO_STR, .iteration = -1,
                 .callchain = -1,
             };
-            if (ld->failed) break;
+            if (ld->failed || !tg_load_note_device(ld, k.span.device)) break;
             pushed = TG_PUSH_ROWS(t->kernels, t->n_kernels, cap, t->rows_mapped[TG_TABLE_KERNEL], k);
         }
         if (!pushed) {
@@ -200,6 +203,7 @@ static bool load_memops(tg_loader *ld, tg_table_id id, tg_memop **rows, size_t *
         m.launched = 0;
         m.iteration = -1;
         m.callchain = -1;
+        if (!tg_load_note_device(ld, m.device)) break;
         if (!TG_PUSH_ROWS(*rows, *n, cap, ld->t->rows_mapped[id], m)) {
             tg_load_fail(ld, TG_EINTERNAL, "out of memory");
             break;
@@ -217,141 +221,6 @@ bool tg_load_memcpys(tg_loader *ld)
 bool tg_load_memsets(tg_loader *ld)
 {
     return load_memops(ld, TG_TABLE_MEMSET, &ld->t->memsets, &ld->t->n_memsets);
-}
-
-/* ---------------------------------------------------------------- API calls */
-
-enum { AC_START, AC_END, AC_GTID, AC_CORR, AC_NAME_ID, AC_NAME_TEXT, AC_RET, AC_CHAIN, AC_N };
-
-static const tg_colspec api_cols[AC_N] = {
-    [AC_START] = {"start", NULL, true},
-    [AC_END] = {"end", NULL, true},
-    [AC_GTID] = {"globalTid", NULL, false},
-    [AC_CORR] = {"correlationId", NULL, false},
-    [AC_NAME_ID] = {"nameId", NULL, false},
-    [AC_NAME_TEXT] = {"name", NULL, false},   /* inline text in some old exports */
-    [AC_RET] = {"returnValue", NULL, false},
-    [AC_CHAIN] = {"callchainId", NULL, false},   /* --cudabacktrace (docs/host.md) */
-};
-
-/* Old exports record each runtime call twice (cudaMemcpy and
-** cudaMemcpy_v3020: one correlation id, nested on one thread), and write
-** the twins next to each other. Every read watches the last rows for that:
-** a whole read records it (trace->mixed_duplicate_api), a streamed one
-** stops, and the table is read whole (model_join.c pairs the twins). */
-#define TWIN_WINDOW 32
-
-typedef struct twin_ring {
-    int64_t corr[TWIN_WINDOW];
-    int32_t pid[TWIN_WINDOW], tid[TWIN_WINDOW];
-    size_t n;
-} twin_ring;
-
-static bool twin_seen(twin_ring *r, const tg_api *a)
-{
-    if (a->correlation == TG_NULL_I64 || a->correlation == 0) return false;
-    size_t have = r->n < TWIN_WINDOW ? r->n : TWIN_WINDOW;
-    for (size_t i = 0; i < have; i++)
-        if (r->corr[i] == a->correlation && r->pid[i] == a->pid && r->tid[i] == a->tid) return true;
-    size_t slot = r->n++ % TWIN_WINDOW;
-    r->corr[slot] = a->correlation;
-    r->pid[slot] = a->pid;
-    r->tid[slot] = a->tid;
-    return false;
-}
-
-/* Rows read ahead of their visit, so that `ahead` can prefetch for them. */
-#define AHEAD_ROWS 32
-
-typedef struct api_batch {
-    tg_api rows[AHEAD_ROWS];
-    size_t n, cap;
-    twin_ring *ring;
-} api_batch;
-
-/* Visit the batched rows in order, keeping what visit keeps: 1 done, -1
-** stopped, 0 failed. */
-static int flush_batch(tg_loader *ld, api_batch *b, const tg_api_reader_cb *cb)
-{
-    tg_trace *t = ld->t;
-    int result = 1;
-    for (size_t i = 0; i < b->n && result > 0; i++) {
-        tg_api *a = &b->rows[i];
-        int keep = twin_seen(b->ring, a) ? -1 : cb->visit(cb->ctx, a);
-        if (keep < 0) {
-            result = -1;
-            break;
-        }
-        ld->apis_visited++;
-        if (t->first_ns == TG_NULL_I64 || a->start < t->first_ns) t->first_ns = a->start;
-        if (t->last_ns == TG_NULL_I64 || a->end > t->last_ns) t->last_ns = a->end;
-        if (keep && !TG_PUSH_ROWS(t->apis, t->n_apis, b->cap, t->rows_mapped[TG_TABLE_RUNTIME], *a)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            result = 0;
-        }
-    }
-    b->n = 0;
-    return result;
-}
-
-int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb)
-{
-    tg_trace *t = ld->t;
-    const char *table = t->table_name[TG_TABLE_RUNTIME];
-    if (!table) return 1;
-    /* callchainId means something only beside CUDA_CALLCHAINS (--cudabacktrace):
-    ** without it the column is not read (15M calls: a tenth of a second) */
-    bool chains = t->table_name[TG_TABLE_CALLCHAINS] != NULL;
-    _Static_assert(AC_CHAIN == AC_N - 1, "callchainId is the last API column");
-    sqlite3_stmt *st = tg_load_select(ld, table, api_cols, chains ? AC_N : AC_CHAIN, NULL);
-    if (!st) return 0;
-    tg_rowstats *rs = &ld->stats[TG_TABLE_RUNTIME];
-    size_t cap = 0;
-    twin_ring ring = {.n = 0};
-    api_batch *b = cb ? calloc(1, sizeof *b) : NULL;
-    if (cb && !b) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-    if (b) b->ring = &ring;
-    int result = 1;
-    while (!ld->failed && tg_load_step(ld, st, table)) {
-        tg_api a;
-        if (!tg_load_times(rs, st, &a.start, &a.end, false)) continue;
-        a.rowid = sqlite3_column_int64(st, 0);
-        a.correlation = tg_cell_i64(st, COL(AC_CORR));
-        int64_t gtid = tg_cell_i64(st, COL(AC_GTID));
-        a.pid = tg_global_pid(gtid);
-        a.tid = tg_global_tid(gtid);
-        a.name = tg_load_strid(ld, st, COL(AC_NAME_ID));
-        if (a.name < 0) a.name = tg_load_text(ld, st, COL(AC_NAME_TEXT));
-        a.return_value = tg_cell_i32(st, COL(AC_RET));
-        a.callchain = chains ? tg_cell_i32(st, COL(AC_CHAIN)) : -1;
-        a.base_name = TG_NO_STR;
-        a.driver = 0;
-        a.blocking = 0;
-        a.steady = 0;
-        a.iteration = -1;
-        a.dup_of = -1;
-        if (ld->failed) break;
-        if (b) {
-            if (cb->ahead) cb->ahead(cb->ctx, &a);
-            b->rows[b->n++] = a;
-            if (b->n == AHEAD_ROWS && (result = flush_batch(ld, b, cb)) <= 0) break;
-        } else {
-            if (!t->mixed_duplicate_api && twin_seen(&ring, &a)) t->mixed_duplicate_api = true;
-            if (!TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
-                tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-                break;
-            }
-        }
-    }
-    if (b && result > 0 && !ld->failed) result = flush_batch(ld, b, cb);
-    free(b);
-    sqlite3_finalize(st);
-    return ld->failed ? 0 : result;
-}
-
-bool tg_load_apis(tg_loader *ld)
-{
-    return tg_load_apis_with(ld, NULL) > 0;
 }
 
 /* ---------------------------------------------------------------- sync */
@@ -452,7 +321,6 @@ static tg_gpu *find_gpu(tg_trace *t, int32_t id)
 /* Real captures name a handful of GPUs (72 on the largest nodes); an
 ** export whose rows name thousands of device ids is corrupt, and every
 ** per-device step downstream would pay for each of them. */
-#define TG_MAX_GPUS 4096
 
 bool tg_load_add_gpu(tg_loader *ld, size_t *cap, tg_gpu g)
 {
@@ -492,17 +360,29 @@ static int cmp_gpu(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Add a bare description for every device id an activity row names but
-** no GPU table describes (e.g. windowed exports that dropped the table). */
-bool tg_load_activity_gpus(tg_loader *ld, size_t *cap)
+bool tg_load_note_device_slow(tg_loader *ld, int32_t dev)
+{
+    tg_devset *d = ld->devs;
+    if (!d) {
+        if (!(d = ld->devs = malloc(sizeof *d))) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            return false;
+        }
+        d->n = 0;
+        memset(d->slots, 0xFF, sizeof d->slots);
+    }
+    enum { SLOTS = sizeof d->slots / sizeof d->slots[0] };
+    size_t slot = ((uint32_t)dev * 2654435761u) % SLOTS;
+    while (d->slots[slot] != -1 && d->slots[slot] != dev) slot = (slot + 1) % SLOTS;
+    if (d->slots[slot] == dev || d->n == TG_MAX_GPUS + 1) return true;   /* never fills: 2x the ids */
+    d->slots[slot] = dev;
+    d->ids[d->n++] = dev;
+    return true;
+}
+
+bool tg_load_note_row_devices(tg_loader *ld)
 {
     tg_trace *t = ld->t;
-    int32_t last = -1;
-    /* ids already added: rows that alternate between devices must not
-    ** search the GPU list once each */
-    enum { SEEN_SLOTS = 2 * TG_MAX_GPUS };
-    int32_t seen[SEEN_SLOTS];
-    for (size_t i = 0; i < SEEN_SLOTS; i++) seen[i] = -1;
     const struct { const void *rows; size_t n, esz, off; } sets[] = {
         {t->kernels, t->kernels ? t->n_kernels : 0, sizeof(tg_kernel), offsetof(tg_kernel, device)},
         {t->kspans, t->kspans ? t->n_kernels : 0, sizeof(tg_kspan), offsetof(tg_kspan, device)},
@@ -513,15 +393,24 @@ bool tg_load_activity_gpus(tg_loader *ld, size_t *cap)
         for (size_t i = 0; i < sets[s].n; i++) {
             int32_t dev;
             memcpy(&dev, (const char *)sets[s].rows + i * sets[s].esz + sets[s].off, sizeof dev);
-            if (dev == last || dev < 0) continue;
-            last = dev;
-            size_t slot = ((uint32_t)dev * 2654435761u) % SEEN_SLOTS;
-            while (seen[slot] != -1 && seen[slot] != dev) slot = (slot + 1) % SEEN_SLOTS;
-            if (seen[slot] == dev) continue;
-            tg_gpu g = {.id = dev, .name = TG_NO_STR, .sm_count = -1, .memory = TG_NULL_I64,
+            if (!tg_load_note_device(ld, dev)) return false;
+        }
+    }
+    return true;
+}
+
+/* Add a bare description for every device id an activity row named but
+** no GPU table describes (e.g. windowed exports that dropped the table):
+** the ids another loader noted before (ld->devs_before: the kernels, when
+** read beside the other tables), then those of ld. */
+bool tg_load_activity_gpus(tg_loader *ld, size_t *cap)
+{
+    const tg_devset *sets[] = {ld->devs_before, ld->devs};
+    for (size_t s = 0; s < 2; s++) {
+        for (uint32_t i = 0; sets[s] && i < sets[s]->n; i++) {
+            tg_gpu g = {.id = sets[s]->ids[i], .name = TG_NO_STR, .sm_count = -1, .memory = TG_NULL_I64,
                         .compute_major = -1, .compute_minor = -1};
             if (!tg_load_add_gpu(ld, cap, g)) return false;
-            seen[slot] = dev;   /* at most TG_MAX_GPUS ids: the table never fills */
         }
     }
     return true;

@@ -83,7 +83,7 @@ static bool resolve_domains(tg_loader *ld, domain_def *defs, size_t n_defs)
             if (last_name < 0) {
                 char buf[32];
                 int len = snprintf(buf, sizeof buf, "domain %d", (int)r->domain);
-                last_name = tg_strpool_intern(t->strings, buf, (size_t)len);
+                last_name = tg_load_intern(ld, buf, (size_t)len);
                 if (last_name < 0) {
                     tg_load_fail(ld, TG_EINTERNAL, "out of memory");
                     return false;

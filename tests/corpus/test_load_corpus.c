@@ -24,6 +24,12 @@
 ** corpus give byte-identical output). Paths in it ("file", a result's
 ** location) are the same in both runs.
 **
+** Under the built-in rules and rules.d + team-rules.yaml each trace is also
+** checked on one core (`taskset -c 0`, so one thread reads the export) and
+** compared with the default run, which reads exports of 1 MiB or more with
+** two threads (docs/architecture.md, "Reading an export"); the comparison
+** is left out, with a note, where the test has one core.
+**
 ** TG_CORPUS_QUICK=1 (the sanitizer and valgrind runs of ci/test.sh, where
 ** each run costs 5-20 times more) keeps three rule sets: the built-in
 ** rules, rules.d + team-rules.yaml, and every probe at once; the plain run
@@ -44,6 +50,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,9 +66,11 @@
 typedef struct rule_set {
     char label[128];
     char args[1024];   /* --rules ... (shell words), "" for the built-ins */
+    bool one_core;     /* also compared with a run on one core */
 } rule_set;
 
 static const char *load_all;           /* TG_LOAD_ALL_ARGS or "--load all" */
+static const char *one_core;           /* "taskset -c 0 ", or NULL: no second core to compare with */
 static char workdir[] = "/tmp/tg-load-XXXXXX";
 static rule_set sets[MAX_SETS];
 static size_t n_sets;
@@ -123,6 +132,7 @@ static const struct probe {
 static void add_set(const char *label, const char *args)
 {
     assert_true(n_sets < MAX_SETS);
+    sets[n_sets].one_core = !strcmp(label, "built-in rules") || !strcmp(label, "rules.d + team-rules.yaml");
     snprintf(sets[n_sets].label, sizeof sets[n_sets].label, "%s", label);
     snprintf(sets[n_sets].args, sizeof sets[n_sets].args, "%s", args);
     n_sets++;
@@ -210,13 +220,13 @@ typedef struct run {
     char err[512];
 } run;
 
-static run check(const char *load, const rule_set *rs, const char *file)
+static run check_with(const char *prefix, const char *load, const rule_set *rs, const char *file)
 {
     run r = {.status = -1};
     char cmd[8192], errpath[64];
     snprintf(errpath, sizeof errpath, "%s/stderr", workdir);
-    snprintf(cmd, sizeof cmd, "'%s' check %s --format json --missing-data=skip %s '%s' 2>'%s'", corpus_binary,
-             load, rs->args, file, errpath);
+    snprintf(cmd, sizeof cmd, "%s'%s' check %s --format json --missing-data=skip %s '%s' 2>'%s'", prefix,
+             corpus_binary, load, rs->args, file, errpath);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     /* Read to the end before parsing (no SIGPIPE for the writer). */
@@ -243,6 +253,11 @@ static run check(const char *load, const rule_set *rs, const char *file)
         r.err[strcspn(r.err, "\n")] = 0;
     }
     return r;
+}
+
+static run check(const char *load, const rule_set *rs, const char *file)
+{
+    return check_with("", load, rs, file);
 }
 
 /* Appends to path the path of the first difference between a and b (a and b
@@ -324,8 +339,24 @@ static bool compare(const char *file, const rule_set *rs)
                     load_all);
         ok = false;
     }
-    json_decref(a.doc);
     json_decref(b.doc);
+    /* one core: the export read by one thread (docs/architecture.md,
+    ** "Reading an export"); the default run read it with every core */
+    if (one_core && rs->one_core && a.doc) {
+        run c = check_with(one_core, "", rs, file);
+        if (!c.doc || !json_equal(a.doc, c.doc) || a.status != c.status) {
+            char path[2048] = "$", va[320], vc[320];
+            json_t *da = a.doc, *dc = c.doc;
+            if (c.doc) first_diff(a.doc, c.doc, path, sizeof path, &da, &dc);
+            show(da, va, sizeof va);
+            show(dc, vc, sizeof vc);
+            print_error("%s [%s]: one thread reports differently at %s (exit %d vs %d)\n    default:  %s\n"
+                        "    one core: %s\n", file, rs->label, path, a.status, c.status, va, c.doc ? vc : c.err);
+            ok = false;
+        }
+        json_decref(c.doc);
+    }
+    json_decref(a.doc);
     return ok;
 }
 
@@ -396,6 +427,15 @@ int main(int argc, char **argv)
     }
     qsort(paths + corpus_from, n - corpus_from, sizeof *paths, cmp_str);
     printf("comparing `check` with and without `%s` on %zu traces\n", load_all, n);
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2 &&
+        system("taskset -c 0 true >/dev/null 2>&1") == 0) {
+        one_core = "taskset -c 0 ";
+        printf("and `check` on %d cores with `check` on one (taskset -c 0), under two rule sets\n",
+               CPU_COUNT(&cpus));
+    } else {
+        printf("note: one core here (or no taskset): reading with one thread and with two not compared\n");
+    }
 
     struct CMUnitTest *tests = calloc(n, sizeof *tests);
     for (size_t i = 0; i < n; i++) {

@@ -261,6 +261,84 @@ static void test_keep_blocking(void **state)
     tg_fixture_remove(path);
 }
 
+/* a, on two threads: the kernel table read beside the others, the API
+** table streamed from a producer thread (docs/architecture.md, "Reading an
+** export"): the same model and the same kept calls as on one. */
+static void test_keep_blocking_threads(void **state)
+{
+    (void)state;
+    char *path = main_fixture();
+    built one, two;
+    keep_log log1 = {0}, log2 = {0};
+    tg_model_params p1 = {.keep_api = keep_blocking, .keep_ctx = &log1};
+    tg_model_params p2 = {.keep_api = keep_blocking, .keep_ctx = &log2};
+    build(&one, path, &(tg_load_opts){.defer_api = true}, &p1);
+    build(&two, path, &(tg_load_opts){.defer_api = true, .threads = 2}, &p2);
+    check_main_by_hand(two.m);
+    same_models(one.m, two.m, true);
+    SAME(log2.calls, log1.calls);
+    for (size_t i = 0; i < log1.calls; i++) SAME(log2.seen[i].rowid, log1.seen[i].rowid);
+    SAME(two.t->n_apis, N_BLOCKING);
+    for (size_t i = 0; i < one.t->n_apis; i++) same_api(one.t, &one.t->apis[i], two.t, &two.t->apis[i]);
+    SAME(two.t->first_ns, FIRST_NS);
+    SAME(two.t->last_ns, LAST_NS);
+    unbuild(&one);
+    unbuild(&two);
+    tg_fixture_remove(path);
+}
+
+/* Many batches through the producer's ring, call names stored as text in
+** every seventh row (old exports: the producer parks them, the visitor
+** interns them), and rows with unusable times skipped on the way: one
+** thread and two give the same model, rows and warnings. */
+static void test_threads_many_batches(void **state)
+{
+    (void)state;
+    enum { CALLS = 20000 };
+    char *sql = NULL;
+    sql_strings(&sql);
+    sql_devices(&sql);
+    for (long long i = 0; i < 40; i++) sql_range(&sql, 1000 + i * 100000, 1000 + i * 100000 + 90000, NULL, S_ITERATION);
+    for (long long i = 0; i < CALLS; i++) {
+        long long b = 1000 + i * 200;
+        if (i % 7 == 3)
+            assert_true(tg_fixture_append(&sql,
+                "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId,"
+                " nameId, returnValue) VALUES (%lld, %lld, 1, " GTID ", %lld, '%s', 0);\n", b, b + 20, i + 1,
+                i % 2 ? "cudaLaunchKernel" : "cudaStreamSynchronize"));
+        else if (i % 1001 == 5)
+            assert_true(tg_fixture_append(&sql,
+                "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId,"
+                " nameId, returnValue) VALUES ('soon', %lld, 1, " GTID ", %lld, %d, 0);\n", b + 20, i + 1, S_LAUNCH));
+        else
+            sql_call(&sql, b, b + 20, i + 1, i % 5 ? S_LAUNCH : S_STREAM_SYNC);
+        sql_kernel(&sql, b + 50, b + 150, (int)(i % 2), 7, i + 1, S_GEMM, S_GEMM_SHORT);
+    }
+    char *path = tg_fixture_build(tg_fixture_schema_3_0, sql);
+    free(sql);
+    assert_non_null(path);
+    built one, two;
+    keep_log log1 = {0}, log2 = {0};
+    tg_model_params p1 = {.keep_api = keep_blocking, .keep_ctx = &log1};
+    tg_model_params p2 = {.keep_api = keep_blocking, .keep_ctx = &log2};
+    build(&one, path, &(tg_load_opts){.defer_api = true}, &p1);
+    build(&two, path, &(tg_load_opts){.defer_api = true, .threads = 2}, &p2);
+    same_models(one.m, two.m, true);
+    SAME(log2.calls, log1.calls);
+    assert_true(one.t->n_apis > 1000);
+    SAME(two.t->n_apis, one.t->n_apis);
+    for (size_t i = 0; i < one.t->n_apis; i++) same_api(one.t, &one.t->apis[i], two.t, &two.t->apis[i]);
+    SAME(two.t->n_api_rows, one.t->n_api_rows);
+    SAME(one.t->n_api_rows, CALLS - (CALLS + 995) / 1001);
+    SAME(two.m->facts.blocking_calls, one.m->facts.blocking_calls);
+    SAME(two.d.n, one.d.n);     /* the one warning of the skipped rows */
+    for (size_t i = 0; i < one.d.n; i++) assert_string_equal(two.d.msgs[i].text, one.d.msgs[i].text);
+    assert_true(one.d.n >= 1);
+    unbuild(&one);
+    unbuild(&two);
+    tg_fixture_remove(path);
+}
+
 /* b. keep_api NULL: every call kept, so the deferred table is simply loaded;
 ** with kernel rows too, those match a full load, call indices included. */
 static void test_keep_all(void **state)
@@ -604,6 +682,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keep_blocking),
+        cmocka_unit_test(test_keep_blocking_threads),
+        cmocka_unit_test(test_threads_many_batches),
         cmocka_unit_test(test_keep_all),
         cmocka_unit_test(test_no_iterations),
         cmocka_unit_test(test_stream_direct),

@@ -1,0 +1,392 @@
+/*
+** The API table (CUPTI_ACTIVITY_KIND_RUNTIME): read whole into rows, or
+** streamed through a visitor (tg_trace_stream_apis: the model's launch
+** join), which keeps only the rows it wants. It is the biggest table of an
+** export (about 1.5 calls per kernel), so a stream is read in batches:
+**
+**   - one thread: a batch is decoded, then visited;
+**   - two (tg_load_opts.threads): a producer thread steps SQLite and decodes
+**     rows into a ring of batches while the caller's thread visits the
+**     batches before it (docs/architecture.md, "Reading an export"). The
+**     producer owns the connection, its step budget and the row counters
+**     until it is joined; it never touches the string pool: a name stored
+**     as text (old exports) travels in the batch and is interned by the
+**     visiting thread, which owns the pool and the kept rows. Rows reach the
+**     visitor in table order either way, and the same batches: the two
+**     modes give the same result.
+**
+** The visit of a batch first shows `ahead` the rows a few dozen ahead, so
+** that it can prefetch what their visit will touch.
+*/
+#include "trace_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define COL(i) ((i) + 1)   /* spec index -> result column (0 is rowid) */
+
+enum { AC_START, AC_END, AC_GTID, AC_CORR, AC_NAME_ID, AC_NAME_TEXT, AC_RET, AC_CHAIN, AC_N };
+
+static const tg_colspec api_cols[AC_N] = {
+    [AC_START] = {"start", NULL, true},
+    [AC_END] = {"end", NULL, true},
+    [AC_GTID] = {"globalTid", NULL, false},
+    [AC_CORR] = {"correlationId", NULL, false},
+    [AC_NAME_ID] = {"nameId", NULL, false},
+    [AC_NAME_TEXT] = {"name", NULL, false},   /* inline text in some old exports */
+    [AC_RET] = {"returnValue", NULL, false},
+    [AC_CHAIN] = {"callchainId", NULL, false},   /* --cudabacktrace (docs/host.md) */
+};
+
+/* Old exports record each runtime call twice (cudaMemcpy and
+** cudaMemcpy_v3020: one correlation id, nested on one thread), and write
+** the twins next to each other. Every read watches the last rows for that:
+** a whole read records it (trace->mixed_duplicate_api), a streamed one
+** stops, and the table is read whole (model_join.c pairs the twins). */
+#define TWIN_WINDOW 32
+
+typedef struct twin_ring {
+    int64_t corr[TWIN_WINDOW];
+    int32_t pid[TWIN_WINDOW], tid[TWIN_WINDOW];
+    size_t n;
+} twin_ring;
+
+static bool twin_seen(twin_ring *r, const tg_api *a)
+{
+    if (a->correlation == TG_NULL_I64 || a->correlation == 0) return false;
+    size_t have = r->n < TWIN_WINDOW ? r->n : TWIN_WINDOW;
+    for (size_t i = 0; i < have; i++)
+        if (r->corr[i] == a->correlation && r->pid[i] == a->pid && r->tid[i] == a->tid) return true;
+    size_t slot = r->n++ % TWIN_WINDOW;
+    r->corr[slot] = a->correlation;
+    r->pid[slot] = a->pid;
+    r->tid[slot] = a->tid;
+    return false;
+}
+
+/* ---------------------------------------------------------------- batches */
+
+#define BATCH_ROWS 1024       /* rows of a batch */
+#define AHEAD_ROWS 32         /* how far ahead of its visit a row is shown to `ahead` */
+#define RING 4                /* batches between the producer and the visitor */
+
+/* A name read as text, to be interned by the visitor. */
+typedef struct pending_name {
+    uint32_t row;
+    size_t off, len;
+} pending_name;
+
+typedef struct api_batch {
+    tg_api rows[BATCH_ROWS];
+    size_t n;
+    pending_name *pending;     /* names still to intern (producer mode) */
+    size_t n_pending, cap_pending;
+    char *text;                /* their bytes */
+    size_t text_len, text_cap;
+    bool defer_names;          /* producer mode: do not touch the string pool */
+    bool last;                 /* the table ends after this batch (or the read failed) */
+    bool failed;               /* the read failed: visit nothing of it */
+} api_batch;
+
+/* The name of the row being decoded from text cell col: interned now, or
+** parked in the batch. False when out of memory (ld failed). */
+static bool text_name(tg_loader *ld, sqlite3_stmt *st, int col, api_batch *b, tg_api *a)
+{
+    if (!b || !b->defer_names) {
+        a->name = tg_load_text(ld, st, col);
+        return !ld->failed;
+    }
+    const char *s;
+    size_t len;
+    char *owned;
+    if (!tg_cell_text(st, col, &s, &len, &owned)) goto oom;
+    a->name = TG_NO_STR;
+    if (s) {
+        pending_name p = {.row = (uint32_t)b->n, .off = b->text_len, .len = len};
+        bool ok = TG_PUSH(b->pending, b->n_pending, b->cap_pending, p);
+        while (ok && b->text_len + len + 1 > b->text_cap) {
+            size_t cap = b->text_cap ? 2 * b->text_cap : 4096;
+            char *t = realloc(b->text, cap);
+            ok = t != NULL;
+            if (ok) b->text = t, b->text_cap = cap;
+        }
+        if (ok) {
+            memcpy(b->text + b->text_len, s, len);
+            b->text_len += len;
+        }
+        free(owned);
+        if (!ok) goto oom;
+    }
+    return true;
+oom:
+    tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+    return false;
+}
+
+/* Decode the row st is on into *a: 1 a row, 0 skipped (bad times, counted),
+** -1 failed. */
+static int decode(tg_loader *ld, sqlite3_stmt *st, bool chains, api_batch *b, tg_api *a)
+{
+    if (!tg_load_times(&ld->stats[TG_TABLE_RUNTIME], st, &a->start, &a->end, false)) return 0;
+    a->rowid = sqlite3_column_int64(st, 0);
+    a->correlation = tg_cell_i64(st, COL(AC_CORR));
+    int64_t gtid = tg_cell_i64(st, COL(AC_GTID));
+    a->pid = tg_global_pid(gtid);
+    a->tid = tg_global_tid(gtid);
+    sqlite3_value *id = sqlite3_column_value(st, COL(AC_NAME_ID));
+    switch (sqlite3_value_type(id)) {
+    case SQLITE_INTEGER:
+        a->name = tg_idmap_get(&ld->strings, sqlite3_value_int64(id));
+        break;
+    case SQLITE_TEXT:
+        if (!text_name(ld, st, COL(AC_NAME_ID), b, a)) return -1;
+        break;
+    default:
+        a->name = TG_NO_STR;
+    }
+    if (a->name < 0 && !(b && b->defer_names && b->n_pending && b->pending[b->n_pending - 1].row == b->n) &&
+        !text_name(ld, st, COL(AC_NAME_TEXT), b, a))
+        return -1;
+    a->return_value = tg_cell_i32(st, COL(AC_RET));
+    a->callchain = chains ? tg_cell_i32(st, COL(AC_CHAIN)) : -1;
+    a->base_name = TG_NO_STR;
+    a->driver = 0;
+    a->blocking = 0;
+    a->steady = 0;
+    a->iteration = -1;
+    a->dup_of = -1;
+    return ld->failed ? -1 : 1;
+}
+
+/* Fill b with the next rows of st (b->last when the table ends or the read
+** fails). False when it failed (ld says why). */
+static bool fill(tg_loader *ld, sqlite3_stmt *st, const char *table, bool chains, api_batch *b)
+{
+    b->n = b->n_pending = b->text_len = 0;
+    b->last = b->failed = false;
+    while (b->n < BATCH_ROWS) {
+        if (ld->failed || !tg_load_step(ld, st, table)) {
+            b->last = true;
+            break;
+        }
+        int rc = decode(ld, st, chains, b, &b->rows[b->n]);
+        if (rc < 0) {
+            b->last = true;
+            break;
+        }
+        b->n += (size_t)rc;
+    }
+    b->failed = ld->failed;
+    return !ld->failed;
+}
+
+/* The visitor's side of a batch: intern the parked names, then visit the
+** rows in order, keeping what visit keeps: 1 done, -1 stopped, 0 failed. */
+static int visit_batch(tg_loader *ld, api_batch *b, twin_ring *ring, size_t *cap, const tg_api_reader_cb *cb)
+{
+    tg_trace *t = ld->t;
+    for (size_t i = 0; i < b->n_pending; i++) {
+        int32_t id = tg_strpool_intern(t->strings, b->text + b->pending[i].off, b->pending[i].len);
+        if (id < 0) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            return 0;
+        }
+        b->rows[b->pending[i].row].name = id;
+    }
+    if (cb->ahead)
+        for (size_t i = 0; i < b->n && i < AHEAD_ROWS; i++) cb->ahead(cb->ctx, &b->rows[i]);
+    for (size_t i = 0; i < b->n; i++) {
+        tg_api *a = &b->rows[i];
+        if (cb->ahead && i + AHEAD_ROWS < b->n) cb->ahead(cb->ctx, &b->rows[i + AHEAD_ROWS]);
+        int keep = twin_seen(ring, a) ? -1 : cb->visit(cb->ctx, a);
+        if (keep < 0) return -1;
+        ld->apis_visited++;
+        if (t->first_ns == TG_NULL_I64 || a->start < t->first_ns) t->first_ns = a->start;
+        if (t->last_ns == TG_NULL_I64 || a->end > t->last_ns) t->last_ns = a->end;
+        if (keep && !TG_PUSH_ROWS(t->apis, t->n_apis, *cap, t->rows_mapped[TG_TABLE_RUNTIME], *a)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void batch_free(api_batch *b)
+{
+    if (!b) return;
+    free(b->pending);
+    free(b->text);
+}
+
+/* ---------------------------------------------------------------- the producer */
+
+typedef struct stream {
+    pthread_mutex_t lock;
+    pthread_cond_t moved;      /* a batch was filled or given back, or stop */
+    api_batch *ring;           /* RING batches */
+    size_t filled, taken;      /* batches filled by the producer, taken by the visitor */
+    bool stop;                 /* the visitor is done: produce no more */
+    tg_loader ld;              /* the producer's copy: connection, budget, counters */
+    tg_diag diag;              /* what it says */
+    sqlite3_stmt *st;
+    const char *table;
+    bool chains;
+} stream;
+
+static void *produce(void *arg)
+{
+    stream *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        while (!s->stop && s->filled - s->taken == RING) pthread_cond_wait(&s->moved, &s->lock);
+        bool stop = s->stop;
+        pthread_mutex_unlock(&s->lock);
+        if (stop) break;
+        api_batch *b = &s->ring[s->filled % RING];
+        fill(&s->ld, s->st, s->table, s->chains, b);
+        pthread_mutex_lock(&s->lock);
+        s->filled++;
+        pthread_cond_broadcast(&s->moved);
+        pthread_mutex_unlock(&s->lock);
+        if (b->last) break;
+    }
+    return NULL;
+}
+
+/* Stream with a producer thread; -2 when it cannot be started (then
+** nothing was read: the caller reads with one thread). */
+static int stream_parallel(tg_loader *ld, sqlite3_stmt *st, const char *table, bool chains,
+                           const tg_api_reader_cb *cb)
+{
+    stream *s = calloc(1, sizeof *s);
+    api_batch *ring = s ? calloc(RING, sizeof *ring) : NULL;
+    if (!ring) {
+        free(s);
+        return -2;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->moved, NULL);
+    s->ring = ring;
+    for (size_t i = 0; i < RING; i++) ring[i].defer_names = true;
+    tg_diag_init(&s->diag);
+    s->ld = *ld;                   /* shares the connection and the StringIds map */
+    s->ld.diag = &s->diag;
+    s->ld.failed = false;
+    s->st = st;
+    s->table = table;
+    s->chains = chains;
+    tg_load_watch(&s->ld);         /* the step counter: the producer's now */
+    pthread_t th;
+    if (pthread_create(&th, NULL, produce, s) != 0) {
+        tg_load_watch(ld);
+        tg_diag_clear(&s->diag);
+        free(ring);
+        free(s);
+        return -2;
+    }
+    twin_ring twins = {.n = 0};
+    size_t cap = 0;
+    int result = 1;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        while (s->taken == s->filled) pthread_cond_wait(&s->moved, &s->lock);
+        pthread_mutex_unlock(&s->lock);
+        api_batch *b = &ring[s->taken % RING];
+        result = b->failed ? 0 : visit_batch(ld, b, &twins, &cap, cb);
+        bool last = b->last;
+        pthread_mutex_lock(&s->lock);
+        s->taken++;
+        if (result <= 0 || last) s->stop = true;
+        pthread_cond_broadcast(&s->moved);
+        pthread_mutex_unlock(&s->lock);
+        if (result <= 0 || last) break;
+    }
+    pthread_join(th, NULL);
+    /* what the producer counted and said is the reader's again */
+    ld->stats[TG_TABLE_RUNTIME] = s->ld.stats[TG_TABLE_RUNTIME];
+    ld->steps = s->ld.steps;
+    ld->budget_hit = s->ld.budget_hit;
+    tg_load_watch(ld);
+    if (s->ld.failed && !ld->failed) {
+        for (size_t i = 0; i < s->diag.n; i++)
+            if (s->diag.msgs[i].level == TG_DIAG_ERROR)
+                tg_diag_add(ld->diag, TG_DIAG_ERROR, s->diag.status, (tg_pos){0}, NULL, "%s", s->diag.msgs[i].text);
+        ld->failed = true;
+    }
+    tg_diag_clear(&s->diag);
+    for (size_t i = 0; i < RING; i++) batch_free(&ring[i]);
+    free(ring);
+    pthread_cond_destroy(&s->moved);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    return ld->failed ? 0 : result;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static int stream_serial(tg_loader *ld, sqlite3_stmt *st, const char *table, bool chains,
+                         const tg_api_reader_cb *cb)
+{
+    api_batch *b = calloc(1, sizeof *b);
+    if (!b) {
+        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        return 0;
+    }
+    twin_ring twins = {.n = 0};
+    size_t cap = 0;
+    int result = 1;
+    do {
+        if (!fill(ld, st, table, chains, b)) break;
+        result = visit_batch(ld, b, &twins, &cap, cb);
+    } while (result > 0 && !b->last);
+    batch_free(b);
+    free(b);
+    return ld->failed ? 0 : result;
+}
+
+/* Every row into trace->apis. */
+static bool read_whole(tg_loader *ld, sqlite3_stmt *st, const char *table, bool chains)
+{
+    tg_trace *t = ld->t;
+    size_t cap = 0;
+    twin_ring twins = {.n = 0};
+    while (!ld->failed && tg_load_step(ld, st, table)) {
+        tg_api a;
+        int rc = decode(ld, st, chains, NULL, &a);
+        if (rc < 0) break;
+        if (rc == 0) continue;
+        if (!t->mixed_duplicate_api && twin_seen(&twins, &a)) t->mixed_duplicate_api = true;
+        if (!TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
+            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+            break;
+        }
+    }
+    return !ld->failed;
+}
+
+int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb)
+{
+    tg_trace *t = ld->t;
+    const char *table = t->table_name[TG_TABLE_RUNTIME];
+    if (!table) return 1;
+    /* callchainId means something only beside CUDA_CALLCHAINS (--cudabacktrace):
+    ** without it the column is not read (15M calls: a tenth of a second) */
+    bool chains = t->table_name[TG_TABLE_CALLCHAINS] != NULL;
+    _Static_assert(AC_CHAIN == AC_N - 1, "callchainId is the last API column");
+    sqlite3_stmt *st = tg_load_select(ld, table, api_cols, chains ? AC_N : AC_CHAIN, NULL);
+    if (!st) return 0;
+    int result;
+    if (!cb) {
+        result = read_whole(ld, st, table, chains) ? 1 : 0;
+    } else {
+        result = ld->threads >= 2 ? stream_parallel(ld, st, table, chains, cb) : -2;
+        if (result == -2) result = stream_serial(ld, st, table, chains, cb);
+    }
+    sqlite3_finalize(st);
+    return ld->failed ? 0 : result;
+}
+
+bool tg_load_apis(tg_loader *ld)
+{
+    return tg_load_apis_with(ld, NULL) > 0;
+}
