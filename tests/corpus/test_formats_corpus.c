@@ -6,8 +6,9 @@
 ** same testcases, failures and skips, the SARIF must hold one result per
 ** failing finding with a ruleIndex into its rules, the github commands one
 ** annotation per failure with %, newline, : and , escaped, and the text and
-** markdown reports the same failures. Skips with a message when ../shared
-** is absent.
+** markdown reports the same failures. A Kineto result merged keeps its
+** format in the text header and the HTML. Skips with a message when
+** ../shared is absent.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -186,9 +187,66 @@ static void test_formats(void **state)
     json_decref(schema);
 }
 
+/* The first line of a file (the text report's header of its first trace). */
+static char *first_line(const char *path)
+{
+    char *text = slurp(path);
+    if (!text) fail_msg("cannot read %s", path);
+    char *nl = strchr(text, '\n');
+    if (nl) *nl = 0;
+    return text;
+}
+
+/* A Kineto result merged reads as the trace did (docs/formats.md,
+** trace_format): the text header names it "Kineto JSON", not "nsys
+** unknown", and the HTML says its queries run with jq, as the direct
+** reports do. */
+static void test_merged_kineto(void **state)
+{
+    (void)state;
+    const char *trace = "kineto/h200/sync_memcpy_bad.json.gz";
+    char dir[] = "/tmp/tg-kmerge-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int st = corpus_run("check --fail-on warning -o json=%s/k.json -o text=%s/k.txt -o html=%s/k.html '%s/%s'",
+                        dir, dir, dir, corpus_traces, trace);
+    assert_true(st == 1);   /* the pageable copies: findings with jq reproduce queries */
+    st = corpus_run("merge --fail-on warning -o text=%s/m.txt -o html=%s/m.html -o json=%s/m.json %s/k.json", dir,
+                    dir, dir, dir);
+    assert_true(st == 1);
+    char path[512];
+    snprintf(path, sizeof path, "%s/k.txt", dir);
+    char *direct = first_line(path);
+    snprintf(path, sizeof path, "%s/m.txt", dir);
+    char *merged = first_line(path);
+    if (!strstr(direct, "  (Kineto JSON, schema ")) fail_msg("direct header: %s", direct);
+    assert_string_equal(merged, direct);
+    free(direct);
+    free(merged);
+    snprintf(path, sizeof path, "%s/k.html", dir);
+    char *html = slurp(path);
+    snprintf(path, sizeof path, "%s/m.html", dir);
+    char *mhtml = slurp(path);
+    size_t jq = count(html, "<strong>Reproduce</strong> (jq on the trace)");
+    assert_true(jq > 0);
+    assert_int_equal(count(mhtml, "<strong>Reproduce</strong> (jq on the trace)"), jq);
+    assert_int_equal(count(mhtml, "sqlite3 on the export"), 0);
+    free(html);
+    free(mhtml);
+    json_error_t jerr;
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    json_t *doc = json_load_file(path, 0, &jerr);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(doc, "traces"), 0),
+                                                          "trace_format")), "kineto-json");
+    json_decref(doc);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     if (!corpus_init("report formats on real traces")) return 77;
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_formats)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_formats), cmocka_unit_test(test_merged_kineto)};
     return cmocka_run_group_tests_name("formats on real traces", tests, NULL, NULL);
 }
