@@ -143,6 +143,8 @@ static void test_charts_and_links(void **state)
     tg_run_result run;
     fixture_run(&run);
     add_timeline(&run);
+    static const int64_t periods_ms[] = {0, 500, 10, 40, 20, 30};   /* the steady ones from the third */
+    for (int i = 1; i < 6; i++) run.traces[0].timeline->iterations[i].period = periods_ms[i] * 1000000;
     char *html = fixture_render(TG_FMT_HTML, &run, NULL, &opts);
     /* iterations: period and GPU time; the device timeline; rank1's
     ** regression has no contributors in the fixture */
@@ -157,6 +159,9 @@ static void test_charts_and_links(void **state)
     assert_non_null(strstr(html, "<tr id=\"t1-r1-e1\">"));
     /* the other gap is drawn, not linked */
     assert_non_null(strstr(html, "<title>GPU 0 idle 50 ms from +700 ms</title>"));
+    /* the median line and its description: the steady iterations' median
+    ** (common/stats.c), an even count averaging the middle two */
+    assert_non_null(strstr(html, "6 iterations of process 1000, 4 steady; median 25 ms over the steady ones"));
     /* warm-up iterations hollow, steady ones filled */
     assert_int_equal(fixture_count(html, "class=\"pt warm\""), 2 * 2 - 1);   /* the first has no period */
     assert_non_null(strstr(html, "GPU &lt;0&gt;"));
