@@ -115,8 +115,9 @@ static void test_formats(void **state)
 
     for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) {
         int st = corpus_run("check --missing-data=skip --format text -o json=%s/r.json -o junit=%s/r.xml "
-                            "-o sarif=%s/r.sarif -o github=%s/r.gh -o markdown=%s/r.md -o text=%s/r.txt '%s/%s'",
-                            dir, dir, dir, dir, dir, dir, corpus_traces, traces[i]);
+                            "-o sarif=%s/r.sarif -o github=%s/r.gh -o markdown=%s/r.md -o text=%s/r.txt "
+                            "-o html=%s/r.html '%s/%s'",
+                            dir, dir, dir, dir, dir, dir, dir, corpus_traces, traces[i]);
         assert_true(st == 0 || st == 1);
         char path[512];
         snprintf(path, sizeof path, "%s/r.json", dir);
@@ -174,10 +175,26 @@ static void test_formats(void **state)
         assert_non_null(md);
         assert_int_equal(count(md, "| **FAIL** |"), t.failed);
 
+        snprintf(path, sizeof path, "%s/r.html", dir);
+        char *html = slurp(path);
+        assert_non_null(html);
+        if (!strcmp(traces[i], "h200-nsys/drv_gaps.sqlite")) {
+            /* the gap as an interval apart from its row, with units, and
+            ** the host's activity in it, as the text report has them */
+            static const char gap[] = "idle 720 ms (3405223796..4125686152 ns) after CUPTI_ACTIVITY_KIND_KERNEL "
+                                      "rowid 75 (18.6 us), before CUPTI_ACTIVITY_KIND_KERNEL rowid 76";
+            assert_non_null(strstr(txt, gap));
+            assert_non_null(strstr(html, gap));
+            assert_non_null(strstr(html, "<li>osrt usleep  2 calls, 720 ms (100%), thread drvload (tid 1063, launches "
+                                         "GPU work), from main in drvload  OSRT_API rowids 1002, 1001</li>"));
+            assert_non_null(strstr(html, "<code>sum_duration</code> = 2.16 s"));
+        }
+
         free(xml);
         free(gh);
         free(txt);
         free(md);
+        free(html);
         json_decref(sarif);
         json_decref(doc);
     }
