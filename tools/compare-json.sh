@@ -25,8 +25,9 @@ rules=${RULES:-$root/rules.d}
 # Also added since (issue #18, docs/host.md): a failure's cause, metrics'
 # host_side, and info's host-side tables (OSRT_API, CUDA_CALLCHAINS,
 # OSRT_CALLCHAINS, CUDNN_EVENTS, CUBLAS_EVENTS).
+# Also added since (issue #15, docs/formats.md): each trace's trace_format.
 # DROP_NEW=. compares everything (two builds that both have those keys).
-DROP_NEW=${DROP_NEW:-'del(.. | objects | (.metric_unit?, (.regression? | select(type == "string")), (.units? | select(type == "object")),
+DROP_NEW=${DROP_NEW:-'del(.. | objects | (.metric_unit?, .trace_format?, (.regression? | select(type == "string")), (.units? | select(type == "object")),
                           .busy_time_steady_ns?, .copy_time_steady_ns?, .copy_frac_steady?, .cause?, .host_side?))
           | del(.traces[]?.rank, .traces[]?.rank_from, .traces[]?.world_size, .traces[]?.job, .traces[]?.host,
                 .traces[]?.pids, .traces[]?.workload)

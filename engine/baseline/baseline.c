@@ -14,6 +14,7 @@
 #include "baseline.h"
 #include "../common/stats.h"
 #include "baseline_int.h"
+#include "../trace/trace.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -274,7 +275,7 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
             .gpu_names = tg_utf8_clean(b->arena, tr->gpu_names),
             .iteration_marker = tg_utf8_clean(b->arena, tr->iteration_marker ? tr->iteration_marker : ""),
             /* absent means an export: baselines of exports stay as they were */
-            .trace_format = tr->trace_format && strcmp(tr->trace_format, "nsys-sqlite")
+            .trace_format = tr->trace_format && strcmp(tr->trace_format, tg_trace_format_names[TG_FORMAT_NSYS])
                                 ? dup_or_null(b->arena, tr->trace_format) : NULL,
         };
         const tg_baseline_run *r = &b->runs[t];
@@ -405,7 +406,7 @@ static tg_status runs_differ(const tg_baseline_run *r0, const tg_baseline_run *r
 
 const char *tg_baseline_run_format(const tg_baseline_run *r)
 {
-    return r->trace_format ? r->trace_format : "nsys-sqlite";
+    return r->trace_format ? r->trace_format : tg_trace_format_names[TG_FORMAT_NSYS];
 }
 
 static tg_status check_runs(const tg_baseline_run *runs, size_t n_runs, bool allow_mismatch, tg_diag *diag)

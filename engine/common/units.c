@@ -71,17 +71,26 @@ static char *duration(char *buf, size_t size, double ns, int digits)
     return scaled(buf, size, ns, &l, digits);
 }
 
-static char *bytes(char *buf, size_t size, double b, int digits)
+/* Sizes and rates (unit BYTES or RATE). */
+static char *bytes(char *buf, size_t size, double b, int digits, tg_unit unit)
 {
-    if (fabs(b) < 1000) {
-        if (b == floor(b)) snprintf(buf, size, "%.0f B", b);
-        else snprintf(buf, size, "%.*g B", digits, b);
-        return buf;
-    }
     /* One prefix system, decimal (docs/formats.md): 16 MiB prints as
     ** 16.8 MB, so that two sizes of one report compare at a glance. */
-    ladder dec = ladder_of(TG_UNIT_BYTES, 1000);
+    ladder dec = ladder_of(unit, 1000);
+    if (fabs(b) < 1000) {
+        if (b == floor(b)) snprintf(buf, size, "%.0f %s", b, dec.rung[0]->suffix);
+        else snprintf(buf, size, "%.*g %s", digits, b, dec.rung[0]->suffix);
+        return buf;
+    }
     return scaled(buf, size, b, &dec, digits);
+}
+
+const char *tg_unit_base_suffix(tg_unit unit)
+{
+    for (size_t i = 0; i < tg_unit_suffix_count; i++)
+        if (tg_unit_suffixes[i].unit == unit && tg_unit_suffixes[i].scale == 1.0 && unit != TG_UNIT_RATIO)
+            return tg_unit_suffixes[i].suffix;
+    return NULL;
 }
 
 char *tg_fmt_num_digits(char *buf, size_t size, double x, tg_unit unit, int digits)
@@ -97,7 +106,8 @@ char *tg_fmt_num_digits(char *buf, size_t size, double x, tg_unit unit, int digi
     }
     switch (unit) {
     case TG_UNIT_NS: return duration(buf, size, x, digits);
-    case TG_UNIT_BYTES: return bytes(buf, size, x, digits);
+    case TG_UNIT_BYTES:
+    case TG_UNIT_RATE: return bytes(buf, size, x, digits, unit);
     case TG_UNIT_RATIO: {
         char num[48];
         sig(num, sizeof num, x * 100.0, digits);

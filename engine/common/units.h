@@ -7,7 +7,8 @@
 ** the unit after rounding, from the same ladders units.def defines:
 ** durations adapt (812 ns, 1.23 ms, 4.5 s, 2.5 min, 2 h); byte counts use
 ** decimal units only (16.8 MB for 16 MiB, 64 KB), so that the sizes of one
-** report compare at a glance (docs/formats.md); ratios print as percentages
+** report compare at a glance (docs/formats.md), and rates in the same
+** decimal units per second (18.4 GB/s); ratios print as percentages
 ** (23.4%); plain integers as integers. NaN prints "n/a", infinities "inf".
 ** Every function writes into the caller's buffer and returns it.
 */
@@ -27,6 +28,10 @@ typedef struct tg_unit_suffix {
 
 extern const tg_unit_suffix tg_unit_suffixes[];
 extern const size_t tg_unit_suffix_count;
+
+/* The suffix of a unit's base (scale 1 in units.def: "ns", "B", "B/s"), or
+** NULL for a unit without one (none, ratio). */
+const char *tg_unit_base_suffix(tg_unit unit);
 
 /* A buffer that holds any number this header prints. */
 #define TG_FMT_BUF 64

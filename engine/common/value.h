@@ -13,14 +13,16 @@ typedef enum tg_type {
     TG_TY_NULL, TG_TY_BOOL, TG_TY_INT, TG_TY_FLOAT, TG_TY_STRING
 } tg_type;
 
-/* Units: ns for times, bytes for sizes, ratio for fractions (20% = 0.2).
-** X(ID, key, name): key is how files spell it (baselines' `unit:`, results'
-** `metric_unit`), name how messages do. */
+/* Units: ns for times, bytes for sizes, ratio for fractions (20% = 0.2),
+** bytes per second for rates (a size over a duration, the rule compiler
+** types it). X(ID, key, name): key is how files spell it (baselines'
+** `unit:`, results' `metric_unit` and `units`), name how messages do. */
 #define TG_UNITS(X)                       \
-    X(NONE,  "none",  "number")           \
-    X(NS,    "ns",    "duration")         \
-    X(BYTES, "bytes", "bytes")            \
-    X(RATIO, "ratio", "ratio")
+    X(NONE,  "none",    "number")         \
+    X(NS,    "ns",      "duration")       \
+    X(BYTES, "bytes",   "bytes")          \
+    X(RATIO, "ratio",   "ratio")          \
+    X(RATE,  "bytes/s", "rate")
 
 typedef enum tg_unit {
 #define TG_UNIT_ENUM(id, key, name) TG_UNIT_##id,

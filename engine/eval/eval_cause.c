@@ -395,10 +395,17 @@ static const char *sites_summary(tg_cause_cc *cc, const tg_cause *c, int64_t mat
 {
     tg_arena *a = cc->arena;
     const char *noun = row_noun(cc->rule->source);
+    /* one row reads as one: "the 1 copy has", never "none of the 1 copies" */
+    if (!c->n_items && no_site && matched == 1)
+        return tg_arena_printf(a, "unknown: the stack of the 1 %s holds no frame outside CUDA and system libraries",
+                               row_noun_one(cc->rule->source));
     if (!c->n_items && no_site)
         return tg_arena_printf(a, "unknown: the stacks of %lld of the %lld %s hold no frame outside CUDA and system "
                                "libraries%s", (long long)no_site, (long long)matched, noun,
-                               no_stack ? tg_arena_printf(a, "; %lld have no recorded stack", (long long)no_stack) : "");
+                               no_stack ? tg_arena_printf(a, "; %lld %s no recorded stack", (long long)no_stack,
+                                                          no_stack == 1 ? "has" : "have") : "");
+    if (!c->n_items && matched == 1)
+        return tg_arena_printf(a, "unknown: the 1 %s has no recorded call stack", row_noun_one(cc->rule->source));
     if (!c->n_items)
         return tg_arena_printf(a, "unknown: none of the %lld %s has a recorded call stack", (long long)matched,
                                noun);

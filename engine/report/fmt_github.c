@@ -48,9 +48,9 @@ static void put_escaped(FILE *out, const char *s, bool property, size_t cap)
     tg_text_escape(s, strlen(s), cap, TG_TEXT_KEEP_NEWLINES, command_sink, &c);
 }
 
-/* ::LEVEL title=tracegate RULE::TRACE: TEXT[\nCause: CAUSE][\nADVICE] */
+/* ::LEVEL title=tracegate RULE::TRACE: TEXT[\nCause: CAUSE][\nWorkload: WORKLOAD][\nADVICE] */
 static void put_command(FILE *out, const char *level, const char *rule, const char *trace,
-                        const char *text, const char *cause, const char *advice)
+                        const char *text, const char *cause, const char *workload, const char *advice)
 {
     fprintf(out, "::%s title=tracegate", level);
     if (rule) {
@@ -64,6 +64,10 @@ static void put_command(FILE *out, const char *level, const char *rule, const ch
     if (cause) {
         fputs("%0ACause: ", out);
         put_escaped(out, cause, false, TG_TEXT_CAP_TEXT);
+    }
+    if (workload) {
+        fputs("%0AWorkload: ", out);
+        put_escaped(out, workload, false, TG_TEXT_CAP_TEXT);
     }
     if (advice) {
         fputs("%0A", out);
@@ -108,20 +112,23 @@ tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
         const tg_trace_result *tr = &run->traces[t];
         const char *file = tr->file ? tr->file : "?";
         if (tr->status != TG_OK)
-            put_command(out, "error", NULL, file, tr->error ? tr->error : "the trace could not be read", NULL, NULL);
+            put_command(out, "error", NULL, file, tr->error ? tr->error : "the trace could not be read", NULL, NULL,
+                        NULL);
         for (size_t i = 0; i < tr->n_results; i++) {
             const tg_rule_result *r = &tr->results[i];
             const char *msg = r->message ? r->message : r->title ? r->title : "";
+            char buf[160];
+            const char *workload = tg_report_workload_sentence(&r->baseline, buf, sizeof buf);
             if (r->suppressed && (r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE))
                 put_suppressed(out, r, tg_report_basename(file), msg);
             else if (r->verdict == TG_V_FAIL)
                 put_command(out, tg_severity_github(r->severity), r->rule, tg_report_basename(file), msg,
-                            r->cause ? r->cause->summary : NULL, r->advice);
+                            r->cause ? r->cause->summary : NULL, workload, r->advice);
             else if (r->verdict == TG_V_ERROR)
-                put_command(out, "error", r->rule, tg_report_basename(file), msg, NULL, NULL);
+                put_command(out, "error", r->rule, tg_report_basename(file), msg, NULL, NULL, NULL);
             else if (r->verdict == TG_V_INCONCLUSIVE)
                 put_command(out, tg_report_gates(r, opts) ? "error" : "warning", r->rule,
-                            tg_report_basename(file), msg, NULL, r->advice);
+                            tg_report_basename(file), msg, NULL, workload, r->advice);
         }
     }
     /* a suppression to review points at its line in the suppression file */

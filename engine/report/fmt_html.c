@@ -239,37 +239,93 @@ static void put_value(html *h, const tg_value *v)
 static void put_values(html *h, const tg_named_value *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        char label[128];
         fputs(i ? ", <code>" : "<code>", h->out);
-        tg_html_text(h, v[i].name, TG_TEXT_CAP_NAME);
+        tg_html_text(h, tg_report_value_label(&v[i], label, sizeof label), TG_TEXT_CAP_NAME);
         fputs("</code> = ", h->out);
         put_value(h, &v[i].value);
     }
 }
 
+/* A name from the trace in a sentence (report.c's evidence and cause
+** sentences), escaped for HTML. */
+static void put_name(FILE *out, const char *name)
+{
+    tg_text_escape(name, strlen(name), TG_TEXT_CAP_NAME, 0, html_sink, out);
+}
+
+/* The evidence as a table, one row per entry (its id is what a drawn gap
+** or iteration links to): the entry's sentence, as every human format
+** says it (report.c: the cited row and its span in ns, an idle gap or a
+** device window kept apart from the row), then the fields the sentence
+** has not said. */
 static void put_evidence(html *h, const tg_rule_result *r, size_t t, size_t i)
 {
     if (!r->n_evidence) return;
-    char id[64], buf[TG_FMT_BUF];
+    char id[64];
     fprintf(h->out, "<table>\n<caption class=\"meta\">Evidence: %zu row%s the query below selects</caption>\n"
-                    "<thead><tr><th scope=\"col\">table</th><th scope=\"col\">rowid</th><th scope=\"col\">start</th>"
-                    "<th scope=\"col\">end</th><th scope=\"col\">duration</th><th scope=\"col\">fields</th></tr>"
-                    "</thead>\n<tbody>\n", r->n_evidence, r->n_evidence == 1 ? "" : "s");
+                    "<thead><tr><th scope=\"col\">evidence</th><th scope=\"col\">fields</th></tr></thead>\n"
+                    "<tbody>\n", r->n_evidence, r->n_evidence == 1 ? "" : "s");
     for (size_t k = 0; k < r->n_evidence; k++) {
         const tg_evidence *e = &r->evidence[k];
-        fprintf(h->out, "<tr id=\"%s\"><td><code>", tg_html_evidence_id(t, i, k, id, sizeof id));
-        tg_html_text(h, e->table ? e->table : "?", TG_TEXT_CAP_NAME);
-        fprintf(h->out, "</code></td><td class=\"num\">%lld</td><td class=\"num\">", (long long)e->rowid);
-        if (e->start != TG_NULL_I64) fprintf(h->out, "%lld", (long long)e->start);
-        fputs("</td><td class=\"num\">", h->out);
-        if (e->end != TG_NULL_I64) fprintf(h->out, "%lld", (long long)e->end);
-        fputs("</td><td class=\"num\">", h->out);
-        if (e->start != TG_NULL_I64 && e->end != TG_NULL_I64)
-            fputs(tg_fmt_num(buf, sizeof buf, (double)(e->end - e->start), TG_UNIT_NS), h->out);
+        fprintf(h->out, "<tr id=\"%s\"><td>", tg_html_evidence_id(t, i, k, id, sizeof id));
+        tg_report_evidence_sentence(h->out, e, put_name);
         fputs("</td><td>", h->out);
-        put_values(h, e->fields, e->n_fields);
+        for (size_t f = 0, shown = 0; f < e->n_fields; f++)
+            if (!tg_report_evidence_said(e, &e->fields[f])) {
+                fputs(shown++ ? ", " : "", h->out);
+                put_values(h, &e->fields[f], 1);
+            }
         fputs("</td></tr>\n", h->out);
     }
     fputs("</tbody>\n</table>\n", h->out);
+}
+
+/* A cause's items (docs/host.md), at most this many per window or list. */
+#define CAUSE_ITEMS 4
+
+static void put_cause_items(html *h, tg_cause_kind kind, const tg_cause_item *items, size_t n)
+{
+    if (!n) return;
+    fputs("<ul>\n", h->out);
+    for (size_t i = 0; i < n && i < CAUSE_ITEMS; i++) {
+        fputs("<li>", h->out);
+        tg_report_cause_item(h->out, kind, &items[i], put_name);
+        fputs("</li>\n", h->out);
+    }
+    fputs("</ul>\n", h->out);
+}
+
+/* What the finding says about its cause, as the text report does: the
+** sentence, per window of the host what it did, the call sites or
+** kernels, what the capture cannot tell, and the query. */
+static void put_cause(html *h, const tg_trace_result *tr, const tg_cause *c)
+{
+    fputs("<p><strong>Cause:</strong> ", h->out);
+    tg_html_text(h, c->summary, TG_TEXT_CAP_TEXT);
+    fputs("</p>\n", h->out);
+    for (size_t w = 0; w < c->n_windows; w++) {
+        fputs("<p class=\"meta\">", h->out);
+        tg_report_cause_window(h->out, &c->windows[w]);
+        fputs("</p>\n", h->out);
+        put_cause_items(h, c->kind, c->windows[w].items, c->windows[w].n_items);
+    }
+    put_cause_items(h, c->kind, c->items, c->n_items);
+    if (c->n_unknown) {
+        fputs("<ul>\n", h->out);
+        for (size_t i = 0; i < c->n_unknown; i++) {
+            fputs("<li>unknown: ", h->out);
+            tg_html_text(h, c->unknown[i], TG_TEXT_CAP_TEXT);
+            fputs("</li>\n", h->out);
+        }
+        fputs("</ul>\n", h->out);
+    }
+    if (c->reproduce) {
+        fprintf(h->out, "<p><strong>Reproduce the cause</strong> (%s):</p>\n<pre><code>",
+                tg_report_format(tr)->reproduce_with);
+        tg_html_text(h, c->reproduce, TG_TEXT_CAP_LONG);
+        fputs("</code></pre>\n", h->out);
+    }
 }
 
 static void put_comparison(html *h, const tg_rule_result *r)
@@ -287,6 +343,9 @@ static void put_comparison(html *h, const tg_rule_result *r)
     fprintf(h->out, "%s</p>\n", b->regression ? ": <strong>regression</strong>"
                                 : b->inconclusive ? ": <strong>inconclusive</strong>"
                                 : b->improvement ? ": improvement" : "");
+    char workload[160];
+    if (tg_report_workload_sentence(b, workload, sizeof workload))
+        fprintf(h->out, "<p><strong>Workload:</strong> %s</p>\n", workload);
 }
 
 static void put_finding(html *h, const tg_trace_result *tr, size_t t, size_t i)
@@ -319,12 +378,11 @@ static void put_finding(html *h, const tg_trace_result *tr, size_t t, size_t i)
     if (r->baseline.present) put_comparison(h, r);
     put_evidence(h, r, t, i);
     if (r->reproduce) {
-        fprintf(h->out, "<p><strong>Reproduce</strong> (%s):</p>\n<pre><code>",
-                tr->trace_format && !strcmp(tr->trace_format, "kineto-json") ? "jq on the trace"
-                                                                               : "sqlite3 on the export");
+        fprintf(h->out, "<p><strong>Reproduce</strong> (%s):</p>\n<pre><code>", tg_report_format(tr)->reproduce_with);
         tg_html_text(h, r->reproduce, TG_TEXT_CAP_LONG);
         fputs("</code></pre>\n", h->out);
     }
+    if (r->cause) put_cause(h, tr, r->cause);
     if (r->advice) {
         fputs("<p><strong>Advice:</strong> ", h->out);
         tg_html_text(h, r->advice, TG_TEXT_CAP_TEXT);
@@ -348,13 +406,7 @@ static void put_trace(html *h, size_t t)
         return;
     }
     fputs("<p class=\"meta\">", h->out);
-    if (tr->trace_format && !strcmp(tr->trace_format, "kineto-json")) fputs("Kineto JSON", h->out);
-    else {
-        fputs("nsys ", h->out);
-        tg_html_text(h, tr->nsys_version ? tr->nsys_version : "unknown", TG_TEXT_CAP_NAME);
-    }
-    fputs(", schema ", h->out);
-    tg_html_text(h, tr->schema_version ? tr->schema_version : "unknown", TG_TEXT_CAP_NAME);
+    tg_report_trace_kind(h->out, tr, put_name);
     if (tr->gpu_names) {
         fputs(" &middot; ", h->out);
         tg_html_text(h, tr->gpu_names, TG_TEXT_CAP_TEXT);

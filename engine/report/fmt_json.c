@@ -409,6 +409,7 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
     put(c, o, "file", tg_report_json_str(t->file));
     put(c, o, "nsys_version", tg_report_json_str(t->nsys_version));
     put(c, o, "schema_version", tg_report_json_str(t->schema_version));
+    put(c, o, "trace_format", json_string(tg_report_format(t)->name));
     origin_json(c, o, &t->origin);
     if (t->gpu_names) put(c, o, "gpus", gpus_json(c, t->gpu_names));
     if (t->iteration_marker) put(c, o, "iteration_marker", tg_report_json_str(t->iteration_marker));

@@ -97,16 +97,20 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
                 tg_fmt_num(cur, sizeof cur, b->current, r->metric_unit),
                 tg_fmt_change(chg, sizeof chg, b->change), p, b->n_baseline, b->n_current,
                 b->regression ? ", regression" : b->inconclusive ? ", inconclusive" : b->improvement ? ", improvement" : "");
+        char workload[160];
+        if (tg_report_workload_sentence(b, workload, sizeof workload)) fprintf(out, "workload: %s\n", workload);
         for (size_t i = 0; i < b->n_contributors; i++) {
             const tg_contributor *x = &b->contributors[i];
-            char then[TG_FMT_BUF], now[TG_FMT_BUF];
+            char then[TG_FMT_BUF], now[TG_FMT_BUF], d[TG_FMT_BUF], sh[TG_FMT_BUF];
             tg_fmt_num(then, sizeof then, x->then_time, TG_UNIT_NS);
             tg_fmt_num(now, sizeof now, x->now_time, TG_UNIT_NS);
-            fputs(i ? "         " : "changed: ", out);
+            tg_fmt_num(d, sizeof d, fabs(x->delta), TG_UNIT_NS);
+            fprintf(out, "%s%s ", i ? "         " : "changed: ", tg_contrib_status_name(x->status));
             put_xml_cap(out, x->name, false, TG_TEXT_CAP_NAME);
-            fprintf(out, " %s -> %s per iteration", then, now);
-            if (x->kind != TG_WORK_NVTX) fprintf(out, " (%.4g -> %.4g launches)", x->then_launches, x->now_launches);
-            fputc('\n', out);
+            fprintf(out, " %s -> %s per iteration (%s%s", then, now, x->delta >= 0 ? "+" : "-", d);
+            if (!isnan(x->share)) fprintf(out, ", %s of the change", tg_fmt_num(sh, sizeof sh, x->share, TG_UNIT_RATIO));
+            if (x->kind != TG_WORK_NVTX) fprintf(out, "; %.4g -> %.4g launches", x->then_launches, x->now_launches);
+            fputs(")\n", out);
         }
     }
     if (r->n_evidence) fputs("evidence:\n", out);

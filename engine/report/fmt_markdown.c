@@ -251,6 +251,9 @@ static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r
         put_values(out, r->values, r->n_values);
         fputs("\n\n", out);
     }
+    char workload[160];
+    if (tg_report_workload_sentence(&r->baseline, workload, sizeof workload))
+        fprintf(out, "**Workload:** %s\n\n", workload);
     if (r->baseline.n_contributors) put_changed(out, &r->baseline);
     if (r->n_evidence) put_evidence(m, r);
     if (r->reproduce && !m->full) put_sql(out, r->reproduce);
@@ -271,7 +274,9 @@ static void put_baseline_row(FILE *out, const tg_trace_result *t, const tg_rule_
             tg_fmt_num(cur, sizeof cur, b->current, r->metric_unit), tg_fmt_change(chg, sizeof chg, b->change));
     if (isnan(b->p_value)) fputs("n/a", out);
     else fprintf(out, "%.2g", b->p_value);
-    fprintf(out, " | %zu/%zu | %s |\n", b->n_baseline, b->n_current,
+    char match[TG_FMT_BUF];
+    fprintf(out, " | %zu/%zu | %s | %s |\n", b->n_baseline, b->n_current,
+            tg_fmt_num(match, sizeof match, b->workload_match, TG_UNIT_RATIO),
             b->regression ? "**regression**" : b->inconclusive ? "**inconclusive**"
             : b->improvement ? "improvement" : "no significant change");
 }
@@ -285,8 +290,9 @@ static void put_baselines(md *m, const tg_run_result *run)
             if (!r->baseline.present) continue;
             if (!header) {
                 fputs("## Baseline comparison\n\n"
-                      "| trace | rule | metric | baseline | current | change | p-value | n (baseline/current) | result |\n"
-                      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n", m->out);
+                      "| trace | rule | metric | baseline | current | change | p-value | n (baseline/current) | "
+                      "workload | result |\n"
+                      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n", m->out);
                 header = true;
             }
             put_baseline_row(m->out, &run->traces[t], r);

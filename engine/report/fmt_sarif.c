@@ -15,6 +15,7 @@
 */
 #include "report_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -211,6 +212,11 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
             fputs("\nCause: ", m);
             put_piece(m, r->cause->summary, TG_TEXT_CAP_TEXT);
         }
+        char workload[160];
+        if (tg_report_workload_sentence(&r->baseline, workload, sizeof workload)) {
+            fputs("\nWorkload: ", m);
+            put_piece(m, workload, TG_TEXT_CAP_TEXT);
+        }
         if (r->advice) {
             fputc('\n', m);
             put_piece(m, r->advice, TG_TEXT_CAP_TEXT);
@@ -250,7 +256,11 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
     put(c, props, "values", tg_report_json_values(r->values, r->n_values));
     if (r->reproduce) put(c, props, "reproduce", tg_report_json_str(r->reproduce));
     if (r->cause) {
-        put(c, props, "cause", tg_report_json_str(r->cause->summary));
+        /* a sentence for people, whose names a trace chose: capped like the
+        ** message (docs/formats.md, "Caps"), so a 1 MB API name stays 4 KB */
+        char *cause = tg_text_dup(r->cause->summary, TG_TEXT_CAP_TEXT, TG_TEXT_KEEP_NEWLINES);
+        put(c, props, "cause", cause ? json_string(cause) : NULL);
+        free(cause);
         if (r->cause->reproduce) put(c, props, "cause_reproduce", tg_report_json_str(r->cause->reproduce));
     }
     if (r->baseline.present) {
@@ -258,13 +268,24 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
         put(c, props, "current", tg_report_json_num(r->baseline.current));
         put(c, props, "change", tg_report_json_num(r->baseline.change));
         put(c, props, "p_value", tg_report_json_num(r->baseline.p_value));
+        if (!isnan(r->baseline.workload_match))
+            put(c, props, "workload_match", tg_report_json_num(r->baseline.workload_match));
+        /* what changed, as the JSON result has it (docs/formats.md) */
         json_t *changed = json_array();
         for (size_t i = 0; i < r->baseline.n_contributors; i++) {
             const tg_contributor *x = &r->baseline.contributors[i];
             json_t *e = json_object();
             put(c, e, "name", tg_report_json_str(x->name));
+            put(c, e, "kind", json_string(tg_work_kind_name(x->kind)));
+            put(c, e, "status", json_string(tg_contrib_status_name(x->status)));
             put(c, e, "baseline_ns", tg_report_json_num(x->then_time));
             put(c, e, "current_ns", tg_report_json_num(x->now_time));
+            put(c, e, "delta_ns", tg_report_json_num(x->delta));
+            put(c, e, "share", tg_report_json_num(x->share));
+            if (x->kind != TG_WORK_NVTX) {
+                put(c, e, "baseline_launches", tg_report_json_num(x->then_launches));
+                put(c, e, "current_launches", tg_report_json_num(x->now_launches));
+            }
             put(c, e, "query", tg_report_json_str(x->query));
             append(c, changed, e);
         }

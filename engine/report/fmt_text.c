@@ -156,59 +156,19 @@ static void put_baseline(const text_ctx *c, const tg_rule_result *r)
     else if (b->improvement) fprintf(c->out, "  %simprovement%s", paint(c, "\033[32m"), paint(c, "\033[0m"));
     else if (b->inconclusive) fprintf(c->out, "  %sinconclusive%s", paint(c, "\033[1;33m"), paint(c, "\033[0m"));
     fputc('\n', c->out);
+    char workload[160];
+    if (tg_report_workload_sentence(b, workload, sizeof workload))
+        fprintf(c->out, INDENT "workload: %s\n", workload);
     put_contributors(c, b);
 }
 
 /* Item lines of a cause: at most this many per window or list. */
 #define CAUSE_LINES 4
 
-static void put_rowids(FILE *out, const tg_cause_item *it)
-{
-    if (!it->n_rowids) return;
-    fputs("  ", out);
-    put_text(out, it->table, TG_TEXT_CAP_NAME);
-    fprintf(out, " rowid%s ", it->n_rowids > 1 ? "s" : "");
-    for (size_t i = 0; i < it->n_rowids; i++) fprintf(out, "%s%lld", i ? ", " : "", (long long)it->rowids[i]);
-    if (it->n_rowids < (size_t)it->count) fputs(", ...", out);
-}
-
 static void put_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *it)
 {
-    char t[TG_FMT_BUF], sh[TG_FMT_BUF], l[TG_FMT_BUF];
     fputs(INDENT "  ", out);
-    if (kind == TG_CAUSE_HOST) fprintf(out, "%s ", it->source);
-    put_text(out, it->name ? it->name : "?", TG_TEXT_CAP_NAME);
-    if (kind == TG_CAUSE_CALL_SITE && it->module) {
-        fputs(" in ", out);
-        put_text(out, it->module, TG_TEXT_CAP_NAME);
-    }
-    tg_fmt_num(t, sizeof t, it->time, TG_UNIT_NS);
-    tg_fmt_num(sh, sizeof sh, it->share, TG_UNIT_RATIO);
-    if (kind == TG_CAUSE_LAUNCH) {
-        tg_fmt_num(l, sizeof l, it->launch_time, TG_UNIT_NS);
-        fprintf(out, "  %lld kernels, %s (launch calls %s), %s of the short ones\n", (long long)it->count, t, l, sh);
-        return;
-    }
-    const char *noun = kind == TG_CAUSE_HOST && !strcmp(it->source, "nvtx") ? "range" : kind == TG_CAUSE_HOST ? "call"
-                                                                                                       : "row";
-    fprintf(out, "  %lld %s%s, %s (%s)", (long long)it->count, noun, it->count == 1 ? "" : "s", t, sh);
-    if (kind == TG_CAUSE_HOST) {
-        fputs(", thread ", out);
-        if (it->thread) {
-            put_text(out, it->thread, TG_TEXT_CAP_NAME);
-            fputc(' ', out);
-        }
-        fprintf(out, "(tid %lld%s)", (long long)it->tid, it->launch_thread ? ", launches GPU work" : "");
-        if (it->call_site) {
-            fputs(", from ", out);
-            put_text(out, it->call_site, TG_TEXT_CAP_NAME);
-            if (it->call_module) {
-                fputs(" in ", out);
-                put_text(out, it->call_module, TG_TEXT_CAP_NAME);
-            }
-        }
-    }
-    put_rowids(out, it);
+    tg_report_cause_item(out, kind, it, put_name);
     fputc('\n', out);
 }
 
@@ -221,12 +181,9 @@ static void put_cause(const text_ctx *c, const tg_cause *x)
     fputc('\n', out);
     for (size_t w = 0; w < x->n_windows; w++) {
         const tg_cause_window *win = &x->windows[w];
-        char d[TG_FMT_BUF], a[TG_FMT_BUF];
-        tg_fmt_num(d, sizeof d, (double)(win->end - win->start), TG_UNIT_NS);
-        tg_fmt_num(a, sizeof a, (double)win->accounted, TG_UNIT_NS);
-        fprintf(out, INDENT "  evidence row %zu: %lld..%lld ns (%s), pid %lld; %s of it in traced calls of the "
-                "threads that launch GPU work\n", win->evidence + 1, (long long)win->start, (long long)win->end, d,
-                (long long)win->pid, a);
+        fputs(INDENT "  ", out);
+        tg_report_cause_window(out, win);
+        fputc('\n', out);
         for (size_t i = 0; i < win->n_items && i < CAUSE_LINES; i++) put_cause_item(out, x->kind, &win->items[i]);
     }
     for (size_t i = 0; i < x->n_items && i < CAUSE_LINES; i++) put_cause_item(out, x->kind, &x->items[i]);
@@ -304,15 +261,8 @@ static void put_trace(const text_ctx *c, const tg_trace_result *t)
     put_text(out, t->file ? t->file : "?", TG_TEXT_CAP_TEXT);
     fprintf(out, "%s", paint(c, "\033[0m"));
     if (t->status == TG_OK) {
-        if (t->trace_format && !strcmp(t->trace_format, "kineto-json")) {
-            fputs("  (Kineto JSON, schema ", out);
-            put_text(out, t->schema_version ? t->schema_version : "not recorded", TG_TEXT_CAP_NAME);
-        } else {
-            fputs("  (nsys ", out);
-            put_text(out, t->nsys_version ? t->nsys_version : "unknown", TG_TEXT_CAP_NAME);
-            fputs(", schema ", out);
-            put_text(out, t->schema_version ? t->schema_version : "unknown", TG_TEXT_CAP_NAME);
-        }
+        fputs("  (", out);
+        tg_report_trace_kind(out, t, put_name);
         if (t->gpu_names) {
             fputs(", ", out);
             put_text(out, t->gpu_names, TG_TEXT_CAP_TEXT);

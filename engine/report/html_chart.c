@@ -17,6 +17,7 @@
 ** element. Numbers go through the one formatter (common/units.h).
 */
 #include "html_int.h"
+#include "../common/stats.h"
 #include "../common/units.h"
 
 #include <math.h>
@@ -67,23 +68,15 @@ static const tg_rule_result *comparison(const tg_trace_result *tr, const char *k
     return NULL;
 }
 
+/* The median of the steady iterations' values (common/stats.c); NaN
+** without one. */
 static double steady_median(const series *s, const tg_timeline *tl)
 {
     double *tmp = malloc((s->n ? s->n : 1) * sizeof *tmp);
     size_t k = 0;
     for (size_t i = 0; tmp && i < s->n; i++)
         if (tl->iterations[i].steady && !isnan(s->v[i])) tmp[k++] = s->v[i];
-    double med = NAN;
-    if (k) {
-        /* insertion into order is enough for a few thousand points */
-        for (size_t i = 1; i < k; i++)
-            for (size_t j = i; j > 0 && tmp[j - 1] > tmp[j]; j--) {
-                double x = tmp[j];
-                tmp[j] = tmp[j - 1];
-                tmp[j - 1] = x;
-            }
-        med = k % 2 ? tmp[k / 2] : (tmp[k / 2 - 1] + tmp[k / 2]) / 2;
-    }
+    double med = tmp ? tg_stats_median(tmp, k) : NAN;
     free(tmp);
     return med;
 }

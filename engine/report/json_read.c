@@ -7,6 +7,7 @@
 ** objects beside "values" and evidence "fields".
 */
 #include "json_read.h"
+#include "../trace/trace.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -428,11 +429,33 @@ static bool workload_from(rd *a, json_t *o, tg_workload **out)
     return true;
 }
 
+/* The format a trace was in (engine/trace/trace.h's names): absent in a
+** result written before it was recorded, of an export then; a name
+** tracegate does not know is refused rather than read as an export. */
+static bool format_from(json_t *o, tg_trace_result *t, const char *file, tg_diag *diag)
+{
+    json_t *v = json_object_get(o, "trace_format");
+    if (!v || json_is_null(v)) return true;
+    const tg_trace_format_def *f = json_is_string(v) ? tg_trace_format_of(json_string_value(v)) : NULL;
+    if (!f) {
+        const char *names[TG_FORMAT_COUNT + 1] = {0};
+        for (size_t i = 0; i < TG_FORMAT_COUNT; i++) names[i] = tg_trace_format_names[i];
+        char known[128];
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = file}, NULL,
+                    "trace %s: trace_format is not a format tracegate reads (%s)", t_name(o),
+                    tg_vocab_join(names, known, sizeof known));
+        return false;
+    }
+    t->trace_format = f->name;
+    return true;
+}
+
 static bool trace_from(rd *a, json_t *o, tg_trace_result *t, const char *file, tg_diag *diag)
 {
     t->file = str_of(a, o, "file");
     t->nsys_version = str_of(a, o, "nsys_version");
     t->schema_version = str_of(a, o, "schema_version");
+    if (!format_from(o, t, file, diag)) return false;
     json_t *gpus = json_object_get(o, "gpus");
     if (json_array_size(gpus)) {
         char buf[1024] = "";

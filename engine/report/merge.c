@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/stats.h"
 #include "../common/units.h"
 #include "../eval/eval.h"
 
@@ -365,16 +366,17 @@ static bool add_result(const straggle *s, tg_trace_result *t, tg_arena *a)
     r->values[r->n_values++] = (tg_named_value){"median_rank_gpu_time_ns", tg_float(gpu_time_of(mid), TG_UNIT_NS)};
     r->values[r->n_values++] = (tg_named_value){"median_rank_idle_ns", tg_float(idle_of(mid), TG_UNIT_NS)};
 
-    char med[32], cur[32], lim[32];
+    char med[TG_FMT_BUF], cur[TG_FMT_BUF], lim[TG_FMT_BUF], chg[TG_FMT_BUF];
     tg_fmt_num(med, sizeof med, s->median, TG_UNIT_NS);
     tg_fmt_num(cur, sizeof cur, x, TG_UNIT_NS);
     tg_fmt_num(lim, sizeof lim, s->threshold, TG_UNIT_RATIO);
+    tg_fmt_change(chg, sizeof chg, change);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) return false;
-    fprintf(f, "%s: p50 iteration period %s is %+.1f%% from the median rank (%s over %zu ranks; limit +%s)",
-            who(a, t), cur, 100 * change, med, s->n, lim);
+    fprintf(f, "%s: p50 iteration period %s is %s from the median rank (%s over %zu ranks; limit +%s)",
+            who(a, t), cur, chg, med, s->n, lim);
     put_side_by_side(f, t, s->mid, a);
     if (wall) tg_workload_put_changes(f, &r->baseline, true);
     bool ok = fclose(f) == 0;
@@ -388,7 +390,10 @@ static size_t compare_group(tg_run_result *run, const member *m, size_t g, size_
                             tg_severity severity, bool *oom)
 {
     ranked *p = malloc((e - g) * sizeof *p);
-    if (!p) {
+    double *periods = malloc((e - g) * sizeof *periods);
+    if (!p || !periods) {
+        free(p);
+        free(periods);
         *oom = true;
         return 0;
     }
@@ -400,8 +405,9 @@ static size_t compare_group(tg_run_result *run, const member *m, size_t g, size_
     }
     if (n >= 2) {
         qsort(p, n, sizeof *p, cmp_ranked);
+        for (size_t k = 0; k < n; k++) periods[k] = p[k].period;
         straggle s = {.threshold = threshold, .severity = severity, .n = n,
-                      .median = n % 2 ? p[n / 2].period : (p[n / 2 - 1].period + p[n / 2].period) / 2,
+                      .median = tg_stats_percentile_sorted(periods, n, 0.5),
                       .mid = &run->traces[p[(n - 1) / 2].i], .slowest = &run->traces[p[n - 1].i]};
         for (size_t k = 0; k < n && !*oom; k++) {
             tg_trace_result *t = &run->traces[p[k].i];
@@ -409,6 +415,7 @@ static size_t compare_group(tg_run_result *run, const member *m, size_t g, size_
         }
     }
     free(p);
+    free(periods);
     return n >= 2 ? n : 0;
 }
 

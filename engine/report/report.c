@@ -96,6 +96,94 @@ bool tg_report_evidence_said(const tg_evidence *e, const tg_named_value *f)
     return false;
 }
 
+/* ---------------------------------------------------------------- traces */
+
+const tg_trace_format_def *tg_report_format(const tg_trace_result *tr)
+{
+    const tg_trace_format_def *f = tg_trace_format_of(tr->trace_format);
+    return f ? f : &tg_trace_formats[TG_FORMAT_NSYS];   /* json_read refuses a name it does not know */
+}
+
+void tg_report_trace_kind(FILE *out, const tg_trace_result *tr, tg_report_put_name put_name)
+{
+    const tg_trace_format_def *f = tg_report_format(tr);
+    fputs(f->label, out);
+    if (f->versioned) {
+        fputc(' ', out);
+        put_name(out, tr->nsys_version ? tr->nsys_version : "unknown");
+    }
+    fputs(", schema ", out);
+    put_name(out, tr->schema_version ? tr->schema_version : "unknown");
+}
+
+const char *tg_report_workload_sentence(const tg_baseline_cmp *b, char *buf, size_t size)
+{
+    if (!b->present || isnan(b->workload_match)) return NULL;
+    char share[TG_FMT_BUF];
+    snprintf(buf, size, "this trace's kernels account for %s of the baseline's GPU time",
+             tg_fmt_num(share, sizeof share, b->workload_match, TG_UNIT_RATIO));
+    return buf;
+}
+
+/* ---------------------------------------------------------------- causes */
+
+static void put_rowids(FILE *out, const tg_cause_item *it, tg_report_put_name put_name)
+{
+    if (!it->n_rowids) return;
+    fputs("  ", out);
+    put_name(out, it->table);
+    fprintf(out, " rowid%s ", it->n_rowids > 1 ? "s" : "");
+    for (size_t i = 0; i < it->n_rowids; i++) fprintf(out, "%s%lld", i ? ", " : "", (long long)it->rowids[i]);
+    if (it->n_rowids < (size_t)it->count) fputs(", ...", out);
+}
+
+void tg_report_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *it, tg_report_put_name put_name)
+{
+    char t[TG_FMT_BUF], sh[TG_FMT_BUF], l[TG_FMT_BUF];
+    if (kind == TG_CAUSE_HOST) fprintf(out, "%s ", it->source);
+    put_name(out, it->name ? it->name : "?");
+    if (kind == TG_CAUSE_CALL_SITE && it->module) {
+        fputs(" in ", out);
+        put_name(out, it->module);
+    }
+    tg_fmt_num(t, sizeof t, it->time, TG_UNIT_NS);
+    tg_fmt_num(sh, sizeof sh, it->share, TG_UNIT_RATIO);
+    if (kind == TG_CAUSE_LAUNCH) {
+        tg_fmt_num(l, sizeof l, it->launch_time, TG_UNIT_NS);
+        fprintf(out, "  %lld kernels, %s (launch calls %s), %s of the short ones", (long long)it->count, t, l, sh);
+        return;
+    }
+    const char *noun = kind == TG_CAUSE_HOST && !strcmp(it->source, "nvtx") ? "range" : kind == TG_CAUSE_HOST ? "call"
+                                                                                                       : "row";
+    fprintf(out, "  %lld %s%s, %s (%s)", (long long)it->count, noun, it->count == 1 ? "" : "s", t, sh);
+    if (kind == TG_CAUSE_HOST) {
+        fputs(", thread ", out);
+        if (it->thread) {
+            put_name(out, it->thread);
+            fputc(' ', out);
+        }
+        fprintf(out, "(tid %lld%s)", (long long)it->tid, it->launch_thread ? ", launches GPU work" : "");
+        if (it->call_site) {
+            fputs(", from ", out);
+            put_name(out, it->call_site);
+            if (it->call_module) {
+                fputs(" in ", out);
+                put_name(out, it->call_module);
+            }
+        }
+    }
+    put_rowids(out, it, put_name);
+}
+
+void tg_report_cause_window(FILE *out, const tg_cause_window *win)
+{
+    char d[TG_FMT_BUF], a[TG_FMT_BUF];
+    tg_fmt_num(d, sizeof d, (double)(win->end - win->start), TG_UNIT_NS);
+    tg_fmt_num(a, sizeof a, (double)win->accounted, TG_UNIT_NS);
+    fprintf(out, "evidence row %zu: %lld..%lld ns (%s), pid %lld; %s of it in traced calls of the threads that "
+            "launch GPU work", win->evidence + 1, (long long)win->start, (long long)win->end, d, (long long)win->pid, a);
+}
+
 void tg_report_backslash_sink(void *ctx, const char *s, size_t n)
 {
     const tg_backslash_sink *k = ctx;

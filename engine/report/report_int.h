@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include "report.h"
 #include "../common/text.h"
+#include "../trace/trace.h"
 
 /* A tg_text_escape sink that writes to out with a backslash before each
 ** byte of `specials` (a quote in a quoted value, | in a table cell). */
@@ -46,6 +47,30 @@ void tg_report_evidence_sentence(FILE *out, const tg_evidence *e, tg_report_put_
 /* Whether field f of e is said by its sentence already (the row after a
 ** gap, a device's last op). */
 bool tg_report_evidence_said(const tg_evidence *e, const tg_named_value *f);
+
+/* The format of a trace's result (engine/trace/trace.h,
+** TG_TRACE_FORMAT_LIST): what its header calls it and where its reproduce
+** queries run. A result that names no format was written before the name
+** was recorded, of an export: nsys. */
+const tg_trace_format_def *tg_report_format(const tg_trace_result *tr);
+/* What a trace is, as every header says it: "nsys 2024.5.1, schema 3.11",
+** "Kineto JSON, schema 1" (unknown parts "unknown"); versions go through
+** put_name. */
+void tg_report_trace_kind(FILE *out, const tg_trace_result *tr, tg_report_put_name put_name);
+
+/* The workload fingerprint of a comparison (docs/regressions.md), one
+** sentence for every format: "this trace's kernels account for 99.7% of
+** the baseline's GPU time"; NULL when it was not compared (NaN). */
+const char *tg_report_workload_sentence(const tg_baseline_cmp *b, char *buf, size_t size);
+
+/* A cause's item (docs/host.md) as every line-oriented format says it,
+** without indent or line end: "osrt usleep  2 calls, 720 ms (33.3%),
+** thread main (tid 7, launches GPU work), from main in app  OSRT_API
+** rowids 1002, 1001"; names through put_name. */
+void tg_report_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *it, tg_report_put_name put_name);
+/* A host cause's window: "evidence row 2: S..E ns (720 ms), pid 7; 719 ms
+** of it in traced calls of the threads that launch GPU work". */
+void tg_report_cause_window(FILE *out, const tg_cause_window *win);
 
 /* FNV-1a, for stable fingerprints. */
 uint64_t tg_report_hash(uint64_t h, const void *data, size_t len);

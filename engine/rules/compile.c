@@ -77,6 +77,7 @@ static const char *describe(const tg_expr *e)
     case TG_UNIT_NS: return "a duration";
     case TG_UNIT_BYTES: return "a byte count";
     case TG_UNIT_RATIO: return "a ratio";
+    case TG_UNIT_RATE: return "a rate (bytes per second)";
     default: return "a plain number";
     }
 }
@@ -103,6 +104,7 @@ static const char *unit_hint(const tg_expr *plain, const tg_expr *other)
     switch (other->unit) {
     case TG_UNIT_NS: return "; write the number with a time unit, e.g. 500ms or 20us";
     case TG_UNIT_BYTES: return "; write the number with a size unit, e.g. 64KB or 16MiB";
+    case TG_UNIT_RATE: return "; write the number with a rate unit, e.g. 10GB/s";
     default: return "";
     }
 }
@@ -734,6 +736,7 @@ static bool arith_unit(tg_node_kind op, const tg_expr *a, const tg_expr *b, tg_u
     case TG_N_DIV:
         if (x == y) { *out = TG_UNIT_NONE; return true; }
         if (y == TG_UNIT_NONE || y == TG_UNIT_RATIO) { *out = x; return true; }
+        if (x == TG_UNIT_BYTES && y == TG_UNIT_NS) { *out = TG_UNIT_RATE; return true; }   /* see compile_arith */
         return false;
     default:
         return false;
@@ -760,6 +763,15 @@ static tg_expr *compile_arith(tg_cstate *cs, const tg_ast *ast)
         return NULL;
     }
     tg_type type = ast->kind == TG_N_DIV || a->type == TG_TY_FLOAT || b->type == TG_TY_FLOAT ? TG_TY_FLOAT : TG_TY_INT;
+    if (unit == TG_UNIT_RATE && a->unit == TG_UNIT_BYTES) {
+        /* bytes over nanoseconds: a rate, in its base unit of bytes per
+        ** second (units.def), so the quotient is scaled by 1e9 ns/s; explain
+        ** and the reproduce SQL show the factor */
+        tg_expr *per_ns = fold_or_node(cs, TG_N_DIV, ast->pos, a, b, TG_TY_FLOAT, TG_UNIT_NONE);
+        tg_expr *ns_per_s = make_const(cs, ast->pos, tg_float(1e9, TG_UNIT_NONE));
+        if (!per_ns || !ns_per_s) return NULL;
+        return fold_or_node(cs, TG_N_MUL, ast->pos, per_ns, ns_per_s, TG_TY_FLOAT, TG_UNIT_RATE);
+    }
     return fold_or_node(cs, ast->kind, ast->pos, a, b, type, unit);
 }
 

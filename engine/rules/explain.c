@@ -63,12 +63,12 @@ static void put_value(char **buf, size_t *len, size_t *cap, tg_value v, int suff
         else
             put(buf, len, cap, "%.15g", x);
         if (suffix >= 0 && tg_unit_suffixes[suffix].scale != 1.0) {
-            put(buf, len, cap, " (= %.15g %s)", x, v.unit == TG_UNIT_NS ? "ns" : v.unit == TG_UNIT_BYTES ? "B" : "as a fraction");
+            put(buf, len, cap, " (= %.15g %s)", x, tg_unit_base_suffix(v.unit) ? tg_unit_base_suffix(v.unit) : "as a fraction");
             break;
         }
         if (suffix >= 0 || v.unit == TG_UNIT_NONE) break;
         /* show the base unit of a computed constant */
-        put(buf, len, cap, "%s", v.unit == TG_UNIT_NS ? "ns" : v.unit == TG_UNIT_BYTES ? "B" : " (ratio)");
+        put(buf, len, cap, "%s", tg_unit_base_suffix(v.unit) ? tg_unit_base_suffix(v.unit) : " (ratio)");
         break;
     }
     }

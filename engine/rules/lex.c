@@ -87,6 +87,13 @@ static size_t scan_number(const char *s, size_t len, double *num, size_t *suffix
         i++;
     } else {
         while (i < len && (isalpha((unsigned char)s[i]) || s[i] == '_')) i++;
+        /* a rate: a size suffix per second (10GB/s), never the start of
+        ** a division by a name (64KB/steady_iterations) */
+        size_t k = i + 2;
+        if (i > *suffix_start && k <= len && s[i] == '/' && s[i + 1] == 's' &&
+            (k == len || !(isalnum((unsigned char)s[k]) || s[k] == '_' || s[k] == '.')) &&
+            find_suffix(s + *suffix_start, k - *suffix_start) >= 0)
+            i = k;
     }
     *suffix_len = i - *suffix_start;
     return i;

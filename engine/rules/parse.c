@@ -22,7 +22,7 @@
 **   name        = identifier [ "." identifier ] ;
 **   number      = digits [ "." digits ] [ ( "e" | "E" ) [ "+" | "-" ] digits ] [ unit ] ;
 **   digits      = digit { digit } ;
-**   unit        = ? a suffix of engine/common/units.def: ns us ms s min h B KB ... % ? ;
+**   unit        = ? a suffix of engine/common/units.def: ns us ms s min h B KB ... % B/s ... TB/s ? ;
 **   string      = '"' { ? a character but '"' and "\" ? | escape } '"'
 **               | "'" { ? a character but "'" and "\" ? | escape } "'" ;
 **   escape      = "\" ? any character; \n \t \\ \" \' are decoded, others kept as written ? ;

@@ -39,14 +39,10 @@ static const char *format_value(tg_arena *a, tg_value v)
     case TG_TY_STRING: return tg_arena_printf(a, "\"%s\"", v.u.s ? v.u.s : "");
     case TG_TY_INT:
         if (v.unit == TG_UNIT_NS) return format_ns(a, v.u.i);
-        if (v.unit == TG_UNIT_BYTES) return tg_arena_printf(a, "%" PRId64 "B", v.u.i);
-        if (v.unit == TG_UNIT_RATIO) return tg_arena_printf(a, "%" PRId64, v.u.i);
-        return tg_arena_printf(a, "%" PRId64, v.u.i);
+        return tg_arena_printf(a, "%" PRId64 "%s", v.u.i, tg_unit_base_suffix(v.unit) ? tg_unit_base_suffix(v.unit) : "");
     case TG_TY_FLOAT:
         if (isnan(v.u.f)) return "nan";
-        if (v.unit == TG_UNIT_NS) return tg_arena_printf(a, "%.10gns", v.u.f);
-        if (v.unit == TG_UNIT_BYTES) return tg_arena_printf(a, "%.10gB", v.u.f);
-        return tg_arena_printf(a, "%.10g", v.u.f);
+        return tg_arena_printf(a, "%.10g%s", v.u.f, tg_unit_base_suffix(v.unit) ? tg_unit_base_suffix(v.unit) : "");
     }
     return "?";
 }

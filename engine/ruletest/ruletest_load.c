@@ -82,6 +82,7 @@ static const char *unit_wanted(tg_unit unit)
     case TG_UNIT_NS: return "a duration such as 1ms, 20us or 1500ns";
     case TG_UNIT_BYTES: return "a size such as 64KB, 16MiB or 4096B";
     case TG_UNIT_RATIO: return "a percentage such as 20%";
+    case TG_UNIT_RATE: return "a rate such as 10GB/s";
     default: return "a plain number";
     }
 }

@@ -48,18 +48,19 @@ const char *const tg_table_torch_option[TG_TABLE_COUNT] = {
 #undef X
 };
 const tg_trace_format_def tg_trace_formats[TG_FORMAT_COUNT] = {
-#define X(id, name, what, lang, list, noun, rank) {name, what, TG_QUERY_##lang, list, noun, rank},
+#define X(id, name, what, lang, list, noun, rank, label, versioned, run_with) \
+    {name, what, TG_QUERY_##lang, list, noun, rank, label, versioned, run_with},
     TG_TRACE_FORMAT_LIST(X)
 #undef X
 };
 
 const char *const tg_trace_format_names[TG_FORMAT_COUNT] = {
-#define X(id, name, what, lang, list, noun, rank) name,
+#define X(id, name, what, lang, list, noun, rank, label, versioned, run_with) name,
     TG_TRACE_FORMAT_LIST(X)
 #undef X
 };
 const char *const tg_trace_format_what[TG_FORMAT_COUNT] = {
-#define X(id, name, what, lang, list, noun, rank) what,
+#define X(id, name, what, lang, list, noun, rank, label, versioned, run_with) what,
     TG_TRACE_FORMAT_LIST(X)
 #undef X
 };
@@ -69,6 +70,13 @@ int tg_trace_format_parse(const char *name)
     for (int i = 0; name && i < TG_FORMAT_COUNT; i++)
         if (!strcmp(name, tg_trace_format_names[i])) return i;
     return -1;
+}
+
+const tg_trace_format_def *tg_trace_format_of(const char *name)
+{
+    if (!name) return &tg_trace_formats[TG_FORMAT_NSYS];
+    int f = tg_trace_format_parse(name);
+    return f < 0 ? NULL : &tg_trace_formats[f];
 }
 
 const char *tg_trace_table_label(const tg_trace *t, tg_table_id id)

@@ -102,15 +102,20 @@ typedef enum tg_query_lang {
 ** (NULL: each row is cited in its own table); how a message names one of
 ** its tables ("table CUPTI_ACTIVITY_KIND_KERNEL", "Kineto kernel events");
 ** where its rank is recorded when the trace itself says (NULL: only the
-** recorded environment, tg_trace.rank_source). Everything else specific to
-** a format stays in its reader, here in the trace layer. */
+** recorded environment, tg_trace.rank_source); how a report's header
+** names it ("nsys 2024.5.1", "Kineto JSON") and whether the version of the
+** tool that wrote it (tg_trace.nsys_version) follows that label; and how
+** a report says where its reproduce queries run ("sqlite3 on the export").
+** Everything else specific to a format stays in its reader, here in the
+** trace layer. */
 #define TG_TRACE_FORMAT_LIST(X) \
-    X(NSYS,   "nsys-sqlite", "an nsys SQLite export", SQL, NULL, "table", NULL) \
+    X(NSYS,   "nsys-sqlite", "an nsys SQLite export", SQL, NULL, "table", NULL, \
+      "nsys", true, "sqlite3 on the export") \
     X(KINETO, "kineto-json", "a PyTorch profiler (Kineto) JSON trace", JQ, "traceEvents", "Kineto", \
-      "distributedInfo")
+      "distributedInfo", "Kineto JSON", false, "jq on the trace")
 
 typedef enum tg_trace_format {
-#define X(id, name, what, lang, list, noun, rank) TG_FORMAT_##id,
+#define X(id, name, what, lang, list, noun, rank, label, versioned, run_with) TG_FORMAT_##id,
     TG_TRACE_FORMAT_LIST(X)
 #undef X
     TG_FORMAT_COUNT
@@ -122,6 +127,9 @@ typedef struct tg_trace_format_def {
     const char *cite_list;
     const char *table_noun;
     const char *rank_source;
+    const char *label;         /* a report's header: "nsys", "Kineto JSON" */
+    bool versioned;            /* the label is followed by the writing tool's version */
+    const char *reproduce_with;/* where its reproduce queries run: "sqlite3 on the export" */
 } tg_trace_format_def;
 
 extern const tg_trace_format_def tg_trace_formats[TG_FORMAT_COUNT];
@@ -129,6 +137,10 @@ extern const char *const tg_trace_format_names[TG_FORMAT_COUNT];
 extern const char *const tg_trace_format_what[TG_FORMAT_COUNT];
 /* The format of a name ("kineto-json"), or -1. */
 int tg_trace_format_parse(const char *name);
+/* The format of a name as results and baselines write it; NULL (a result
+** or baseline written before the name was recorded: an export) is nsys.
+** NULL for a name tracegate does not know. */
+const tg_trace_format_def *tg_trace_format_of(const char *name);
 
 /* A kernel as the model needs it: what the device sweep, the launch join
 ** and the queue statistics read, 56 bytes against tg_kernel's 136. Loaded

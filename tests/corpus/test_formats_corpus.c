@@ -6,8 +6,9 @@
 ** same testcases, failures and skips, the SARIF must hold one result per
 ** failing finding with a ruleIndex into its rules, the github commands one
 ** annotation per failure with %, newline, : and , escaped, and the text and
-** markdown reports the same failures. Skips with a message when ../shared
-** is absent.
+** markdown reports the same failures. A Kineto result merged keeps its
+** format in the text header and the HTML. Skips with a message when
+** ../shared is absent.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -114,8 +115,9 @@ static void test_formats(void **state)
 
     for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) {
         int st = corpus_run("check --missing-data=skip --format text -o json=%s/r.json -o junit=%s/r.xml "
-                            "-o sarif=%s/r.sarif -o github=%s/r.gh -o markdown=%s/r.md -o text=%s/r.txt '%s/%s'",
-                            dir, dir, dir, dir, dir, dir, corpus_traces, traces[i]);
+                            "-o sarif=%s/r.sarif -o github=%s/r.gh -o markdown=%s/r.md -o text=%s/r.txt "
+                            "-o html=%s/r.html '%s/%s'",
+                            dir, dir, dir, dir, dir, dir, dir, corpus_traces, traces[i]);
         assert_true(st == 0 || st == 1);
         char path[512];
         snprintf(path, sizeof path, "%s/r.json", dir);
@@ -173,10 +175,26 @@ static void test_formats(void **state)
         assert_non_null(md);
         assert_int_equal(count(md, "| **FAIL** |"), t.failed);
 
+        snprintf(path, sizeof path, "%s/r.html", dir);
+        char *html = slurp(path);
+        assert_non_null(html);
+        if (!strcmp(traces[i], "h200-nsys/drv_gaps.sqlite")) {
+            /* the gap as an interval apart from its row, with units, and
+            ** the host's activity in it, as the text report has them */
+            static const char gap[] = "idle 720 ms (3405223796..4125686152 ns) after CUPTI_ACTIVITY_KIND_KERNEL "
+                                      "rowid 75 (18.6 us), before CUPTI_ACTIVITY_KIND_KERNEL rowid 76";
+            assert_non_null(strstr(txt, gap));
+            assert_non_null(strstr(html, gap));
+            assert_non_null(strstr(html, "<li>osrt usleep  2 calls, 720 ms (100%), thread drvload (tid 1063, launches "
+                                         "GPU work), from main in drvload  OSRT_API rowids 1002, 1001</li>"));
+            assert_non_null(strstr(html, "<code>sum_duration</code> = 2.16 s"));
+        }
+
         free(xml);
         free(gh);
         free(txt);
         free(md);
+        free(html);
         json_decref(sarif);
         json_decref(doc);
     }
@@ -186,9 +204,66 @@ static void test_formats(void **state)
     json_decref(schema);
 }
 
+/* The first line of a file (the text report's header of its first trace). */
+static char *first_line(const char *path)
+{
+    char *text = slurp(path);
+    if (!text) fail_msg("cannot read %s", path);
+    char *nl = strchr(text, '\n');
+    if (nl) *nl = 0;
+    return text;
+}
+
+/* A Kineto result merged reads as the trace did (docs/formats.md,
+** trace_format): the text header names it "Kineto JSON", not "nsys
+** unknown", and the HTML says its queries run with jq, as the direct
+** reports do. */
+static void test_merged_kineto(void **state)
+{
+    (void)state;
+    const char *trace = "kineto/h200/sync_memcpy_bad.json.gz";
+    char dir[] = "/tmp/tg-kmerge-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int st = corpus_run("check --fail-on warning -o json=%s/k.json -o text=%s/k.txt -o html=%s/k.html '%s/%s'",
+                        dir, dir, dir, corpus_traces, trace);
+    assert_true(st == 1);   /* the pageable copies: findings with jq reproduce queries */
+    st = corpus_run("merge --fail-on warning -o text=%s/m.txt -o html=%s/m.html -o json=%s/m.json %s/k.json", dir,
+                    dir, dir, dir);
+    assert_true(st == 1);
+    char path[512];
+    snprintf(path, sizeof path, "%s/k.txt", dir);
+    char *direct = first_line(path);
+    snprintf(path, sizeof path, "%s/m.txt", dir);
+    char *merged = first_line(path);
+    if (!strstr(direct, "  (Kineto JSON, schema ")) fail_msg("direct header: %s", direct);
+    assert_string_equal(merged, direct);
+    free(direct);
+    free(merged);
+    snprintf(path, sizeof path, "%s/k.html", dir);
+    char *html = slurp(path);
+    snprintf(path, sizeof path, "%s/m.html", dir);
+    char *mhtml = slurp(path);
+    size_t jq = count(html, "<strong>Reproduce</strong> (jq on the trace)");
+    assert_true(jq > 0);
+    assert_int_equal(count(mhtml, "<strong>Reproduce</strong> (jq on the trace)"), jq);
+    assert_int_equal(count(mhtml, "sqlite3 on the export"), 0);
+    free(html);
+    free(mhtml);
+    json_error_t jerr;
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    json_t *doc = json_load_file(path, 0, &jerr);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(doc, "traces"), 0),
+                                                          "trace_format")), "kineto-json");
+    json_decref(doc);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     if (!corpus_init("report formats on real traces")) return 77;
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_formats)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_formats), cmocka_unit_test(test_merged_kineto)};
     return cmocka_run_group_tests_name("formats on real traces", tests, NULL, NULL);
 }

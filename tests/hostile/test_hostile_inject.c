@@ -75,15 +75,16 @@ static char *make_name(const char *prefix, char fill, size_t fill_len, const cha
     return s;
 }
 
-/* An export whose kernel, launch API, memcpy API and GPU names and nsys
-** version are prefix + `fill` x fill_len + suffix. Ten kernels launched
-** by the hostile call, a blocking copy from it, and a GPU busy far less
-** than half the time: sync-memcpy, low-gpu-utilization and the team rule
-** fail, each citing the names. */
+/* An export whose kernel, launch API, memcpy API, OS runtime call and GPU
+** names and nsys version are prefix + `fill` x fill_len + suffix. Ten
+** kernels launched by the hostile call, a blocking copy from it, and a GPU
+** busy far less than half the time while the launching thread sleeps in
+** the hostile OS call: sync-memcpy, low-gpu-utilization (whose cause
+** names that call) and the team rule fail, each citing the names. */
 static char *hostile_export(size_t fill_len, const char *suffix)
 {
     static const struct { int id; const char *prefix; } names[] = {
-        {1, "kernel_"}, {2, "cudaLaunchKernel"}, {3, "cudaMemcpy"},
+        {1, "kernel_"}, {2, "cudaLaunchKernel"}, {3, "cudaMemcpy"}, {4, "usleep"},
     };
     char *sql = NULL;
     size_t len;
@@ -92,7 +93,7 @@ static char *hostile_export(size_t fill_len, const char *suffix)
     append_text(&sql, s, len);
     assert_true(tg_fixture_append(&sql, " WHERE name = 'EXPORT_PRODUCT_VERSION';"));
     free(s);
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         s = make_name(names[i].prefix, 'n', fill_len, suffix, &len);
         assert_true(tg_fixture_append(&sql, "INSERT INTO StringIds VALUES (%d, ", names[i].id));
         append_text(&sql, s, len);
@@ -117,7 +118,9 @@ static char *hostile_export(size_t fill_len, const char *suffix)
         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId)"
         " VALUES (5000, 6000, (1 << 24) | 1, 100, 3);"
         "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, streamId, correlationId, globalPid,"
-        " bytes, copyKind, srcKind, dstKind) VALUES (5100, 5900, 0, 7, 100, 1 << 24, 16777216, 1, 0, 2);"));
+        " bytes, copyKind, srcKind, dstKind) VALUES (5100, 5900, 0, 7, 100, 1 << 24, 16777216, 1, 0, 2);"
+        /* the launching thread asleep in the hostile call: low-gpu-utilization's cause names it */
+        "INSERT INTO OSRT_API (start, end, globalTid, nameId) VALUES (10000, 899000000, (1 << 24) | 1, 4);"));
     char *path = tg_fixture_build(tg_fixture_schema_3_0, sql);
     free(sql);
     assert_non_null(path);
@@ -513,6 +516,23 @@ static void test_name_caps(void **state)
         assert_int_equal(stat(capped[i], &st), 0);
         if (st.st_size > 256 * 1024) fail_msg("%s takes %lld bytes", capped[i], (long long)st.st_size);
     }
+    /* SARIF's properties.cause is a sentence for people: capped like the
+    ** message, so the cause naming the 1 MB OS call stays a few KB */
+    json_error_t jerr;
+    json_t *doc = json_load_file(sarif, 0, &jerr);
+    if (!doc) fail_msg("SARIF does not parse: %s", jerr.text);
+    json_t *results = json_object_get(json_array_get(json_object_get(doc, "runs"), 0), "results");
+    const char *cause = NULL;
+    for (size_t i = 0; i < json_array_size(results); i++) {
+        json_t *res = json_array_get(results, i);
+        if (!strcmp(json_string_value(json_object_get(res, "ruleId")), "low-gpu-utilization"))
+            cause = json_string_value(json_object_get(json_object_get(res, "properties"), "cause"));
+    }
+    if (!cause) fail_msg("low-gpu-utilization has no cause in the SARIF report");
+    expect_contains("SARIF cause", cause, "was in usleepnnnn");
+    expect_contains("SARIF cause", cause, "nnnn\xe2\x80\xa6(");   /* the sentence cut, with its full length */
+    if (strlen(cause) > 4096 + 32) fail_msg("SARIF cause takes %zu bytes", strlen(cause));   /* cap + "…(N bytes)" */
+    json_decref(doc);
     struct stat st;
     assert_int_equal(stat(json, &st), 0);
     assert_true(st.st_size > 10 * (1 << 20));   /* the contract: every name whole */

@@ -1,8 +1,9 @@
 /*
 ** The one formatter (engine/common/units.h), as messages, reports and
 ** baseline listings print numbers: durations adapt their unit with three
-** significant digits, byte counts use binary units when exact and decimal
-** ones otherwise, ratios are percentages, null and NaN are n/a.
+** significant digits, byte counts use decimal units only (a 16 MiB copy is
+** 16.8 MB, docs/formats.md), rates the same units per second, ratios are
+** percentages, null and NaN are n/a.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,6 +59,28 @@ static void test_bytes(void **state)
     check(tg_float(1536.5, TG_UNIT_BYTES), "1.54 KB");
 }
 
+/* A rate (bytes over a duration, in bytes per second) prints as a rate,
+** never as a size: copy-dominated's bytes_per_s reads 18.4 GB/s. */
+static void test_rates(void **state)
+{
+    (void)state;
+    check(tg_float(18.4e9, TG_UNIT_RATE), "18.4 GB/s");
+    check(tg_float(14513766731.27, TG_UNIT_RATE), "14.5 GB/s");
+    check(tg_float(1.98e12, TG_UNIT_RATE), "1.98 TB/s");
+    check(tg_float(6461599.1, TG_UNIT_RATE), "6.46 MB/s");
+    check(tg_int(512, TG_UNIT_RATE), "512 B/s");
+    check(tg_float(0.5, TG_UNIT_RATE), "0.5 B/s");
+    check(tg_float(999.7e9, TG_UNIT_RATE), "1 TB/s");
+    assert_string_equal(tg_unit_base_suffix(TG_UNIT_RATE), "B/s");
+    assert_string_equal(tg_unit_base_suffix(TG_UNIT_BYTES), "B");
+    assert_string_equal(tg_unit_base_suffix(TG_UNIT_NS), "ns");
+    assert_null(tg_unit_base_suffix(TG_UNIT_RATIO));
+    assert_null(tg_unit_base_suffix(TG_UNIT_NONE));
+    assert_string_equal(tg_unit_key(TG_UNIT_RATE), "bytes/s");
+    tg_unit u;
+    assert_true(tg_unit_parse_key("bytes/s", &u) && u == TG_UNIT_RATE);
+}
+
 static void test_ratios_and_numbers(void **state)
 {
     (void)state;
@@ -102,7 +125,7 @@ static void test_digits_and_nonfinite(void **state)
     assert_string_equal(tg_fmt_value(small, sizeof small, tg_str("a long kernel name")), "a l");
 }
 
-/* The ladders come from units.def: every duration and decimal size
+/* The ladders come from units.def: every duration, decimal size and rate
 ** suffix prints as itself; a binary size prints in decimal units (one
 ** prefix system, docs/formats.md). */
 static void test_suffixes_round_trip(void **state)
@@ -126,6 +149,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_bytes),
+        cmocka_unit_test(test_rates),
         cmocka_unit_test(test_ratios_and_numbers),
         cmocka_unit_test(test_digits_and_nonfinite),
         cmocka_unit_test(test_suffixes_round_trip),

@@ -1,5 +1,5 @@
 /*
-** The human and CI formats (text, junit, sarif, github, markdown) on the
+** The human and CI formats (text, junit, sarif, github, markdown, html) on the
 ** fixture run: each is produced, parsed or scanned, its escaping checked
 ** with strings that break naive writers, and all of them must state the
 ** same counts of passes, failures, skips and errors as the tally.
@@ -373,8 +373,8 @@ static void test_markdown(void **state)
     assert_non_null(strstr(md, "count = 400, sum\\_duration = 1.2 s"));
     assert_int_equal(table_rows(md, "| trace | rule | metric | baseline |", &row), 2);
     assert_non_null(strstr(row, "| `rank1.sqlite` | `gpu-time-regression` | `p50(gpu_time)` | 12.3 ms | "
-                                "13.1 ms | +6.5% | 0.0012 | 50/48 | **regression** |"));
-    assert_non_null(strstr(md, "| -9.09% | n/a | 50/48 | improvement |"));
+                                "13.1 ms | +6.5% | 0.0012 | 50/48 | 100% | **regression** |"));
+    assert_non_null(strstr(md, "| -9.09% | n/a | 50/48 | n/a | improvement |"));
     assert_non_null(strstr(md, "- `runs/broken.sqlite`: runs/broken.sqlite is not an SQLite database"));
     free(md);
     tg_arena_free(run.arena);
@@ -654,6 +654,15 @@ static void test_evidence_intervals(void **state)
     assert_non_null(strstr(md, "| idle 711 ms (1590150461..2301150461 ns) after CUPTI\\_ACTIVITY\\_KIND\\_KERNEL "
                                "rowid 20 (15 ms), before CUPTI\\_ACTIVITY\\_KIND\\_KERNEL rowid 21 | duration = 711 ms |"));
     free(md);
+    /* HTML: the sentence in the row's first cell, units on every time,
+    ** the fields the sentence has not said (next_* once) beside it */
+    char *html = fixture_render(TG_FMT_HTML, &run, NULL, &plain);
+    snprintf(line, sizeof line, "<tr id=\"t1-r1-e1\"><td>%s</td><td><code>duration</code> = 711 ms</td></tr>", idle);
+    assert_non_null(strstr(html, line));
+    snprintf(line, sizeof line, "<tr id=\"t1-r1-e2\"><td>%s</td><td></td></tr>", device);
+    assert_non_null(strstr(html, line));
+    assert_null(strstr(html, "next_rowid"));
+    free(html);
     char *js = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
     json_t *doc = json_loads(js, 0, NULL);
     assert_non_null(doc);
@@ -667,9 +676,89 @@ static void test_evidence_intervals(void **state)
     tg_arena_free(a);
 }
 
+/* The workload fingerprint (docs/regressions.md) is reported by every
+** format, not only JSON, and SARIF's contributors carry what JSON's do:
+** kind, status, time and launches then and now, delta and share. */
+static void test_workload_and_contributors(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    tg_baseline_cmp *b = &run.traces[1].results[1].baseline;   /* rank1's gpu-time-regression */
+    b->workload_match = 0.873;
+    b->contributors = tg_arena_alloc(run.arena, 2 * sizeof *b->contributors);
+    b->contributors[0] = (tg_contributor){.name = "fused_adam", .kind = TG_WORK_KERNEL, .status = TG_CONTRIB_NEW,
+                                          .then_time = 0, .now_time = 1.5e6, .then_launches = 0, .now_launches = 60,
+                                          .delta = 1.5e6, .share = 0.8, .query = "SELECT 1"};
+    b->contributors[1] = (tg_contributor){.name = "step", .kind = TG_WORK_NVTX, .status = TG_CONTRIB_GREW,
+                                          .then_time = 2e6, .now_time = 2.4e6, .then_launches = NAN,
+                                          .now_launches = NAN, .delta = 0.4e6, .share = NAN};
+    b->n_contributors = 2;
+    static const char sentence[] = "this trace's kernels account for 87.3% of the baseline's GPU time";
+    char want[256];
+
+    char *txt = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
+    snprintf(want, sizeof want, "        workload: %s\n", sentence);
+    assert_non_null(strstr(txt, want));
+    free(txt);
+
+    char *xml = fixture_render(TG_FMT_JUNIT, &run, NULL, &plain);
+    snprintf(want, sizeof want, "regression\nworkload: %s\n", sentence);
+    assert_non_null(strstr(xml, want));
+    assert_non_null(strstr(xml, "changed: new fused_adam 0 ns -> 1.5 ms per iteration (+1.5 ms, 80% of the change; "
+                                "0 -> 60 launches)\n"));
+    assert_non_null(strstr(xml, "         grew step 2 ms -> 2.4 ms per iteration (+400 us)\n"));
+    free(xml);
+
+    char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    snprintf(want, sizeof want, "**Workload:** %s\n", sentence);
+    assert_non_null(strstr(md, want));
+    assert_non_null(strstr(md, "| 0.0012 | 50/48 | 87.3% | **regression** |"));
+    free(md);
+
+    char *gh = fixture_render(TG_FMT_GITHUB, &run, NULL, &plain);
+    /* after the message (the rule has no advice); % is %25 in a workflow command */
+    assert_non_null(strstr(gh, "p=0.0012)%0AWorkload: this trace's kernels account for 87.3%25 of the baseline's "
+                               "GPU time\n"));
+    assert_int_equal(fixture_count(gh, "Workload: "), 1);   /* the regression only */
+    free(gh);
+
+    char *html = fixture_render(TG_FMT_HTML, &run, NULL, &plain);
+    snprintf(want, sizeof want, "<p><strong>Workload:</strong> %s</p>", sentence);
+    assert_non_null(strstr(html, want));
+    free(html);
+
+    char *sarif = fixture_render(TG_FMT_SARIF, &run, NULL, &plain);
+    json_t *doc = parse(sarif);
+    json_t *results = json_object_get(json_array_get(json_object_get(doc, "runs"), 0), "results"), *res = NULL;
+    for (size_t i = 0; i < json_array_size(results); i++)
+        if (!strcmp(str_at(json_array_get(results, i), "ruleId"), "gpu-time-regression")) res = json_array_get(results, i);
+    assert_non_null(res);
+    snprintf(want, sizeof want, "\nWorkload: %s", sentence);
+    assert_non_null(strstr(str_at(json_object_get(res, "message"), "text"), want));
+    json_t *props = json_object_get(res, "properties");
+    assert_true(json_real_value(json_object_get(props, "workload_match")) == 0.873);
+    json_t *c0 = json_array_get(json_object_get(props, "contributors"), 0);
+    json_t *c1 = json_array_get(json_object_get(props, "contributors"), 1);
+    assert_string_equal(str_at(c0, "kind"), "kernel");
+    assert_string_equal(str_at(c0, "status"), "new");
+    assert_true(json_real_value(json_object_get(c0, "delta_ns")) == 1.5e6);
+    assert_true(json_real_value(json_object_get(c0, "share")) == 0.8);
+    assert_true(json_real_value(json_object_get(c0, "baseline_launches")) == 0);
+    assert_true(json_real_value(json_object_get(c0, "current_launches")) == 60);
+    assert_string_equal(str_at(c0, "query"), "SELECT 1");
+    assert_string_equal(str_at(c1, "status"), "grew");
+    assert_true(json_is_null(json_object_get(c1, "share")));
+    assert_null(json_object_get(c1, "baseline_launches"));   /* an NVTX range launches nothing */
+    json_decref(doc);
+    free(sarif);
+    tg_arena_free(run.arena);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_workload_and_contributors),
         cmocka_unit_test(test_junit),
         cmocka_unit_test(test_sarif),
         cmocka_unit_test(test_github),

@@ -5,7 +5,8 @@
 ** string from a trace escaped (no raw '<y>', no control character), no
 ** script and nothing from outside; ids unique and every internal link
 ** resolving; with a timeline, the charts drawn and a drawn gap or
-** iteration that a finding cites linking to that evidence row.
+** iteration that a finding cites linking to that evidence row; values,
+** evidence sentences and causes as the text report gives them.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,6 +78,25 @@ static void test_document(void **state)
     /* a warning below --fail-on reads as a warning, an unreadable trace as such */
     assert_non_null(strstr(html, "<span class=\"badge warn\">FAIL</span>"));
     assert_non_null(strstr(html, "<span class=\"badge error\">UNREADABLE</span>"));
+    /* values named and printed as the text report does: no "_ns" beside 1.2 s */
+    assert_non_null(strstr(html, "<code>count</code> = 400, <code>sum_duration</code> = 1.2 s"));
+    assert_null(strstr(html, "sum_duration_ns"));
+    /* the evidence sentence of every human format, the row's span in ns */
+    assert_non_null(strstr(html, "<tr id=\"t1-r1-e1\"><td>CUPTI_ACTIVITY_KIND_MEMCPY rowid 12: 1000..5000 ns (4 us)"
+                                 "</td><td><code>bytes</code> = 16.8 MB"));
+    /* the causes (docs/host.md), as text and markdown show them: call
+    ** sites, what is unknown, the host's activity in each window, queries */
+    assert_non_null(strstr(html, "<p><strong>Cause:</strong> 300 of the 400 copies were made from step(int) in "
+                                 "train.so</p>"));
+    assert_non_null(strstr(html, "<li>step(int) in train.so  300 rows, 900 ms (75%)  CUPTI_ACTIVITY_KIND_MEMCPY "
+                                 "rowids 12, 40, ...</li>"));
+    assert_non_null(strstr(html, "<li>unknown: 100 of the 400 copies have no recorded stack</li>"));
+    assert_non_null(strstr(html, "<p class=\"meta\">evidence row 1: 1000..720001000 ns (720 ms), pid 1063; 700 ms "
+                                 "of it in traced calls of the threads that launch GPU work</p>"));
+    assert_non_null(strstr(html, "<li>osrt usleep  1 call, 700 ms (97%), thread cuMemcpy &quot;x&quot; &#39;q&#39; "
+                                 "&lt;y&gt; &amp; z\\n100% a:b,c|d \\x01 (tid 1063, launches GPU work), from main in "
+                                 "drvload  OSRT_API rowid 926</li>"));
+    assert_int_equal(fixture_count(html, "<strong>Reproduce the cause</strong> (sqlite3 on the export)"), 2);
     /* no timeline in this result: said, not drawn */
     assert_non_null(strstr(html, "No charts: this result does not carry the trace's timeline"));
     check_links(html);
@@ -123,6 +143,8 @@ static void test_charts_and_links(void **state)
     tg_run_result run;
     fixture_run(&run);
     add_timeline(&run);
+    static const int64_t periods_ms[] = {0, 500, 10, 40, 20, 30};   /* the steady ones from the third */
+    for (int i = 1; i < 6; i++) run.traces[0].timeline->iterations[i].period = periods_ms[i] * 1000000;
     char *html = fixture_render(TG_FMT_HTML, &run, NULL, &opts);
     /* iterations: period and GPU time; the device timeline; rank1's
     ** regression has no contributors in the fixture */
@@ -137,6 +159,9 @@ static void test_charts_and_links(void **state)
     assert_non_null(strstr(html, "<tr id=\"t1-r1-e1\">"));
     /* the other gap is drawn, not linked */
     assert_non_null(strstr(html, "<title>GPU 0 idle 50 ms from +700 ms</title>"));
+    /* the median line and its description: the steady iterations' median
+    ** (common/stats.c), an even count averaging the middle two */
+    assert_non_null(strstr(html, "6 iterations of process 1000, 4 steady; median 25 ms over the steady ones"));
     /* warm-up iterations hollow, steady ones filled */
     assert_int_equal(fixture_count(html, "class=\"pt warm\""), 2 * 2 - 1);   /* the first has no period */
     assert_non_null(strstr(html, "GPU &lt;0&gt;"));

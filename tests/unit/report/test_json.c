@@ -199,9 +199,11 @@ static void test_origin_and_workload(void **state)
     fixture_run(&run);
     json_t *doc = render_json(&run, &default_opts);
     json_t *t0 = json_array_get(json_object_get(doc, "traces"), 0), *t1 = json_array_get(json_object_get(doc, "traces"), 1);
-    static const char *const keys[] = {"file", "nsys_version", "schema_version", "rank", "rank_from", "world_size",
-                                       "job", "host", "pids", "gpus", "workload", "results"};
-    assert_keys(t0, keys, 12);
+    static const char *const keys[] = {"file", "nsys_version", "schema_version", "trace_format", "rank", "rank_from",
+                                       "world_size", "job", "host", "pids", "gpus", "workload", "results"};
+    assert_keys(t0, keys, 13);
+    /* a trace that names no format is of an export (docs/formats.md) */
+    assert_string_equal(json_string_value(json_object_get(t0, "trace_format")), "nsys-sqlite");
     assert_int_equal(json_integer_value(json_object_get(t0, "rank")), 0);
     assert_string_equal(json_string_value(json_object_get(t0, "rank_from")), "env SLURM_PROCID");
     assert_int_equal(json_integer_value(json_object_get(t0, "world_size")), 2);

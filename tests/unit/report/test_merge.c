@@ -252,7 +252,7 @@ static void test_stragglers_by_rank(void **state)
     assert_int_equal(mid->baseline.n_contributors, 0);
     /* job 8: its own median (50.5 ms), nobody 10% above it */
     assert_int_equal(traces[4].results[1].verdict, TG_V_PASS);
-    expect_in(traces[4].results[1].message, "rank 1 on node-y: p50 iteration period 51 ms is +1.0% from the median "
+    expect_in(traces[4].results[1].message, "rank 1 on node-y: p50 iteration period 51 ms is +0.99% from the median "
                                             "rank (50.5 ms over 2 ranks");
     tg_arena_free(run.arena);
 }
@@ -516,6 +516,68 @@ static void test_bad_origin(void **state)
     }
 }
 
+/* The format a trace was in comes back (docs/formats.md, trace_format):
+** a Kineto result merged names it in the text header and says its queries
+** run with jq, as the direct report does; a result without the key is of
+** an export; a name tracegate does not know is refused. */
+static void test_trace_format(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    run.traces[0].trace_format = "kineto-json";
+    run.traces[0].nsys_version = NULL;
+    char *json = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
+    expect_in(json, "\"trace_format\": \"kineto-json\"");
+    expect_in(json, "\"trace_format\": \"nsys-sqlite\"");   /* the fixture's other traces */
+    char *path = write_temp(json);
+    tg_run_result back = {.arena = tg_arena_new()};
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_result_read_json(path, &back, &diag), TG_OK);
+    assert_string_equal(back.traces[0].trace_format, "kineto-json");
+    char *text = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
+    char *text_back = fixture_render(TG_FMT_TEXT, &back, NULL, &plain);
+    char *nl = strchr(text, '\n');
+    assert_non_null(nl);
+    *nl = 0;
+    expect_in(text, "  (Kineto JSON, schema ");
+    assert_true(strncmp(text_back, text, strlen(text)) == 0 && text_back[strlen(text)] == '\n');
+    char *html = fixture_render(TG_FMT_HTML, &back, NULL, &plain);
+    expect_in(html, "<p class=\"meta\">Kineto JSON, schema ");
+    expect_in(html, "<strong>Reproduce</strong> (jq on the trace)");
+    free(text), free(text_back), free(html), free(json);
+    tg_diag_clear(&diag);
+    tg_arena_free(back.arena);
+    tg_arena_free(run.arena);
+    unlink(path);
+    free(path);
+
+    static const char *const docs[] = {"", "\"trace_format\": \"rocprof\", ", "\"trace_format\": 3, "};
+    for (size_t i = 0; i < 3; i++) {
+        char doc[512];
+        snprintf(doc, sizeof doc, "{\"tool\": \"tracegate\", \"schema\": 1, \"traces\": [{\"file\": \"r.sqlite\", %s"
+                 "\"results\": [{\"rule\": \"x\", \"severity\": \"error\", \"status\": \"pass\"}]}]}", docs[i]);
+        path = write_temp(doc);
+        back = (tg_run_result){.arena = tg_arena_new()};
+        tg_diag_init(&diag);
+        if (i == 0) {
+            assert_int_equal(tg_result_read_json(path, &back, &diag), TG_OK);
+            text = fixture_render(TG_FMT_TEXT, &back, NULL, &plain);
+            expect_in(text, "r.sqlite  (nsys unknown, schema unknown)");
+            free(text);
+        } else {
+            assert_int_equal(tg_result_read_json(path, &back, &diag), TG_EUSAGE);
+            expect_in(first_error(&diag), "trace r.sqlite: trace_format is not a format tracegate reads "
+                                          "(nsys-sqlite or kineto-json)");
+        }
+        tg_diag_clear(&diag);
+        tg_arena_free(back.arena);
+        unlink(path);
+        free(path);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -533,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_missing_not_read_back),
         cmocka_unit_test(test_straggler_not_read_back),
         cmocka_unit_test(test_bad_origin),
+        cmocka_unit_test(test_trace_format),
     };
     return cmocka_run_group_tests_name("merge", tests, NULL, NULL);
 }

@@ -321,6 +321,8 @@ static void test_metric_unit(void **state)
         {"iteration", "cv(period)", TG_UNIT_NONE},
         {"iteration", "count", TG_UNIT_NONE},
         {"iteration", "p90(period) / p50(period)", TG_UNIT_NONE},
+        {"memcpy", "sum(bytes) / sum(duration)", TG_UNIT_RATE},       /* a rate, not a size */
+        {"memcpy", "sum(bytes) / sum(duration) / 2", TG_UNIT_RATE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char text[512];
@@ -332,6 +334,33 @@ static void test_metric_unit(void **state)
         assert_int_equal(info->metric_unit, cases[i].unit);
         tg_rules_free(rs);
     }
+}
+
+/* Bytes over a duration is a rate in bytes per second (units.def's base):
+** the compiler scales bytes per ns by 1e9, folds constants, compares a
+** rate with rate literals only, and refuses what has no unit. */
+static void test_rate(void **state)
+{
+    (void)state;
+    tg_ruleset *rs = text_ok(HEAD "    source: memcpy\n    where: bytes / duration > 10GB/s\n"
+                             "    fail_when: count > 0 and 1GB / 1s == 1000MB/s\n");
+    const tg_rule *r = rule(rs, "r");
+    const tg_expr *rate = r->where->a;
+    assert_int_equal(rate->op, TG_N_MUL);
+    assert_int_equal(rate->unit, TG_UNIT_RATE);
+    assert_int_equal(rate->a->op, TG_N_DIV);
+    assert_int_equal(rate->b->op, TG_N_CONST);
+    assert_float_equal(tg_value_num(rate->b->k), 1e9, 0);
+    assert_float_equal(tg_value_num(r->where->b->k), 10e9, 0);
+    assert_int_equal(r->where->b->unit, TG_UNIT_RATE);
+    assert_int_equal(r->fail_when->op, TG_N_GT);   /* the constant comparison folded to true */
+    tg_rules_free(rs);
+    assert_non_null(strstr(text_error(HEAD "    source: memcpy\n    where: bytes / duration > 10GB\n", NULL, 0),
+                           "a rate (bytes per second)"));
+    assert_non_null(strstr(text_error(HEAD "    source: memcpy\n    where: bytes / duration > 100\n", NULL, 0),
+                           "write the number with a rate unit, e.g. 10GB/s"));
+    assert_non_null(strstr(text_error(HEAD "    source: memcpy\n    where: duration / bytes > 1\n", NULL, 0),
+                           "cannot divide a duration"));
 }
 
 /* device.FIELD: the row's device, for sources whose rows name one. */
@@ -559,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_types_and_folding),
         cmocka_unit_test(test_comparison),
         cmocka_unit_test(test_metric_unit),
+        cmocka_unit_test(test_rate),
         cmocka_unit_test(test_device_ref),
         cmocka_unit_test(test_grouped_evidence),
         cmocka_unit_test(test_set),

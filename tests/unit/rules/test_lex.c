@@ -1,6 +1,6 @@
 /*
 ** The expression lexer: numbers scaled by their unit suffix (decimal KB,
-** binary KiB, % as a fraction), operators and keyword operators from
+** binary KiB, % as a fraction, GB/s a rate), operators and keyword operators from
 ** nodes.def, strings with escapes, and errors at the offending column.
 */
 #include <setjmp.h>
@@ -95,8 +95,21 @@ static void test_units(void **state)
     check_float(f, "100%", 1.0, TG_UNIT_RATIO);
     check_float(f, "0.25", 0.25, TG_UNIT_NONE);
     check_float(f, "0.5ns", 0.5, TG_UNIT_NS);
+    check_int(f, "10GB/s", 10000000000LL, TG_UNIT_RATE);
+    check_int(f, "512B/s", 512, TG_UNIT_RATE);
+    check_int(f, "1.5KB/s", 1500, TG_UNIT_RATE);
+    check_float(f, "0.5B/s", 0.5, TG_UNIT_RATE);
     tg_token t = one(f, "64KB");
     assert_string_equal(tg_unit_suffixes[t.suffix].suffix, "KB");
+    t = one(f, "2.5TB/s");
+    assert_string_equal(tg_unit_suffixes[t.suffix].suffix, "TB/s");
+    /* a size divided by a name stays a division */
+    start(f, "64KB/steady");
+    assert_int_equal(tg_lex_next(&f->lx).unit, TG_UNIT_BYTES);
+    t = tg_lex_next(&f->lx);
+    assert_int_equal(t.kind, TG_TK_OP);
+    assert_int_equal(t.op, TG_N_DIV);
+    assert_int_equal(tg_lex_next(&f->lx).kind, TG_TK_IDENT);
     assert_int_equal(f->diag.n, 0);
 }
 
