@@ -561,7 +561,7 @@ static bool load_parallel(tg_loader *ld, int64_t max_steps, bool *ok)
                            .pool_lock = &lock, .span_first = TG_NULL_I64, .span_last = TG_NULL_I64};
     pthread_t th;
     if (!tg_load_open(&side->ld, max_steps)) {
-        /* the file opened once already: report what the second open said */
+        /* no second connection (out of memory, ...): read with one */
         tg_diag_clear(&side->diag);
         loader_close(&side->ld);
         free(side);
