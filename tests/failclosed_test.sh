@@ -57,6 +57,19 @@ awk '/^  gpu-time-regression:/ { skip = 1; next } /^  [a-z]/ { skip = 0 } /^runs
 expect 2 "an entry removed" "has no entry for regression rule gpu-time-regression" -- \
     "$bin" check --baseline "$tmp/one.yaml" "$example"
 
+# 3b. a baseline without its workload fingerprint: a wholly different
+# trace would pass against it as an improvement (docs/regressions.md)
+awk '/^workload:/ { skip = 1; next } skip && /^ / { next } { skip = 0; print }' "$base" > "$tmp/no-workload.yaml"
+grep -q "^workload:" "$tmp/no-workload.yaml" && fail "no workload: the section is still there"
+expect 2 "no workload fingerprint" "no-workload.yaml carries no workload fingerprint (it has no 'workload' section)" -- \
+    "$bin" check --fail-on never --baseline "$tmp/no-workload.yaml" "$example"
+awk '/^workload:/ { print "workload: {gpu_time: 0, ops: []}"; skip = 1; next } skip && /^ / { next } { skip = 0; print }' \
+    "$base" > "$tmp/empty-workload.yaml"
+expect 2 "an empty workload" "carries no workload fingerprint (its 'workload' lists no GPU work)" -- \
+    "$bin" check --fail-on never --baseline "$tmp/empty-workload.yaml" "$example"
+expect 0 "no workload, --allow-mismatch" "comparing anyway because of --allow-mismatch" -- \
+    "$bin" check --fail-on never --allow-mismatch --baseline "$tmp/no-workload.yaml" "$example"
+
 # 4. recorded for another definition of the rule (metric, samples field, unit)
 sed 's/metric: "p50(period)"/metric: "p90(period)"/' "$base" > "$tmp/other-metric.yaml"
 expect 2 "another metric" "its metric is p90(period), the rule's is p50(period)" -- \

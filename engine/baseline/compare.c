@@ -1,6 +1,7 @@
 /*
 ** Comparing a run with a baseline (docs/regressions.md): the mismatch guard
-** (GPU model, export schema major version, iteration marker), then per
+** (GPU model, export schema major version, iteration marker, the workload
+** fingerprint a baseline judging regression rules must carry), then per
 ** rule with a metric the baseline comparison, and for regression rules the
 ** verdict: pass, fail (a regression) or inconclusive.
 **
@@ -356,6 +357,50 @@ static double workload_match(const tg_workload *base, const tg_workload *cur)
     return total > 0 && cur->n_ops > 0 ? present / total : NAN;
 }
 
+/* The fingerprint guard. A baseline judges regression rules only with the
+** fingerprint of what it was recorded on (docs/regressions.md, "The
+** workload"): without one (its `workload:` removed, or listing no GPU
+** work), a trace of a wholly different workload would be compared with it
+** as if it were the same, and pass as an "improvement". Refused (exit 2)
+** unless --allow-mismatch, which warns. */
+static bool has_fingerprint(const tg_workload *w)
+{
+    for (size_t i = 0; w && i < w->n_ops; i++)
+        if (!is_other(&w->ops[i]) && weight(&w->ops[i]) > 0) return true;
+    return false;
+}
+
+/* Does the run hold a regression rule the baseline has an entry for? */
+static bool judges_regressions(const tg_baseline *b, const tg_run_result *run)
+{
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_trace_result *tr = &run->traces[t];
+        for (size_t i = 0; tr->status == TG_OK && i < tr->n_results; i++)
+            if (tr->results[i].regression && tr->results[i].rule && tg_baseline_find(b, tr->results[i].rule))
+                return true;
+    }
+    return false;
+}
+
+static tg_status check_fingerprint(const tg_baseline *b, const tg_run_result *run, bool allow_mismatch,
+                                   tg_diag *diag)
+{
+    if (has_fingerprint(b->workload) || !judges_regressions(b, run)) return TG_OK;
+    const char *bname = b->path ? b->path : "the baseline";
+    const char *why = b->workload ? "its 'workload' lists no GPU work" : "it has no 'workload' section";
+    if (allow_mismatch) {
+        tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                    "%s carries no workload fingerprint (%s): comparing anyway because of --allow-mismatch, "
+                    "without checking that the traces run the baseline's workload", bname, why);
+        return TG_OK;
+    }
+    tg_diag_error(diag, TG_EUSAGE,
+                  "%s carries no workload fingerprint (%s), so a trace of another workload would be compared "
+                  "with it as if it were the same one; record the baseline again ('tracegate baseline record "
+                  "-o FILE TRACE...'), or pass --allow-mismatch to compare anyway", bname, why);
+    return TG_EUSAGE;
+}
+
 /* The top contributors of ops (and, for wall-time rules, NVTX ranges):
 ** engine/eval/eval_contrib.c, which merge's cross-rank comparison shares. */
 static bool attribute(const tg_baseline *b, const tg_baseline_metric *m, const tg_trace_result *tr,
@@ -476,6 +521,7 @@ tg_status tg_baseline_apply_with(const tg_baseline *b, const tg_baseline_rules *
                                  tg_run_result *run, bool allow_mismatch, tg_diag *diag)
 {
     tg_status st = check_mismatch(b, run, allow_mismatch, diag);
+    if (st == TG_OK) st = check_fingerprint(b, run, allow_mismatch, diag);
     if (st != TG_OK) return st;
     for (size_t t = 0; t < run->n_traces; t++) {
         tg_trace_result *tr = &run->traces[t];
