@@ -261,6 +261,21 @@ static void band_basis(const tg_baseline_cmp *c, char *buf, size_t size)
                  c->n_runs, c->n_runs == 1 ? "" : "s");
 }
 
+/* What would let a change outside an assumed band be judged, when the
+** within-run test could not run: a trace with too few values says so (a
+** cut capture, not the baseline, is what to fix; audit of issue 13), the
+** baseline's runs otherwise. */
+static void no_test_advice(const tg_baseline_cmp *c, char *buf, size_t size)
+{
+    if (c->n_current < TG_BASELINE_MIN_SAMPLES)
+        snprintf(buf, size, "this trace is too short to judge: capture at least %d steady iterations (it gives "
+                 "%zu value%s), or record at least %d runs in the baseline to measure the spread",
+                 TG_BASELINE_MIN_SAMPLES, c->n_current, c->n_current == 1 ? "" : "s", TG_BASELINE_MIN_BAND_RUNS);
+    else
+        snprintf(buf, size, "the baseline holds %zu value%s: record at least %d runs in the baseline",
+                 c->n_baseline, c->n_baseline == 1 ? "" : "s", TG_BASELINE_MIN_BAND_RUNS);
+}
+
 /* Decide a regression rule's verdict; `why` gets the reason. */
 static void decide(tg_rule_result *r, double min_change, double alpha, const tg_baseline_metric *m,
                    char *why, size_t size)
@@ -301,21 +316,27 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
             r->verdict = TG_V_INCONCLUSIVE;
             c->inconclusive = true;
         }
+        char advice[256];
+        no_test_advice(c, advice, sizeof advice);
         snprintf(why, size, "%s: beyond the %.3g%% threshold and outside %s..%s (%g x %s), but with fewer "
-                 "than %d values per side there is no within-run test, and the spread is not measured; "
-                 "record at least %d runs in the baseline", worse ? "inconclusive" : "improvement not claimed",
-                 min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_SAMPLES,
-                 TG_BASELINE_MIN_BAND_RUNS);
+                 "than %d values per side there is no within-run test, and the spread is not measured; %s",
+                 worse ? "inconclusive" : "improvement not claimed", min_change * 100, lo, hi,
+                 TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_SAMPLES, advice);
     } else if (c->band_measured) {
         snprintf(why, size, "beyond the %.3g%% threshold but inside the run-to-run band %s..%s (%g x %s)",
                  min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis);
     } else if (worse) {
         r->verdict = TG_V_INCONCLUSIVE;
         c->inconclusive = true;
+        char short_trace[160] = "";
+        if (c->n_current < TG_BASELINE_MIN_SAMPLES)
+            snprintf(short_trace, sizeof short_trace, " (and this trace gives %zu value%s, too few for the "
+                     "within-run test: capture at least %d steady iterations)", c->n_current,
+                     c->n_current == 1 ? "" : "s", TG_BASELINE_MIN_SAMPLES);
         snprintf(why, size, "inconclusive: beyond the %.3g%% threshold%s, but inside %s..%s, what run-to-run "
-                 "noise can do (%g x %s); record at least %d runs in the baseline to measure the spread",
+                 "noise can do (%g x %s); record at least %d runs in the baseline to measure the spread%s",
                  min_change * 100, significant ? " and significant within the run" : "", lo, hi,
-                 TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_BAND_RUNS);
+                 TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_BAND_RUNS, short_trace);
     } else {
         snprintf(why, size, "an improvement beyond the %.3g%% threshold, but inside %s..%s (%g x %s): "
                  "not claimed", min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis);

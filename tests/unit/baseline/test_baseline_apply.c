@@ -369,6 +369,9 @@ static void test_without_samples(void **state)
             assert_int_equal(r->verdict, TG_V_INCONCLUSIVE);
             expect_message(r, "p=n/a, n=0 now vs 0 in the baseline");
             expect_message(r, "with fewer than 10 values per side there is no within-run test");
+            /* the trace is what is short (0 values), not only the baseline */
+            expect_message(r, "this trace is too short to judge: capture at least 10 steady iterations (it gives "
+                              "0 values), or record at least 3 runs in the baseline to measure the spread");
         } else {
             assert_int_equal(r->verdict, TG_V_FAIL);    /* 60 ms is far outside 31 +- 4.4 ms */
             assert_true(r->baseline.outside_band);
@@ -377,6 +380,40 @@ static void test_without_samples(void **state)
         tg_baseline_free(b);
     }
     tg_diag_clear(&d);
+}
+
+/* A trace cut to 3 steady iterations against a 2-run baseline of 200
+** values (audit of issue 13): +68% is outside the assumed band (30 ms +-
+** 3 x 15%), +10% inside it; both inconclusive, and the advice names the
+** short trace, not only the baseline's runs. */
+static void test_short_trace_advice(void **state)
+{
+    (void)state;
+    static const double runs[] = {30 * MS, 30 * MS};
+    tg_baseline *b = make_baseline(runs, 2, "NVIDIA H200", "3.11.0");
+    tg_diag d;
+    tg_diag_init(&d);
+    for (int k = 0; k < 2; k++) {
+        double value = k == 0 ? 50.4 * MS : 33 * MS;
+        tg_run_result *run = tb_run_new();
+        tg_trace_result *t = tb_trace(run, "/ci/short.sqlite", "NVIDIA H200", "3.11.0");
+        double *s = tb_values(run, 3, value, 0.5 * MS, 5);
+        tb_rule(run, t, RULE, "p50(period)", 1, value, s, 3);
+        assert_int_equal(apply_noise(b, run, NAN, NAN, 0.15, false, &d), TG_OK);
+        tg_rule_result *r = result_of(run, RULE);
+        assert_int_equal(r->verdict, TG_V_INCONCLUSIVE);
+        assert_int_equal(r->baseline.n_current, 3);
+        if (k == 0)
+            expect_message(r, "no within-run test, and the spread is not measured; this trace is too short to "
+                              "judge: capture at least 10 steady iterations (it gives 3 values), or record at "
+                              "least 3 runs in the baseline to measure the spread");
+        else
+            expect_message(r, "record at least 3 runs in the baseline to measure the spread (and this trace gives "
+                              "3 values, too few for the within-run test: capture at least 10 steady iterations)");
+        tb_run_free(run);
+    }
+    tg_diag_clear(&d);
+    tg_baseline_free(b);
 }
 
 /* A regression rule the baseline holds but the trace cannot give a value
@@ -692,6 +729,7 @@ int main(void)
         cmocka_unit_test(test_band_three_runs),
         cmocka_unit_test(test_lower_is_worse),
         cmocka_unit_test(test_without_samples),
+        cmocka_unit_test(test_short_trace_advice),
         cmocka_unit_test(test_missing_values),
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_fingerprint_required),
