@@ -359,7 +359,8 @@ bool tg_missing_after(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *are
     tg_rule_result *res = st->out;
     const char *id = st->rule->info.id;
     long long n = (long long)st->count;
-    if (!st->watch_gpu || n == 0) return false;
+    /* without a baseline a regression rule judges nothing: it is skipped */
+    if (!st->watch_gpu || n == 0 || (st->rule->info.regression && !opts->has_baseline)) return false;
     if (st->no_gpu * 2 >= st->count)
         return missing(opts, res,
                        tg_arena_printf(arena,
