@@ -44,6 +44,11 @@ sed 's/^    samples: \[.*/    samples: []/; /^      [0-9]/d' "$base" > "$tmp/no-
 expect 2 "samples emptied" "holds no gpu_time samples though the rule compares them" -- \
     "$bin" check --baseline "$tmp/no-samples.yaml" "$example"
 grep -q "no-samples.yaml:[0-9]" "$tmp/err" || fail "samples emptied: no file:line"
+# ... or whose samples key was deleted
+awk '/^    samples: \[/ { skip = 1; next } skip && /^      [0-9]/ { next } { skip = 0; print }' "$base" > "$tmp/no-samples-key.yaml"
+grep -q "^    samples:" "$tmp/no-samples-key.yaml" && fail "samples key deleted: the key is still there"
+expect 2 "samples key deleted" "holds no gpu_time samples though the rule compares them" -- \
+    "$bin" check --baseline "$tmp/no-samples-key.yaml" "$example"
 
 # 3. a baseline without the metric: empty map, or one entry removed
 awk '/^metrics:/ { print "metrics: {}"; skip = 1; next } /^runs:/ { skip = 0 } !skip' "$base" > "$tmp/empty.yaml"
@@ -51,6 +56,19 @@ expect 2 "metrics: {}" "'metrics' is empty" -- "$bin" check --baseline "$tmp/emp
 awk '/^  gpu-time-regression:/ { skip = 1; next } /^  [a-z]/ { skip = 0 } /^runs:/ { skip = 0 } !skip' "$base" > "$tmp/one.yaml"
 expect 2 "an entry removed" "has no entry for regression rule gpu-time-regression" -- \
     "$bin" check --baseline "$tmp/one.yaml" "$example"
+
+# 3b. a baseline without its workload fingerprint: a wholly different
+# trace would pass against it as an improvement (docs/regressions.md)
+awk '/^workload:/ { skip = 1; next } skip && /^ / { next } { skip = 0; print }' "$base" > "$tmp/no-workload.yaml"
+grep -q "^workload:" "$tmp/no-workload.yaml" && fail "no workload: the section is still there"
+expect 2 "no workload fingerprint" "no-workload.yaml carries no workload fingerprint (it has no 'workload' section)" -- \
+    "$bin" check --fail-on never --baseline "$tmp/no-workload.yaml" "$example"
+awk '/^workload:/ { print "workload: {gpu_time: 0, ops: []}"; skip = 1; next } skip && /^ / { next } { skip = 0; print }' \
+    "$base" > "$tmp/empty-workload.yaml"
+expect 2 "an empty workload" "carries no workload fingerprint (its 'workload' lists no GPU work)" -- \
+    "$bin" check --fail-on never --baseline "$tmp/empty-workload.yaml" "$example"
+expect 0 "no workload, --allow-mismatch" "comparing anyway because of --allow-mismatch" -- \
+    "$bin" check --fail-on never --allow-mismatch --baseline "$tmp/no-workload.yaml" "$example"
 
 # 4. recorded for another definition of the rule (metric, samples field, unit)
 sed 's/metric: "p50(period)"/metric: "p90(period)"/' "$base" > "$tmp/other-metric.yaml"
@@ -94,6 +112,74 @@ sqlite3 "$tmp/no-calls.sqlite" "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
 # gating finding wins over missing data, exit 1; docs/formats.md)
 expect 3 "empty API table beside 30 copies" "CUPTI_ACTIVITY_KIND_RUNTIME is empty while the capture holds 30 kernels, 30 copies" -- \
     "$bin" check --fail-on never "$tmp/no-calls.sqlite"
+
+# 8b. the other direction: an op table emptied while the API table keeps
+# the calls that launched its ops (docs/rules.md, "Missing data")
+cp "$example" "$tmp/no-copies.sqlite"
+sqlite3 "$tmp/no-copies.sqlite" "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY;"
+expect 3 "empty memcpy table beside 30 copy calls" \
+    "rule sync-memcpy reads CUDA memory copies, but table CUPTI_ACTIVITY_KIND_MEMCPY is empty while table CUPTI_ACTIVITY_KIND_RUNTIME holds 30 calls that launch them" -- \
+    "$bin" check --fail-on never "$tmp/no-copies.sqlite"
+grep -q "PASS .*sync-memcpy" "$tmp/out" && fail "sync-memcpy passed without its copies"
+cp "$example" "$tmp/no-kernels.sqlite"
+sqlite3 "$tmp/no-kernels.sqlite" "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL;"
+expect 3 "empty kernel table beside 30 launches" \
+    "rule gpu-idle-gap reads CUDA kernels, but table CUPTI_ACTIVITY_KIND_KERNEL is empty while table CUPTI_ACTIVITY_KIND_RUNTIME holds 30 calls that launch them" -- \
+    "$bin" check --fail-on never "$tmp/no-kernels.sqlite"
+for rule in low-gpu-utilization gpu-starvation iteration-variance; do
+    grep -q "ERROR .*$rule" "$tmp/out" || fail "no kernels: $rule is not missing data"
+done
+
+# 8c. an empty NVTX table against the baseline: no iterations, exit 3
+cp "$example" "$tmp/no-nvtx.sqlite"
+sqlite3 "$tmp/no-nvtx.sqlite" "DELETE FROM NVTX_EVENTS;"
+expect 3 "empty NVTX table" "the capture holds no NVTX ranges, so there are no iterations" -- \
+    "$bin" check --fail-on never --baseline "$base" "$tmp/no-nvtx.sqlite"
+
+# 8d. half the iterations' GPU work lost: the periods cannot be judged
+cp "$example" "$tmp/half-gpu.sqlite"
+sqlite3 "$tmp/half-gpu.sqlite" "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0;
+    DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid % 2 = 0;"
+expect 3 "every other iteration without GPU work" "too few to judge" -- \
+    "$bin" check --fail-on never --baseline "$base" "$tmp/half-gpu.sqlite"
+grep -q "PASS .*iteration-variance" "$tmp/out" && fail "iteration-variance passed over half the GPU work"
+grep -q "ERROR .*gpu-time-regression" "$tmp/out" || fail "gpu-time-regression judged half the GPU work"
+
+# 8e. a Kineto trace with kernels but no cuda_runtime events: the
+# torch.profiler setting that records them, not nsys's option
+# kineto_steps CALLS: 12 ProfilerStep#N with a kernel each, and with
+# CALLS=1 the cudaLaunchKernel events that launched them
+kineto_steps() {
+    printf '{"schemaVersion": 1, "traceEvents": [\n'
+    for i in $(seq 0 11); do
+        printf '{"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#%d", "pid": 50, "tid": 50, "ts": %d, "dur": 900},\n' $i $((i * 1000))
+        [ "$1" = 1 ] && printf '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 50, "tid": 50, "ts": %d, "dur": 5, "args": {"correlation": %d}},\n' $((i * 1000 + 10)) $((i + 1))
+        printf '{"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 7, "ts": %d, "dur": 50, "args": {"device": 0, "stream": 7, "correlation": %d}},\n' $((i * 1000 + 100)) $((i + 1))
+    done
+    printf '{"name": "process_labels", "ph": "M", "ts": 1, "pid": 1, "tid": 0, "args": {"labels": "GPU 0"}}]}\n'
+}
+kineto_steps 0 > "$tmp/kernels-only.json"
+kineto_steps 1 > "$tmp/with-calls.json"
+expect 3 "Kineto trace without cuda_runtime events" \
+    "the trace holds no Kineto cuda_runtime/cuda_driver events while the capture holds 12 kernels" -- \
+    "$bin" check --fail-on never "$tmp/kernels-only.json"
+grep -q "record them with 'torch.profiler.profile(activities=\[ProfilerActivity.CPU, ProfilerActivity.CUDA\])'" "$tmp/out" ||
+    fail "Kineto without API events: no torch.profiler setting"
+grep -q "nsys profile -t cuda'" "$tmp/out" && fail "Kineto without API events: nsys's option named"
+# ... and a return code, which torch.profiler never records
+cat > "$tmp/rc.yaml" <<YAML
+version: 1
+rules:
+  - id: failed-calls
+    title: CUDA calls that failed
+    severity: error
+    source: api
+    where: return_value != 0
+    fail_when: count > 0
+    message: "{count} failed calls"
+YAML
+expect 3 "return codes of a Kineto trace" "which a PyTorch profiler (Kineto) JSON trace never records" -- \
+    "$bin" check --rules "$tmp/rc.yaml" "$tmp/with-calls.json"
 
 # 9. inconclusive: a baseline 5% faster in GPU time than the example, one
 # run, run_noise 5% (band +-15%): beyond min_change, significant, inside

@@ -1,6 +1,7 @@
 /*
 ** Comparing a run with a baseline (docs/regressions.md): the mismatch guard
-** (GPU model, export schema major version, iteration marker), then per
+** (GPU model, export schema major version, iteration marker, the workload
+** fingerprint a baseline judging regression rules must carry), then per
 ** rule with a metric the baseline comparison, and for regression rules the
 ** verdict: pass, fail (a regression) or inconclusive.
 **
@@ -260,6 +261,21 @@ static void band_basis(const tg_baseline_cmp *c, char *buf, size_t size)
                  c->n_runs, c->n_runs == 1 ? "" : "s");
 }
 
+/* What would let a change outside an assumed band be judged, when the
+** within-run test could not run: a trace with too few values says so (a
+** cut capture, not the baseline, is what to fix; audit of issue 13), the
+** baseline's runs otherwise. */
+static void no_test_advice(const tg_baseline_cmp *c, char *buf, size_t size)
+{
+    if (c->n_current < TG_BASELINE_MIN_SAMPLES)
+        snprintf(buf, size, "this trace is too short to judge: capture at least %d steady iterations (it gives "
+                 "%zu value%s), or record at least %d runs in the baseline to measure the spread",
+                 TG_BASELINE_MIN_SAMPLES, c->n_current, c->n_current == 1 ? "" : "s", TG_BASELINE_MIN_BAND_RUNS);
+    else
+        snprintf(buf, size, "the baseline holds %zu value%s: record at least %d runs in the baseline",
+                 c->n_baseline, c->n_baseline == 1 ? "" : "s", TG_BASELINE_MIN_BAND_RUNS);
+}
+
 /* Decide a regression rule's verdict; `why` gets the reason. */
 static void decide(tg_rule_result *r, double min_change, double alpha, const tg_baseline_metric *m,
                    char *why, size_t size)
@@ -300,21 +316,27 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
             r->verdict = TG_V_INCONCLUSIVE;
             c->inconclusive = true;
         }
+        char advice[256];
+        no_test_advice(c, advice, sizeof advice);
         snprintf(why, size, "%s: beyond the %.3g%% threshold and outside %s..%s (%g x %s), but with fewer "
-                 "than %d values per side there is no within-run test, and the spread is not measured; "
-                 "record at least %d runs in the baseline", worse ? "inconclusive" : "improvement not claimed",
-                 min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_SAMPLES,
-                 TG_BASELINE_MIN_BAND_RUNS);
+                 "than %d values per side there is no within-run test, and the spread is not measured; %s",
+                 worse ? "inconclusive" : "improvement not claimed", min_change * 100, lo, hi,
+                 TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_SAMPLES, advice);
     } else if (c->band_measured) {
         snprintf(why, size, "beyond the %.3g%% threshold but inside the run-to-run band %s..%s (%g x %s)",
                  min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis);
     } else if (worse) {
         r->verdict = TG_V_INCONCLUSIVE;
         c->inconclusive = true;
+        char short_trace[160] = "";
+        if (c->n_current < TG_BASELINE_MIN_SAMPLES)
+            snprintf(short_trace, sizeof short_trace, " (and this trace gives %zu value%s, too few for the "
+                     "within-run test: capture at least %d steady iterations)", c->n_current,
+                     c->n_current == 1 ? "" : "s", TG_BASELINE_MIN_SAMPLES);
         snprintf(why, size, "inconclusive: beyond the %.3g%% threshold%s, but inside %s..%s, what run-to-run "
-                 "noise can do (%g x %s); record at least %d runs in the baseline to measure the spread",
+                 "noise can do (%g x %s); record at least %d runs in the baseline to measure the spread%s",
                  min_change * 100, significant ? " and significant within the run" : "", lo, hi,
-                 TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_BAND_RUNS);
+                 TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_BAND_RUNS, short_trace);
     } else {
         snprintf(why, size, "an improvement beyond the %.3g%% threshold, but inside %s..%s (%g x %s): "
                  "not claimed", min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis);
@@ -354,6 +376,50 @@ static double workload_match(const tg_workload *base, const tg_workload *cur)
         if (now && now->count > 0) present += weight(e);
     }
     return total > 0 && cur->n_ops > 0 ? present / total : NAN;
+}
+
+/* The fingerprint guard. A baseline judges regression rules only with the
+** fingerprint of what it was recorded on (docs/regressions.md, "The
+** workload"): without one (its `workload:` removed, or listing no GPU
+** work), a trace of a wholly different workload would be compared with it
+** as if it were the same, and pass as an "improvement". Refused (exit 2)
+** unless --allow-mismatch, which warns. */
+static bool has_fingerprint(const tg_workload *w)
+{
+    for (size_t i = 0; w && i < w->n_ops; i++)
+        if (!is_other(&w->ops[i]) && weight(&w->ops[i]) > 0) return true;
+    return false;
+}
+
+/* Does the run hold a regression rule the baseline has an entry for? */
+static bool judges_regressions(const tg_baseline *b, const tg_run_result *run)
+{
+    for (size_t t = 0; t < run->n_traces; t++) {
+        const tg_trace_result *tr = &run->traces[t];
+        for (size_t i = 0; tr->status == TG_OK && i < tr->n_results; i++)
+            if (tr->results[i].regression && tr->results[i].rule && tg_baseline_find(b, tr->results[i].rule))
+                return true;
+    }
+    return false;
+}
+
+static tg_status check_fingerprint(const tg_baseline *b, const tg_run_result *run, bool allow_mismatch,
+                                   tg_diag *diag)
+{
+    if (has_fingerprint(b->workload) || !judges_regressions(b, run)) return TG_OK;
+    const char *bname = b->path ? b->path : "the baseline";
+    const char *why = b->workload ? "its 'workload' lists no GPU work" : "it has no 'workload' section";
+    if (allow_mismatch) {
+        tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                    "%s carries no workload fingerprint (%s): comparing anyway because of --allow-mismatch, "
+                    "without checking that the traces run the baseline's workload", bname, why);
+        return TG_OK;
+    }
+    tg_diag_error(diag, TG_EUSAGE,
+                  "%s carries no workload fingerprint (%s), so a trace of another workload would be compared "
+                  "with it as if it were the same one; record the baseline again ('tracegate baseline record "
+                  "-o FILE TRACE...'), or pass --allow-mismatch to compare anyway", bname, why);
+    return TG_EUSAGE;
 }
 
 /* The top contributors of ops (and, for wall-time rules, NVTX ranges):
@@ -476,6 +542,7 @@ tg_status tg_baseline_apply_with(const tg_baseline *b, const tg_baseline_rules *
                                  tg_run_result *run, bool allow_mismatch, tg_diag *diag)
 {
     tg_status st = check_mismatch(b, run, allow_mismatch, diag);
+    if (st == TG_OK) st = check_fingerprint(b, run, allow_mismatch, diag);
     if (st != TG_OK) return st;
     for (size_t t = 0; t < run->n_traces; t++) {
         tg_trace_result *tr = &run->traces[t];

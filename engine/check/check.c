@@ -77,9 +77,12 @@ tg_check_plan tg_check_plan_for(const tg_ruleset *rs)
     return (tg_check_plan){.rs = rs, .eval = {.missing = TG_MISSING_FAIL}, .gap_rows_min_ns = floor > 0 ? floor : 0};
 }
 
+/* call_site, call_module and callchain read the stacks: loaded with them,
+** a rule on them over a capture without stacks reports missing data
+** (engine/eval/eval_missing.c) the same way under --load all */
 static bool site_field(const tg_field_def *f)
 {
-    return f->store == TG_STORE_SITE || f->store == TG_STORE_SITE_MODULE;
+    return tg_field_stack_table(f) >= 0;
 }
 
 /* The host-side tables (docs/host.md) read at open: those a rule's source

@@ -1,7 +1,7 @@
 /*
-** tg_eval_model: runs a compiled rule set over a built model. Rules whose
-** source needs a table the capture lacks are skipped (or errored) with a
-** sentence naming the table and the nsys option that records it. The
+** tg_eval_model: runs a compiled rule set over a built model. Rules that
+** read data the capture lacks are skipped (or errored) with a sentence
+** naming what is missing and how to record it (eval_missing.c). The
 ** others are grouped by source, and each source is scanned once: every
 ** row is offered to every rule on that source (where, aggregates, samples,
 ** evidence). Then each rule's aggregates are finished, fail_when decides
@@ -23,6 +23,7 @@ static void process_row(tg_rule_state *st, const char *row, size_t i)
     const tg_rule *r = st->rule;
     if (r->where && !tg_eval_row_test(st, row, r->where)) return;
     st->count++;
+    if (st->watch_gpu) tg_missing_row(st, row);
     tg_acc_row(st, row);
     if (r->samples) {
         tg_rv v = tg_eval_row(st, row, r->samples);
@@ -31,161 +32,6 @@ static void process_row(tg_rule_state *st, const char *row, size_t i)
     }
     if (st->groups) tg_group_row(st, row, i);
     else tg_evidence_offer(st, row, i);
-}
-
-/* Fields the launch join fills (the call that launched an op): without the
-** API table every one of them is null. */
-static bool launch_field(const tg_field_def *f)
-{
-    static const char *const kernel[] = {"queue", "api", "launch_end", "tid", NULL};
-    static const char *const memop[] = {"api", "api_sync", "api_async", "tid", NULL};
-    static const char *const iteration[] = {"period", "gpu_time", "gpu_span", "kernels", "blocking_calls", NULL};
-    const char *const *names = f->source == TG_SRC_KERNEL ? kernel
-                             : f->source == TG_SRC_MEMCPY || f->source == TG_SRC_MEMSET ? memop
-                             : f->source == TG_SRC_ITERATION ? iteration : NULL;
-    if (f->source == TG_SRC_DEVICE) return !strcmp(f->name, "queue_p50");
-    for (size_t i = 0; names && names[i]; i++)
-        if (!strcmp(f->name, names[i])) return true;
-    return false;
-}
-
-static bool expr_reads_launch(const tg_expr *e)
-{
-    if (!e) return false;
-    if ((e->op == TG_N_FIELD || e->op == TG_N_TRACE_REF || e->op == TG_N_DEVICE_REF) && e->field &&
-        launch_field(e->field))
-        return true;
-    return expr_reads_launch(e->a) || expr_reads_launch(e->b);
-}
-
-/* Does the rule read what the launch join derives? */
-static bool rule_reads_launch(const tg_rule *r)
-{
-    if (r->source == TG_SRC_MEMCPY || r->source == TG_SRC_MEMSET || r->source == TG_SRC_API) return true;
-    if (expr_reads_launch(r->where) || expr_reads_launch(r->fail_when) || expr_reads_launch(r->metric) ||
-        expr_reads_launch(r->samples))
-        return true;
-    for (size_t i = 0; i < r->n_aggs; i++)
-        if (expr_reads_launch(r->aggs[i].arg) || (r->aggs[i].field && launch_field(r->aggs[i].field))) return true;
-    return false;
-}
-
-/* The iteration fields that come from the GPU work launched inside:
-** without any recorded, they would read as host time or as zero. */
-static bool iteration_gpu_field(const tg_field_def *f)
-{
-    static const char *const names[] = {"period", "gpu_time", "gpu_span", "kernels"};
-    if (f->source != TG_SRC_ITERATION) return false;
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (!strcmp(f->name, names[i])) return true;
-    return false;
-}
-
-static bool expr_reads_gpu(const tg_expr *e)
-{
-    if (!e) return false;
-    if (e->op == TG_N_FIELD && e->field && iteration_gpu_field(e->field)) return true;
-    return expr_reads_gpu(e->a) || expr_reads_gpu(e->b);
-}
-
-static bool rule_reads_iteration_gpu(const tg_rule *r)
-{
-    if (r->source != TG_SRC_ITERATION) return false;
-    if (expr_reads_gpu(r->where) || expr_reads_gpu(r->fail_when) || expr_reads_gpu(r->metric) ||
-        expr_reads_gpu(r->samples))
-        return true;
-    for (size_t i = 0; i < r->n_aggs; i++)
-        if (expr_reads_gpu(r->aggs[i].arg)) return true;
-    return false;
-}
-
-static void missing(const tg_eval_opts *opts, tg_rule_result *res)
-{
-    res->missing_data = true;
-    res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
-}
-
-/* A rule reading the GPU side of iterations (period, gpu_time, ...) on a
-** capture whose iterations launched no GPU work it recorded: missing
-** data, never host time in its place (model_iter.c). True when so. */
-static bool check_missing_gpu_work(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts,
-                                   tg_rule_result *res, tg_arena *arena)
-{
-    if (!m->n_iterations || !rule_reads_iteration_gpu(r)) return false;
-    const tg_trace *t = m->trace;
-    if (t->n_kernels + t->n_memcpys + t->n_memsets == 0) {
-        missing(opts, res);
-        res->message = tg_arena_printf(arena,
-                                       "rule %s reads the GPU work of each iteration (its completion, its time), "
-                                       "but this capture holds no %s, copies or memsets beside its %zu iterations; "
-                                       "record them with '%s'",
-                                       r->info.id, tg_table_what[TG_TABLE_KERNEL], m->n_iterations,
-                                       tg_trace_table_option(t, TG_TABLE_KERNEL));
-        return true;
-    }
-    for (size_t i = 0; i < m->n_iterations; i++)
-        if (m->iterations[i].gpu_end != TG_NULL_I64) return false;
-    missing(opts, res);
-    res->message = tg_arena_printf(arena,
-                                   "rule %s reads the GPU work of each iteration, but none of the %zu iterations "
-                                   "launched any of the capture's %zu kernels, %zu copies and %zu memsets (no "
-                                   "launching call of theirs starts inside an iteration of its process)",
-                                   r->info.id, m->n_iterations, t->n_kernels, t->n_memcpys, t->n_memsets);
-    return true;
-}
-
-/* A missing table makes the rule a skip or an error; true when it does. */
-static bool check_missing(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
-                          tg_arena *arena)
-{
-    unsigned need = tg_source_required_tables(r->source);
-    for (int t = 0; t < TG_TABLE_COUNT; t++) {
-        if (!(need & (1u << t)) || m->trace->has_table[t]) continue;
-        res->missing_data = true;
-        res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
-        res->message = tg_arena_printf(arena,
-                                       "rule %s needs %s (%s %s), which this capture does not contain; "
-                                       "record them with '%s'",
-                                       r->info.id, tg_table_what[t],
-                                       tg_trace_formats[m->trace->format].table_noun,
-                                       tg_trace_table_label(m->trace, (tg_table_id)t),
-                                       tg_trace_table_option(m->trace, (tg_table_id)t));
-        return true;
-    }
-    /* Tables present but every one empty (or every row unusable): a pass
-    ** would say nothing about the program, so it counts as missing data. */
-    const tg_trace *t = m->trace;
-    /* The API table there but empty while GPU work is recorded: the calls
-    ** that launched it were not captured, and every field the launch join
-    ** derives is null. Missing data too, not a clean run. */
-    size_t ops = t->n_kernels + t->n_memcpys + t->n_memsets;
-    if (t->has_table[TG_TABLE_RUNTIME] && tg_trace_api_rows(t) == 0 && ops > 0 && rule_reads_launch(r)) {
-        res->missing_data = true;
-        res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
-        res->message = tg_arena_printf(arena,
-                                       "rule %s reads the calls that launched GPU work, but %s is empty while the "
-                                       "capture holds %zu kernels, %zu copies and %zu memsets: the CUDA API calls "
-                                       "were not recorded; record them with '%s'",
-                                       r->info.id,
-                                       t->table_name[TG_TABLE_RUNTIME] ? t->table_name[TG_TABLE_RUNTIME]
-                                                                       : tg_table_names[TG_TABLE_RUNTIME],
-                                       t->n_kernels, t->n_memcpys,
-                                       t->n_memsets, tg_table_option[TG_TABLE_RUNTIME]);
-        return true;
-    }
-    if (need && t->n_kernels + t->n_memcpys + t->n_memsets + tg_trace_api_rows(t) + t->n_nvtx + t->n_syncs +
-                        t->n_overheads == 0 && tg_model_source(m, r->source).n == 0) {
-        int first = __builtin_ctz(need);
-        res->missing_data = true;
-        res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
-        res->message = tg_arena_printf(arena,
-                                       "rule %s has nothing to check: this capture holds no events at all "
-                                       "(table %s and every other activity table are empty); record them with '%s'",
-                                       r->info.id, tg_trace_table_label(t, (tg_table_id)first),
-                                       tg_trace_table_option(t, (tg_table_id)first));
-        return true;
-    }
-    return false;
 }
 
 static void init_result(const tg_rule *r, tg_rule_result *res)
@@ -272,6 +118,10 @@ static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *a
 {
     const tg_rule *r = st->rule;
     tg_rule_result *res = st->out;
+    if (tg_missing_after(st, opts, arena)) {
+        res->count = st->count;
+        return;
+    }
     tg_value *aggs = tg_acc_finish(st, arena);
     if (!aggs) {
         st->oom = true;
@@ -364,8 +214,9 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
             res->baseline = opts->baselines[i];
             st->baseline = &opts->baselines[i];
         }
-        if (check_missing(r, m, opts, res, arena) || check_missing_gpu_work(r, m, opts, res, arena)) continue;
+        if (tg_missing_before(r, m, opts, res, arena)) continue;
         *st = (tg_rule_state){.rule = r, .out = res, .m = m, .baseline = st->baseline};
+        tg_missing_watch(st);
         if (!tg_eval_slots_init(st)) st->oom = true;
         tg_acc_init(st);
         tg_evidence_setup(st, default_limit);

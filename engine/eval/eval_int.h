@@ -85,6 +85,10 @@ typedef struct tg_rule_state {
     ** the length of the string it was given. */
     const tg_expr *regex_limit;
     size_t regex_limit_len;
+    /* The GPU side of iterations (eval_missing.c): of the rows that pass
+    ** the where, those without GPU work and those with a period. */
+    bool watch_gpu, watch_period;
+    int64_t no_gpu, periods;
 } tg_rule_state;
 
 /* eval_expr.c */
@@ -123,6 +127,16 @@ void tg_group_free(tg_rule_state *st);
 ** then its cited rows (rows: indices into the source of the cited rows;
 ** for grouped evidence, n cited groups); NULL for other traces or on OOM. */
 const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena);
+
+/* eval_missing.c (docs/rules.md, "Missing data"): before the scan, true
+** when the rule reads data the capture lacks (res says what, verdict error
+** or skip); watch and row count what the scan must see for the check after
+** it, which is true when the rows that passed cannot be judged. */
+bool tg_missing_before(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
+                       tg_arena *arena);
+void tg_missing_watch(tg_rule_state *st);
+void tg_missing_row(tg_rule_state *st, const char *row);
+bool tg_missing_after(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *arena);
 
 /* eval_render.c: the rule's message with each {expression} filled in. */
 const char *tg_eval_render_message(tg_rule_state *st, const tg_value *agg_values, tg_arena *arena);

@@ -67,10 +67,11 @@ static uint8_t name_flags(const char *base)
     if (starts_with(base, "cu") && !starts_with(base, "cuda")) f |= TG_NAME_DRIVER;
     for (size_t i = 0; i < sizeof blocking_names / sizeof blocking_names[0]; i++)
         if (strcmp(base, blocking_names[i]) == 0) f |= TG_NAME_BLOCKING;
-    bool copy_or_set = false;
-#define X(prefix) copy_or_set |= starts_with(base, prefix);
-    TG_COPY_SET_CALL_PREFIXES(X)
+#define X(table, prefix) \
+    if (starts_with(base, prefix)) f |= TG_NAME_OPS_##table;
+    TG_OP_CALL_PREFIXES(X)
 #undef X
+    bool copy_or_set = (f & (TG_NAME_OPS_MEMCPY | TG_NAME_OPS_MEMSET)) != 0;
     bool async = strstr(base, "Async") != NULL;
     if (copy_or_set && !async) f |= TG_NAME_SYNC_MEMOP;
     if (async) f |= TG_NAME_ASYNC;
@@ -329,6 +330,7 @@ static void compute_facts(tg_model *m)
     f->api_calls = p->api_calls;
     f->blocking_calls = p->blocking_calls;
     f->blocked_time = p->blocked_time;
+    memcpy(m->op_calls, p->op_calls, sizeof m->op_calls);
     for (size_t i = 0; i < t->n_nvtx; i++)
         if (t->nvtx[i].end != TG_NULL_I64) f->nvtx_ranges++;
     f->devices = (int64_t)m->n_devices;

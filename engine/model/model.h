@@ -264,9 +264,18 @@ typedef struct tg_model_params {
 #define TG_BLOCKING_CALLS(X) \
     X("cudaDeviceSynchronize") X("cudaStreamSynchronize") X("cudaEventSynchronize") \
     X("cuCtxSynchronize") X("cuStreamSynchronize") X("cuEventSynchronize")
-/* Copy and memset calls by base-name prefix: without "Async" in the name
-** they block (memcpy.api_sync, memset.api_sync). */
-#define TG_COPY_SET_CALL_PREFIXES(X) X("cudaMemcpy") X("cuMemcpy") X("cudaMemset") X("cuMemset")
+/* The calls that launch GPU work, by base-name prefix, with the table
+** their ops go to. Copy and memset calls without "Async" in the name block
+** (memcpy.api_sync, memset.api_sync). The launch pass counts the calls of
+** each table (tg_model.op_calls), so that an op table emptied beside its
+** calls reads as missing data, not as a program that made no such op
+** (engine/eval/eval.c, docs/rules.md "Missing data"). Host-function
+** launches (cudaLaunchHostFunc) run no GPU op and graph launches run any
+** kind, so neither is listed. */
+#define TG_OP_CALL_PREFIXES(X) \
+    X(KERNEL, "cudaLaunchKernel") X(KERNEL, "cudaLaunchCooperativeKernel") \
+    X(KERNEL, "cuLaunchKernel") X(KERNEL, "cuLaunchCooperativeKernel") X(KERNEL, "cuLaunchGrid") \
+    X(MEMCPY, "cudaMemcpy") X(MEMCPY, "cuMemcpy") X(MEMSET, "cudaMemset") X(MEMSET, "cuMemset")
 /* PROFILER_OVERHEAD rows that count as GPU busy time (NVIDIA's gpu_gaps rule). */
 #define TG_BUSY_OVERHEADS(X) \
     X("CUDA profiling overhead") X("CUDA profiling data flush overhead") X("CUDA profiling stop overhead")
@@ -285,6 +294,9 @@ struct tg_model {
     tg_trace_facts facts;
     int64_t steady_start, steady_end;  /* steady window; whole trace without iterations */
     bool has_iterations;
+    /* Calls of the API table that launch ops of table t (TG_OP_CALL_PREFIXES:
+    ** TG_TABLE_KERNEL, _MEMCPY, _MEMSET; 0 for the others), twins counted once. */
+    int64_t op_calls[TG_TABLE_COUNT];
 };
 
 /* Check an iteration pattern as tg_model_build would (POSIX ERE within the

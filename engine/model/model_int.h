@@ -65,7 +65,10 @@ enum {
     TG_NAME_BLOCKING = 2,      /* host-blocking synchronize call */
     TG_NAME_SYNC_MEMOP = 4,    /* cudaMemcpy* / cuMemcpy* / cudaMemset* / cuMemset* without Async */
     TG_NAME_ASYNC = 8,         /* contains "Async" */
-    TG_NAME_KNOWN = 16         /* cache slot filled */
+    TG_NAME_KNOWN = 16,        /* cache slot filled */
+    TG_NAME_OPS_KERNEL = 32,   /* launches kernels (TG_OP_CALL_PREFIXES) */
+    TG_NAME_OPS_MEMCPY = 64,   /* makes copies */
+    TG_NAME_OPS_MEMSET = 128   /* makes memsets */
 };
 
 typedef struct tg_name_cache {
@@ -95,6 +98,7 @@ typedef struct tg_model_priv {
     tg_host_ctx *host;             /* the host side (model_host.c) */
     /* facts counted while the calls go by (a streamed table keeps few rows) */
     int64_t api_calls, blocking_calls, blocked_time;
+    int64_t op_calls[TG_TABLE_COUNT];  /* tg_model.op_calls, while they go by */
 } tg_model_priv;
 
 static inline tg_model_priv *tg_model_priv_of(tg_model *m) { return (tg_model_priv *)(void *)m; }

@@ -181,6 +181,7 @@ void tg_model_reset_attribution(tg_model *m)
         p->gpu_first[i] = TG_NULL_I64;
     }
     p->api_calls = p->blocking_calls = p->blocked_time = 0;
+    memset(p->op_calls, 0, sizeof p->op_calls);
 }
 
 /* The iteration of every NVTX row (its own start, its own process). */

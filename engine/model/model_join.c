@@ -601,6 +601,10 @@ static int visit(void *ctx, tg_api *a)
     tg_model_host_call(m, a);
     if (a->dup_of < 0) {
         p->api_calls++;
+        uint8_t f = tg_model_name_flags(m, a->name);
+        if (f & TG_NAME_OPS_KERNEL) p->op_calls[TG_TABLE_KERNEL]++;
+        if (f & TG_NAME_OPS_MEMCPY) p->op_calls[TG_TABLE_MEMCPY]++;
+        if (f & TG_NAME_OPS_MEMSET) p->op_calls[TG_TABLE_MEMSET]++;
         if (a->blocking) {
             p->blocking_calls++;
             if (a->start != TG_NULL_I64 && a->end != TG_NULL_I64)

@@ -365,8 +365,9 @@ static void view_calls(sqlw *w)
     begin(w, "call_flags");
     fputs("SELECT c.*, name GLOB 'cu*' AND NOT name GLOB 'cuda*' AS driver, (", w->f);
     const char *sep = "";
-#define X(prefix) fprintf(w->f, "%sname GLOB '%s*'", sep, prefix), sep = " OR ";
-    TG_COPY_SET_CALL_PREFIXES(X)
+#define X(table, prefix) \
+    if (TG_TABLE_##table != TG_TABLE_KERNEL) fprintf(w->f, "%sname GLOB '%s*'", sep, prefix), sep = " OR ";
+    TG_OP_CALL_PREFIXES(X)
 #undef X
     fputs(") AND instr(name, 'Async') = 0 AS sync_memop, instr(name, 'Async') > 0 AS async, ", w->f);
     /* old exports record a call twice, nested, under one correlation id:

@@ -103,3 +103,84 @@ unsigned tg_source_required_tables(tg_source_id id)
         return 0;
     }
 }
+
+/* ------------------------------------------------ what a field rests on */
+
+#define OPS_ALL (1u << TG_TABLE_KERNEL | 1u << TG_TABLE_MEMCPY | 1u << TG_TABLE_MEMSET)
+#define OPS_KERNEL (1u << TG_TABLE_KERNEL)
+
+unsigned tg_source_op_tables(tg_source_id id)
+{
+    switch (id) {
+    case TG_SRC_KERNEL: return OPS_KERNEL;
+    case TG_SRC_MEMCPY: return 1u << TG_TABLE_MEMCPY;
+    case TG_SRC_MEMSET: return 1u << TG_TABLE_MEMSET;
+    case TG_SRC_GAP: return OPS_ALL;
+    default: return 0;
+    }
+}
+
+/* The fields of the other sources that are computed from GPU ops. */
+static const struct {
+    tg_source_id source;
+    const char *name;
+    unsigned tables;
+} op_fields[] = {
+    {TG_SRC_ITERATION, "period", OPS_ALL},         {TG_SRC_ITERATION, "gpu_time", OPS_ALL},
+    {TG_SRC_ITERATION, "gpu_span", OPS_ALL},       {TG_SRC_ITERATION, "kernels", OPS_KERNEL},
+    {TG_SRC_ITERATION, "launches", OPS_KERNEL},    {TG_SRC_ITERATION, "launch_time", OPS_KERNEL},
+    {TG_SRC_ITERATION, "kernel_time", OPS_KERNEL}, {TG_SRC_ITERATION, "short_kernels", OPS_KERNEL},
+    {TG_SRC_DEVICE, "start", OPS_ALL},            {TG_SRC_DEVICE, "end", OPS_ALL},
+    {TG_SRC_DEVICE, "span", OPS_ALL},             {TG_SRC_DEVICE, "busy_frac", OPS_ALL},
+    {TG_SRC_DEVICE, "busy_frac_steady", OPS_ALL}, {TG_SRC_DEVICE, "gaps", OPS_ALL},
+    {TG_SRC_DEVICE, "busy_time_steady", OPS_ALL}, {TG_SRC_DEVICE, "copy_time_steady", OPS_ALL},
+    {TG_SRC_DEVICE, "copy_frac_steady", OPS_ALL}, {TG_SRC_DEVICE, "kernels", OPS_KERNEL},
+    {TG_SRC_DEVICE, "kernel_time", OPS_KERNEL},   {TG_SRC_DEVICE, "nccl_time", OPS_KERNEL},
+    {TG_SRC_DEVICE, "nccl_overlap", OPS_KERNEL},  {TG_SRC_DEVICE, "exposed_nccl_time", OPS_KERNEL},
+    {TG_SRC_DEVICE, "queue_p50", OPS_KERNEL},     {TG_SRC_DEVICE, "queue_kernels", OPS_KERNEL},
+    {TG_SRC_DEVICE, "queue_clamped", OPS_KERNEL},
+    {TG_SRC_NVTX, "gpu_time", OPS_ALL},            {TG_SRC_NVTX, "gpu_span", OPS_ALL},
+    {TG_SRC_TRACE, "kernels", OPS_KERNEL},         {TG_SRC_TRACE, "memcpys", 1u << TG_TABLE_MEMCPY},
+    {TG_SRC_TRACE, "memsets", 1u << TG_TABLE_MEMSET}, {TG_SRC_TRACE, "devices", OPS_ALL},
+    {TG_SRC_CUDNN, "kernels", OPS_KERNEL},         {TG_SRC_CUDNN, "kernel_time", OPS_KERNEL},
+    {TG_SRC_CUBLAS, "kernels", OPS_KERNEL},        {TG_SRC_CUBLAS, "kernel_time", OPS_KERNEL},
+};
+
+unsigned tg_field_op_tables(const tg_field_def *f)
+{
+    unsigned own = tg_source_op_tables(f->source);
+    if (own) return own;
+    for (size_t i = 0; i < sizeof op_fields / sizeof op_fields[0]; i++)
+        if (op_fields[i].source == f->source && !strcmp(op_fields[i].name, f->name)) return op_fields[i].tables;
+    return 0;
+}
+
+int tg_field_stack_table(const tg_field_def *f)
+{
+    if (f->store != TG_STORE_SITE && f->store != TG_STORE_SITE_MODULE && strcmp(f->name, "callchain") != 0)
+        return -1;
+    return f->source == TG_SRC_OSRT ? TG_TABLE_OSRT_CALLCHAINS : TG_TABLE_CALLCHAINS;
+}
+
+/* Fields a format's reader leaves null on every row (docs/kineto.md). */
+static const struct {
+    tg_source_id source;
+    const char *name;
+    tg_trace_format format;
+    tg_table_id records;
+    const char *why;
+} never_filled[] = {
+    {TG_SRC_API, "return_value", TG_FORMAT_KINETO, TG_TABLE_RUNTIME,
+     "the PyTorch profiler does not record return codes"},
+};
+
+const char *tg_field_never_filled(const tg_field_def *f, tg_trace_format format, tg_table_id *records)
+{
+    for (size_t i = 0; i < sizeof never_filled / sizeof never_filled[0]; i++)
+        if (never_filled[i].source == f->source && never_filled[i].format == format &&
+            !strcmp(never_filled[i].name, f->name)) {
+            *records = never_filled[i].records;
+            return never_filled[i].why;
+        }
+    return NULL;
+}

@@ -72,6 +72,27 @@ tg_source_view tg_model_source(const tg_model *m, tg_source_id id);
 ** would be empty only because the capture did not record them. */
 unsigned tg_source_required_tables(tg_source_id id);
 
+/* Bit mask (1u << tg_table_id) of the op tables (TG_TABLE_KERNEL, _MEMCPY,
+** _MEMSET) whose rows make a source's rows (kernel, memcpy, memset; gaps:
+** all three), or that a field is computed from (an iteration's period and
+** gpu_time from all three, its kernels and kernel_time from kernels, a
+** device's busy fraction from all three and its NCCL overlap from kernels,
+** trace.memcpys from copies, ...): with such a
+** table emptied beside the calls that launched its ops, the rule reads
+** missing data (engine/eval/eval_missing.c, docs/rules.md "Missing data"). */
+unsigned tg_source_op_tables(tg_source_id id);
+unsigned tg_field_op_tables(const tg_field_def *f);
+
+/* The call-stack table a field reads (call_site, call_module, callchain:
+** TG_TABLE_CALLCHAINS, or TG_TABLE_OSRT_CALLCHAINS on the osrt source),
+** or -1. */
+int tg_field_stack_table(const tg_field_def *f);
+
+/* Why a trace format never fills field f ("the PyTorch profiler does not
+** record return codes"), with the table whose recording fills it in
+** *records; NULL when the format can (docs/kineto.md). */
+const char *tg_field_never_filled(const tg_field_def *f, tg_trace_format format, tg_table_id *records);
+
 /* Evidence table and rowid of row i. */
 int tg_source_row_table(const tg_source_view *v, size_t i);
 int64_t tg_source_row_id(const tg_source_view *v, size_t i);

@@ -398,6 +398,8 @@ static void test_series_baseline(void **state)
                                   corpus_traces, s, runs[i]);
         assert_string_equal(corpus_status(doc, "iteration-time-regression"), "pass");
         assert_string_equal(corpus_status(doc, "gpu-time-regression"), "pass");
+        /* issue #22: the caching allocator on, no allocation in the loop */
+        assert_string_equal(corpus_status(doc, "alloc-in-loop"), "pass");
         json_decref(doc);
     }
     int st;

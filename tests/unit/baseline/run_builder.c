@@ -35,6 +35,15 @@ tg_trace_result *tb_trace(tg_run_result *run, const char *file, const char *gpus
         .gpu_names = gpus, .status = TG_OK,
         .results = tg_arena_alloc(run->arena, TB_MAX_RULES * sizeof *t->results),
     };
+    /* what ran: one kernel, so that a recorded baseline carries its
+    ** fingerprint (compare.c); no GPU time, so no attribution */
+    tg_workload *w = tg_arena_alloc(run->arena, sizeof *w);
+    tg_work_entry *k = tg_arena_alloc(run->arena, sizeof *k);
+    *k = (tg_work_entry){.name = "train_kernel", .kind = TG_WORK_KERNEL, .count = 100, .total = 1e9,
+                         .time = 1e7, .launches = 1};
+    *w = (tg_workload){.steady_iterations = 100, .gpu_time = NAN, .period = NAN, .idle = NAN,
+                       .ops = k, .n_ops = 1};
+    t->workload = w;
     return t;
 }
 

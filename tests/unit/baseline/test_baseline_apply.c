@@ -369,6 +369,9 @@ static void test_without_samples(void **state)
             assert_int_equal(r->verdict, TG_V_INCONCLUSIVE);
             expect_message(r, "p=n/a, n=0 now vs 0 in the baseline");
             expect_message(r, "with fewer than 10 values per side there is no within-run test");
+            /* the trace is what is short (0 values), not only the baseline */
+            expect_message(r, "this trace is too short to judge: capture at least 10 steady iterations (it gives "
+                              "0 values), or record at least 3 runs in the baseline to measure the spread");
         } else {
             assert_int_equal(r->verdict, TG_V_FAIL);    /* 60 ms is far outside 31 +- 4.4 ms */
             assert_true(r->baseline.outside_band);
@@ -377,6 +380,40 @@ static void test_without_samples(void **state)
         tg_baseline_free(b);
     }
     tg_diag_clear(&d);
+}
+
+/* A trace cut to 3 steady iterations against a 2-run baseline of 200
+** values (audit of issue 13): +68% is outside the assumed band (30 ms +-
+** 3 x 15%), +10% inside it; both inconclusive, and the advice names the
+** short trace, not only the baseline's runs. */
+static void test_short_trace_advice(void **state)
+{
+    (void)state;
+    static const double runs[] = {30 * MS, 30 * MS};
+    tg_baseline *b = make_baseline(runs, 2, "NVIDIA H200", "3.11.0");
+    tg_diag d;
+    tg_diag_init(&d);
+    for (int k = 0; k < 2; k++) {
+        double value = k == 0 ? 50.4 * MS : 33 * MS;
+        tg_run_result *run = tb_run_new();
+        tg_trace_result *t = tb_trace(run, "/ci/short.sqlite", "NVIDIA H200", "3.11.0");
+        double *s = tb_values(run, 3, value, 0.5 * MS, 5);
+        tb_rule(run, t, RULE, "p50(period)", 1, value, s, 3);
+        assert_int_equal(apply_noise(b, run, NAN, NAN, 0.15, false, &d), TG_OK);
+        tg_rule_result *r = result_of(run, RULE);
+        assert_int_equal(r->verdict, TG_V_INCONCLUSIVE);
+        assert_int_equal(r->baseline.n_current, 3);
+        if (k == 0)
+            expect_message(r, "no within-run test, and the spread is not measured; this trace is too short to "
+                              "judge: capture at least 10 steady iterations (it gives 3 values), or record at "
+                              "least 3 runs in the baseline to measure the spread");
+        else
+            expect_message(r, "record at least 3 runs in the baseline to measure the spread (and this trace gives "
+                              "3 values, too few for the within-run test: capture at least 10 steady iterations)");
+        tb_run_free(run);
+    }
+    tg_diag_clear(&d);
+    tg_baseline_free(b);
 }
 
 /* A regression rule the baseline holds but the trace cannot give a value
@@ -511,6 +548,69 @@ static void test_mismatch(void **state)
 ** spread max(0.2% x 607.488 = 1.215 us, sd 0.226 us), band 607.488 +-
 ** 3.645 us. An extra launch worth +1.05% or +1.9% per step is outside it:
 ** with min_change 0.5% both fail, at the default 2% both pass. */
+/* A baseline without its workload fingerprint (the `workload:` section
+** removed, or listing no GPU work) would compare a wholly different trace
+** as if it were the same one: refused, naming the file, unless
+** allow_mismatch (a warning). A run without regression rules needs none. */
+static void test_fingerprint_required(void **state)
+{
+    (void)state;
+    static const double runs[] = {30 * MS, 30 * MS};
+    tg_baseline *b = make_baseline(runs, 2, "NVIDIA H200", "3.11.0");
+    b->path = "baselines/train.yaml";
+    assert_non_null(b->workload);
+    tg_workload *recorded = b->workload;
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_run_result *run = make_current(10 * MS, "NVIDIA H200", "3.11.0");   /* an "improvement" */
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);   /* with its fingerprint: judged */
+    assert_int_equal(result_of(run, RULE)->verdict, TG_V_PASS);
+    tb_run_free(run);
+    tg_diag_clear(&d);
+
+    b->workload = NULL;
+    tg_diag_init(&d);
+    run = make_current(10 * MS, "NVIDIA H200", "3.11.0");
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_EUSAGE);
+    assert_int_equal(d.n_errors, 1);
+    assert_string_equal(d.msgs[0].text, "baselines/train.yaml carries no workload fingerprint (it has no "
+                        "'workload' section), so a trace of another workload would be compared with it as if it "
+                        "were the same one; record the baseline again ('tracegate baseline record -o FILE "
+                        "TRACE...'), or pass --allow-mismatch to compare anyway");
+    assert_int_equal(result_of(run, RULE)->verdict, TG_V_SKIP);   /* never judged */
+    tg_diag_clear(&d);
+    tg_diag_init(&d);
+    assert_int_equal(apply(b, run, NAN, NAN, true, &d), TG_OK);
+    assert_int_equal(d.n_errors, 0);
+    assert_int_equal(d.msgs[0].level, TG_DIAG_WARNING);
+    assert_non_null(strstr(d.msgs[0].text, "comparing anyway because of --allow-mismatch"));
+    assert_int_equal(result_of(run, RULE)->verdict, TG_V_PASS);
+    tb_run_free(run);
+    tg_diag_clear(&d);
+
+    /* present but empty: `workload: {gpu_time: 0, ops: []}` */
+    tg_workload empty = {.gpu_time = 0, .period = NAN, .idle = NAN};
+    b->workload = &empty;
+    tg_diag_init(&d);
+    run = make_current(10 * MS, "NVIDIA H200", "3.11.0");
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_EUSAGE);
+    assert_non_null(strstr(d.msgs[0].text, "(its 'workload' lists no GPU work)"));
+    tb_run_free(run);
+    tg_diag_clear(&d);
+
+    /* a run without the baseline's regression rules: nothing to fingerprint */
+    tg_diag_init(&d);
+    run = tb_run_new();
+    tg_trace_result *t = tb_trace(run, "/ci/current.sqlite", "NVIDIA H200", "3.11.0");
+    tb_rule(run, t, "trend", "p50(period)", 0, 30 * MS, NULL, 0);
+    assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
+    assert_int_equal(d.n, 0);
+    tb_run_free(run);
+    tg_diag_clear(&d);
+    b->workload = recorded;
+    tg_baseline_free(b);
+}
+
 static void test_drv_train_gpu_time(void **state)
 {
     (void)state;
@@ -629,8 +729,10 @@ int main(void)
         cmocka_unit_test(test_band_three_runs),
         cmocka_unit_test(test_lower_is_worse),
         cmocka_unit_test(test_without_samples),
+        cmocka_unit_test(test_short_trace_advice),
         cmocka_unit_test(test_missing_values),
         cmocka_unit_test(test_mismatch),
+        cmocka_unit_test(test_fingerprint_required),
         cmocka_unit_test(test_params_from_ruleset),
         cmocka_unit_test(test_drv_train_gpu_time),
     };

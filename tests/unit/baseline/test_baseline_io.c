@@ -99,7 +99,14 @@ static const char expected_yaml[] =
     "  nsys_version: \"2024.5.1.113\"\n"
     "  schema_version: \"3.11.0\"\n"
     "  trace: \"run2.sqlite\"\n"
-    "tool_version: \"0.1.0\"\n";
+    "tool_version: \"0.1.0\"\n"
+    "workload:\n"
+    "  gpu_time: 0\n"
+    "  nvtx: []\n"
+    "  ops:\n"
+    "  - {count: 200, kind: kernel, launches: 1, name: \"train_kernel\", time: 10000000, total: 2000000000}\n"
+    "  steady_iterations: 200\n"
+    "  total: 0\n";
 
 static void test_record_and_write(void **state)
 {

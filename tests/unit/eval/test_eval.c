@@ -314,6 +314,89 @@ static void test_missing_data(void **state)
     world_free(w);
 }
 
+/* Data the trace does not hold (docs/rules.md, "Missing data"): an op
+** table emptied beside its calls, the API table empty on a Kineto trace
+** (its own events and torch.profiler setting named, not nsys's), a field
+** the format never fills, call sites without stacks. */
+static void test_unrecorded_data(void **state)
+{
+    (void)state;
+    tg_eval_opts fail = {.missing = TG_MISSING_FAIL};
+    world *w = world_new();
+    five_copies(w);
+    w->trace.n_memcpys = 0;
+    w->model.op_calls[TG_TABLE_MEMCPY] = 5;
+    world_rules(w, sync_memcpy);
+    tg_rule_result *r = world_eval(w, &fail, "sync-memcpy");
+    assert_int_equal(r->verdict, TG_V_ERROR);
+    assert_true(r->missing_data);
+    assert_string_equal(r->message, "rule sync-memcpy reads CUDA memory copies, but table "
+                        "CUPTI_ACTIVITY_KIND_MEMCPY is empty while table CUPTI_ACTIVITY_KIND_RUNTIME holds 5 calls "
+                        "that launch them: they were not recorded; record them with 'nsys profile -t cuda'");
+    /* no copy calls either: a program that copied nothing */
+    w->model.op_calls[TG_TABLE_MEMCPY] = 0;
+    w->model.op_calls[TG_TABLE_KERNEL] = 9;   /* kernels are not what the rule reads */
+    r = world_eval(w, &fail, "sync-memcpy");
+    assert_int_equal(r->verdict, TG_V_PASS);
+    world_free(w);
+
+    /* Kineto: copies without cuda_runtime events name the Kineto events and
+    ** the torch.profiler setting */
+    w = world_new();
+    w->trace.format = TG_FORMAT_KINETO;
+    five_copies(w);
+    w->trace.n_api_rows = 0;
+    world_rules(w, sync_memcpy);
+    r = world_eval(w, &fail, "sync-memcpy");
+    assert_int_equal(r->verdict, TG_V_ERROR);
+    assert_string_equal(r->message, "rule sync-memcpy reads the calls that launched GPU work, but the trace holds no "
+                        "Kineto cuda_runtime/cuda_driver events while the capture holds 0 kernels, 5 copies and 0 "
+                        "memsets: the CUDA API calls were not recorded; record them with "
+                        "'torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])'");
+    world_free(w);
+
+    /* a return code a Kineto trace never records; the call's name it does */
+    w = world_new();
+    w->trace.format = TG_FORMAT_KINETO;
+    add_api(w, 1, 0, 10, "cudaMalloc")->return_value = -1;
+    world_rules(w, "version: 1\nrules:\n" HEAD("failed", "api") "    where: return_value != 0\n"
+                   "    fail_when: count > 0\n" HEAD("mallocs", "api") "    where: name == \"cudaMalloc\"\n"
+                   "    fail_when: count > 5\n    evidence: {columns: [name, return_value]}\n");
+    r = world_eval(w, &fail, "failed");
+    assert_int_equal(r->verdict, TG_V_ERROR);
+    assert_true(r->missing_data);
+    assert_string_equal(r->message, "rule failed reads api.return_value, which a PyTorch profiler (Kineto) JSON "
+                        "trace never records (the PyTorch profiler does not record return codes); record the run "
+                        "with 'nsys profile -t cuda'");
+    r = world_eval(w, &fail, "mallocs");   /* return_value only in the evidence */
+    assert_int_equal(r->verdict, TG_V_PASS);
+    assert_int_equal(r->count, 1);
+    world_free(w);
+
+    /* call sites: without CUDA_CALLCHAINS, or with it read and empty */
+    w = world_new();
+    five_copies(w);
+    w->trace.has_table[TG_TABLE_CALLCHAINS] = false;
+    world_rules(w, "version: 1\nrules:\n" HEAD("from-step", "memcpy") "    where: call_site == \"step\"\n"
+                   "    fail_when: count > 0\n" HEAD("grouped", "memcpy") "    where: api_sync\n"
+                   "    fail_when: count > 0\n    evidence: {group_by: [call_site], columns: [{n: count}]}\n");
+    r = world_eval(w, &fail, "from-step");
+    assert_int_equal(r->verdict, TG_V_ERROR);
+    assert_string_equal(r->message, "rule from-step reads memcpy.call_site, which needs CUDA call stacks, but the "
+                        "capture has no table CUDA_CALLCHAINS; record them with 'nsys profile --cudabacktrace=all "
+                        "(with CPU sampling, -s cpu)'");
+    r = world_eval(w, &fail, "grouped");   /* grouped by it: the verdict does not read it */
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    assert_int_equal(r->count, 4);
+    w->trace.has_table[TG_TABLE_CALLCHAINS] = true;
+    w->trace.table_name[TG_TABLE_CALLCHAINS] = "CUDA_CALLCHAINS";
+    w->trace.host_loaded = TG_HOST_STACKS;
+    r = world_eval(w, &fail, "from-step");
+    assert_int_equal(r->verdict, TG_V_ERROR);
+    assert_non_null(strstr(r->message, "but table CUDA_CALLCHAINS is empty; record them with"));
+    world_free(w);
+}
+
 static const char *const step_rule =
     "version: 1\nrules:\n" HEAD("step", "iteration")
     "    where: not warmup\n"
@@ -409,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_nulls_and_ratio),
         cmocka_unit_test(test_strings_and_shared_pass),
         cmocka_unit_test(test_missing_data),
+        cmocka_unit_test(test_unrecorded_data),
         cmocka_unit_test(test_regression_rule),
         cmocka_unit_test(test_disabled_and_order),
         cmocka_unit_test(test_return_value),
