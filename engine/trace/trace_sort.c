@@ -11,6 +11,9 @@
 ** row of a 2 MiB block of the source has been copied, the block's pages
 ** are moved (mremap) to where the output is about to be written: the two
 ** arrays together stay one table big and almost no page is faulted twice.
+** The moved blocks leave holes in the source's range, which another
+** thread's mapping may fill meanwhile, so the source is unmapped part by
+** part at the end, never whole.
 **
 ** A table in many short runs (no export seen does this) is sorted in place
 ** instead: an LSD radix sort of (start, position) pairs, then the rows are
@@ -20,9 +23,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define BLOCK ((size_t)2 << 20)            /* pages move between arrays 2 MiB at a time */
 #define MERGE_MIN_RUN 16                   /* average run length needed to merge */
+#define MOVED UINT32_MAX                   /* merge.left of a block whose pages moved */
 
 static int64_t key_at(const char *rows, size_t i, size_t esz, size_t off)
 {
@@ -114,10 +119,26 @@ static bool place(merge *m, size_t upto)
             int rc = tg_rows_move((void *)(m->src + b * BLOCK), m->dst + m->placed * BLOCK, BLOCK);
             if (rc < 0) return false;
             if (rc == 0) m->recycle = false;       /* e.g. too many mappings: stop trying */
+            else m->left[b] = MOVED;
         }
         m->placed++;
     }
     return true;
+}
+
+/* Unmap what is left of the source: not its whole range, whose moved
+** blocks are holes another thread's mapping may have taken since (a
+** trace is read by two threads, docs/architecture.md). */
+static void free_source(merge *m, size_t mapped)
+{
+    size_t from = 0;
+    for (size_t b = 0; b <= m->n_blocks; b++) {
+        bool end = b == m->n_blocks;
+        if (!end && m->left[b] != MOVED) continue;
+        if (b * BLOCK > from) munmap((void *)(m->src + from), b * BLOCK - from);
+        from = (b + 1) * BLOCK;
+    }
+    if (mapped > m->n_blocks * BLOCK) munmap((void *)(m->src + m->n_blocks * BLOCK), mapped - m->n_blocks * BLOCK);
 }
 
 static void merge_free(merge *m)
@@ -187,12 +208,23 @@ static bool merge_runs(void **rows, size_t *mapped, size_t n, size_t esz, size_t
         }
         if (m.n_heap > 1) sift_down(&m, 0);
     }
-    merge_free(&m);
+    bool moved = false;
+    for (size_t b = 0; m.left && b < m.n_blocks; b++) moved |= m.left[b] == MOVED;
     if (!ok) {
         tg_rows_free(m.dst, dst_mapped);
+        if (moved) {
+            /* the source lost pages: nothing of it is usable (the caller
+            ** gives up the trace), and it must not be unmapped whole */
+            free_source(&m, *mapped);
+            *rows = NULL;
+            *mapped = 0;
+        }
+        merge_free(&m);
         return false;
     }
-    tg_rows_free(*rows, *mapped);
+    if (moved) free_source(&m, *mapped);
+    else tg_rows_free(*rows, *mapped);
+    merge_free(&m);
     *rows = m.dst;
     *mapped = dst_mapped;
     return true;

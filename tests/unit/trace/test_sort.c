@@ -15,6 +15,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+
 #include "trace/trace_int.h"
 
 /* An odd-sized row: the key is not at offset 0 and rows straddle blocks. */
@@ -148,6 +152,48 @@ static void test_overlapping_stretches(void **state)
     sort_and_check(r, n);
 }
 
+/* Another thread maps and writes memory all along while big tables are
+** merged (a trace is read by two threads, docs/architecture.md): the
+** holes the merge's moved blocks leave may hold that thread's mappings,
+** which the merge must not unmap when it frees its source. */
+typedef struct mapper {
+    atomic_bool stop;
+    size_t rounds;
+} mapper;
+
+static void *map_and_write(void *arg)
+{
+    mapper *mp = arg;
+    size_t len = (size_t)2 << 20;
+    while (!atomic_load(&mp->stop)) {
+        unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) continue;
+        for (int pass = 0; pass < 8; pass++)
+            for (size_t i = 0; i < len; i += 4096) p[i] = (unsigned char)(pass + 1);
+        munmap(p, len);
+        mp->rounds++;
+    }
+    return NULL;
+}
+
+static void test_merge_beside_mappings(void **state)
+{
+    (void)state;
+    mapper mp = {.rounds = 0};
+    atomic_init(&mp.stop, false);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, map_and_write, &mp), 0);
+    for (int round = 0; round < 12; round++) {
+        size_t n = 400000, runs = 4, per = n / runs;
+        row *r = make_rows(n);
+        for (size_t i = 0; i < n; i++) r[i].key = (int64_t)((i % per) * 4 + i / per);
+        sort_and_check(r, n);
+    }
+    atomic_store(&mp.stop, true);
+    pthread_join(th, NULL);
+    assert_true(mp.rounds > 0);
+}
+
 /* Random keys: runs of about two rows, sorted in place. */
 static void test_random_in_place(void **state)
 {
@@ -186,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_long_runs_merged),
         cmocka_unit_test(test_many_runs_merged),
         cmocka_unit_test(test_overlapping_stretches),
+        cmocka_unit_test(test_merge_beside_mappings),
         cmocka_unit_test(test_random_in_place),
         cmocka_unit_test(test_extreme_keys),
     };
