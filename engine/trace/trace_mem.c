@@ -15,6 +15,7 @@
 */
 #include "trace_int.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,12 +23,15 @@
 
 size_t tg_rows_page(void)
 {
-    static size_t page;
-    if (!page) {
+    /* atomic: the loaders of one trace may ask from two threads */
+    static _Atomic size_t page;
+    size_t v = atomic_load_explicit(&page, memory_order_relaxed);
+    if (!v) {
         long p = sysconf(_SC_PAGESIZE);
-        page = p > 0 ? (size_t)p : 4096;
+        v = p > 0 ? (size_t)p : 4096;
+        atomic_store_explicit(&page, v, memory_order_relaxed);
     }
-    return page;
+    return v;
 }
 
 static size_t round_pages(size_t bytes)
