@@ -148,8 +148,11 @@ static int check_memory(check_args *a, check_state *c, const tg_check_plan *plan
     tg_diag_init(&diag);
     tg_load_opts load = tg_check_load_opts(plan);
     bool over = false;
-    for (size_t i = 0; a->max_memory > 0 && i < c->inputs.n; i++)
-        if (c->inputs.paths[i] && !tg_trace_fits_with(c->inputs.paths[i], &load, a->max_memory, &diag)) over = true;
+    for (size_t i = 0; a->max_memory > 0 && i < c->inputs.n; i++) {
+        if (!c->inputs.paths[i]) continue;
+        load.threads = tg_trace_read_threads(c->inputs.paths[i], tg_cli_cores());   /* at most what a check uses */
+        if (!tg_trace_fits_with(c->inputs.paths[i], &load, a->max_memory, &diag)) over = true;
+    }
     int st = over ? tg_cli_report_diag(&diag, TG_ETRACE) : TG_OK;
     tg_diag_clear(&diag);
     return st;

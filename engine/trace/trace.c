@@ -521,6 +521,13 @@ static void *read_kernels(void *arg)
 
 static void loader_close(tg_loader *ld)
 {
+    tg_load_apis_stop(ld);   /* a producer still reading: stopped, its rows dropped */
+    if (ld->early) {
+        ld->early->strings = (tg_idmap){0};   /* ld's, shared */
+        loader_close(ld->early);
+        free(ld->early);
+        ld->early = NULL;
+    }
     sqlite3_close(ld->db);   /* NULL-safe; nothing was written */
     ld->db = NULL;
     tg_idmap_free(&ld->strings);
@@ -546,6 +553,35 @@ static bool load_rest(tg_loader *ld)
 static bool load_serial(tg_loader *ld)
 {
     return tg_load_kernels(ld) && load_others(ld) && load_rest(ld) && finish(ld);
+}
+
+/* A reader of the deferred API table on a third connection, its producer
+** started (tg_load_apis_start) so that decoded calls queue up while the
+** open and the model's first steps go on; it becomes the trace's API
+** reader. Nothing happens when it cannot be set up: the table is then
+** read at stream time from the open's connection. */
+static void start_early_reader(tg_loader *ld, int64_t max_steps, pthread_mutex_t *lock)
+{
+    tg_trace *t = ld->t;
+    if (!t->table_name[TG_TABLE_RUNTIME]) return;
+    tg_loader *r = calloc(1, sizeof *r);
+    if (!r) return;
+    tg_diag scratch;
+    tg_diag_init(&scratch);
+    *r = (tg_loader){.t = t, .path = t->path, .diag = &scratch, .pool_lock = lock, .threads = ld->threads};
+    bool ok = tg_load_open(r, max_steps);
+    r->strings = ld->strings;          /* read only from here on; ld's to free */
+    ok = ok && tg_load_apis_start(r);
+    r->pool_lock = NULL;
+    r->diag = NULL;
+    tg_diag_clear(&scratch);
+    if (!ok) {
+        r->strings = (tg_idmap){0};
+        loader_close(r);
+        free(r);
+        return;
+    }
+    ld->early = r;
 }
 
 /* Kernels on a side connection and thread, the other tables here; false
@@ -582,6 +618,9 @@ static bool load_parallel(tg_loader *ld, int64_t max_steps, bool *ok)
     ld->span_first = ld->span_last = TG_NULL_I64;
     for (size_t i = 1; here && i < sizeof row_tables / sizeof *row_tables; i++)
         here = finish_table(ld, row_tables[i]), done[row_tables[i]] = here;
+    /* the API table starts streaming now, on a connection of its own,
+    ** while the kernels are still being read */
+    if (here && ld->t->apis_deferred) start_early_reader(ld, max_steps, &lock);
     pthread_join(th, NULL);
     ld->pool_lock = NULL;
     side->ld.strings = (tg_idmap){0};
@@ -682,6 +721,17 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
 
     if (!ld.failed && t->apis_deferred && t->table_name[TG_TABLE_RUNTIME]) {
         t->api_reader = malloc(sizeof *t->api_reader);
+        if (t->api_reader && ld.early) {
+            /* the reader started during the open: it takes the StringIds map */
+            tg_loader *r = ld.early;
+            ld.early = NULL;
+            r->strings = ld.strings;
+            ld.strings = (tg_idmap){0};
+            t->api_reader->ld = *r;
+            free(r);
+            loader_close(&ld);
+            return t;      /* its producer runs: its step counter is the producer's */
+        }
         if (t->api_reader) {
             t->api_reader->ld = ld;
             t->api_reader->ld.path = t->path;
@@ -902,6 +952,8 @@ int64_t tg_trace_estimate_bytes_with(const char *path, const tg_load_opts *opts)
         total = 8.0 * 1024 * 1024;   /* the binary, SQLite's cache, reports */
         for (int i = 0; total >= 0 && i < TG_TABLE_COUNT; i++)
             total = add_table_estimate(&ld, i, row_bytes[i], total);
+        /* read by two threads: the streamed calls queued ahead of their visit */
+        if (total >= 0 && opts->threads >= 2 && opts->defer_api) total += (double)TG_API_QUEUE_BYTES;
     }
     sqlite3_close(ld.db);
     tg_load_free_tables(&ld);

@@ -6,8 +6,12 @@
 **
 **   - one thread: a batch is decoded, then visited;
 **   - two (tg_load_opts.threads): a producer thread steps SQLite and decodes
-**     rows into a ring of batches while the caller's thread visits the
+**     rows into a queue of batches while the caller's thread visits the
 **     batches before it (docs/architecture.md, "Reading an export"). The
+**     producer may be started early (tg_load_apis_start: by the open, on a
+**     connection of its own, as soon as the tables the model needs first
+**     are read), so the queue (at most QUEUE_BYTES) fills while the kernel
+**     table and the iterations are still being built. The
 **     producer owns the connection, its step budget and the row counters
 **     until it is joined; it never touches the string pool: a name stored
 **     as text (old exports) travels in the batch and is interned by the
@@ -68,7 +72,7 @@ static bool twin_seen(twin_ring *r, const tg_api *a)
 
 #define BATCH_ROWS 1024       /* rows of a batch */
 #define AHEAD_ROWS 32         /* how far ahead of its visit a row is shown to `ahead` */
-#define RING 4                /* batches between the producer and the visitor */
+#define QUEUE_BYTES TG_API_QUEUE_BYTES
 
 /* A name read as text, to be interned by the visitor. */
 typedef struct pending_name {
@@ -220,105 +224,169 @@ static void batch_free(api_batch *b)
 
 /* ---------------------------------------------------------------- the producer */
 
-typedef struct stream {
+#define QUEUE ((size_t)(QUEUE_BYTES / sizeof(api_batch)))   /* batches queued at most */
+
+struct tg_api_stream {
+    pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t moved;      /* a batch was filled or given back, or stop */
-    api_batch *ring;           /* RING batches */
+    api_batch **queue;         /* QUEUE slots, each batch allocated when first filled */
     size_t filled, taken;      /* batches filled by the producer, taken by the visitor */
-    bool stop;                 /* the visitor is done: produce no more */
+    bool stop;                 /* produce no more */
     tg_loader ld;              /* the producer's copy: connection, budget, counters */
     tg_diag diag;              /* what it says */
     sqlite3_stmt *st;
     const char *table;
     bool chains;
-} stream;
+};
 
 static void *produce(void *arg)
 {
-    stream *s = arg;
+    tg_api_stream *s = arg;
     for (;;) {
         pthread_mutex_lock(&s->lock);
-        while (!s->stop && s->filled - s->taken == RING) pthread_cond_wait(&s->moved, &s->lock);
+        while (!s->stop && s->filled - s->taken == QUEUE) pthread_cond_wait(&s->moved, &s->lock);
         bool stop = s->stop;
         pthread_mutex_unlock(&s->lock);
         if (stop) break;
-        api_batch *b = &s->ring[s->filled % RING];
-        fill(&s->ld, s->st, s->table, s->chains, b);
+        api_batch **slot = &s->queue[s->filled % QUEUE];
+        if (!*slot && (*slot = calloc(1, sizeof **slot))) (*slot)->defer_names = true;
+        api_batch *b = *slot;
+        if (b) {
+            fill(&s->ld, s->st, s->table, s->chains, b);
+        } else {
+            tg_load_fail(&s->ld, TG_EINTERNAL, "out of memory");
+            /* the visitor learns it from the stream's loader */
+        }
         pthread_mutex_lock(&s->lock);
-        s->filled++;
+        if (b) s->filled++;
+        else s->stop = true;
         pthread_cond_broadcast(&s->moved);
         pthread_mutex_unlock(&s->lock);
-        if (b->last) break;
+        if (!b || b->last) break;
     }
+    pthread_mutex_lock(&s->lock);
+    s->stop = true;            /* nothing more comes */
+    pthread_cond_broadcast(&s->moved);
+    pthread_mutex_unlock(&s->lock);
     return NULL;
 }
 
-/* Stream with a producer thread; -2 when it cannot be started (then
-** nothing was read: the caller reads with one thread). */
-static int stream_parallel(tg_loader *ld, sqlite3_stmt *st, const char *table, bool chains,
-                           const tg_api_reader_cb *cb)
+static bool prepare(tg_loader *ld, const char **table, bool *chains, sqlite3_stmt **st)
 {
-    stream *s = calloc(1, sizeof *s);
-    api_batch *ring = s ? calloc(RING, sizeof *ring) : NULL;
-    if (!ring) {
+    tg_trace *t = ld->t;
+    *table = t->table_name[TG_TABLE_RUNTIME];
+    /* callchainId means something only beside CUDA_CALLCHAINS (--cudabacktrace):
+    ** without it the column is not read (15M calls: a tenth of a second) */
+    *chains = t->table_name[TG_TABLE_CALLCHAINS] != NULL;
+    _Static_assert(AC_CHAIN == AC_N - 1, "callchainId is the last API column");
+    *st = *table ? tg_load_select(ld, *table, api_cols, *chains ? AC_N : AC_CHAIN, NULL) : NULL;
+    return *st != NULL;
+}
+
+bool tg_load_apis_start(tg_loader *ld)
+{
+    if (ld->stream) return true;
+    tg_api_stream *s = calloc(1, sizeof *s);
+    if (!s || !(s->queue = calloc(QUEUE, sizeof *s->queue))) {
         free(s);
-        return -2;
+        return false;
+    }
+    if (!prepare(ld, &s->table, &s->chains, &s->st)) {
+        free(s->queue);
+        free(s);
+        return false;
     }
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->moved, NULL);
-    s->ring = ring;
-    for (size_t i = 0; i < RING; i++) ring[i].defer_names = true;
     tg_diag_init(&s->diag);
     s->ld = *ld;                   /* shares the connection and the StringIds map */
     s->ld.diag = &s->diag;
     s->ld.failed = false;
-    s->st = st;
-    s->table = table;
-    s->chains = chains;
+    s->ld.pool_lock = NULL;        /* the producer interns nothing */
+    s->ld.stream = NULL;
     tg_load_watch(&s->ld);         /* the step counter: the producer's now */
-    pthread_t th;
-    if (pthread_create(&th, NULL, produce, s) != 0) {
+    if (pthread_create(&s->thread, NULL, produce, s) != 0) {
         tg_load_watch(ld);
+        sqlite3_finalize(s->st);
         tg_diag_clear(&s->diag);
-        free(ring);
+        pthread_cond_destroy(&s->moved);
+        pthread_mutex_destroy(&s->lock);
+        free(s->queue);
         free(s);
-        return -2;
+        return false;
     }
-    twin_ring twins = {.n = 0};
-    size_t cap = 0;
-    int result = 1;
-    for (;;) {
-        pthread_mutex_lock(&s->lock);
-        while (s->taken == s->filled) pthread_cond_wait(&s->moved, &s->lock);
-        pthread_mutex_unlock(&s->lock);
-        api_batch *b = &ring[s->taken % RING];
-        result = b->failed ? 0 : visit_batch(ld, b, &twins, &cap, cb);
-        bool last = b->last;
-        pthread_mutex_lock(&s->lock);
-        s->taken++;
-        if (result <= 0 || last) s->stop = true;
-        pthread_cond_broadcast(&s->moved);
-        pthread_mutex_unlock(&s->lock);
-        if (result <= 0 || last) break;
-    }
-    pthread_join(th, NULL);
-    /* what the producer counted and said is the reader's again */
+    ld->stream = s;
+    return true;
+}
+
+/* Join the producer (stopping it), give ld back what it counted (and,
+** when `report`, said), and free the stream. */
+static void stream_end(tg_loader *ld, bool report)
+{
+    tg_api_stream *s = ld->stream;
+    pthread_mutex_lock(&s->lock);
+    s->stop = true;
+    pthread_cond_broadcast(&s->moved);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    sqlite3_finalize(s->st);
     ld->stats[TG_TABLE_RUNTIME] = s->ld.stats[TG_TABLE_RUNTIME];
     ld->steps = s->ld.steps;
     ld->budget_hit = s->ld.budget_hit;
     tg_load_watch(ld);
-    if (s->ld.failed && !ld->failed) {
+    if (report && s->ld.failed && !ld->failed) {
         for (size_t i = 0; i < s->diag.n; i++)
             if (s->diag.msgs[i].level == TG_DIAG_ERROR)
                 tg_diag_add(ld->diag, TG_DIAG_ERROR, s->diag.status, (tg_pos){0}, NULL, "%s", s->diag.msgs[i].text);
         ld->failed = true;
     }
     tg_diag_clear(&s->diag);
-    for (size_t i = 0; i < RING; i++) batch_free(&ring[i]);
-    free(ring);
+    for (size_t i = 0; i < QUEUE; i++) {
+        batch_free(s->queue[i]);
+        free(s->queue[i]);
+    }
+    free(s->queue);
     pthread_cond_destroy(&s->moved);
     pthread_mutex_destroy(&s->lock);
     free(s);
+    ld->stream = NULL;
+}
+
+void tg_load_apis_stop(tg_loader *ld)
+{
+    if (!ld->stream) return;
+    stream_end(ld, false);     /* a discarded read's failure is no failure */
+    ld->stats[TG_TABLE_RUNTIME] = (tg_rowstats){0};
+}
+
+/* Visit what the started producer decodes, to the end of the table or
+** until visit stops: 1, -1 or 0 as tg_load_apis_with. */
+static int stream_visit(tg_loader *ld, const tg_api_reader_cb *cb)
+{
+    tg_api_stream *s = ld->stream;
+    twin_ring twins = {.n = 0};
+    size_t cap = 0;
+    int result = 1;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        while (s->taken == s->filled && !s->stop) pthread_cond_wait(&s->moved, &s->lock);
+        bool none = s->taken == s->filled;     /* stopped with nothing left: failed */
+        pthread_mutex_unlock(&s->lock);
+        if (none) {
+            result = 0;
+            break;
+        }
+        api_batch *b = s->queue[s->taken % QUEUE];
+        result = b->failed ? 0 : visit_batch(ld, b, &twins, &cap, cb);
+        bool last = b->last;
+        pthread_mutex_lock(&s->lock);
+        s->taken++;
+        pthread_cond_broadcast(&s->moved);
+        pthread_mutex_unlock(&s->lock);
+        if (result <= 0 || last) break;
+    }
+    stream_end(ld, true);
     return ld->failed ? 0 : result;
 }
 
@@ -366,22 +434,17 @@ static bool read_whole(tg_loader *ld, sqlite3_stmt *st, const char *table, bool 
 
 int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb)
 {
-    tg_trace *t = ld->t;
-    const char *table = t->table_name[TG_TABLE_RUNTIME];
-    if (!table) return 1;
-    /* callchainId means something only beside CUDA_CALLCHAINS (--cudabacktrace):
-    ** without it the column is not read (15M calls: a tenth of a second) */
-    bool chains = t->table_name[TG_TABLE_CALLCHAINS] != NULL;
-    _Static_assert(AC_CHAIN == AC_N - 1, "callchainId is the last API column");
-    sqlite3_stmt *st = tg_load_select(ld, table, api_cols, chains ? AC_N : AC_CHAIN, NULL);
-    if (!st) return 0;
-    int result;
-    if (!cb) {
-        result = read_whole(ld, st, table, chains) ? 1 : 0;
-    } else {
-        result = ld->threads >= 2 ? stream_parallel(ld, st, table, chains, cb) : -2;
-        if (result == -2) result = stream_serial(ld, st, table, chains, cb);
+    if (!ld->t->table_name[TG_TABLE_RUNTIME]) return 1;
+    if (cb && ld->threads >= 2) tg_load_apis_start(ld);   /* else (or failing that) one thread */
+    if (ld->stream) {
+        if (cb) return stream_visit(ld, cb);
+        tg_load_apis_stop(ld);     /* a whole read: from the start, on this thread */
     }
+    const char *table;
+    bool chains;
+    sqlite3_stmt *st;
+    if (!prepare(ld, &table, &chains, &st)) return 0;
+    int result = cb ? stream_serial(ld, st, table, chains, cb) : read_whole(ld, st, table, chains) ? 1 : 0;
     sqlite3_finalize(st);
     return ld->failed ? 0 : result;
 }

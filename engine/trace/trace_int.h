@@ -37,6 +37,8 @@ typedef struct tg_devset {
     int32_t slots[2 * (TG_MAX_GPUS + 1)];   /* open addressing, -1 empty */
 } tg_devset;
 
+typedef struct tg_api_stream tg_api_stream;   /* trace_api.c */
+
 typedef struct tg_loader {
     sqlite3 *db;
     tg_trace *t;
@@ -65,6 +67,8 @@ typedef struct tg_loader {
     tg_devset *devs;           /* NULL until a device is noted */
     tg_devset *devs_before;    /* noted by the kernels' loader when it ran beside this one */
     int64_t span_first, span_last;   /* first start, last end of the rows this loader finished */
+    tg_api_stream *stream;     /* the API table being read by a producer thread */
+    struct tg_loader *early;   /* trace.c: the API reader started during the open */
 } tg_loader;
 
 /* A deferred API table (tg_load_opts.defer_api): the loader, its database
@@ -257,6 +261,15 @@ bool tg_load_apis(tg_loader *ld);
 /* The API rows through cb (NULL keeps every row): 1 read, -1 stopped (visit
 ** said so, or twins of an old export), 0 failed. */
 int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb);
+/* The decoded calls a producer may hold ahead of their visit (trace_api.c;
+** --max-memory counts them). */
+#define TG_API_QUEUE_BYTES ((size_t)32 << 20)
+/* Start reading the API table on a producer thread now (ld on a
+** connection of its own), for a later tg_load_apis_with with a visitor;
+** false (nothing started) when it cannot. */
+bool tg_load_apis_start(tg_loader *ld);
+/* Stop a started read and drop what it read. */
+void tg_load_apis_stop(tg_loader *ld);
 bool tg_load_syncs(tg_loader *ld);
 bool tg_load_overheads(tg_loader *ld);
 bool tg_load_nvtx(tg_loader *ld);
