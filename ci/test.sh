@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command of README.md and .ci/run: installs dependencies (and
-# Debian's chromium for the HTML report's browser test), checks
+# Debian's chromium for the HTML report's browser test, Nsight Systems
+# 2022.4 unpacked for the nsys test: about 1 min the first time, then
+# cached), checks
 # that engine/ layers only look down (ci/layers.sh), builds,
 # runs the whole suite (unit, rule, hostile-input and corpus tests), the
 # Slurm recipe on a real one-node Slurm cluster (tests/slurm/slurm_test.sh:
@@ -16,6 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/deps.sh
 bash ci/browser-deps.sh   # chromium and pdftotext for the HTML report's browser test
+bash ci/nsys-deps.sh      # Nsight Systems 2022.4 (not on PATH) for tests/nsys_test.sh
 bash ci/layers.sh
 bash ci/build.sh
 meson test -C build --print-errorlogs --num-processes 2
