@@ -27,14 +27,13 @@ typedef struct strset {
     const char **slots;
     size_t *lens;
     size_t n_slots, n;
+    uint64_t seed;             /* tg_hash_seed: the strings come from the input */
 } strset;
 
 typedef struct rd {
     tg_arena *arena;
     strset *set;
 } rd;
-
-static uint64_t hash_bytes(const char *s, size_t n) { return tg_hash_bytes(0, s, n); }
 
 static bool strset_grow(strset *set)
 {
@@ -48,7 +47,7 @@ static bool strset_grow(strset *set)
     }
     for (size_t i = 0; i < set->n_slots; i++) {
         if (!set->slots[i]) continue;
-        size_t j = hash_bytes(set->slots[i], set->lens[i]) & (n_slots - 1);
+        size_t j = tg_hash_bytes(set->seed, set->slots[i], set->lens[i]) & (n_slots - 1);
         while (slots[j]) j = (j + 1) & (n_slots - 1);
         slots[j] = set->slots[i];
         lens[j] = set->lens[i];
@@ -67,7 +66,7 @@ static const char *intern_n(rd *a, const char *s, size_t n)
     strset *set = a->set;
     if (!set) return tg_arena_strndup(a->arena, s, n);
     if ((set->n + 1) * 2 > set->n_slots && !strset_grow(set)) return NULL;
-    size_t j = hash_bytes(s, n) & (set->n_slots - 1);
+    size_t j = tg_hash_bytes(set->seed, s, n) & (set->n_slots - 1);
     for (; set->slots[j]; j = (j + 1) & (set->n_slots - 1))
         if (set->lens[j] == n && !memcmp(set->slots[j], s, n)) return set->slots[j];
     char *copy = tg_arena_strndup(a->arena, s, n);
@@ -503,6 +502,7 @@ tg_merge *tg_merge_new(tg_run_result *run)
     if (m) {
         m->run = run;
         m->cap = run->n_traces;
+        m->set.seed = tg_hash_seed();
     }
     return m;
 }
@@ -614,7 +614,7 @@ static tg_status seen_check(tg_merge *m, const char *path, const char *buf, size
                             tg_diag *diag)
 {
     if ((m->n_seen + 1) * 2 > m->n_slots && !seen_grow(m)) return TG_EINTERNAL;
-    seen_doc d = {.len = len, .hash = tg_hash_bytes(0, buf, len), .file = S_ISREG(sb->st_mode),
+    seen_doc d = {.len = len, .hash = tg_hash_bytes(m->set.seed, buf, len), .file = S_ISREG(sb->st_mode),
                   .dev = sb->st_dev, .ino = sb->st_ino};
     size_t j = d.hash & (m->n_slots - 1);
     for (; m->slots[j]; j = (j + 1) & (m->n_slots - 1)) {
