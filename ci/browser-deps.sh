@@ -6,7 +6,7 @@
 # set), a failed install fails the build here; elsewhere it says so and
 # the browser test skips with its reason.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 # shellcheck source=tests/require.sh
 . tests/require.sh
 SUDO=""

@@ -13,7 +13,7 @@
 # Where a skip is a failure (the project's CI: tests/require.sh) a failed
 # install fails here; elsewhere it says why and the nsys test skips.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 # shellcheck source=tests/require.sh
 . tests/require.sh
 root=${TG_NSYS_ROOT:-/var/cache/tracegate/nsight-systems-2022.4}

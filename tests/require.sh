@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the tests that can skip (the browser test, the Slurm recipe,
 # the nsys export test): a skip is exit 77, which meson and ci/test.sh
 # count as a pass. In the project's CI every such test must run, so there
