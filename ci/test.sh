@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # The test command of README.md and .ci/run: installs dependencies (and
-# Debian's chromium for the HTML report's browser test), checks
+# Debian's chromium for the HTML report's browser test, Nsight Systems
+# 2022.4 unpacked for the nsys test: about 1 min the first time, then
+# cached), checks
 # that engine/ layers only look down (ci/layers.sh), builds,
 # runs the whole suite (unit, rule, hostile-input and corpus tests), the
 # Slurm recipe on a real one-node Slurm cluster (tests/slurm/slurm_test.sh:
 # installs slurmctld, slurmd and munge, about 30 s; it says SKIPPED and
-# why where it cannot run, e.g. without root), then
+# why where it cannot run, e.g. without root: where every test must run,
+# TG_REQUIRE_ALL=1 as .ci/run sets it or CI set, tests/require.sh, a skip
+# of it, of the browser test or of the nsys test fails instead), then
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, then under
 # valgrind memcheck (ci/valgrind.sh, about 5 min), then each libFuzzer
 # target briefly (ci/fuzz.sh: every target, 30 s each, about 4 min).
@@ -13,16 +17,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/deps.sh
-bash ci/browser-deps.sh   # chromium for the HTML report's browser test (skipped without it)
+bash ci/browser-deps.sh   # chromium and pdftotext for the HTML report's browser test
+bash ci/nsys-deps.sh      # Nsight Systems 2022.4 (not on PATH) for tests/nsys_test.sh
 bash ci/layers.sh
 bash ci/build.sh
 meson test -C build --print-errorlogs --num-processes 2
 
+# shellcheck source=tests/require.sh
+. tests/require.sh
 slurm=0
 bash tests/slurm/slurm_test.sh build/tracegate || slurm=$?
 case $slurm in
     0) slurm_done="Slurm recipe" ;;
-    77) slurm_done="Slurm recipe SKIPPED (see above)" ;;
+    77) tg_required && { echo "ci/test.sh: the Slurm recipe test skipped where it must run"; exit 1; }
+        slurm_done="Slurm recipe SKIPPED (see above)" ;;
     *) exit "$slurm" ;;
 esac
 

@@ -14,10 +14,18 @@
 # is never written (model_join's test_rebuild_is_stable). Nor, to keep CI
 # within its time, two tests whose own process does only SQLite's work
 # around a binary that runs natively anyway: hostile_cost (writes fixtures
-# of 200,000 rows: 7 minutes under valgrind; phase 2 runs the binary under
-# memcheck on the other hostile inputs) and reproduce_corpus (runs the
+# of 200,000 rows: 7 minutes under valgrind) and reproduce_corpus (runs the
 # reproduce SQL in SQLite: 2.3 minutes). Both run in the plain and the
 # sanitizer suites.
+#
+# Phase 2 runs the binary itself under memcheck on every hostile suite:
+# files, rules, rows, inject, max_memory, readonly, outputs, messages,
+# schema (views, virtual tables, a huge schema, values over the cap),
+# kineto (truncated, corrupt, huge and deep JSON) and cost (its cases with
+# small fixtures: long names under the regex matcher, macro explosions;
+# TG_HOSTILE_SMALL=1 leaves out the 200,000-row ones). Each input goes
+# through one command (TG_HOSTILE_ONE_COMMAND=1: check, whose loaders info
+# and metrics share), as each run under memcheck costs seconds.
 #
 #   bash ci/valgrind.sh                 # every other test: unit, corpus, rules, hostile
 #   bash ci/valgrind.sh corpus          # only the tests whose name contains a word
@@ -68,9 +76,10 @@ if [ $# -eq 0 ]; then
         "$PWD/$B/tracegate" >"$wrapper"
     chmod +x "$wrapper"
     start=$(date +%s)
-    for t in files rules rows inject max_memory readonly outputs messages; do
+    for t in files rules rows inject max_memory readonly outputs messages schema kineto cost; do
         rc=0
         TG_BINARY="$wrapper" TG_HOSTILE_TIMEOUT_SCALE=60 TG_SOURCE_ROOT="$PWD" \
+            TG_HOSTILE_ONE_COMMAND=1 TG_HOSTILE_SMALL=1 \
             TG_SHARED_TRACES="$PWD/../shared/traces" "$B/tests/hostile/test_hostile_$t" \
             >"$B/valgrind-hostile-$t.log" 2>&1 || rc=$?
         if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then

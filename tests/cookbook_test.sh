@@ -2,8 +2,10 @@
 # The cookbook (docs/cookbook.md) stays true: every recipe under
 # examples/rules/ is a rule file with its test file, `tracegate rules test
 # examples/rules/` passes all their cases (at least 10 recipes), the
-# recipes lint clean on top of the built-ins, and the overrides do what the
-# cookbook says (gpu-idle-gap disabled, copy-dominated at 80%).
+# recipes lint clean on top of the built-ins, the overrides do what the
+# cookbook says (gpu-idle-gap disabled, copy-dominated at 80%), and every
+# output it shows is what the tool prints (tools/cookbook-doc.py, on the
+# real traces of ../shared).
 set -euo pipefail
 bin="$TG_BINARY"
 dir="$TG_SOURCE_ROOT/examples/rules"
@@ -36,4 +38,22 @@ if grep "examples/rules" "$tmp/lint"; then echo "recipes lint with warnings"; ex
 "$bin" rules list builtin "$dir/project-overrides.yaml" > "$tmp/list"
 grep -q '^gpu-idle-gap .*\[disabled\]' "$tmp/list" || { echo "project-overrides.yaml does not disable gpu-idle-gap"; exit 1; }
 grep -q '^copy-dominated ' "$tmp/list" || { echo "copy-dominated missing"; exit 1; }
+# the outputs the cookbook shows are what the tool prints today
+# (tools/cookbook-doc.py runs every command shown again)
+traces="${TG_SHARED_TRACES:-}"
+if [ -n "$traces" ] && [ -d "$traces/h200-torch" ]; then
+    python3 "$TG_SOURCE_ROOT/tools/cookbook-doc.py" "$bin" "$traces" > "$tmp/cookbook.md"
+    if ! cmp -s "$TG_SOURCE_ROOT/docs/cookbook.md" "$tmp/cookbook.md"; then
+        diff -u "$TG_SOURCE_ROOT/docs/cookbook.md" "$tmp/cookbook.md" | head -40
+        echo "docs/cookbook.md shows outputs the tool no longer prints: regenerate it with tools/cookbook-doc.py --write build/tracegate"
+        exit 1
+    fi
+    shown=$(grep -c '^\$ tracegate ' "$TG_SOURCE_ROOT/docs/cookbook.md")
+    echo "docs/cookbook.md: the $shown commands shown print what it shows"
+else
+    # shellcheck source=tests/require.sh
+    . "$TG_SOURCE_ROOT/tests/require.sh"
+    tg_required && { echo "FAILED: ../shared/traces is absent: the cookbook's outputs cannot be checked"; exit 1; }
+    echo "note: ../shared/traces is absent: the cookbook's shown outputs are not checked"
+fi
 echo "$recipes recipes, $passed cases: cookbook ok"

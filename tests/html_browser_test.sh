@@ -8,28 +8,35 @@
 # description: iterations against the baseline band, the device timeline,
 # what changed), cited gaps and iterations linking to evidence rows that
 # exist, every evidence row and reproduce query, keyboard focus on the
-# links, no outside reference at all. Then it prints each report to PDF.
+# links, no outside reference at all. A canary proves the console check
+# sees what it looks for: a copy of the example report with one outside
+# image, loaded beside it, must produce the console message of the CSP
+# blocking it. The print style must hide the navigation; each report is
+# printed to PDF: several pages, and (pdftotext) the printed text holds
+# the verdict and every finding's message.
 #
 # Reports: a failing baseline check on a real trace (realistic_regressed
 # against a baseline of the two realistic runs, from ../shared/traces),
 # a Kineto trace (jq reproduce queries), and the bundled example (a cited
 # gap, a suppressed finding). Without Chromium, or when it cannot start,
 # the test is skipped (exit 77) with the reason; ci/browser-deps.sh
-# installs it (Debian's chromium).
+# installs it (Debian's chromium, and poppler-utils for pdftotext). In the
+# project's CI (tests/require.sh: TG_REQUIRE_ALL=1 or CI set) a skip, a
+# missing real or Kineto trace, or a missing pdftotext fails the test.
 # Usage: html_browser_test.sh EXAMPLE_TRACE
 set -uo pipefail
 bin="$TG_BINARY"
 example="$1"
 root="$TG_SOURCE_ROOT"
 traces="${TG_SHARED_TRACES:-}"
+# shellcheck source=tests/require.sh
+. "$root/tests/require.sh"
 browser=""
 for b in chromium chromium-browser google-chrome; do
     if command -v "$b" >/dev/null; then browser=$(command -v "$b"); break; fi
 done
-if [ -z "$browser" ]; then
-    echo "SKIP: no Chromium (chromium, chromium-browser or google-chrome) on PATH; bash ci/browser-deps.sh installs Debian's chromium"
-    exit 77
-fi
+[ -n "$browser" ] ||
+    tg_skip html_browser "no Chromium (chromium, chromium-browser or google-chrome) on PATH; bash ci/browser-deps.sh installs Debian's chromium"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # each run gets its own profile; root needs --no-sandbox
@@ -38,18 +45,26 @@ chrome() {
         --user-data-dir="$tmp/profile" "$@"
 }
 if ! chrome --dump-dom about:blank >/dev/null 2>"$tmp/start.err"; then
-    echo "SKIP: $browser does not start headless: $(grep -v dbus "$tmp/start.err" | tail -2)"
-    exit 77
+    tg_skip html_browser "$browser does not start headless: $(grep -v dbus "$tmp/start.err" | tail -2)"
 fi
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+# required input absent: a failure in CI, a note elsewhere
+absent() {
+    if tg_required; then fail "$* (required in CI: tests/require.sh)"; else echo "note: $*"; fi
+}
+pdftext=1
+if ! command -v pdftotext >/dev/null; then
+    pdftext=0
+    absent "no pdftotext (poppler-utils): the printed reports' text is not checked, only their page count"
+fi
 
 # The harness: loads REPORT in a frame (same origin with
 # --allow-file-access-from-files) and writes PASS or what failed into
 # #result, which --dump-dom prints. Expected numbers come from the JSON
 # report of the same run.
-harness() {  # harness REPORT JSON VERDICT WANT_CHARTS WANT_CITED_GAP WANT_REPRODUCE
-    local report=$1 json=$2 verdict=$3 charts=$4 gap=$5 reproduce=$6
+harness() {  # harness REPORT JSON VERDICT WANT_CHARTS WANT_CITED_GAP WANT_REPRODUCE [CANARY]
+    local report=$1 json=$2 verdict=$3 charts=$4 gap=$5 reproduce=$6 canary=${7:-}
     local results evidence findings
     results=$(jq '([.traces[].results[]] | length) + ([.traces[] | select(.error)] | length)' "$json")
     # a finding is detailed with its evidence; so is a regression rule's comparison
@@ -60,6 +75,7 @@ harness() {  # harness REPORT JSON VERDICT WANT_CHARTS WANT_CITED_GAP WANT_REPRO
 <!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>harness</title></head><body>
 <pre id="result">not run</pre>
 <iframe id="r" src="$(basename "$report")" style="width:1280px;height:900px"></iframe>
+${canary:+<iframe id="c" src="$(basename "$canary")" style="width:200px;height:100px"></iframe>}
 <script>
 const want = {verdict: "$verdict", results: $results, evidence: $evidence, findings: $findings,
               charts: $charts, gap: $gap, reproduce: "$reproduce"};
@@ -126,6 +142,12 @@ function check(d) {
     need(v.startsWith("#"), "outside reference: " + v);
   }
   need(![...d.querySelectorAll("style")].some(s => /url\(|@import/.test(s.textContent)), "style loads nothing");
+  // printable: the browser parsed a print style that hides the navigation
+  const print = [...d.styleSheets].flatMap(sh => [...sh.cssRules])
+                                  .filter(r => r.media && [...r.media].includes("print"));
+  const hides = sel => print.some(m => [...m.cssRules].some(r => r.selectorText &&
+      r.selectorText.split(",").map(x => x.trim()).includes(sel) && r.style.display === "none"));
+  need(print.length > 0 && hides("nav") && hides(".skip"), "a print style hiding nav and the skip link");
 }
 document.getElementById("r").addEventListener("load", () => {
   try { check(document.getElementById("r").contentDocument); } catch (e) { bad.push("harness: " + e); }
@@ -135,9 +157,35 @@ document.getElementById("r").addEventListener("load", () => {
 HTML
 }
 
-# open REPORT WHAT VERDICT CHARTS GAP REPRODUCE: the checks above on one report
+# printed REPORT WHAT: print to PDF; several pages, and the text printed
+# holds the verdict and every finding's message (whitespace aside: lines
+# wrap). The harness checked the print style itself.
+printed() {
+    local report=$1 what=$2 json="${1%.html}.json"
+    rm -f "$tmp/out.pdf"
+    chrome --no-pdf-header-footer --print-to-pdf="$tmp/out.pdf" "file://$report" >/dev/null 2>&1
+    pages=$(grep -ao '/Count [0-9]*' "$tmp/out.pdf" 2>/dev/null | head -1 | cut -d' ' -f2)
+    [ "${pages:-0}" -ge 2 ] || fail "$what: printing to PDF gave ${pages:-no} pages, want several"
+    [ "$pdftext" = 1 ] && [ -s "$tmp/out.pdf" ] || return 0
+    pdftotext "$tmp/out.pdf" - 2>/dev/null | tr -d ' \t\n\f' > "$tmp/pdf.txt"
+    local title want n=0
+    title=$(sed -n 's|.*<title>tracegate: \([^<]*\)</title>.*|\1|p' "$report" | head -1)
+    grep -qF -- "$(printf '%s' "$title" | tr -d ' ' | cut -c1-40)" "$tmp/pdf.txt" ||
+        fail "$what: the printed report does not show the verdict '$title'"
+    while IFS= read -r want; do
+        n=$((n + 1))
+        grep -qF -- "$want" "$tmp/pdf.txt" || fail "$what: the printed report lacks the finding '$want'"
+    done < <(jq -r '.traces[].results[] | select(.status == "fail" or .status == "inconclusive" or .status == "error")
+                    | .message' "$json" | tr -d ' \t' | cut -c1-40)
+    [ "$n" -gt 0 ] || fail "$what: no finding to look for in the printed report"
+    printed_findings=$n
+}
+
+# open REPORT WHAT VERDICT CHARTS GAP REPRODUCE [CANARY]: the checks above
+# on one report; with CANARY (a page that must log), also that the console
+# check sees its message
 open_report() {
-    local report=$1 what=$2 before=$failures
+    local report=$1 what=$2 canary=${7:-} before=$failures
     harness "$report" "${report%.html}.json" "${@:3}"
     chrome --allow-file-access-from-files --enable-logging=stderr --v=0 --virtual-time-budget=10000 \
         --window-size=1400,1000 --dump-dom "file://$tmp/check.html" >"$tmp/dom" 2>"$tmp/log"
@@ -146,14 +194,20 @@ open_report() {
     # the report itself logs nothing: no error, no blocked or failed load
     grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$report")" > "$tmp/console"
     [ -s "$tmp/console" ] && fail "$what: console messages: $(head -c 800 "$tmp/console")"
-    # printable: a PDF of several pages
-    rm -f "$tmp/out.pdf"
-    chrome --no-pdf-header-footer --print-to-pdf="$tmp/out.pdf" "file://$report" >/dev/null 2>&1
-    local pages
-    pages=$(grep -ao '/Count [0-9]*' "$tmp/out.pdf" 2>/dev/null | head -1 | cut -d' ' -f2)
-    [ "${pages:-0}" -ge 1 ] || fail "$what: printing to PDF gave ${pages:-no} pages"
+    # the positive control: the canary's blocked image is logged, in the
+    # form the check above looks for
+    if [ -n "$canary" ]; then
+        grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$canary")" | grep -F "Content Security Policy" > "$tmp/canary"
+        if [ -s "$tmp/canary" ]; then
+            echo "ok   console canary: $(head -1 "$tmp/canary" | sed 's/.*CONSOLE[^]]*] //' | cut -c1-110)..."
+        else
+            fail "$what: the console canary $(basename "$canary") logged nothing: the console check cannot see messages ($(grep -c CONSOLE "$tmp/log") CONSOLE lines)"
+        fi
+    fi
+    printed_findings=0
+    printed "$report" "$what"
     [ "$failures" = "$before" ] &&
-        echo "ok   $what ($(wc -c < "$report") bytes, $(grep -c '<svg' "$report") charts, ${pages:-0} printed pages)"
+        echo "ok   $what ($(wc -c < "$report") bytes, $(grep -c '<svg' "$report") charts, ${pages:-0} printed pages, $printed_findings findings in the print)"
 }
 
 # 1. the bundled example against its baseline, one finding suppressed:
@@ -163,7 +217,11 @@ printf 'version: 1\nsuppressions:\n  - {rule: iteration-variance, reason: the st
     -o html="$tmp/example.html" -o json="$tmp/example.json" "$example" >/dev/null 2>&1
 [ $? = 1 ] || fail "example: check did not exit 1"
 grep -q 'class="badge suppressed">SUPPRESSED' "$tmp/example.html" || fail "example: the suppressed finding is not shown"
-open_report "$tmp/example.html" "the bundled example" FAIL 3 true "SELECT"
+# the canary: the example's report with one outside image, which its CSP
+# blocks with a console message
+sed 's|<body>|<body><img src="http://127.0.0.1:9/tracegate-canary.png" alt="">|' "$tmp/example.html" > "$tmp/canary.html"
+grep -q 'tracegate-canary.png' "$tmp/canary.html" || fail "example: the canary page was not made"
+open_report "$tmp/example.html" "the bundled example" FAIL 3 true "SELECT" "$tmp/canary.html"
 
 # 2. a failing baseline check on a real trace: the regressed run against
 #    the two baseline runs (regressions, contributors, the band)
@@ -180,14 +238,16 @@ if [ -f "$torch/realistic_regressed.sqlite" ]; then
     grep -q 'What changed against the baseline' "$tmp/regressed.html" || fail "real: no contributor chart"
     open_report "$tmp/regressed.html" "realistic_regressed against its baseline" FAIL 5 false "SELECT"
     # 3. Kineto: the same charts, evidence reproduced with jq
-    kineto=$(ls "$traces"/kineto/h200/*.json* 2>/dev/null | head -1)
+    kineto=$(find "$traces/kineto/h200" -maxdepth 1 -name '*.json*' 2>/dev/null | sort | head -1)
     if [ -n "$kineto" ]; then
         "$bin" check -o html="$tmp/kineto.html" -o json="$tmp/kineto.json" "$kineto" >/dev/null 2>&1
         open_report "$tmp/kineto.html" "Kineto $(basename "$kineto")" "$(jq -r .status "$tmp/kineto.json" | tr a-z A-Z)" \
             1 false "traceEvents"
+    else
+        absent "no Kineto trace in $traces/kineto/h200: the Kineto report is not checked"
     fi
 else
-    echo "note: $torch absent: the real-trace reports are not checked (the example is)"
+    absent "$torch/realistic_regressed.sqlite absent: the real-trace and Kineto reports are not checked (the example is)"
 fi
 
 if [ "$failures" = 0 ]; then echo "html_browser: all checks passed"; exit 0; fi

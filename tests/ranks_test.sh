@@ -4,7 +4,8 @@
 # before any trace is read when they cannot fit; merge of a directory and
 # of a --files-from list; two results for one rank (exit 2) and a rank
 # without a result (exit 3), each with its message; a merged result merged
-# again with the missing rank's own result. On the bundled example: no
+# again with the missing rank's own result; the same result given twice
+# (exit 2); a gap in the ranks without a world size (exit 3). On the bundled example: no
 # ../shared needed.
 set -uo pipefail
 bin="$TG_BINARY"
@@ -67,7 +68,8 @@ mkdir -p "$tmp/empty"
 expect 2 "merge of a directory without results" "holds no *.json result" -- "$bin" merge "$tmp/empty"
 
 # two results for one rank: exit 2, both named
-cp "$tmp/results/rank1.json" "$tmp/rank1-again.json"
+# (rank 1 checked again elsewhere: a copy of its result is refused as one)
+"$bin" check --format json --rank 1 --world-size 3 --job 4242 --host node-9 "$example" > "$tmp/rank1-again.json" 2>/dev/null
 expect 2 "a duplicate rank" "rank 1 of job 4242 has two results, $tmp/results/rank1.json" -- \
     "$bin" merge "$tmp/results" "$tmp/rank1-again.json"
 grep -qF "and $tmp/rank1-again.json" "$tmp/err" || fail "duplicate rank: the second result is not named"
@@ -85,10 +87,47 @@ expect 1 "a missing rank beside failing findings" "no result for 1 of the 3 rank
 grep -qF 'trace-unreadable' "$tmp/merged.xml" || fail "missing rank: JUnit has no error for it"
 expect 2 "--world-size against the results" "--world-size 4, but" -- "$bin" merge --world-size 4 "$tmp/results"
 "$bin" check --format json "$example" > "$tmp/plain.json" 2>/dev/null
+"$bin" check --format json --host node-2 "$example" > "$tmp/plain2.json" 2>/dev/null
 expect 3 "--world-size without ranks in the results" "no result for 2 of the 2 ranks (ranks 0-1)" -- \
-    "$bin" merge --fail-on never --world-size 2 "$tmp/plain.json" "$tmp/plain.json"
+    "$bin" merge --fail-on never --world-size 2 "$tmp/plain.json" "$tmp/plain2.json"
 grep -qF "2 results name no rank: give check --rank or --rank-pattern" "$tmp/out" ||
     fail "--world-size without ranks: the results without a rank are not named"
+
+# results without a rank: the same file twice, under two names, or a copy
+# of it, would count its traces twice; refused before any report
+expect 2 "the same result twice" "the same file as $tmp/plain.json, given twice" -- \
+    "$bin" merge --fail-on never -o json="$tmp/twice.json" "$tmp/plain.json" "$tmp/plain.json"
+[ ! -e "$tmp/twice.json" ] || fail "the same result twice: a report was written"
+ln -s "$tmp/plain.json" "$tmp/plain-link.json"
+expect 2 "the same result through a link" "the same file as $tmp/plain.json, given twice" -- \
+    "$bin" merge --fail-on never "$tmp/plain.json" "$tmp/plain-link.json"
+cp "$tmp/plain.json" "$tmp/plain-copy.json"
+expect 2 "a copy of a result" "$tmp/plain-copy.json: error: byte-identical to $tmp/plain.json" -- \
+    "$bin" merge --fail-on never "$tmp/plain.json" "$tmp/plain-copy.json"
+expect 0 "two results without a rank that differ" "in 2 traces" -- \
+    "$bin" merge --fail-on never "$tmp/plain.json" "$tmp/plain2.json"
+
+# ranks without a world size: a gap below the highest rank is a rank
+# missing whatever the world size (exit 3); without a gap, a warning says
+# that a missing last rank cannot be seen
+mkdir -p "$tmp/gap"
+for r in 0 1 3; do
+    "$bin" check --format json --rank $r --job 77 "$example" > "$tmp/gap/rank$r.json" 2>/dev/null
+done
+expect 3 "ranks 0, 1, 3 and no world size" \
+    "no result for 1 of the ranks 0 to 3 of job 77 (rank 2): their check did not run" -- \
+    "$bin" merge --fail-on never -o json="$tmp/gap.json" "$tmp/gap"
+grep -qF "the world size is unknown (no result records it and no --world-size is given), so ranks above 3 are not accounted for either" \
+    "$tmp/out" || fail "rank gap: the unknown world size is not said"
+[ "$(jq -c '[.traces[] | select(.missing_ranks) | .missing_ranks[]]' "$tmp/gap.json")" = "[2]" ] ||
+    fail "rank gap: missing_ranks is not [2]"
+expect 3 "ranks 0, 1, 3 and --world-size 5" "no result for 2 of the 5 ranks of job 77 (ranks 2, 4)" -- \
+    "$bin" merge --fail-on never --world-size 5 "$tmp/gap"
+rm "$tmp/gap/rank3.json"
+expect 0 "ranks 0, 1 and no world size" \
+    "warning: the results of job 77 name ranks 0 to 1 but not the world size" -- \
+    "$bin" merge --fail-on never "$tmp/gap"
+grep -qF "a missing rank above 1 cannot be seen" "$tmp/err" || fail "ranks without a world size: no warning"
 
 # the merged result (which names rank 2 missing) merged with rank 2's own result: complete
 expect 1 "merged result + the missing rank" "in 3 traces" -- "$bin" merge "$tmp/merged.json" "$tmp/results/rank2.json"

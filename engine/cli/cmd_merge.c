@@ -117,6 +117,7 @@ typedef struct merge_args {
     double threshold;
     tg_severity severity;
     int64_t world_size;        /* --world-size, -1 */
+    const char *files_from;    /* --files-from, NULL */
     paths inputs;
 } merge_args;
 
@@ -145,6 +146,10 @@ static int run_merge(merge_args *a)
     int st = TG_OK;
     for (size_t i = 0; i < a->inputs.n && st == TG_OK; i++)
         if (!tg_cli_reads_add(&reads, a->inputs.v[i], "result")) st = TG_EINTERNAL;
+    /* the list is read too: `--files-from L -o json=L` would replace it */
+    if (st == TG_OK && a->files_from && strcmp(a->files_from, "-") != 0 &&
+        !tg_cli_reads_add(&reads, a->files_from, "--files-from list"))
+        st = TG_EINTERNAL;
     for (size_t i = 0; st == TG_OK && i < a->args->n_values[TG_CLI_OPT_SUPPRESS]; i++)
         if (!tg_cli_reads_add(&reads, a->args->values[TG_CLI_OPT_SUPPRESS][i], "suppression file")) st = TG_EINTERNAL;
     if (st == TG_OK) st = tg_cli_outputs_check(&a->out, &reads);
@@ -196,7 +201,7 @@ int tg_cmd_merge(const tg_cli_args *in)
                     .world_size = tg_cli_whole(in, TG_CLI_OPT_WORLD_SIZE, -1)};
     tg_cli_outputs_init(&a.out);
     int st = tg_cli_outputs_read(&a.out, in);
-    const char *files_from = tg_cli_value(in, TG_CLI_OPT_FILES_FROM);
+    const char *files_from = a.files_from = tg_cli_value(in, TG_CLI_OPT_FILES_FROM);
     for (size_t i = 0; i < in->n_operands && st == TG_OK; i++) st = add_arg(&a.inputs, in->operands[i]);
     if (st == TG_OK && files_from) st = add_list(&a.inputs, files_from);
     if (st == TG_OK && a.inputs.n == 0)

@@ -141,23 +141,33 @@ static char *export_report(const char *report, char **why)
         free(nsys);
         return out;
     }
+    /* exported beside its cache name, renamed once nsys succeeded: an
+    ** export cut short (nsys or tracegate killed) is never taken for a
+    ** whole one by the next run */
+    char *part = sentence("%.*s.partial-%ld.sqlite", (int)(strlen(out) - strlen(".sqlite")), out, (long)getpid());
+    if (!part) {
+        free(out);
+        free(nsys);
+        return NULL;
+    }
     pid_t pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) dup2(devnull, 1);
         execl(nsys, "nsys", "export", "--type", "sqlite", "--force-overwrite", "true",
-              "--output", out, report, (char *)NULL);
+              "--output", part, report, (char *)NULL);
         _exit(127);
     }
     int status = 0;
     bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-              WEXITSTATUS(status) == 0 && stat(out, &st) == 0;
+              WEXITSTATUS(status) == 0 && stat(part, &st) == 0 && st.st_size > 0 && rename(part, out) == 0;
     if (!ok) {
         *why = sentence("%s: `%s export --type sqlite --output %s %s` failed", report, nsys, out, report);
-        unlink(out);
+        unlink(part);
         free(out);
         out = NULL;
     }
+    free(part);
     free(nsys);
     return out;
 }

@@ -251,6 +251,22 @@ uint64_t tg_hash_seed(void)
     return tg_hash_mix((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)(uintptr_t)&seed);
 }
 
+/* FNV-1a from the basis xor seed, then mixed: the slot bits of plain
+** FNV-1a depend only on the low bits of the bytes, so colliding names are
+** easy to make. */
+uint64_t tg_hash_bytes(uint64_t seed, const void *s, size_t n)
+{
+    const unsigned char *p = s;
+    uint64_t h = 1469598103934665603ULL ^ seed, w;
+    for (; n >= sizeof w; n -= sizeof w, p += sizeof w) {
+        memcpy(&w, p, sizeof w);
+        h = (h ^ w) * 1099511628211ULL;
+        h ^= h >> 29;   /* the word's high bits reach the low ones */
+    }
+    for (; n; n--, p++) h = (h ^ *p) * 1099511628211ULL;
+    return tg_hash_mix(h ^ seed);
+}
+
 /* ---------------------------------------------------------------- strpool */
 
 struct tg_strpool {
@@ -261,19 +277,6 @@ struct tg_strpool {
     size_t nslots;
     uint64_t seed;    /* tg_hash_seed: names come from the input */
 };
-
-/* FNV-1a from a random basis, then mixed: the slot bits of plain FNV-1a
-** depend only on the low bits of the bytes, so colliding names are easy
-** to make. */
-static uint64_t hash_bytes(uint64_t seed, const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL ^ seed;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return tg_hash_mix(h ^ seed);
-}
 
 tg_strpool *tg_strpool_new(void)
 {
@@ -303,7 +306,7 @@ void tg_strpool_free(tg_strpool *p)
 static size_t find_slot(const tg_strpool *p, const char *s, size_t len)
 {
     size_t mask = p->nslots - 1;
-    size_t i = (size_t)hash_bytes(p->seed, s, len) & mask;
+    size_t i = (size_t)tg_hash_bytes(p->seed, s, len) & mask;
     for (;;) {
         int32_t id = p->slots[i];
         if (id < 0) return i;

@@ -75,6 +75,12 @@ void tg_format_size(int64_t bytes, char *buf, size_t size);
 ** an input can pick. */
 uint64_t tg_hash_seed(void);
 
+/* A hash of n bytes from seed (0, or tg_hash_seed for a table keyed by
+** input): FNV-1a over 8-byte words (a word per step: 8x the bytewise
+** loop's speed on the 38 KiB documents a merge fingerprints), the tail by
+** bytes, then tg_hash_mix. Not cryptographic: compare the bytes on a match. */
+uint64_t tg_hash_bytes(uint64_t seed, const void *s, size_t n);
+
 /* MurmurHash3's 64-bit finalizer: every input bit reaches every output bit. */
 static inline uint64_t tg_hash_mix(uint64_t x)
 {

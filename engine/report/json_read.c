@@ -9,10 +9,13 @@
 #include "json_read.h"
 #include "../trace/trace.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------ interning */
 
@@ -25,19 +28,13 @@ typedef struct strset {
     const char **slots;
     size_t *lens;
     size_t n_slots, n;
+    uint64_t seed;             /* tg_hash_seed: the strings come from the input */
 } strset;
 
 typedef struct rd {
     tg_arena *arena;
     strset *set;
 } rd;
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
 
 static bool strset_grow(strset *set)
 {
@@ -51,7 +48,7 @@ static bool strset_grow(strset *set)
     }
     for (size_t i = 0; i < set->n_slots; i++) {
         if (!set->slots[i]) continue;
-        size_t j = hash_bytes(set->slots[i], set->lens[i]) & (n_slots - 1);
+        size_t j = tg_hash_bytes(set->seed, set->slots[i], set->lens[i]) & (n_slots - 1);
         while (slots[j]) j = (j + 1) & (n_slots - 1);
         slots[j] = set->slots[i];
         lens[j] = set->lens[i];
@@ -70,7 +67,7 @@ static const char *intern_n(rd *a, const char *s, size_t n)
     strset *set = a->set;
     if (!set) return tg_arena_strndup(a->arena, s, n);
     if ((set->n + 1) * 2 > set->n_slots && !strset_grow(set)) return NULL;
-    size_t j = hash_bytes(s, n) & (set->n_slots - 1);
+    size_t j = tg_hash_bytes(set->seed, s, n) & (set->n_slots - 1);
     for (; set->slots[j]; j = (j + 1) & (set->n_slots - 1))
         if (set->lens[j] == n && !memcmp(set->slots[j], s, n)) return set->slots[j];
     char *copy = tg_arena_strndup(a->arena, s, n);
@@ -500,10 +497,26 @@ static bool trace_from(rd *a, json_t *o, tg_trace_result *t, const char *file, t
     return true;
 }
 
+/* An input already read: its bytes' length and hash, and the file, so
+** the same result given twice (one file under two names, or a copy) is
+** refused (docs/formats.md, "merge"). */
+typedef struct seen_doc {
+    size_t len;
+    uint64_t hash;
+    bool file;                 /* a regular file: dev and ino are its */
+    dev_t dev;
+    ino_t ino;
+    const char *path;          /* interned */
+} seen_doc;
+
 struct tg_merge {
     tg_run_result *run;
     size_t cap;                /* run->traces' room, grown by doubling */
     strset set;
+    seen_doc *seen;
+    size_t n_seen;
+    size_t *slots;             /* open addressing over seen: index + 1, 0 free */
+    size_t n_slots;
 };
 
 tg_merge *tg_merge_new(tg_run_result *run)
@@ -512,6 +525,7 @@ tg_merge *tg_merge_new(tg_run_result *run)
     if (m) {
         m->run = run;
         m->cap = run->n_traces;
+        m->set.seed = tg_hash_seed();
     }
     return m;
 }
@@ -521,6 +535,8 @@ void tg_merge_free(tg_merge *m)
     if (!m) return;
     free(m->set.slots);
     free(m->set.lens);
+    free(m->seen);
+    free(m->slots);
     free(m);
 }
 
@@ -547,30 +563,116 @@ static bool merge_made(json_t *trace)
     return json_object_get(trace, "missing_ranks") != NULL;
 }
 
-/* The document at path: read whole, then parsed (json_load_file reads
-** with a getc per byte, a tenth of a merge's time). */
-static json_t *load_doc(const char *path, json_error_t *err)
+/* The bytes of the file at path, read whole (json_load_file reads with a
+** getc per byte, a tenth of a merge's time); NULL with errno. */
+static char *slurp(const char *path, size_t *len, struct stat *sb)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return json_load_file(path, 0, err);   /* says why, as before */
+    if (!f) return NULL;
     char *buf = NULL;
-    size_t len = 0, cap = 0, n;
-    bool ok = true;
+    size_t cap = 0, n;
+    bool ok = fstat(fileno(f), sb) == 0;
+    *len = 0;
     do {
-        if (len == cap) {
-            char *more = realloc(buf, cap = cap ? cap * 2 : 65536);
+        if (*len == cap) {
+            char *more = ok ? realloc(buf, cap = cap ? cap * 2 : 65536) : NULL;
             if (!more) {
                 ok = false;
                 break;
             }
             buf = more;
         }
-        n = fread(buf + len, 1, cap - len, f);
-        len += n;
+        n = fread(buf + *len, 1, cap - *len, f);
+        *len += n;
     } while (n > 0);
     ok = ok && !ferror(f);
+    int err = errno;
     fclose(f);
-    json_t *doc = ok ? json_loadb(buf, len, 0, err) : json_load_file(path, 0, err);
+    if (!ok) {
+        free(buf);
+        errno = err ? err : EIO;
+        return NULL;
+    }
+    return buf;
+}
+
+/* Whether the file at path holds exactly buf[0..len). */
+static bool same_bytes(const char *path, const char *buf, size_t len)
+{
+    size_t n;
+    struct stat sb;
+    char *other = slurp(path, &n, &sb);
+    bool same = other && n == len && !memcmp(other, buf, len);
+    free(other);
+    return same;
+}
+
+static bool seen_grow(tg_merge *m)
+{
+    size_t n_slots = m->n_slots ? m->n_slots * 2 : 1024;
+    size_t *slots = calloc(n_slots, sizeof *slots);
+    seen_doc *seen = realloc(m->seen, n_slots / 2 * sizeof *seen);
+    if (!slots || !seen) {
+        free(slots);
+        if (seen) m->seen = seen;
+        return false;
+    }
+    m->seen = seen;
+    for (size_t i = 0; i < m->n_seen; i++) {
+        size_t j = seen[i].hash & (n_slots - 1);
+        while (slots[j]) j = (j + 1) & (n_slots - 1);
+        slots[j] = i + 1;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->n_slots = n_slots;
+    return true;
+}
+
+/* Refuse an input read before, under another name or as a copy: its
+** traces would count twice (two ranks, two votes for the median), and
+** results without a rank have nothing else that tells them apart.
+** TG_EUSAGE with the diag, TG_EINTERNAL out of memory. */
+static tg_status seen_check(tg_merge *m, const char *path, const char *buf, size_t len, const struct stat *sb,
+                            tg_diag *diag)
+{
+    if ((m->n_seen + 1) * 2 > m->n_slots && !seen_grow(m)) return TG_EINTERNAL;
+    seen_doc d = {.len = len, .hash = tg_hash_bytes(m->set.seed, buf, len), .file = S_ISREG(sb->st_mode),
+                  .dev = sb->st_dev, .ino = sb->st_ino};
+    size_t j = d.hash & (m->n_slots - 1);
+    for (; m->slots[j]; j = (j + 1) & (m->n_slots - 1)) {
+        const seen_doc *o = &m->seen[m->slots[j] - 1];
+        if (o->len != len || o->hash != d.hash) continue;
+        if (d.file && o->file && o->dev == d.dev && o->ino == d.ino) {
+            tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = path}, NULL,
+                        "the same file as %s, given twice: give merge each result once (its traces would "
+                        "count twice)", o->path);
+            return TG_EUSAGE;
+        }
+        if (same_bytes(o->path, buf, len)) {
+            tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = path}, NULL,
+                        "byte-identical to %s: the same result twice (a copy); give merge each result once "
+                        "(its traces would count twice)", o->path);
+            return TG_EUSAGE;
+        }
+    }
+    rd a = {.arena = m->run->arena, .set = &m->set};
+    d.path = intern(&a, path);
+    if (!d.path) return TG_EINTERNAL;
+    m->seen[m->n_seen++] = d;
+    m->slots[j] = m->n_seen;
+    return TG_OK;
+}
+
+/* The document at path, parsed; refused when read before (seen_check). */
+static json_t *load_doc(tg_merge *m, const char *path, json_error_t *err, tg_diag *diag, tg_status *st)
+{
+    size_t len;
+    struct stat sb;
+    char *buf = slurp(path, &len, &sb);
+    if (!buf) return json_load_file(path, 0, err);   /* says why, as before */
+    *st = seen_check(m, path, buf, len, &sb, diag);
+    json_t *doc = *st == TG_OK ? json_loadb(buf, len, 0, err) : NULL;
     free(buf);
     return doc;
 }
@@ -578,7 +680,9 @@ static json_t *load_doc(const char *path, json_error_t *err)
 tg_status tg_merge_read(tg_merge *m, const char *path, tg_diag *diag)
 {
     json_error_t err;
-    json_t *doc = load_doc(path, &err);
+    tg_status seen = TG_OK;
+    json_t *doc = load_doc(m, path, &err, diag, &seen);
+    if (seen != TG_OK) return seen;
     if (!doc) {
         tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = path, .line = err.line, .col = err.column},
                     NULL, "not a JSON document: %s", err.text);

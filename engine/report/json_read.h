@@ -31,7 +31,10 @@ tg_status tg_result_read_json(const char *path, tg_run_result *run, tg_diag *dia
 ** are one job): TG_EUSAGE with a diag for two results of one rank, a rank
 ** outside its world, or results (or world_size, -1 without) that disagree
 ** on the world size; when the world size is known, one unreadable-trace
-** entry per job names its ranks without a result (appended to run). */
+** entry per job names its ranks without a result (appended to run); when
+** it is not, the same entry names the ranks missing below the highest one
+** present, and without such a gap a warning says the world size is
+** unknown. */
 tg_status tg_merge_ranks(tg_run_result *run, int64_t world_size, tg_diag *diag);
 
 /* Cross-rank straggler rule, per job: every trace with a p50 steady

@@ -8,7 +8,10 @@
 ** for one rank, a rank outside its world, and two world sizes are usage
 ** errors; a rank without a result, when the world size is known, becomes
 ** an unreadable-trace entry naming the missing ranks, so the merged
-** verdict is an error (exit 3): a missing rank is not a pass.
+** verdict is an error (exit 3): a missing rank is not a pass. Without a
+** world size the ranks below the highest one present are still known (a
+** gap is a missing rank, the same entry); what lies above it is not, which
+** a warning says.
 **
 ** Comparison: in a data-parallel job every rank waits for the slowest at
 ** each collective, so one slow rank sets the pace of all. Per job, each
@@ -173,8 +176,11 @@ static char *rank_runs(tg_arena *a, const int64_t *ranks, size_t n)
     return runs > 20 ? tg_arena_printf(a, "%s and %zu more runs of ranks", buf, runs - 20) : tg_arena_strdup(a, buf);
 }
 
-/* The entry that stands for a group's missing ranks. */
-static bool add_missing(rank_check *rc, const char *job, int64_t w, const int64_t *present, size_t n,
+/* The entry that stands for a group's missing ranks: those of [0, w)
+** without a result. known: w is the world size; else it is the highest
+** rank present + 1 (ranks are numbered from 0 without gaps, so a gap
+** below the highest is a rank missing whatever the world size). */
+static bool add_missing(rank_check *rc, const char *job, int64_t w, bool known, const int64_t *present, size_t n,
                         size_t unranked)
 {
     tg_arena *a = rc->run->arena;
@@ -184,18 +190,24 @@ static bool add_missing(rank_check *rc, const char *job, int64_t w, const int64_
     const char *note = !unranked ? ""
                      : tg_arena_printf(a, " (%zu result%s name%s no rank: give check --rank or --rank-pattern)",
                                        unranked, unranked > 1 ? "s" : "", unranked > 1 ? "" : "s");
+    const char *of = known ? tg_arena_printf(a, "the %lld ranks", (long long)w)
+                           : tg_arena_printf(a, "the ranks 0 to %lld", (long long)w - 1);
+    const char *unknown = known ? ""
+                        : tg_arena_printf(a, "; the world size is unknown (no result records it and no --world-size "
+                                             "is given), so ranks above %lld are not accounted for either",
+                                          (long long)w - 1);
     tg_trace_result *x = &rc->added[rc->n_added++];
     memset(x, 0, sizeof *x);
     x->file = tg_arena_printf(a, "(ranks without a result%s)", of_job(a, job));
     x->status = TG_ETRACE;
-    x->origin = (tg_origin){.rank = -1, .world_size = w, .job = job};
+    x->origin = (tg_origin){.rank = -1, .world_size = known ? w : -1, .job = job};
     x->missing_ranks = missing;
     x->n_missing_ranks = n_missing;
-    x->error = tg_arena_printf(a, "no result for %zu of the %lld ranks%s (rank%s %s): their check did not run, "
+    x->error = tg_arena_printf(a, "no result for %zu of %s%s (rank%s %s): their check did not run, "
                                "failed before writing its result, or the result was not given to merge; a missing "
-                               "rank is not a pass%s", n_missing, (long long)w, of_job(a, job),
-                               n_missing > 1 ? "s" : "", list ? list : "", note ? note : "");
-    return missing && list && note && x->file && x->error;
+                               "rank is not a pass%s%s", n_missing, of ? of : "", of_job(a, job),
+                               n_missing > 1 ? "s" : "", list ? list : "", unknown ? unknown : "", note ? note : "");
+    return missing && list && note && of && unknown && x->file && x->error;
 }
 
 /* One group: ranks inside the world, each once; an entry for the missing. */
@@ -223,7 +235,16 @@ static bool check_group(rank_check *rc, const member *m, size_t g, size_t e)
             present[n++] = m[k].rank;
     }
     bool ok = true;
-    if (w > 0 && (int64_t)n < w && rc->errors + rc->more == errors) ok = add_missing(rc, m[g].job, w, present, n, unranked);
+    if (rc->errors + rc->more == errors) {
+        if (w > 0 && (int64_t)n < w) ok = add_missing(rc, m[g].job, w, true, present, n, unranked);
+        else if (w < 0 && n && present[n - 1] >= (int64_t)n)   /* a gap below the highest rank */
+            ok = add_missing(rc, m[g].job, present[n - 1] + 1, false, present, n, unranked);
+        else if (w < 0 && n)
+            tg_diag_add(rc->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                        "the results%s name ranks 0 to %lld but not the world size (check --world-size, or "
+                        "merge --world-size): a missing rank above %lld cannot be seen",
+                        of_job(a, m[g].job), (long long)present[n - 1], (long long)present[n - 1]);
+    }
     free(present);
     return ok;
 }

@@ -68,8 +68,13 @@ char *hx_slurp(const char *path, size_t *len);
 /* The bundled example export: `given` (argv[1] of the test, realpath'd)
 ** when set, else examples/example.sqlite beside the binary (malloc'd). */
 char *hx_example_path(const char *given);
-/* check, info and metrics on one path: exit 3 and one line with `part`,
-** naming the file. */
+/* How many of n commands to run an input through: n, or with
+** TG_HOSTILE_ONE_COMMAND=1 only the first (check). The commands share
+** the loaders that refuse a hostile input, so one of them meets the same
+** code; ci/valgrind.sh's phase 2 sets it, where each run costs seconds. */
+size_t hx_commands(size_t n);
+/* check, info and metrics (hx_commands) on one path: exit 3 and one line
+** with `part`, naming the file. */
 void hx_expect_bad_trace(const char *what, const char *path, const char *part);
 
 #endif

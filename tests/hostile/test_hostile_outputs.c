@@ -217,6 +217,24 @@ static void test_merge_onto_result(void **state)
     expect_refused(w, "merge -o junit=IN.json IN.json", &r, "rank0.json");
     expect_content("merge -o junit=IN.json IN.json", json, bytes, len);
     hx_free(&r);
+    /* the --files-from list is an input too: a report written over it
+    ** would leave the next merge a list it cannot read */
+    char *list = hx_path(w->dir, "results.list");
+    FILE *f = fopen(list, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", json);
+    assert_int_equal(fclose(f), 0);
+    size_t list_len;
+    char *list_bytes = hx_slurp(list, &list_len);
+    assert_non_null(list_bytes);
+    snprintf(opt, sizeof opt, "json=%s", list);
+    hx_run(&r, "merge", "--files-from", list, "-o", opt);
+    expect_refused(w, "merge --files-from L -o json=L", &r, "--files-from list");
+    expect_content("merge --files-from L -o json=L", list, list_bytes, list_len);
+    expect_content("merge --files-from L -o json=L", json, bytes, len);
+    hx_free(&r);
+    free(list_bytes);
+    free(list);
     free(bytes);
     free(json);
 }

@@ -34,15 +34,15 @@ static const char rows[] =
     "x AS utcEpochNs, x AS correlationId, x AS globalPid, x AS globalTid, x AS pid, 0 AS deviceId, " \
     "x AS nameId, 0 AS eventType, 1 AS demangledName, 1 AS shortName, 80 AS numMultiprocessors FROM c;"
 
-/* check, info, metrics and check --max-memory: exit 3, one line with part
-** naming the table. */
+/* check, info, metrics and check --max-memory (hx_commands): exit 3, one
+** line with part naming the table. */
 static void expect_refused(const char *what, const char *path, const char *part)
 {
     static const char *const cmds[][3] = {
         {"check", NULL, NULL}, {"info", NULL, NULL}, {"metrics", NULL, NULL},
         {"check", "--max-memory", "1GiB"},
     };
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    for (size_t i = 0; i < hx_commands(sizeof cmds / sizeof cmds[0]); i++) {
         char label[256];
         snprintf(label, sizeof label, "%s%s %s", cmds[i][0], cmds[i][1] ? " --max-memory" : "", what);
         hx_result r;

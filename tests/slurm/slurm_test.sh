@@ -12,9 +12,14 @@
 #   clean set (drv_train_run1..3)                 -> 0
 #   rank 2 recorded drv_sync_memcpy (a failure)    -> 1
 #   rank 3 wrote no trace                          -> 3 (a missing rank)
+#   the clean job's results directory given again  -> 2 (an earlier run's
+#                                                     results there)
 #
+# and the clean job's results merged again by hand give its verdict (the
+# merged reports are written beside the results directory, not in it).
 # Skips (exit 77) with the reason where the cluster cannot exist: not root,
-# the packages cannot be installed, a daemon does not start, no traces.
+# the packages cannot be installed, a daemon does not start, no traces; in
+# the project's CI a skip fails (tests/require.sh).
 #
 #   bash tests/slurm/slurm_test.sh [build/tracegate]
 set -uo pipefail
@@ -22,7 +27,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$(cd "$(dirname "${1:-$root/build/tracegate}")" && pwd)/$(basename "${1:-$root/build/tracegate}")
 traces=${TG_SHARED_TRACES:-$root/../shared/traces}/h200-nsys
 recipe=$root/ci/examples/slurm
-skip() { echo "slurm: SKIPPED: $*"; exit 77; }
+# shellcheck source=tests/require.sh
+. "$root/tests/require.sh"
+skip() { tg_skip slurm "$@"; }
 [ -x "$bin" ] || { echo "slurm: no tracegate binary at $bin"; exit 1; }
 [ -r "$traces/drv_train_run1.sqlite" ] || skip "no real traces at $traces"
 [ "$(id -u)" = 0 ] || skip "slurmctld, slurmd and munged need root to be installed and started here"
@@ -123,13 +130,15 @@ ln -s "$TG_TEST_TRACE_ROOT/$name.sqlite" "$out.sqlite"
 SH
 chmod +x "$tmp/fake-profiler.sh"
 
-# run_job NAME WANT "trace per rank": submit the recipe with 4 tasks, wait,
-# compare the job's exit status (the merged verdict) with WANT
+# run_job NAME WANT "trace per rank" [RESULTS]: submit the recipe with 4
+# tasks, wait, compare the job's exit status (the merged verdict) with
+# WANT; the results go to $tmp/results/RESULTS (default NAME), the merged
+# reports to $tmp/results/RESULTS.merged.{json,xml} (the recipe's default)
 run_job() {
     local name=$1 want=$2 set=$3 got
     export TG_RECIPE_DIR="$recipe" TG_TRACEGATE="$bin" TG_PROFILER="$tmp/fake-profiler.sh"
     export TG_TEST_TRACES="$set" TG_TEST_TRACE_ROOT="$traces"
-    export TG_TRACE_DIR="$tmp/node-local/$name" TG_RESULT_DIR="$tmp/results/$name"
+    export TG_TRACE_DIR="$tmp/node-local/$name" TG_RESULT_DIR="$tmp/results/${4:-$name}"
     (cd "$tmp/submit" && timeout 120 sbatch --wait --nodes=1 --ntasks=4 --job-name="tg-$name" \
         --output="$tmp/$name.out" "$recipe/train-and-gate.sbatch" ./train.py) >/dev/null
     got=$?
@@ -140,17 +149,25 @@ run_job() {
 }
 
 run_job clean 0 "drv_train_run1 drv_train_run2 drv_train_run3 drv_train_run2"
-m="$tmp/results/clean/merged.json"
+m="$tmp/results/clean.merged.json"
 [ -s "$tmp/results/clean/node-$node.json" ] || fail "clean: no node result node-$node.json"
-[ -s "$m" ] || fail "clean: no merged.json"
+[ -s "$m" ] || fail "clean: no merged report $m"
+[ -s "$tmp/results/clean.merged.xml" ] || fail "clean: no merged JUnit report"
+[ "$(ls "$tmp/results/clean")" = "node-$node.json" ] ||
+    fail "clean: the results directory holds more than the node result: $(ls "$tmp/results/clean" | tr '\n' ' ')"
 [ "$(grep -c '"rank_from": "--rank-pattern"' "$m")" = 4 ] || fail "clean: the merged result does not hold 4 ranks"
 grep -qF '"status": "pass"' "$m" || fail "clean: merged status is not pass"
 grep -qF "\"host\": \"$node\"" "$m" || fail "clean: the host is not the node's"
 grep -qF '"world_size": 4' "$m" || fail "clean: world size 4 not recorded"
 grep -qF "4 traces, --jobs 4, check exit 0" "$tmp/clean.out" || fail "clean: the node step did not check 4 traces with --jobs 4"
 
+# the results merged again (a re-run of the merge): the same verdict
+"$bin" merge --quiet --world-size 4 "$tmp/results/clean" >"$tmp/remerge.out" 2>&1
+got=$?
+[ "$got" = 0 ] || fail "clean: merging its results again exited $got, expected 0: $(head -3 "$tmp/remerge.out")"
+
 run_job failing-rank 1 "drv_train_run1 drv_train_run2 drv_sync_memcpy drv_train_run3"
-m="$tmp/results/failing-rank/merged.json"
+m="$tmp/results/failing-rank.merged.json"
 grep -qF '"status": "fail"' "$m" || fail "failing-rank: merged status is not fail"
 grep -q 'rank 2 on .*: p50 iteration period .* from the median rank' "$m" || fail "failing-rank: no rank-straggler for rank 2"
 grep -q 'FAIL .*sync-memcpy .*400 synchronous' "$tmp/failing-rank.out" || fail "failing-rank: rank 2's sync-memcpy failure is not reported"
@@ -158,6 +175,12 @@ grep -q 'FAIL .*sync-memcpy .*400 synchronous' "$tmp/failing-rank.out" || fail "
 run_job missing-rank 3 "drv_train_run1 drv_train_run2 drv_train_run3 -"
 grep -qF 'no result for 1 of the 4 ranks of job' "$tmp/missing-rank.out" ||
     fail "missing-rank: the merge does not name the missing rank"
+
+# a run given the clean job's results directory: its result could stand
+# for a rank whose node writes none now, so the gate refuses
+run_job stale-results 2 "drv_train_run1 drv_train_run2 drv_train_run3 -" clean
+grep -qF "already holds 1 results" "$tmp/stale-results.out" ||
+    fail "stale-results: the gate does not refuse the earlier run's results"
 
 if [ "$failures" = 0 ]; then echo "slurm: all checks passed"; exit 0; fi
 echo "slurm: $failures checks failed"

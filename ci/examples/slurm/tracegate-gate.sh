@@ -10,7 +10,10 @@
 #   TG_WORLD_SIZE=$SLURM_NTASKS tracegate-gate.sh [merge options...]
 #
 # Merge options (e.g. --format github, -o junit=FILE, --straggler-threshold
-# 15%) are passed on; TG_TRACEGATE and TG_CHECK_ARGS as for tracegate-node.sh.
+# 15%) are passed on (reports go outside TG_RESULT_DIR: the merge reads
+# every *.json in it); TG_TRACEGATE and TG_CHECK_ARGS as for
+# tracegate-node.sh. TG_RESULT_DIR must be new (or empty) for each run: an
+# earlier run's results there make the gate refuse (exit 2).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 tg=${TG_TRACEGATE:-tracegate}
@@ -18,6 +21,18 @@ tg=${TG_TRACEGATE:-tracegate}
 export TG_WORLD_SIZE=${TG_WORLD_SIZE:-$SLURM_NTASKS}
 export TG_TRACE_DIR TG_RESULT_DIR TG_TRACEGATE TG_CHECK_ARGS
 mkdir -p "$TG_RESULT_DIR"
+# results already there are an earlier run's: one of them would stand for
+# a rank that writes none this time (its node crashed), and the merge
+# would pass without it. A fresh directory per run (train-and-gate.sbatch:
+# per job and attempt); merging a run's results again is `tracegate merge`.
+shopt -s nullglob
+stale=("$TG_RESULT_DIR"/*.json)
+shopt -u nullglob
+if [ ${#stale[@]} -gt 0 ]; then
+    echo "tracegate-gate: $TG_RESULT_DIR already holds ${#stale[@]} results (${stale[0]}, ...) of an earlier run:" \
+         "they could stand for ranks that write none now; give TG_RESULT_DIR a fresh directory" >&2
+    exit 2
+fi
 
 # one task per node, with every CPU the job has there: --jobs follows them
 nodes=${SLURM_JOB_NUM_NODES:-1}

@@ -293,7 +293,9 @@ static const char *first_error(const tg_diag *d)
     return "";
 }
 
-/* Each rank once, the world complete: nothing added, no message. */
+/* Each rank once, the world complete: nothing added, no message; job
+** "other" (rank 0, no world size) cannot be accounted for above its
+** highest rank, which a warning says. */
 static void test_ranks_complete(void **state)
 {
     (void)state;
@@ -302,8 +304,40 @@ static void test_ranks_complete(void **state)
     tg_diag diag;
     tg_diag_init(&diag);
     assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_OK);
-    assert_int_equal(diag.n, 0);
+    assert_int_equal(diag.n, 1);
+    assert_int_equal(diag.n_errors, 0);
+    assert_int_equal(diag.msgs[0].level, TG_DIAG_WARNING);
+    expect_in(diag.msgs[0].text, "the results of job other name ranks 0 to 0 but not the world size");
     assert_int_equal(run.n_traces, 4);
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+}
+
+/* No world size anywhere: ranks 0, 1, 3 and 6 leave 2, 4 and 5 missing
+** whatever the world is (ranks count from 0 without gaps); the entry says
+** that ranks above 6 are not accounted for; no warning besides. */
+static void test_ranks_gap_without_world(void **state)
+{
+    (void)state;
+    const rank_spec spec[] = {{3, -1, "9"}, {0, -1, "9"}, {6, -1, "9"}, {1, -1, "9"}};
+    tg_run_result run = ranked_run(spec, 4);
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_OK);
+    assert_int_equal(diag.n, 0);
+    assert_int_equal(run.n_traces, 5);
+    const tg_trace_result *x = &run.traces[4];
+    assert_int_equal(x->status, TG_ETRACE);
+    assert_int_equal(x->origin.world_size, -1);
+    assert_int_equal(x->n_missing_ranks, 3);
+    assert_int_equal(x->missing_ranks[0], 2);
+    assert_int_equal(x->missing_ranks[1], 4);
+    assert_int_equal(x->missing_ranks[2], 5);
+    expect_in(x->error, "no result for 3 of the ranks 0 to 6 of job 9 (ranks 2, 4-5)");
+    expect_in(x->error, "the world size is unknown (no result records it and no --world-size is given), so ranks "
+                        "above 6 are not accounted for either");
+    const tg_report_opts opts = {.fail_on = TG_SEV_ERROR};
+    assert_string_equal(tg_run_status(&run, &opts), "error");
     tg_diag_clear(&diag);
     tg_arena_free(run.arena);
 }
@@ -588,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_stragglers),
         cmocka_unit_test(test_stragglers_by_rank),
         cmocka_unit_test(test_ranks_complete),
+        cmocka_unit_test(test_ranks_gap_without_world),
         cmocka_unit_test(test_ranks_duplicate),
         cmocka_unit_test(test_ranks_many_duplicates),
         cmocka_unit_test(test_ranks_missing),
