@@ -8,10 +8,7 @@
 ** - from TG_ROWS_MAP_MIN bytes on, each lives in an anonymous mapping of
 **   its own that grows with mremap (the kernel moves page tables, nothing
 **   is copied), and trace_sort.c can move whole pages of it into the
-**   sorted array with tg_rows_move instead of faulting in new ones. The
-**   mappings ask for transparent huge pages (MADV_HUGEPAGE, where the
-**   system grants them in "madvise" mode): a fault per 2 MiB instead of
-**   per 4 KiB, 30,600 faults down to 11,600 on the 35x bench replica.
+**   sorted array with tg_rows_move instead of faulting in new ones.
 **
 ** `mapped` is the size of an array's mapping, 0 when it is malloc'd; the
 ** trace keeps it per table (tg_trace.rows_mapped).
@@ -49,7 +46,6 @@ void *tg_rows_map(size_t bytes, size_t *mapped)
     if (!len) return NULL;
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
-    madvise(p, len, MADV_HUGEPAGE);   /* advice: fewer faults where granted */
     *mapped = len;
     return p;
 }
@@ -86,7 +82,6 @@ bool tg_rows_grow(void **rows, size_t *mapped, size_t *cap, size_t need, size_t 
         size_t len = round_pages(bytes);
         void *p = len ? mremap(*rows, *mapped, len, MREMAP_MAYMOVE) : MAP_FAILED;
         if (p == MAP_FAILED) return false;
-        madvise(p, len, MADV_HUGEPAGE);
         *rows = p;
         *mapped = len;
     }
