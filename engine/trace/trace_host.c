@@ -306,14 +306,10 @@ bool tg_trace_load_host(tg_trace *t, unsigned what, tg_diag *diag)
         t->host_loaded |= what;   /* nothing to read: the tables are absent */
         return true;
     }
+    /* the same guards as the first open (trace_guard.c: defensive
+    ** settings, value cap, step budget) */
     tg_loader ld = {.t = t, .path = t->path, .diag = diag};
-    char *uri = tg_trace_uri(t->path);
-    int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
-    int rc = uri ? sqlite3_open_v2(uri, &ld.db, flags, NULL) : SQLITE_NOMEM;
-    free(uri);
-    bool ok = false;
-    if (rc != SQLITE_OK) tg_load_sqlite_fail(&ld, rc, "opening it again for its host-side tables");
-    else ok = tg_load_list_tables(&ld) && tg_load_strings(&ld) && tg_load_host(&ld, what);
+    bool ok = tg_load_open(&ld, 0) && tg_load_strings(&ld) && tg_load_host(&ld, what);
     sqlite3_close(ld.db);
     tg_idmap_free(&ld.strings);
     tg_load_free_tables(&ld);
