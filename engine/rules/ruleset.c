@@ -98,7 +98,8 @@ static tg_ruleset *load_all(const char *const *paths, const tg_rules_text *texts
         tg_diag_error(diag, TG_EINTERNAL, "out of memory");
         return NULL;
     }
-    tg_rules_loader ld = {.ctx = {.arena = rs->arena, .diag = diag}, .lint = lint};
+    tg_rules_loader ld = {.ctx = {.arena = rs->arena, .diag = diag}, .lint = lint,
+                          .nodes_left = TG_RULESET_NODE_BUDGET};
     for (size_t i = 0; i < n; i++) {
         if (paths) tg_rfile_path(&ld, paths[i]);
         else tg_rfile_text(&ld, texts[i].name, texts[i].text, strlen(texts[i].text));
