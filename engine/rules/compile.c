@@ -307,6 +307,26 @@ static tg_expr *compile_device_ref(tg_cstate *cs, const tg_ast *ast)
     return e;
 }
 
+/* The type and unit of baseline.STAT, from the kind column of
+** TG_BASELINE_STATS (expr.h): METRIC statistics are in the unit of the
+** rule's metric, RATIO a ratio, PLAIN a plain number, COUNT an integer. */
+static void baseline_stat_type(tg_baseline_stat stat, tg_unit metric_unit, tg_type *type, tg_unit *unit)
+{
+    enum { KIND_METRIC, KIND_RATIO, KIND_PLAIN, KIND_COUNT };
+    static const int kinds[TG_BSTAT_COUNT] = {
+#define X(id, name, kind, doc) [TG_BSTAT_##id] = KIND_##kind,
+        TG_BASELINE_STATS(X)
+#undef X
+    };
+    *type = kinds[stat] == KIND_COUNT ? TG_TY_INT : TG_TY_FLOAT;
+    switch (kinds[stat]) {
+    case KIND_METRIC: *unit = metric_unit; break;
+    case KIND_RATIO: *unit = TG_UNIT_RATIO; break;
+    case KIND_PLAIN: case KIND_COUNT: *unit = TG_UNIT_NONE; break;
+    default: TG_UNREACHABLE(); *unit = TG_UNIT_NONE; break;
+    }
+}
+
 static tg_expr *compile_dotted(tg_cstate *cs, const tg_ast *ast)
 {
     const char *names[128];
@@ -370,14 +390,7 @@ static tg_expr *compile_dotted(tg_cstate *cs, const tg_ast *ast)
         tg_expr *e = new_expr(cs, TG_N_BASELINE, ast->pos);
         if (!e) return NULL;
         e->stat = (tg_baseline_stat)stat;
-        e->type = TG_TY_FLOAT;
-        e->unit = r->metric->unit;
-        if (stat == TG_BSTAT_CHANGE) e->unit = TG_UNIT_RATIO;
-        if (stat == TG_BSTAT_P_VALUE) e->unit = TG_UNIT_NONE;
-        if (stat == TG_BSTAT_N) {
-            e->type = TG_TY_INT;
-            e->unit = TG_UNIT_NONE;
-        }
+        baseline_stat_type(e->stat, r->metric->unit, &e->type, &e->unit);
         return e;
     }
     const tg_source_def *src = tg_source_find(ast->name);

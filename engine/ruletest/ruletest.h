@@ -65,10 +65,12 @@ typedef struct tg_rt_case {
     const char *baseline;      /* path, or NULL */
     tg_pos baseline_pos;
     const char *iteration_pattern;  /* NULL: the default */
-    int missing;               /* tg_missing_mode of engine/eval (0 fail, 1 skip) */
+    tg_missing_mode missing;   /* missing_data: fail (default) or skip */
     /* expect */
-    int status;                /* tg_verdict; -1 when not given */
-    int severity;              /* tg_severity after overrides; -1 when not given */
+    bool has_status;           /* false only when the file lacked it (an error) */
+    tg_verdict status;
+    bool has_severity;
+    tg_severity severity;      /* after overrides */
     bool has_count;
     int64_t count;
     tg_rt_value_expect *values;
