@@ -147,6 +147,12 @@ struct tg_ruleset {
     size_t n_regexes;
     const char **files;         /* the rule files read, in order (arena) */
     size_t n_files;
+    struct tg_ruleset_list {    /* the named lists of every file (arena) */
+        const char *name;
+        const tg_value *items;
+        size_t n;
+    } *lists;
+    size_t n_lists;
 };
 
 /* Constant operations shared by the folder and the evaluator's aggregate
