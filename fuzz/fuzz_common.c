@@ -22,6 +22,7 @@
 #include "logsafe.h"
 
 static tg_ruleset *builtin;
+static tg_metrics_defs *metrics_defs;
 static char scratch[4096];
 
 static char *last_summary;
@@ -33,6 +34,8 @@ static void cleanup(void)
     last_summary = NULL;
     tg_rules_free(builtin);
     builtin = NULL;
+    tg_metrics_defs_free(metrics_defs);
+    metrics_defs = NULL;
 }
 
 const tg_ruleset *fz_builtin_rules(void)
@@ -42,8 +45,9 @@ const tg_ruleset *fz_builtin_rules(void)
     tg_diag d;
     tg_diag_init(&d);
     builtin = tg_rules_load(&path, 1, NULL, 0, &d);
+    metrics_defs = builtin ? tg_metrics_defs_new(builtin, &d) : NULL;
     tg_diag_clear(&d);
-    if (!builtin) {
+    if (!builtin || !metrics_defs) {
         fprintf(stderr, "fuzz: cannot load %s\n", path);
         abort();
     }
@@ -148,7 +152,8 @@ void fz_run_trace(tg_trace *t, const tg_ruleset *rs)
     tg_diag_clear(&diag);
     if (!m) return;
 
-    json_t *metrics = tg_metrics_json(m);
+    fz_builtin_rules();   /* and metrics' definitions */
+    json_t *metrics = tg_metrics_json(m, metrics_defs);
     if (metrics) {
         free(tg_metrics_text(metrics));
         json_decref(metrics);

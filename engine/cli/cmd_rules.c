@@ -155,7 +155,13 @@ static bool collect_tests(const char *dir, char ***files, size_t *n, size_t *cap
     }
     closedir(d);
     if (*n == first) {
-        tg_cli_say("no rule test files (*.test.yaml, *_test.yaml) in %s", dir);
+        static const char *const patterns[] = {
+#define SUFFIX(s) "*" s,
+            TG_RULE_TEST_SUFFIXES(SUFFIX)
+#undef SUFFIX
+            NULL};
+        char list[128];
+        tg_cli_say("no rule test files (%s) in %s", tg_vocab_join(patterns, list, sizeof list), dir);
         return false;
     }
     qsort(*files + first, *n - first, sizeof **files, cmp_str);

@@ -103,10 +103,15 @@ const char *tg_regex_refuse(const char *pattern);
 ** matched in time linear in the subject. Compile: NULL with why (a phrase
 ** completing "the pattern ...") when refused or invalid. Match: 1 when s
 ** (len bytes) holds a match, 0 when not, -1 when a limit of the matcher
-** was hit: never to be read as "no match". Thread-safe on one tg_regex. */
+** was hit -- its state lists could not be allocated, or the match would
+** take more than the *budget steps left (charged what it took): never to
+** be read as "no match". Thread-safe on one tg_regex. */
 typedef struct tg_regex tg_regex;
 tg_regex *tg_regex_compile(const char *pattern, char *why, size_t why_size);
-int tg_regex_match(const tg_regex *re, const char *s, size_t len);
+int tg_regex_match(const tg_regex *re, const char *s, size_t len, uint64_t *budget);
+/* The steps one rule's `matches` tests may take on one trace, and the
+** iteration pattern on one trace's NVTX names (docs/limits.md). */
+#define TG_REGEX_STEP_BUDGET ((uint64_t)1 << 28)
 void tg_regex_free(tg_regex *re);
 
 /* ---------------------------------------------------------------- arena */

@@ -10,8 +10,9 @@
 ** with counted repetitions expanded), is parsed into a tree and compiled
 ** into a Thompson automaton (counted repetitions written out), which runs
 ** over the subject once holding the set of live states (at most one
-** thread per instruction): O(subject x pattern), no backtracking, no
-** limit to hit. A rule asks only whether a match exists, which does not
+** thread per instruction): O(subject x pattern), no backtracking. The
+** caller gives a step budget (a rule: per trace), so a long subject under
+** a large pattern costs a bounded time and answers "cannot decide". A rule asks only whether a match exists, which does not
 ** depend on how POSIX (leftmost-longest) or Perl (leftmost-first) would
 ** pick one.
 **
@@ -571,6 +572,7 @@ typedef struct run {
     size_t len;
     int *mark;                 /* per instruction: the last position + 1 it was added at */
     int *stack;                /* pending epsilon moves */
+    uint64_t steps;            /* instructions visited so far */
 } run;
 
 /* Add pc and everything it reaches without reading a byte to list (the
@@ -581,6 +583,7 @@ static bool add(run *r, int *list, int *n, int pc, size_t pos)
     r->stack[top++] = pc;
     while (top) {
         pc = r->stack[--top];
+        r->steps++;
         if (r->mark[pc] == stamp) continue;
         r->mark[pc] = stamp;
         const inst *in = &r->re->prog[pc];
@@ -602,8 +605,13 @@ static bool add(run *r, int *list, int *n, int pc, size_t pos)
     return false;
 }
 
-int tg_regex_match(const tg_regex *re, const char *s, size_t len)
+/* The run's cost is counted in steps (an instruction visited, a thread
+** moved over a byte) and checked once per byte against *budget, which it
+** is then charged: past it the answer is -1, whatever the rest of the
+** subject holds (docs/limits.md, "Matching cost"). */
+int tg_regex_match(const tg_regex *re, const char *s, size_t len, uint64_t *budget)
 {
+    if (*budget == 0) return -1;
     int n = re->n_prog;
     /* Each list holds an instruction at most once per position; one
     ** closure pushes at most two entries per instruction, plus its start. */
@@ -622,6 +630,11 @@ int tg_regex_match(const tg_regex *re, const char *s, size_t len)
             break;
         }
         if (pos == len) break;
+        r.steps += (uint64_t)n_cur;
+        if (r.steps > *budget) {
+            found = -1;
+            break;
+        }
         n_next = 0;
         for (int i = 0; i < n_cur; i++) {
             const inst *in = &re->prog[cur[i]];
@@ -637,6 +650,7 @@ int tg_regex_match(const tg_regex *re, const char *s, size_t len)
         n_cur = n_next;
     }
     if (buf != small) free(buf);
+    *budget = r.steps >= *budget ? 0 : *budget - r.steps;
     return found;
 }
 

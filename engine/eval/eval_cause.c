@@ -536,7 +536,9 @@ static tg_cause *build(tg_cause_cc *cc)
     case TG_CAUSE_HOST: c = host_cause(cc); break;
     case TG_CAUSE_CALL_SITE: c = site_cause(cc); break;
     case TG_CAUSE_LAUNCH: c = launch_cause(cc); break;
-    default: return NULL;
+    default:
+        TG_UNREACHABLE();   /* wants_cause lets only the kinds above through */
+        return NULL;
     }
     if (!c || cc->oom) return NULL;
     c->unknown = cc->n_unknown ? tg_arena_alloc(cc->arena, cc->n_unknown * sizeof *c->unknown) : NULL;

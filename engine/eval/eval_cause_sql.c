@@ -175,7 +175,7 @@ const char *tg_cause_sites_query(tg_cause_cc *cc, const tg_site_group *groups, s
     tg_source_id src = cc->rule->source;
     const char *tbl = cc->res->evidence && cc->res->n_evidence && cc->res->evidence[0].table
                           ? cc->res->evidence[0].table
-                          : table(m, (tg_table_id)tg_source_defs[src].table);
+                          : table(m, tg_source_defs[src].table);
     sqlbuf b = {0};
     size_t listed = 0;
     for (size_t g = 0; g < n; g++) {

@@ -163,7 +163,7 @@ static int rv_cmp(const tg_rule_state *st, const tg_expr *e, tg_rv a, tg_rv b, b
 static int regex_test(tg_rule_state *st, const tg_expr *e, const char *s)
 {
     size_t len = strlen(s);
-    int m = tg_regex_match(e->re, s, len);
+    int m = tg_regex_match(e->re, s, len, &st->regex_budget);
     if (m < 0 && !st->regex_limit) {
         st->regex_limit = e;
         st->regex_limit_len = len;
@@ -196,25 +196,53 @@ static bool string_test(tg_rule_state *st, const tg_expr *e, int32_t sid, const 
     return r;
 }
 
-bool tg_eval_row_test(tg_rule_state *st, const char *row, const tg_expr *e)
+/* A row value read as a condition: a null counts as false. */
+static bool rv_truthy(tg_rv v) { return v.t == TG_RV_BOOL ? v.u.b : (v.t == TG_RV_INT ? v.u.i != 0 : false); }
+
+static tg_rv row_value_raw(tg_rule_state *st, const char *row, const tg_expr *e);
+static bool row_test_raw(tg_rule_state *st, const char *row, const tg_expr *e);
+
+/* A shared macro tree (expr.h, `memo`) is computed once per evaluation:
+** its later uses in the same row read the kept value. */
+static tg_rv row_memo(tg_rule_state *st, const char *row, const tg_expr *e)
+{
+    tg_memo *m = &st->memos[e->memo - 1];
+    if (m->gen != st->memo_gen) {
+        m->rv = row_value_raw(st, row, e);
+        m->gen = st->memo_gen;
+    }
+    return m->rv;
+}
+
+static tg_rv row_value(tg_rule_state *st, const char *row, const tg_expr *e)
+{
+    return e->memo && st->memos ? row_memo(st, row, e) : row_value_raw(st, row, e);
+}
+
+static bool row_test(tg_rule_state *st, const char *row, const tg_expr *e)
+{
+    return e->memo && st->memos ? rv_truthy(row_memo(st, row, e)) : row_test_raw(st, row, e);
+}
+
+static bool row_test_raw(tg_rule_state *st, const char *row, const tg_expr *e)
 {
     switch (e->op) {
-    case TG_N_AND: return tg_eval_row_test(st, row, e->a) && tg_eval_row_test(st, row, e->b);
-    case TG_N_OR: return tg_eval_row_test(st, row, e->a) || tg_eval_row_test(st, row, e->b);
-    case TG_N_NOT: return !tg_eval_row_test(st, row, e->a);
-    case TG_N_IS_NULL: return tg_eval_row(st, row, e->a).t == TG_RV_NULL;
-    case TG_N_NOT_NULL: return tg_eval_row(st, row, e->a).t != TG_RV_NULL;
+    case TG_N_AND: return row_test(st, row, e->a) && row_test(st, row, e->b);
+    case TG_N_OR: return row_test(st, row, e->a) || row_test(st, row, e->b);
+    case TG_N_NOT: return !row_test(st, row, e->a);
+    case TG_N_IS_NULL: return row_value(st, row, e->a).t == TG_RV_NULL;
+    case TG_N_NOT_NULL: return row_value(st, row, e->a).t != TG_RV_NULL;
     case TG_N_EQ: case TG_N_NE: case TG_N_LT: case TG_N_LE: case TG_N_GT: case TG_N_GE: {
-        tg_rv a = tg_eval_row(st, row, e->a);
+        tg_rv a = row_value(st, row, e->a);
         if (a.t == TG_RV_NULL) return false;
-        tg_rv b = tg_eval_row(st, row, e->b);
+        tg_rv b = row_value(st, row, e->b);
         if (b.t == TG_RV_NULL) return false;
         bool ok;
         int c = rv_cmp(st, e, a, b, &ok);
         return ok && tg_cmp_holds(e->op, c);
     }
     case TG_N_IN: case TG_N_MATCHES: case TG_N_STARTSWITH: case TG_N_CONTAINS: {
-        tg_rv a = tg_eval_row(st, row, e->a);
+        tg_rv a = row_value(st, row, e->a);
         if (a.t == TG_RV_NULL) return false;
         if (a.t == TG_RV_SID || a.t == TG_RV_STR)
             return string_test(st, e, a.t == TG_RV_SID ? a.u.sid : -1, rv_string(st, a));
@@ -222,10 +250,8 @@ bool tg_eval_row_test(tg_rule_state *st, const char *row, const tg_expr *e)
         tg_value x = a.t == TG_RV_INT ? tg_int(a.u.i, TG_UNIT_NONE) : tg_float(tg_rv_num(a), TG_UNIT_NONE);
         return tg_value_in(x, e->list, e->n_list);
     }
-    default: {
-        tg_rv v = tg_eval_row(st, row, e);
-        return v.t == TG_RV_BOOL ? v.u.b : (v.t == TG_RV_INT ? v.u.i != 0 : false);
-    }
+    default:
+        return rv_truthy(row_value_raw(st, row, e));
     }
 }
 
@@ -250,7 +276,7 @@ static tg_rv arith(tg_node_kind op, tg_rv a, tg_rv b)
 ** by id); null when the row names no device the model knows. */
 static tg_rv read_device(tg_rule_state *st, const char *row, const tg_expr *e)
 {
-    tg_rv id = tg_eval_row(st, row, e->a);
+    tg_rv id = row_value(st, row, e->a);
     if (id.t != TG_RV_INT) return rv_null();
     const tg_device *d = st->m->devices;
     size_t lo = 0, hi = st->m->n_devices;
@@ -263,7 +289,7 @@ static tg_rv read_device(tg_rule_state *st, const char *row, const tg_expr *e)
     return read_field(st, (const char *)&d[lo], e->field);
 }
 
-tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
+static tg_rv row_value_raw(tg_rule_state *st, const char *row, const tg_expr *e)
 {
     switch (e->op) {
     case TG_N_FIELD: return read_field(st, row, e->field);
@@ -272,9 +298,9 @@ tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
     case TG_N_DEVICE_REF: return read_device(st, row, e);
     case TG_N_BASELINE: return from_value(tg_eval_baseline_value(st, e->stat, e->unit));
     case TG_N_ADD: case TG_N_SUB: case TG_N_MUL: case TG_N_DIV:
-        return arith(e->op, tg_eval_row(st, row, e->a), tg_eval_row(st, row, e->b));
+        return arith(e->op, row_value(st, row, e->a), row_value(st, row, e->b));
     case TG_N_NEG: {
-        tg_rv a = tg_eval_row(st, row, e->a);
+        tg_rv a = row_value(st, row, e->a);
         if (a.t == TG_RV_INT && a.u.i != INT64_MIN) a.u.i = -a.u.i;
         else if (a.t == TG_RV_INT) a = (tg_rv){.t = TG_RV_FLOAT, .u.f = -(double)a.u.i};
         else if (a.t == TG_RV_FLOAT) a.u.f = -a.u.f;
@@ -284,13 +310,41 @@ tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
         TG_UNREACHABLE();   /* the compiler keeps aggregates out of row context */
         return rv_null();
     default:
-        return (tg_rv){.t = TG_RV_BOOL, .u.b = tg_eval_row_test(st, row, e)};
+        return (tg_rv){.t = TG_RV_BOOL, .u.b = row_test_raw(st, row, e)};
     }
+}
+
+/* Each call from outside is a new evaluation: the memo of shared trees
+** starts afresh, so a row never reads the value another row left. */
+bool tg_eval_row_test(tg_rule_state *st, const char *row, const tg_expr *e)
+{
+    st->memo_gen++;
+    return row_test(st, row, e);
+}
+
+tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e)
+{
+    st->memo_gen++;
+    return row_value(st, row, e);
 }
 
 /* ------------------------------------------------------------ aggregates */
 
-tg_value tg_eval_agg(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
+static tg_value agg_value_raw(tg_rule_state *st, const tg_value *aggs, const tg_expr *e);
+
+static tg_value agg_value(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
+{
+    if (!e->memo || !st->memos) return agg_value_raw(st, aggs, e);
+    tg_memo *m = &st->memos[e->memo - 1];
+    if (m->gen != st->memo_gen) {
+        m->v = agg_value_raw(st, aggs, e);
+        m->gen = st->memo_gen;
+    }
+    return m->v;
+}
+
+
+static tg_value agg_value_raw(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
 {
     switch (e->op) {
     case TG_N_CONST: return e->k;
@@ -300,22 +354,22 @@ tg_value tg_eval_agg(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
         tg_source_view v = tg_model_source(st->m, TG_SRC_TRACE);
         return tg_field_get(st->m, &v, e->field, 0);
     }
-    case TG_N_AND: return tg_bool(tg_value_truthy(tg_eval_agg(st, aggs, e->a)) &&
-                                  tg_value_truthy(tg_eval_agg(st, aggs, e->b)));
-    case TG_N_OR: return tg_bool(tg_value_truthy(tg_eval_agg(st, aggs, e->a)) ||
-                                 tg_value_truthy(tg_eval_agg(st, aggs, e->b)));
-    case TG_N_NOT: return tg_bool(!tg_value_truthy(tg_eval_agg(st, aggs, e->a)));
-    case TG_N_IS_NULL: return tg_bool(tg_eval_agg(st, aggs, e->a).type == TG_TY_NULL);
-    case TG_N_NOT_NULL: return tg_bool(tg_eval_agg(st, aggs, e->a).type != TG_TY_NULL);
-    case TG_N_NEG: return tg_value_arith(TG_N_SUB, tg_int(0, e->unit), tg_eval_agg(st, aggs, e->a), e->unit);
+    case TG_N_AND: return tg_bool(tg_value_truthy(agg_value(st, aggs, e->a)) &&
+                                  tg_value_truthy(agg_value(st, aggs, e->b)));
+    case TG_N_OR: return tg_bool(tg_value_truthy(agg_value(st, aggs, e->a)) ||
+                                 tg_value_truthy(agg_value(st, aggs, e->b)));
+    case TG_N_NOT: return tg_bool(!tg_value_truthy(agg_value(st, aggs, e->a)));
+    case TG_N_IS_NULL: return tg_bool(agg_value(st, aggs, e->a).type == TG_TY_NULL);
+    case TG_N_NOT_NULL: return tg_bool(agg_value(st, aggs, e->a).type != TG_TY_NULL);
+    case TG_N_NEG: return tg_value_arith(TG_N_SUB, tg_int(0, e->unit), agg_value(st, aggs, e->a), e->unit);
     case TG_N_ADD: case TG_N_SUB: case TG_N_MUL: case TG_N_DIV:
-        return tg_value_arith(e->op, tg_eval_agg(st, aggs, e->a), tg_eval_agg(st, aggs, e->b), e->unit);
+        return tg_value_arith(e->op, agg_value(st, aggs, e->a), agg_value(st, aggs, e->b), e->unit);
     case TG_N_IN: {
-        tg_value a = tg_eval_agg(st, aggs, e->a);
+        tg_value a = agg_value(st, aggs, e->a);
         return tg_bool(a.type != TG_TY_NULL && tg_value_in(a, e->list, e->n_list));
     }
     case TG_N_MATCHES: {
-        tg_value a = tg_eval_agg(st, aggs, e->a);
+        tg_value a = agg_value(st, aggs, e->a);
         return tg_bool(a.type == TG_TY_STRING && a.u.s && regex_test(st, e, a.u.s) > 0);
     }
     case TG_N_FIELD:
@@ -323,10 +377,16 @@ tg_value tg_eval_agg(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
         return tg_null();
     default:
         if (tg_node_classes[e->op] == TG_NC_CMP)
-            return tg_bool(tg_value_compare(e->op, tg_eval_agg(st, aggs, e->a), tg_eval_agg(st, aggs, e->b)));
+            return tg_bool(tg_value_compare(e->op, agg_value(st, aggs, e->a), agg_value(st, aggs, e->b)));
         TG_UNREACHABLE();   /* a node the compiler does not put in aggregate context */
         return tg_null();
     }
+}
+
+tg_value tg_eval_agg(tg_rule_state *st, const tg_value *aggs, const tg_expr *e)
+{
+    st->memo_gen++;
+    return agg_value(st, aggs, e);
 }
 
 /* ------------------------------------------------------------ scratch */
@@ -351,6 +411,8 @@ static bool init_node(tg_rule_state *st, const tg_expr *e, int32_t n_strings)
 bool tg_eval_slots_init(tg_rule_state *st)
 {
     const tg_rule *r = st->rule;
+    st->regex_budget = TG_REGEX_STEP_BUDGET;
+    if (r->n_memos > 0 && !(st->memos = calloc((size_t)r->n_memos, sizeof *st->memos))) return false;
     if (r->n_slots == 0) return true;
     st->slots = calloc((size_t)r->n_slots, sizeof *st->slots);
     if (!st->slots) return false;
@@ -366,4 +428,6 @@ void tg_eval_slots_free(tg_rule_state *st)
     for (int i = 0; st->slots && i < st->rule->n_slots; i++) free(st->slots[i].memo);
     free(st->slots);
     st->slots = NULL;
+    free(st->memos);
+    st->memos = NULL;
 }

@@ -36,6 +36,15 @@ typedef struct tg_slot {
     int32_t n_memo;            /* ids it covers */
 } tg_slot;
 
+/* The value of a shared macro tree (expr->memo) for the evaluation it was
+** computed in: row context and aggregate context number their
+** evaluations alike (tg_rule_state.memo_gen). */
+typedef struct tg_memo {
+    uint64_t gen;              /* 0: never computed */
+    tg_rv rv;                  /* row context */
+    tg_value v;                /* aggregate context */
+} tg_memo;
+
 /* Streaming state of one aggregate. */
 typedef struct tg_acc {
     int64_t n;                 /* rows with a non-null argument */
@@ -66,6 +75,8 @@ typedef struct tg_rule_state {
     const tg_model *m;
     const tg_baseline_cmp *baseline;   /* NULL when none */
     tg_slot *slots;
+    tg_memo *memos;                    /* one per shared macro tree (rule->n_memos) */
+    uint64_t memo_gen;                 /* evaluations started: one per row test, per aggregate value */
     tg_acc *accs;
     tg_kept *kept;
     int64_t count;
@@ -89,6 +100,7 @@ typedef struct tg_rule_state {
     ** the where, those without GPU work and those with a period. */
     bool watch_gpu, watch_period;
     int64_t no_gpu, periods;
+    uint64_t regex_budget;             /* matcher steps left to the rule's tests (TG_REGEX_STEP_BUDGET) */
 } tg_rule_state;
 
 /* eval_expr.c */

@@ -162,7 +162,7 @@ static const char *binary_op(tg_node_kind op)
     case TG_N_SUB: return " - ";
     case TG_N_MUL: return " * ";
     case TG_N_DIV: return " * 1.0 / ";
-    default: return NULL;
+    default: return NULL;   /* not a binary operator: put_expr_corr's switch has the rest */
     }
 }
 

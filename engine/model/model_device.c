@@ -226,8 +226,12 @@ static void emit_gap(sweep *w, group_state *g, const item *it, bool *ok)
     };
     if (gap.duration >= w->p->gap_min_ns) w->devs[g->dev].gaps++;
     if (gap.duration < w->p->gap_rows_min_ns) return;   /* no rule can see it */
-    if (w->n_gaps < w->cap_gaps) m->gaps[w->n_gaps++] = gap;
-    else *ok = false;                   /* cannot happen: one gap per item at most */
+    if (w->n_gaps < w->cap_gaps) {
+        m->gaps[w->n_gaps++] = gap;
+    } else {
+        TG_UNREACHABLE();               /* the array holds one gap per item */
+        *ok = false;
+    }
 }
 
 static void visit(sweep *w, const item *it, bool *ok)

@@ -17,21 +17,21 @@
 
 /* ---------------------------------------------------------------- ops */
 
-enum { TG_OPK_KERNEL, TG_OPK_MEMCPY, TG_OPK_MEMSET, TG_OPK_COUNT };
+typedef enum tg_op_kind { TG_OPK_KERNEL, TG_OPK_MEMCPY, TG_OPK_MEMSET, TG_OPK_COUNT } tg_op_kind;
 
 /* One GPU operation as the interval passes see it. */
 typedef struct tg_op {
-    int kind;                  /* TG_OPK_* */
+    tg_op_kind kind;
     size_t index;              /* row index in its table */
     int64_t rowid, start, end;
     int32_t device, pid;
 } tg_op;
 
 /* Table id (tg_table_id) of an op kind. */
-int tg_model_op_table(int kind);
-size_t tg_model_op_count(const tg_model *m, int kind);
+int tg_model_op_table(tg_op_kind kind);
+size_t tg_model_op_count(const tg_model *m, tg_op_kind kind);
 /* Fill *op with row `index` of table `kind`. */
-void tg_model_op_get(const tg_model *m, int kind, size_t index, tg_op *op);
+void tg_model_op_get(const tg_model *m, tg_op_kind kind, size_t index, tg_op *op);
 
 typedef struct tg_op_stream {
     const tg_model *m;
@@ -175,7 +175,8 @@ void tg_model_attribute_op(tg_model *m, int64_t it, int64_t start, int64_t end, 
 ** begin groups the ranges by thread, the launch pass reports every op
 ** launched (tg_model_nvtx_launch), end computes; abort drops it all. */
 bool tg_model_nvtx_begin(tg_model *m);
-bool tg_model_nvtx_launch(tg_model *m, const tg_api *call, int kind, size_t row, int64_t start, int64_t end);
+bool tg_model_nvtx_launch(tg_model *m, const tg_api *call, tg_op_kind kind, size_t row, int64_t start,
+                          int64_t end);
 bool tg_model_nvtx_end(tg_model *m);
 void tg_model_nvtx_reset(tg_model *m);
 void tg_model_nvtx_free(tg_model *m);

@@ -371,7 +371,7 @@ typedef struct op_index {
     size_t n_groups, groups_cap;
 } op_index;
 
-static uint32_t op_ref(int kind, size_t row) { return (uint32_t)kind << REF_SHIFT | (uint32_t)row; }
+static uint32_t op_ref(tg_op_kind kind, size_t row) { return (uint32_t)kind << REF_SHIFT | (uint32_t)row; }
 
 static void op_key(const tg_model *m, uint32_t ref, int32_t *pid, int64_t *corr)
 {
@@ -527,7 +527,7 @@ static void launch_kernel(launch_pass *c, const tg_api *a, int64_t it, size_t ro
         c->oom = true;
 }
 
-static void launch_memop(launch_pass *c, const tg_api *a, int64_t it, int kind, tg_memop *r, size_t row)
+static void launch_memop(launch_pass *c, const tg_api *a, int64_t it, tg_op_kind kind, tg_memop *r, size_t row)
 {
     tg_model *m = c->m;
     uint8_t f = tg_model_name_flags(m, a->name);
@@ -548,7 +548,7 @@ static void launch_memop(launch_pass *c, const tg_api *a, int64_t it, int kind, 
 static bool launch_op(launch_pass *c, const tg_api *a, int64_t it, uint32_t ref)
 {
     const tg_model *m = c->m;
-    int kind = (int)(ref >> REF_SHIFT);
+    tg_op_kind kind = (tg_op_kind)(ref >> REF_SHIFT);
     size_t row = ref & (REF_ROWS - 1);
     tg_memop *r = kind == TG_OPK_MEMCPY ? &m->trace->memcpys[row]
                 : kind == TG_OPK_MEMSET ? &m->trace->memsets[row] : NULL;

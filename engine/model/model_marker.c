@@ -87,13 +87,14 @@ static bool collect(const tg_trace *t, const tg_regex *re, tg_iter_selection *se
     size_t n = 0, cap = 0;
     bool ok = true;
     int64_t capture_end = t->last_ns;
+    uint64_t budget = TG_REGEX_STEP_BUDGET;   /* for all the trace's names */
     for (size_t i = 0; i < t->n_nvtx && ok; i++) {
         const tg_nvtx *r = &t->nvtx[i];
         if (!is_range(r) || r->name >= n_strings) continue;
         if (marker[r->name] == -2) {
             const char *s = tg_trace_str(t, r->name);
             size_t len = tg_strpool_len(t->strings, r->name);
-            int hit = tg_regex_match(re, s, len);
+            int hit = tg_regex_match(re, s, len, &budget);
             if (hit < 0) {
                 *limit_len = len;
                 ok = false;

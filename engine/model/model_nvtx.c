@@ -132,7 +132,8 @@ static int32_t thread_of(nvtx_ctx *c, const tg_api *a)
     return tc->th;
 }
 
-bool tg_model_nvtx_launch(tg_model *m, const tg_api *call, int kind, size_t row, int64_t start, int64_t end)
+bool tg_model_nvtx_launch(tg_model *m, const tg_api *call, tg_op_kind kind, size_t row, int64_t start,
+                          int64_t end)
 {
     nvtx_ctx *c = tg_model_priv_of(m)->nvtx;
     if (start == TG_NULL_I64 || end == TG_NULL_I64 || row > REF_MAX) return row <= REF_MAX;

@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tg_model_op_table(int kind)
+int tg_model_op_table(tg_op_kind kind)
 {
     static const int tables[TG_OPK_COUNT] = {TG_TABLE_KERNEL, TG_TABLE_MEMCPY, TG_TABLE_MEMSET};
     TG_ASSERT(kind >= 0 && kind < TG_OPK_COUNT);
     return tables[kind >= 0 && kind < TG_OPK_COUNT ? kind : TG_OPK_KERNEL];
 }
 
-size_t tg_model_op_count(const tg_model *m, int kind)
+size_t tg_model_op_count(const tg_model *m, tg_op_kind kind)
 {
     const tg_trace *t = m->trace;
     switch (kind) {
@@ -27,7 +27,7 @@ size_t tg_model_op_count(const tg_model *m, int kind)
     }
 }
 
-void tg_model_op_get(const tg_model *m, int kind, size_t index, tg_op *op)
+void tg_model_op_get(const tg_model *m, tg_op_kind kind, size_t index, tg_op *op)
 {
     const tg_trace *t = m->trace;
     op->kind = kind;
@@ -43,7 +43,7 @@ void tg_model_op_get(const tg_model *m, int kind, size_t index, tg_op *op)
     }
 }
 
-static int64_t op_start(const tg_model *m, int kind, size_t i)
+static int64_t op_start(const tg_model *m, tg_op_kind kind, size_t i)
 {
     const tg_trace *t = m->trace;
     switch (kind) {
@@ -63,7 +63,7 @@ static int cmp_keyed(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static bool sort_table(tg_op_stream *s, int kind, size_t n)
+static bool sort_table(tg_op_stream *s, tg_op_kind kind, size_t n)
 {
     keyed_index *tmp = malloc(n * sizeof *tmp);
     s->order[kind] = malloc(n * sizeof *s->order[kind]);
@@ -75,7 +75,7 @@ static bool sort_table(tg_op_stream *s, int kind, size_t n)
     return true;
 }
 
-static void load_head(tg_op_stream *s, int kind)
+static void load_head(tg_op_stream *s, tg_op_kind kind)
 {
     size_t n = tg_model_op_count(s->m, kind);
     s->has_head[kind] = s->pos[kind] < n;

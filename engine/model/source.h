@@ -45,7 +45,7 @@ typedef struct tg_field_def {
 typedef struct tg_source_def {
     tg_source_id id;
     const char *name;
-    int table;                  /* tg_table_id, or TG_TABLE_COUNT: per-row `table` */
+    tg_table_id table;          /* or TG_TABLE_COUNT: per-row `table` */
     size_t stride;
     size_t rowid_offset;
     const char *doc;

@@ -5,7 +5,9 @@
 ** The row counts (sync_memcpy, blocking_calls, gaps_ge_500ms, ...) are
 ** written in the rule language (METRIC_COUNT_LIST below) and counted by the
 ** evaluator like any rule's rows, each with the SQL that reproduces it
-** (`queries`); no definition is restated in C. Iteration series are
+** (`queries`); what the built-in rules define (sync-memcpy's small_htod,
+** the host_visible list) is taken from the loaded built-in rule set
+** (tg_metrics_defs_new), not restated in C. Iteration series are
 ** summarized over steady iterations with the statistics of
 ** engine/common/stats.h.
 */
@@ -24,32 +26,36 @@
 #include "../common/text.h"
 #include "../common/stats.h"
 
-/* The counted metrics: X(key, source, its steady-state field, where), each
-** reported as KEY (every row `where` admits) and KEY_steady (those in
-** steady state too). These are the reference metrics' definitions
-** (docs/formats.md, "info and metrics"), NVIDIA's expert-rule defaults
-** where the two coincide: a
-** blocking copy, small host-to-device ones exempt as in cuda_memcpy_sync;
-** every asynchronous copy touching pageable memory (the built-in rule
-** counts only steady ones of 64 KB or more); a blocking memset of memory
-** the host sees; a synchronize-family call; an idle gap of 500 ms or more
-** (the gpu-idle-gap default). */
+/* The counted metrics: X(key, source, its steady-state field, borrowed,
+** where), each reported as KEY (every row `where` admits) and KEY_steady
+** (those in steady state too). These are the reference metrics'
+** definitions (docs/formats.md, "info and metrics"), NVIDIA's expert-rule
+** defaults where the two coincide: a blocking copy, small host-to-device
+** ones exempt as in cuda_memcpy_sync; every asynchronous copy touching
+** pageable memory (the built-in rule counts only steady ones of 64 KB or
+** more); a blocking memset of memory the host sees; a synchronize-family
+** call; an idle gap of 500 ms or more (the gpu-idle-gap default).
+**
+** What the built-in rules define is not restated here but borrowed from
+** the loaded built-in rule set, so that editing rules.d/10-host-sync.yaml
+** changes metrics too: `borrowed` names a param (RULE.PARAM) or a list
+** of that set, and its value is written where `where` has an @. */
 #define METRIC_COUNT_LIST(X) \
-    X(sync_memcpy, "memcpy", "steady", "api_sync and not (kind == 'HtoD' and bytes <= 64KB)") \
-    X(pageable_async_memcpy, "memcpy", "steady", "api_async and (src_kind == 'pageable' or dst_kind == 'pageable')") \
-    X(sync_memset, "memset", "steady", "api_sync and mem_kind in ['pinned', 'managed']") \
-    X(blocking_calls, "api", "steady", "blocking") \
-    X(gaps_ge_500ms, "gap", "in_steady_state", "duration >= 500ms")
+    X(sync_memcpy, "memcpy", "steady", "sync-memcpy.small_htod", "api_sync and not (kind == 'HtoD' and bytes <= @)") \
+    X(pageable_async_memcpy, "memcpy", "steady", NULL, "api_async and (src_kind == 'pageable' or dst_kind == 'pageable')") \
+    X(sync_memset, "memset", "steady", "host_visible", "api_sync and mem_kind in @") \
+    X(blocking_calls, "api", "steady", NULL, "blocking") \
+    X(gaps_ge_500ms, "gap", "in_steady_state", NULL, "duration >= 500ms")
 
 enum {
-#define X(key, source, steady, where) M_##key, M_##key##_steady,
+#define X(key, source, steady, borrowed, where) M_##key, M_##key##_steady,
     METRIC_COUNT_LIST(X)
 #undef X
     M_COUNT
 };
 
 static const char *const metric_keys[M_COUNT] = {
-#define X(key, source, steady, where) #key, #key "_steady",
+#define X(key, source, steady, borrowed, where) #key, #key "_steady",
     METRIC_COUNT_LIST(X)
 #undef X
 };
@@ -100,54 +106,160 @@ typedef struct counts {
 /* The most rows a count's jq program lists (docs/formats.md). */
 #define JQ_MAX_ROWS 1000
 
-/* METRIC_COUNT_LIST as a rule file: two rules per count, their ids the
-** keys; each fails on every trace, so that a count of 0 has its query too. */
-static char *count_rules(void)
+struct tg_metrics_defs {
+    tg_ruleset *counts;        /* METRIC_COUNT_LIST compiled */
+};
+
+/* v as rule-language text: a number with its unit's base suffix, a
+** quoted string, true or false. */
+static void put_literal(FILE *f, tg_value v)
+{
+    const char *suffix = v.unit == TG_UNIT_NS ? "ns" : v.unit == TG_UNIT_BYTES ? "B" : "";
+    switch (v.type) {
+    case TG_TY_INT: fprintf(f, "%lld%s", (long long)v.u.i, suffix); break;
+    case TG_TY_FLOAT: fprintf(f, "%.17g%s", v.u.f, suffix); break;
+    case TG_TY_BOOL: fputs(v.u.b ? "true" : "false", f); break;
+    case TG_TY_STRING:
+        fputc('\'', f);
+        for (const char *c = v.u.s ? v.u.s : ""; *c; c++) {
+            if (*c == '\\' || *c == '\'') fputc('\\', f);
+            fputc(*c, f);
+        }
+        fputc('\'', f);
+        break;
+    default: fputs("null", f); break;
+    }
+}
+
+/* The rule-language text of what count `key` borrows from the built-in
+** rules (a param's value, or a list as [a, b]), malloc'd; NULL with an
+** error when they do not define it. */
+static char *borrowed_text(const tg_ruleset *builtin, const char *key, const char *name, tg_diag *diag)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) return NULL;
-    fputs("version: 1\nrules:\n", f);
-#define X(key, source, steady, where)                                                                         \
-    fprintf(f, "  - {id: %s, title: %s, severity: info, source: %s, fail_when: count >= 0, where: \"%s\"}\n", \
-            #key, #key, source, where);                                                                       \
-    fprintf(f, "  - {id: %s_steady, title: %s_steady, severity: info, source: %s, fail_when: count >= 0, "       \
-               "where: \"(%s) and %s\"}\n", #key, #key, source, where, steady);
-    METRIC_COUNT_LIST(X)
-#undef X
-    if (fclose(f) != 0) {
+    const char *dot = strchr(name, '.');
+    bool found = false;
+    if (dot) {
+        char rule[64];
+        snprintf(rule, sizeof rule, "%.*s", (int)(dot - name), name);
+        tg_value v;
+        if ((found = tg_rules_param_value(builtin, rule, dot + 1, &v))) put_literal(f, v);
+    } else {
+        size_t n = 0;
+        const tg_value *items = tg_rules_list(builtin, name, &n);
+        if ((found = items != NULL)) {
+            fputc('[', f);
+            for (size_t i = 0; i < n; i++) {
+                if (i) fputs(", ", f);
+                put_literal(f, items[i]);
+            }
+            fputc(']', f);
+        }
+    }
+    if (fclose(f) != 0 || !found) {
+        if (!found)
+            tg_diag_error(diag, TG_EUSAGE, "metrics counts %s with the %s %s of the built-in rules, which they do "
+                          "not define (docs/formats.md, \"info and metrics\")", key, dot ? "param" : "list", name);
         free(text);
         return NULL;
     }
     return text;
 }
 
+/* where as the text of a YAML double-quoted scalar, borrowed in place of
+** its @. */
+static void put_where(FILE *f, const char *where, const char *borrowed)
+{
+    for (const char *c = where; *c; c++) {
+        if (*c == '@' && borrowed) {
+            put_where(f, borrowed, NULL);
+            continue;
+        }
+        if (*c == '"' || *c == '\\') fputc('\\', f);
+        fputc(*c, f);
+    }
+}
+
+/* METRIC_COUNT_LIST as a rule file: two rules per count, their ids the
+** keys; each fails on every trace, so that a count of 0 has its query too.
+** NULL (with an error, when the built-in rules lack what a count borrows). */
+static char *count_rules(const tg_ruleset *builtin, tg_diag *diag)
+{
+    char *text = NULL, *b = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    bool ok = true;
+    fputs("version: 1\nrules:\n", f);
+#define X(key, source, steady, borrowed, where)                                                               \
+    b = borrowed ? borrowed_text(builtin, #key, borrowed ? borrowed : "", diag) : NULL;                       \
+    ok &= !borrowed || b;                                                                                     \
+    fprintf(f, "  - {id: %s, title: %s, severity: info, source: %s, fail_when: count >= 0, where: \"", #key, \
+            #key, source);                                                                                    \
+    put_where(f, where, b);                                                                                   \
+    fprintf(f, "\"}\n  - {id: %s_steady, title: %s_steady, severity: info, source: %s, fail_when: count >= 0, " \
+               "where: \"(", #key, #key, source);                                                             \
+    put_where(f, where, b);                                                                                   \
+    fprintf(f, ") and %s\"}\n", steady);                                                                       \
+    free(b);
+    METRIC_COUNT_LIST(X)
+#undef X
+    if (fclose(f) != 0 || !ok) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+tg_metrics_defs *tg_metrics_defs_new(const tg_ruleset *builtin, tg_diag *diag)
+{
+    char *text = count_rules(builtin, diag);
+    if (!text) {
+        if (!diag->n_errors) tg_diag_error(diag, TG_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    tg_metrics_defs *d = calloc(1, sizeof *d);
+    tg_rules_text file = {"(metrics)", text};
+    if (d) d->counts = tg_rules_load_texts(&file, 1, NULL, 0, diag);
+    free(text);
+    if (!d || !d->counts) {
+        if (!d) tg_diag_error(diag, TG_EINTERNAL, "out of memory");
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void tg_metrics_defs_free(tg_metrics_defs *d)
+{
+    if (!d) return;
+    tg_rules_free(d->counts);
+    free(d);
+}
+
 /* Every count of METRIC_COUNT_LIST by the evaluator, and what evaluating
 ** cannot give (duplicate API rows, the longest gap). A table the capture
 ** lacks counts 0 rows, without a query; so does a JSON trace's count of
 ** more than JQ_MAX_ROWS rows. False when memory runs out. */
-static bool count_rows(const tg_model *m, tg_arena *arena, counts *c)
+static bool count_rows(const tg_model *m, const tg_metrics_defs *defs, tg_arena *arena, counts *c)
 {
     const tg_trace *t = m->trace;
     *c = (counts){.longest_gap = TG_NULL_I64};
     for (size_t i = 0; i < t->n_apis; i++) c->duplicate_api_rows += t->apis[i].dup_of >= 0;
     for (size_t i = 0; i < m->n_gaps; i++)
         if (c->longest_gap == TG_NULL_I64 || m->gaps[i].duration > c->longest_gap) c->longest_gap = m->gaps[i].duration;
-    char *text = count_rules();
-    if (!text) return false;
+    const tg_ruleset *rs = defs->counts;
     tg_diag diag;
     tg_diag_init(&diag);
-    tg_rules_text file = {"(metrics)", text};
-    tg_ruleset *rs = tg_rules_load_texts(&file, 1, NULL, 0, &diag);
     tg_trace_result res = {0};
     /* SQL recounts every row; a jq program lists the cited events, so a
     ** JSON trace's count has a query only when all its rows are cited */
     bool sql = tg_trace_query_lang(t) == TG_QUERY_SQL;
     tg_eval_opts opts = {.missing = TG_MISSING_SKIP, .evidence_limit = sql ? 0 : JQ_MAX_ROWS};
-    bool ok = rs && tg_eval_model(rs, m, &opts, arena, &res, &diag) == TG_OK;
-    /* the definitions are this file's: one that does not compile is a bug */
-    TG_ASSERT(rs != NULL);
+    bool ok = tg_eval_model(rs, m, &opts, arena, &res, &diag) == TG_OK;
     for (size_t i = 0; ok && i < res.n_results; i++) {
         const tg_rule_result *r = &res.results[i];
         for (int k = 0; k < M_COUNT; k++) {
@@ -156,9 +268,7 @@ static bool count_rows(const tg_model *m, tg_arena *arena, counts *c)
             c->query[k] = r->missing_data || (!sql && r->count > (int64_t)r->n_evidence) ? NULL : r->reproduce;
         }
     }
-    tg_rules_free(rs);
     tg_diag_clear(&diag);
-    free(text);
     return ok;
 }
 
@@ -321,14 +431,14 @@ static void put_work(doc *d, const tg_model *m)
     tg_work_summary_free(&s);
 }
 
-json_t *tg_metrics_json(const tg_model *m)
+json_t *tg_metrics_json(const tg_model *m, const tg_metrics_defs *defs)
 {
     const tg_trace *t = m->trace;
     doc d = {json_object(), true};
     if (!d.root) return NULL;
     tg_arena *arena = tg_arena_new();
     counts c;
-    if (!arena || !count_rows(m, arena, &c)) {
+    if (!arena || !count_rows(m, defs, arena, &c)) {
         tg_arena_free(arena);
         json_decref(d.root);
         return NULL;

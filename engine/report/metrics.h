@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include "../model/model.h"
+#include "../rules/rules.h"
 
 /* work_by_name: names listed in JSON, and in text. */
 #define TG_METRICS_MAX_NAMES 200
@@ -28,8 +29,9 @@
 **   blocking_calls, blocking_calls_steady, blocking_per_iteration (steady
 **     blocking calls per steady iteration; null without iterations)
 **   sync_memcpy, sync_memcpy_steady (copies by blocking calls, except HtoD
-**     <= 64000 bytes), pageable_async_memcpy, pageable_async_memcpy_steady,
-**   sync_memset, sync_memset_steady (blocking memsets on pinned or managed)
+**     up to sync-memcpy's small_htod: 64000 bytes), pageable_async_memcpy,
+**     pageable_async_memcpy_steady, sync_memset, sync_memset_steady
+**     (blocking memsets on the host_visible kinds: pinned or managed)
 **     (the counts' definitions: METRIC_COUNT_LIST in metrics.c)
 **   queries {COUNT: the SQL (jq) that reproduces it, or null}: one per count
 **     above, gaps_ge_500ms to sync_memset_steady (docs/formats.md)
@@ -51,7 +53,16 @@
 **     TG_HOST_LIBRARIES) for them to count
 ** "Steady" follows the model: inside a steady iteration, or the whole
 ** trace when it has none. NULL when out of memory. */
-json_t *tg_metrics_json(const tg_model *m);
+typedef struct tg_metrics_defs tg_metrics_defs;
+json_t *tg_metrics_json(const tg_model *m, const tg_metrics_defs *defs);
+
+/* The counts' definitions, compiled once for any number of traces: they
+** take what the built-in rules define (the small host-to-device exemption
+** of sync-memcpy, the host_visible memory kinds) from `builtin`, the loaded
+** built-in rule set, which need not outlive them. NULL with an error in
+** diag when builtin lacks one (TG_EUSAGE) or memory runs out. */
+tg_metrics_defs *tg_metrics_defs_new(const tg_ruleset *builtin, tg_diag *diag);
+void tg_metrics_defs_free(tg_metrics_defs *defs);
 
 /* metrics_host.c: the `host_side` member, and its lines in the text. */
 json_t *tg_metrics_host_json(const tg_model *m);

@@ -1,8 +1,8 @@
 /*
 ** The expression compiler: turns an AST (parse.c) into a typed, resolved
 ** tree (expr.h) for one rule. Names bind to the fields of the rule's
-** source (fields.def), then to macros (expanded in place, cycles
-** reported), params.NAME, trace.FIELD, device.FIELD (the row's device,
+** source (fields.def), then to macros (compiled at their first use in a
+** clause and shared by the others, cycles reported), params.NAME, trace.FIELD, device.FIELD (the row's device,
 ** for sources with a `device` field), baseline.STAT and, after `in`, to
 ** named lists.
 ** Types and units are checked -- a duration compared with a byte count is
@@ -26,6 +26,9 @@
 
 static tg_expr *compile_node(tg_cstate *cs, const tg_ast *ast);
 
+/* Macro sizes are capped just above the rule's budget (macro_size). */
+#define SIZE_CAP ((size_t)TG_COMPILE_NODE_BUDGET + 1)
+
 static void cerr(tg_cstate *cs, tg_pos pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void cerr(tg_cstate *cs, tg_pos pos, const char *fmt, ...)
@@ -36,13 +39,53 @@ static void cerr(tg_cstate *cs, tg_pos pos, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Whether n more nodes fit the rule's budgets and the rule set's (load.h):
+** m, when they are the expansion of macro m (or nodes compiled inside one,
+** depth > 0), also counts them against what macros may add. When they do
+** not fit, the error is said once and the rule stops compiling. */
+static bool fits(tg_cstate *cs, size_t n, tg_pos pos, const tg_macro *m)
+{
+    if (cs->budget == 0 || cs->ld->nodes_left == 0) return false;   /* said once */
+    bool from_macro = m || cs->depth > 0;
+    if (n >= cs->budget || (from_macro && n >= cs->macro_budget)) {
+        bool macro_cap = n < cs->budget;
+        char what[96];
+        if (macro_cap)
+            snprintf(what, sizeof what, "macros may add at most %d nodes to a rule, each use counted in full",
+                     TG_MACRO_NODE_BUDGET);
+        else
+            snprintf(what, sizeof what, "more than %d nodes after macro expansion", TG_COMPILE_NODE_BUDGET);
+        if (m)
+            cerr(cs, pos, "expression too large (%s): macro '%s' expands to %s%zu nodes", what, m->name,
+                 n >= SIZE_CAP ? "more than " : "", n >= SIZE_CAP ? (size_t)TG_COMPILE_NODE_BUDGET : n);
+        else
+            cerr(cs, pos, "expression too large (%s)", what);
+        cs->budget = 0;
+        return false;
+    }
+    if (n >= cs->ld->nodes_left) {
+        cerr(cs, pos, "the rules are too large: together they may hold %d nodes after macro expansion, and rule "
+             "'%s' goes past that%s%s%s (docs/limits.md)", TG_RULESET_NODE_BUDGET, cs->rule->info.id,
+             m ? " with macro '" : "", m ? m->name : "", m ? "'" : "");
+        cs->ld->nodes_left = 0;
+        cs->budget = 0;
+        return false;
+    }
+    return true;
+}
+
+static bool charge(tg_cstate *cs, size_t n, tg_pos pos, const tg_macro *m)
+{
+    if (!fits(cs, n, pos, m)) return false;
+    cs->budget -= n;
+    if (m || cs->depth > 0) cs->macro_budget -= n;
+    cs->ld->nodes_left -= n;
+    return true;
+}
+
 static tg_expr *new_expr(tg_cstate *cs, tg_node_kind op, tg_pos pos)
 {
-    if (cs->budget == 0) return NULL;
-    if (--cs->budget == 0) {
-        cerr(cs, pos, "expression too large (more than %d nodes after macro expansion)", TG_COMPILE_NODE_BUDGET);
-        return NULL;
-    }
+    if (!charge(cs, 1, pos, NULL)) return NULL;
     tg_expr *e = tg_arena_alloc(cs->ld->ctx.arena, sizeof *e);
     if (!e) return NULL;
     e->op = op;
@@ -116,7 +159,6 @@ static const char *unit_hint(const tg_expr *plain, const tg_expr *other)
 ** expanding first to count them took minutes. Each macro's size is
 ** computed once per source (a name is a field of some sources and the
 ** macro elsewhere), bottom-up, capped just above the budget. */
-#define SIZE_CAP ((size_t)TG_COMPILE_NODE_BUDGET + 1)
 
 static size_t size_add(size_t a, size_t b) { return a + b > SIZE_CAP ? SIZE_CAP : a + b; }
 
@@ -148,9 +190,39 @@ static size_t macro_size(tg_cstate *cs, tg_macro *m)
     return n;
 }
 
+/* The current clause's record of macro m (in or outside an aggregate's
+** argument); NULL when it could not be allocated, and each use is then
+** compiled anew. */
+static tg_macro_use *macro_use(tg_cstate *cs, const tg_macro *m)
+{
+    if (!cs->macro_uses) return NULL;
+    return &cs->macro_uses[(size_t)(m - cs->ld->macros) * 2 + cs->in_agg];
+}
+
+/* Is e worth computing once per row when shared: an operator, not a leaf
+** that is read directly? */
+static bool shared_memo(const tg_expr *e)
+{
+    switch (tg_node_classes[e->op]) {
+    case TG_NC_UNARY: case TG_NC_LOGIC: case TG_NC_CMP: case TG_NC_ARITH: return true;
+    default: return false;
+    }
+}
+
+/* A macro is compiled at its first use in a clause; later uses share that
+** tree, and are charged the nodes it stands for expanded (the budgets
+** bound whatever walks the tree whole). Its root is marked so that the
+** evaluator computes it once per row however often the rule uses it:
+** m6 using m5 four times, m5 using m4 four times ... costs one evaluation
+** of each macro per row, not 4^6 (docs/limits.md, "Macros"). */
 static tg_expr *expand_macro(tg_cstate *cs, const tg_ast *ast, tg_macro *m)
 {
-    if (cs->budget == 0) return NULL;   /* "too large" was said once */
+    if (cs->budget == 0 || cs->ld->nodes_left == 0) return NULL;   /* "too large" was said once */
+    tg_macro_use *use = macro_use(cs, m);
+    if (use && use->done) {
+        if (!use->e) return NULL;   /* its errors were reported at its first use */
+        return charge(cs, use->size, ast->pos, m) ? use->e : NULL;
+    }
     for (int i = 0; i < cs->depth; i++) {
         if (strcmp(cs->stack[i], m->name) != 0) continue;
         char chain[512] = "";
@@ -167,20 +239,17 @@ static tg_expr *expand_macro(tg_cstate *cs, const tg_ast *ast, tg_macro *m)
     }
     m->used = true;
     if (!m->ast) return NULL;   /* its syntax error was reported where it is defined */
-    if (macro_size(cs, m) >= cs->budget) {
-        cerr(cs, ast->pos, "expression too large (more than %d nodes after macro expansion): macro '%s' "
-             "expands to %s%zu nodes", TG_COMPILE_NODE_BUDGET, m->name, m->size >= SIZE_CAP ? "more than " : "",
-             m->size >= SIZE_CAP ? (size_t)TG_COMPILE_NODE_BUDGET : m->size);
-        cs->budget = 0;
-        return NULL;
-    }
+    if (!fits(cs, macro_size(cs, m), ast->pos, m)) return NULL;
     int errors = cs->ld->ctx.diag->n_errors;
+    size_t before = cs->budget;
     cs->stack[cs->depth++] = m->name;
     tg_expr *e = compile_node(cs, m->ast);
     cs->depth--;
     if (!e && cs->ld->ctx.diag->n_errors > errors)
         tg_rules_msg(&cs->ld->ctx, TG_DIAG_NOTE, ast->pos, "in macro '%s', used in '%s' of rule '%s'", m->name,
                      cs->clause, cs->rule->info.id);
+    if (e && !e->memo && shared_memo(e)) e->memo = ++cs->rule->n_memos;
+    if (use) *use = (tg_macro_use){.e = e, .size = before - cs->budget, .done = true};
     return e;
 }
 
@@ -238,6 +307,26 @@ static tg_expr *compile_device_ref(tg_cstate *cs, const tg_ast *ast)
     e->type = f->type;
     e->unit = f->unit;
     return e;
+}
+
+/* The type and unit of baseline.STAT, from the kind column of
+** TG_BASELINE_STATS (expr.h): METRIC statistics are in the unit of the
+** rule's metric, RATIO a ratio, PLAIN a plain number, COUNT an integer. */
+static void baseline_stat_type(tg_baseline_stat stat, tg_unit metric_unit, tg_type *type, tg_unit *unit)
+{
+    enum { KIND_METRIC, KIND_RATIO, KIND_PLAIN, KIND_COUNT };
+    static const int kinds[TG_BSTAT_COUNT] = {
+#define X(id, name, kind, doc) [TG_BSTAT_##id] = KIND_##kind,
+        TG_BASELINE_STATS(X)
+#undef X
+    };
+    *type = kinds[stat] == KIND_COUNT ? TG_TY_INT : TG_TY_FLOAT;
+    switch (kinds[stat]) {
+    case KIND_METRIC: *unit = metric_unit; break;
+    case KIND_RATIO: *unit = TG_UNIT_RATIO; break;
+    case KIND_PLAIN: case KIND_COUNT: *unit = TG_UNIT_NONE; break;
+    default: TG_UNREACHABLE(); *unit = TG_UNIT_NONE; break;
+    }
 }
 
 static tg_expr *compile_dotted(tg_cstate *cs, const tg_ast *ast)
@@ -303,14 +392,7 @@ static tg_expr *compile_dotted(tg_cstate *cs, const tg_ast *ast)
         tg_expr *e = new_expr(cs, TG_N_BASELINE, ast->pos);
         if (!e) return NULL;
         e->stat = (tg_baseline_stat)stat;
-        e->type = TG_TY_FLOAT;
-        e->unit = r->metric->unit;
-        if (stat == TG_BSTAT_CHANGE) e->unit = TG_UNIT_RATIO;
-        if (stat == TG_BSTAT_P_VALUE) e->unit = TG_UNIT_NONE;
-        if (stat == TG_BSTAT_N) {
-            e->type = TG_TY_INT;
-            e->unit = TG_UNIT_NONE;
-        }
+        baseline_stat_type(e->stat, r->metric->unit, &e->type, &e->unit);
         return e;
     }
     const tg_source_def *src = tg_source_find(ast->name);
@@ -601,7 +683,8 @@ static tg_expr *compile_string_op(tg_cstate *cs, const tg_ast *ast, tg_expr *a, 
     }
     if (is_const(a)) {
         const char *s = a->k.u.s ? a->k.u.s : "";
-        int m = re ? tg_regex_match(re, s, strlen(s)) : tg_value_compare(ast->kind, a->k, b->k);
+        uint64_t budget = TG_REGEX_STEP_BUDGET;
+        int m = re ? tg_regex_match(re, s, strlen(s), &budget) : tg_value_compare(ast->kind, a->k, b->k);
         if (m < 0) {
             cerr(cs, b->pos, "the regular expression \"%.80s%s\" hit a limit of the matcher on the constant "
                  "it is applied to (docs/limits.md)", b->k.u.s, strlen(b->k.u.s) > 80 ? "..." : "");
@@ -825,6 +908,9 @@ static tg_expr *compile_node(tg_cstate *cs, const tg_ast *ast)
 
 tg_expr *tg_compile_expr(tg_cstate *cs, const tg_ast *ast, tg_cmode mode, const char *clause)
 {
+    size_t n_uses = cs->ld->n_macros * 2;
+    if (n_uses && !cs->macro_uses) cs->macro_uses = calloc(n_uses, sizeof *cs->macro_uses);
+    else if (n_uses) memset(cs->macro_uses, 0, n_uses * sizeof *cs->macro_uses);
     cs->mode = mode;
     cs->clause = clause;
     cs->in_agg = false;

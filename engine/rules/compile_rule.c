@@ -618,7 +618,7 @@ bool tg_compile_rule(tg_rules_loader *ld, const tg_rule_def *def, const tg_param
     r->info.line = def->pos.line;
     r->pos = def->pos;
     rule_cc cc = {.ld = ld, .def = def, .r = r};
-    cc.cs = (tg_cstate){.ld = ld, .rule = r, .budget = TG_COMPILE_NODE_BUDGET};
+    cc.cs = (tg_cstate){.ld = ld, .rule = r, .budget = TG_COMPILE_NODE_BUDGET, .macro_budget = TG_MACRO_NODE_BUDGET};
     compile_header(&cc);
     compile_params(&cc, sets, n_sets, set_used);
     compile_regression(&cc);
@@ -654,5 +654,6 @@ bool tg_compile_rule(tg_rules_loader *ld, const tg_rule_def *def, const tg_param
     free(cs->aggs);
     free(cs->trace_refs);
     free(cs->collect_keys);
+    free(cs->macro_uses);
     return ld->ctx.diag->n_errors == errors;
 }

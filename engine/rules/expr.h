@@ -58,6 +58,9 @@ struct tg_expr {
     size_t n_list;
     const char *list_name;      /* IN a named list: its name */
     int slot;                   /* string predicates: evaluation scratch slot; else -1 */
+    int memo;                   /* the root of a macro's tree, shared by its uses: its value is
+                                   computed once per row (per aggregate evaluation), kept in
+                                   memo slot memo - 1 of the evaluation's scratch; else 0 */
 };
 
 /* One aggregate a rule uses (deduplicated by canonical text). */
@@ -133,6 +136,7 @@ typedef struct tg_rule {
     const tg_field_def **trace_refs;   /* trace.FIELD read by fail_when/message/metric */
     size_t n_trace_refs;
     int n_slots;                /* string-predicate scratch slots */
+    int n_memos;                /* shared macro trees (tg_expr.memo) */
 } tg_rule;
 
 struct tg_ruleset {
@@ -143,6 +147,12 @@ struct tg_ruleset {
     size_t n_regexes;
     const char **files;         /* the rule files read, in order (arena) */
     size_t n_files;
+    struct tg_ruleset_list {    /* the named lists of every file (arena) */
+        const char *name;
+        const tg_value *items;
+        size_t n;
+    } *lists;
+    size_t n_lists;
 };
 
 /* Constant operations shared by the folder and the evaluator's aggregate

@@ -70,6 +70,7 @@ typedef struct tg_rules_loader {
     bool lint;                      /* also report warnings */
     const char **files;             /* every rule file read (arena copies) */
     size_t n_files, cap_files;
+    size_t nodes_left;              /* of TG_RULESET_NODE_BUDGET, for the rules still to compile */
 } tg_rules_loader;
 
 /* load.c: read a file or a directory of *.yaml / *.yml (name order), or an
@@ -87,9 +88,26 @@ tg_value tg_rfile_scalar_value(tg_rules_loader *ld, const tg_ynode *n, int *suff
 bool tg_compile_rule(tg_rules_loader *ld, const tg_rule_def *def, const tg_param_set *sets,
                      size_t n_sets, bool *set_used, tg_rule *out);
 
-/* compile.c: the state of compiling one rule's expressions. A rule's trees
-** may hold at most this many nodes after macro expansion. */
+/* compile.c: the state of compiling one rule's expressions. Counted as if
+** every macro use were expanded (docs/limits.md, "Macros"): a rule's trees
+** hold at most TG_COMPILE_NODE_BUDGET nodes, of which macro uses add at
+** most TG_MACRO_NODE_BUDGET, and all the rules of a load together at most
+** TG_RULESET_NODE_BUDGET. A macro is compiled once per clause and its tree
+** shared by every use (a DAG the evaluator computes once per row): the
+** budgets bound what walks the tree whole (explain, the reproduce SQL, the
+** load plan), the sharing what runs per row. */
 #define TG_COMPILE_NODE_BUDGET 50000
+#define TG_MACRO_NODE_BUDGET 5000
+#define TG_RULESET_NODE_BUDGET 200000
+
+/* A macro compiled in the current clause: its shared tree (NULL with done
+** when it failed, its errors reported at the first use) and the number of
+** nodes it stands for once expanded. */
+typedef struct tg_macro_use {
+    tg_expr *e;
+    size_t size;
+    bool done;
+} tg_macro_use;
 
 typedef enum tg_cmode { TG_CM_ROW, TG_CM_AGG } tg_cmode;
 
@@ -102,6 +120,9 @@ typedef struct tg_cstate {
     const char *stack[16];          /* macros being expanded */
     int depth;
     size_t budget;                  /* nodes left before "too large" */
+    size_t macro_budget;            /* of those, nodes macro uses may still add */
+    tg_macro_use *macro_uses;       /* per macro, outside and inside an aggregate's
+                                       argument: reset for each clause (malloc'd) */
     tg_agg_use *aggs;               /* malloc'd while the rule compiles */
     size_t n_aggs, cap_aggs;
     const tg_field_def **trace_refs;

@@ -78,6 +78,12 @@ long tg_rules_find(const tg_ruleset *rs, const char *id);
 /* A numeric param of a rule after --set (ratios as fractions, durations in
 ** ns); returns dflt when the rule or param does not exist. */
 double tg_rules_param(const tg_ruleset *rs, const char *rule, const char *param, double dflt);
+/* The same as a value (strings, booleans, numbers with their unit, after
+** --set); false when the rule or param does not exist. */
+bool tg_rules_param_value(const tg_ruleset *rs, const char *rule, const char *param, tg_value *out);
+/* The elements of the set's named list (`lists:` of any file loaded), n in
+** *n; NULL when there is no such list. */
+const tg_value *tg_rules_list(const tg_ruleset *rs, const char *name, size_t *n);
 
 /* Predicate pushdown for the model: the smallest lower bound the enabled
 ** rules on `source` (a tg_source_id) put on its integer field `field`

@@ -98,7 +98,8 @@ static tg_ruleset *load_all(const char *const *paths, const tg_rules_text *texts
         tg_diag_error(diag, TG_EINTERNAL, "out of memory");
         return NULL;
     }
-    tg_rules_loader ld = {.ctx = {.arena = rs->arena, .diag = diag}, .lint = lint};
+    tg_rules_loader ld = {.ctx = {.arena = rs->arena, .diag = diag}, .lint = lint,
+                          .nodes_left = TG_RULESET_NODE_BUDGET};
     for (size_t i = 0; i < n; i++) {
         if (paths) tg_rfile_path(&ld, paths[i]);
         else tg_rfile_text(&ld, texts[i].name, texts[i].text, strlen(texts[i].text));
@@ -112,6 +113,10 @@ static tg_ruleset *load_all(const char *const *paths, const tg_rules_text *texts
     if (rs->files && ld.n_files) memcpy(rs->files, ld.files, ld.n_files * sizeof *rs->files);
     rs->n_files = rs->files ? ld.n_files : 0;
     if (!rs->files) tg_diag_error(diag, TG_EINTERNAL, "out of memory");
+    rs->lists = tg_arena_alloc(rs->arena, (ld.n_lists ? ld.n_lists : 1) * sizeof *rs->lists);
+    for (size_t i = 0; rs->lists && i < ld.n_lists; i++)
+        rs->lists[rs->n_lists++] = (struct tg_ruleset_list){ld.lists[i].name, ld.lists[i].items, ld.lists[i].n};
+    if (!rs->lists) tg_diag_error(diag, TG_EINTERNAL, "out of memory");
     rs->regexes = ld.regexes;
     rs->n_regexes = ld.n_regexes;
     ld.regexes = NULL;
@@ -179,6 +184,23 @@ long tg_rules_find(const tg_ruleset *rs, const char *id)
     for (size_t i = 0; rs && i < rs->n; i++)
         if (strcmp(rs->rules[i].info.id, id) == 0) return (long)i;
     return -1;
+}
+
+bool tg_rules_param_value(const tg_ruleset *rs, const char *rule, const char *param, tg_value *out)
+{
+    long i = tg_rules_find(rs, rule);
+    if (i < 0) return false;
+    const tg_rule *r = &rs->rules[i];
+    for (size_t p = 0; p < r->n_params; p++)
+        if (strcmp(r->params[p].name, param) == 0) return *out = r->params[p].value, true;
+    return false;
+}
+
+const tg_value *tg_rules_list(const tg_ruleset *rs, const char *name, size_t *n)
+{
+    for (size_t i = 0; rs && i < rs->n_lists; i++)
+        if (strcmp(rs->lists[i].name, name) == 0) return *n = rs->lists[i].n, rs->lists[i].items;
+    return NULL;
 }
 
 double tg_rules_param(const tg_ruleset *rs, const char *rule, const char *param, double dflt)

@@ -3,15 +3,16 @@
 ** rule, an input (an export on disk, or events written inline and
 ** materialised into a temporary SQLite file in the nsys 2022.4 / schema 3.0.0
 ** export layout) and the expected verdict, count, aggregate values and cited
-** rows. The cases run through the same path as `tracegate check`
-** (tg_trace_open -> tg_model_build -> tg_eval_model, then tg_baseline_apply
-** when the case gives a baseline), and the comparison is returned as data:
-** this module never prints. `tracegate rules test` (engine/cli/cmd_rules.c)
+** rows. The cases run through the pipeline `tracegate check` runs
+** (engine/check: tg_check_plan_for -> tg_check_trace, which plans the load
+** from the rules, opens, models and evaluates; then tg_baseline_apply when
+** the case gives a baseline), and the comparison is returned as data: this
+** module never prints. `tracegate rules test` (engine/cli/cmd_rules.c)
 ** renders it.
 **
-** The file format is documented in tests/rules/README.md. Although the
-** files live in engine/rules, the runner sits at the end of the pipeline:
-** it calls the trace, model, eval and baseline modules.
+** The file format is documented in tests/rules/README.md. The harness is
+** its own layer, engine/ruletest, above check (docs/architecture.md): the
+** rule-language compiler (engine/rules) knows nothing of it.
 **
 **   ruletest_load.c    the test file: top level, cases, expectations
 **   ruletest_events.c  inline events: the YAML of `input.events`
@@ -19,8 +20,8 @@
 **   ruletest_run.c     running a file's cases
 **   ruletest_compare.c expectations against a rule result, as a diff
 */
-#ifndef TG_RULES_RULETEST_H
-#define TG_RULES_RULETEST_H
+#ifndef TG_RULETEST_RULETEST_H
+#define TG_RULETEST_RULETEST_H
 
 #include "../common/common.h"
 #include "../common/value.h"
@@ -65,10 +66,12 @@ typedef struct tg_rt_case {
     const char *baseline;      /* path, or NULL */
     tg_pos baseline_pos;
     const char *iteration_pattern;  /* NULL: the default */
-    int missing;               /* tg_missing_mode of engine/eval (0 fail, 1 skip) */
+    tg_missing_mode missing;   /* missing_data: fail (default) or skip */
     /* expect */
-    int status;                /* tg_verdict; -1 when not given */
-    int severity;              /* tg_severity after overrides; -1 when not given */
+    bool has_status;           /* false only when the file lacked it (an error) */
+    tg_verdict status;
+    bool has_severity;
+    tg_severity severity;      /* after overrides */
     bool has_count;
     int64_t count;
     tg_rt_value_expect *values;

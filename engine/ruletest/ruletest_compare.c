@@ -270,11 +270,10 @@ bool tg_ruletest_compare(const tg_rt_case *c, const tg_rule_result *res, tg_aren
     r->message = res->message ? tg_arena_strdup(a, res->message) : NULL;
     if (res->message && !r->message) return false;
     r->n_diffs = 0;
-    if (c->status >= 0 && c->status != (int)res->verdict)
+    if (c->has_status && c->status != res->verdict)
         ok &= add_diff(a, r, &cap, "status", tg_verdict_name(c->status), tg_verdict_name(res->verdict));
-    if (c->severity >= 0 && c->severity != (int)res->severity)
-        ok &= add_diff(a, r, &cap, "severity", tg_severity_name((tg_severity)c->severity),
-                       tg_severity_name(res->severity));
+    if (c->has_severity && c->severity != res->severity)
+        ok &= add_diff(a, r, &cap, "severity", tg_severity_name(c->severity), tg_severity_name(res->severity));
     if (c->has_count && c->count != res->count)
         ok &= add_diff(a, r, &cap, "count", tg_arena_printf(a, "%" PRId64, c->count),
                        tg_arena_printf(a, "%" PRId64, res->count));

@@ -5,8 +5,8 @@
 ** SQLite writer (ruletest_sqlite.c), plus the small helpers the readers of
 ** a test file share (ruletest_load.c).
 */
-#ifndef TG_RULES_RULETEST_INT_H
-#define TG_RULES_RULETEST_INT_H
+#ifndef TG_RULETEST_RULETEST_INT_H
+#define TG_RULETEST_RULETEST_INT_H
 
 #include "ruletest.h"
 #include "../rules/yaml_doc.h"

@@ -343,14 +343,12 @@ static bool read_expect(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
     if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "expect")) return false;
     bool ok = tg_rt_check_keys(rd, n, keys, 7, "expect");
     const tg_ynode *v;
-    c->status = -1;
-    c->severity = -1;
+    c->has_status = c->has_severity = false;
     char all[128];
     tg_vocab_join(tg_verdict_names, all, sizeof all);
     if ((v = tg_ymap_get(n, "status"))) {
-        for (int i = 0; i < TG_V_COUNT; i++)
-            if (tg_yscalar_is(v, tg_verdict_names[i])) c->status = i;
-        if (c->status < 0) {
+        c->has_status = v->kind == TG_Y_SCALAR && tg_verdict_parse(v->value, &c->status);
+        if (!c->has_status) {
             const char *hint = v->kind == TG_Y_SCALAR ? tg_suggest(v->value, tg_verdict_names, TG_V_COUNT) : NULL;
             tg_rt_error(rd, v->pos, "status must be %s, not '%s'%s%s%s", all,
                         v->kind == TG_Y_SCALAR ? v->value : tg_ynode_kind_name(v), hint ? " (did you mean '" : "",
@@ -370,10 +368,8 @@ static bool read_expect(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
     if ((v = tg_ymap_get(n, "message"))) ok &= tg_rt_string(rd, v, "expect.message", &c->message);
     if ((v = tg_ymap_get(n, "cause"))) ok &= read_cause(rd, v, c);
     if ((v = tg_ymap_get(n, "severity"))) {
-        tg_severity sev;
-        if (v->kind == TG_Y_SCALAR && tg_severity_parse(v->value, &sev)) {
-            c->severity = (int)sev;
-        } else {
+        c->has_severity = v->kind == TG_Y_SCALAR && tg_severity_parse(v->value, &c->severity);
+        if (!c->has_severity) {
             tg_vocab_join(tg_severity_names, all, sizeof all);
             tg_rt_error(rd, v->pos, "severity must be %s", all);
             ok = false;
@@ -463,7 +459,7 @@ static bool read_case(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
 {
     static const char *const keys[] = {"name", "rule", "input", "params", "set", "baseline",
                                        "iteration_pattern", "missing_data", "expect"};
-    *c = (tg_rt_case){.pos = n->pos, .status = -1, .severity = -1};
+    *c = (tg_rt_case){.pos = n->pos};
     if (!tg_rt_expect_kind(rd, n, TG_Y_MAP, "a test")) return false;
     bool ok = tg_rt_check_keys(rd, n, keys, sizeof keys / sizeof *keys, "a test");
     const tg_ynode *v;
@@ -505,7 +501,7 @@ static bool read_case(tg_rt_reader *rd, const tg_ynode *n, tg_rt_case *c)
         tg_regex_free(re);
     }
     if ((v = tg_ymap_get(n, "missing_data"))) {
-        if (tg_yscalar_is(v, "skip")) c->missing = 1;
+        if (tg_yscalar_is(v, "skip")) c->missing = TG_MISSING_SKIP;
         else if (!tg_yscalar_is(v, "fail")) {
             tg_rt_error(rd, v->pos, "missing_data must be fail or skip, not '%s'",
                         v->kind == TG_Y_SCALAR ? v->value : tg_ynode_kind_name(v));

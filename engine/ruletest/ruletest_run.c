@@ -173,7 +173,7 @@ static bool evaluate(const tg_rt_case *c, const char *path, const tg_ruleset *rs
     tg_trace_result tr = {0};
     tg_check_plan plan = tg_check_plan_for(rs);
     plan.iteration_pattern = c->iteration_pattern;
-    plan.eval = (tg_eval_opts){.missing = c->missing ? TG_MISSING_SKIP : TG_MISSING_FAIL, .has_baseline = b != NULL};
+    plan.eval = (tg_eval_opts){.missing = c->missing, .has_baseline = b != NULL};
     if (!run.arena || (b && !(plan.eval.baselines = tg_baseline_rule_stats(b, rs, run.arena)))) {
         ok = false;
     } else if (tg_check_trace(&plan, path, &tr, &d) != TG_OK) {

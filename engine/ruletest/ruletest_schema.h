@@ -13,8 +13,8 @@
 ** unit-test fixture (tests/unit/fixture.c) concatenates all of them into its
 ** 3.0 shape.
 */
-#ifndef TG_RULES_RULETEST_SCHEMA_H
-#define TG_RULES_RULETEST_SCHEMA_H
+#ifndef TG_RULETEST_RULETEST_SCHEMA_H
+#define TG_RULETEST_RULETEST_SCHEMA_H
 
 #define TG_RT_SQL_3_0_META_TABLE \
     "CREATE TABLE EXPORT_META_DATA (name TEXT NOT NULL, value TEXT);\n"

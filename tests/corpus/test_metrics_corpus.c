@@ -39,8 +39,10 @@
 #include "model/model.h"
 #include "report/metrics.h"
 #include "common/stats.h"
+#include "tg_config.h"
 
 static const char *traces_dir;
+static tg_metrics_defs *defs;   /* from the built-in rules, as the command takes them */
 static const char *const subdirs[] = {"h200-nsys", "h200-torch", "public"};
 
 /* Mismatches are collected per file, so one run lists all of them. */
@@ -293,7 +295,7 @@ static int check_file(const json_t *ref)
     tg_diag_init(&diag);
     tg_trace *t = tg_trace_open(path, &diag);
     tg_model *m = t ? tg_model_build(t, NULL, &diag) : NULL;
-    json_t *o = m ? tg_metrics_json(m) : NULL;
+    json_t *o = m ? tg_metrics_json(m, defs) : NULL;
     if (!o) {
         mismatch(&c, "cannot build metrics: %s", diag.n ? diag.msgs[0].text : "out of memory");
     } else {
@@ -362,8 +364,21 @@ int main(void)
                traces_dir ? ref : "TG_SHARED_TRACES unset;");
         return 77;
     }
+    const char *rules = TG_SOURCE_ROOT "/rules.d";
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_ruleset *rs = tg_rules_load(&rules, 1, NULL, 0, &d);
+    defs = rs ? tg_metrics_defs_new(rs, &d) : NULL;
+    tg_rules_free(rs);
+    tg_diag_clear(&d);
+    if (!defs) {
+        fprintf(stderr, "cannot load the built-in rules of %s\n", rules);
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_metrics),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tg_metrics_defs_free(defs);
+    return rc;
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -160,8 +161,10 @@ void hx_run_in(hx_result *r, const char *ro_dir, bool *ro_mounted, const char *c
     for (int i = 0; i < 2; i++)
         if (fds[i].fd >= 0) close(fds[i].fd);
     int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
+    struct rusage ru = {0};
+    while (wait4(pid, &ws, 0, &ru) < 0 && errno == EINTR) {}
     r->seconds = now() - start;
+    r->max_rss_kb = ru.ru_maxrss;
     if (WIFEXITED(ws)) r->status = WEXITSTATUS(ws);
     if (WIFSIGNALED(ws)) r->signal = WTERMSIG(ws);
     if (!r->out) append(&r->out, &r->out_len, &out_cap, "", 0);

@@ -22,6 +22,7 @@ typedef struct hx_result {
     int signal;            /* terminating signal, 0 if it exited */
     bool timed_out;        /* killed at the deadline */
     double seconds;
+    long max_rss_kb;       /* the child's peak resident memory (getrusage) */
     char *out;             /* stdout, NUL-terminated (first 8 MiB) */
     size_t out_len;
     char *err;             /* stderr, NUL-terminated (first 8 MiB) */

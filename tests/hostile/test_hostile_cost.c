@@ -3,7 +3,7 @@
 ** blow-ups"): many ops and calls sharing one correlation id (the launch
 ** join was quadratic in them), keys crafted to collide in the join's hash
 ** tables, long kernel names under backtracking-prone patterns, and macros
-** that expand exponentially. Each runs the binary under the hostile
+** that expand exponentially (in size, and in work per row). Each runs the binary under the hostile
 ** deadline and checks the answer as well as the time: a fast wrong answer
 ** is no fix.
 */
@@ -295,9 +295,10 @@ static void test_colliding_names(void **state)
 /* ---------------------------------------------------------------- regular expressions */
 
 /* check --rules with one kernel rule `where: name matches PATTERN` on
-** kernels named by `names` (SQL expressions): exit 1, "N kernels". */
-static void expect_kernel_matches(const char *what, const char *pattern, const char *const *names, size_t n,
-                                  int matching)
+** kernels named by `names` (SQL expressions): exit `status`, the report
+** holding `want`. */
+static void expect_kernel_rule(const char *what, const char *pattern, const char *const *names, size_t n,
+                               int status, const char *want)
 {
     sqlbuf b = {0};
     for (size_t i = 0; i < n; i++) {
@@ -316,10 +317,8 @@ static void expect_kernel_matches(const char *what, const char *pattern, const c
     hx_write_file(rules, r.s, r.n);
     hx_result res;
     hx_run(&res, "check", "--rules", rules, p);
-    hx_expect_warnings(what, &res, 1, 0, NULL);
-    char want[64];
-    snprintf(want, sizeof want, "%d kernels", matching);
-    if (!strstr(res.out, want)) fail_msg("%s: the report lacks \"%s\":\n%s", what, want, res.out);
+    hx_expect_warnings(what, &res, status, 0, NULL);
+    if (!strstr(res.out, want)) fail_msg("%s: the report lacks \"%s\":\n%.2000s", what, want, res.out);
     hx_free(&res);
     hx_rmtree(dir);
     free(rules);
@@ -327,6 +326,14 @@ static void expect_kernel_matches(const char *what, const char *pattern, const c
     free(r.s);
     free(b.s);
     tg_fixture_remove(p);
+}
+
+static void expect_kernel_matches(const char *what, const char *pattern, const char *const *names, size_t n,
+                                  int matching)
+{
+    char want[64];
+    snprintf(want, sizeof want, "%d kernels", matching);
+    expect_kernel_rule(what, pattern, names, n, 1, want);
 }
 
 /* The issue's cases: with glibc's regexec, 9.5 s on a 160 KB name and
@@ -341,6 +348,42 @@ static void test_regex_on_long_names(void **state)
     expect_kernel_matches("nccl.*AllReduce on a 160 KB name", "nccl.*AllReduce", nccl, 2, 1);
     static const char *const as[] = {"printf('%.*c', 40000, 'a') || 'b'", "'aaa'", "'b'"};
     expect_kernel_matches("(a+)+$ on a 40 KB name", "(a+)+$", as, 3, 1);
+}
+
+/* Linear is not bounded: a pattern at the limits costs about 1,800 steps
+** per byte of name, and ten distinct 1 MiB names took 55 s (these three,
+** 16 s). The matcher
+** stops at the rule's step budget (docs/limits.md, "Matching cost") and
+** the rule cannot be decided: exit 4, never a pass. */
+static void test_regex_step_budget(void **state)
+{
+    (void)state;
+    static const char *const names[] = {
+        "printf('%.*c', 1048576, 'a')", "printf('%.*c', 1048576, 'b')", "printf('%.*c', 1048576, 'c')",
+    };
+    expect_kernel_rule("(.*){1,255}z on three 1 MiB names", "(.*){1,255}z", names, 3, 4,
+                       "rule matching cannot be decided: its regular expression \"(.*){1,255}z\" hit a limit of "
+                       "the matcher on a string of 1048576 bytes (docs/limits.md)");
+}
+
+/* The iteration pattern goes through the same matcher, with a budget for
+** all the names of a trace. */
+static void test_iteration_pattern_step_budget(void **state)
+{
+    (void)state;
+    char *p = tg_fixture_build(tg_fixture_schema_3_0,
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES"
+        " (0, 100, 59, printf('%.*c', 1048576, 'a'), (1 << 24) | 1),"
+        " (200, 300, 59, printf('%.*c', 1048576, 'b'), (1 << 24) | 1),"
+        " (400, 500, 59, printf('%.*c', 1048576, 'c'), (1 << 24) | 1);");
+    assert_non_null(p);
+    hx_result r;
+    hx_run(&r, "metrics", "--iteration-pattern", "(.*){1,255}z", p);
+    hx_expect_line("--iteration-pattern (.*){1,255}z, three 1 MiB names", &r, 4,
+                   "the iteration pattern \"(.*){1,255}z\" hit a limit of the matcher on an NVTX range name of "
+                   "1048576 bytes (docs/limits.md)");
+    hx_free(&r);
+    tg_fixture_remove(p);
 }
 
 /* The iteration pattern goes through the same matcher. */
@@ -362,9 +405,9 @@ static void test_iteration_pattern_on_long_names(void **state)
 
 /* ---------------------------------------------------------------- macros */
 
-/* A rule file whose macro m<i> uses m<i-1> `uses` times (m0: name == "x"),
-** with one rule whose where is `where`. */
-static char *macro_file(const char *dir, int levels, int uses, const char *where)
+/* A rule file whose macro m<i> uses m<i-1> `uses` times (m0: name == "x",
+** which no kernel is called), with `rules` rules whose where is `where`. */
+static char *macro_file(const char *dir, int levels, int uses, int rules, const char *where)
 {
     sqlbuf b = {0};
     sql_add(&b, "version: 1\nmacros:\n  m0: name == \"x\"\n");
@@ -373,8 +416,10 @@ static char *macro_file(const char *dir, int levels, int uses, const char *where
         for (int k = 1; k < uses; k++) sql_add(&b, " or m%d", i - 1);
         sql_add(&b, "\n");
     }
-    sql_add(&b, "rules:\n  - id: boom\n    title: t\n    severity: error\n    source: kernel\n    where: %s\n"
-                "    fail_when: count > 0\n    message: \"{count}\"\n    advice: none\n", where);
+    sql_add(&b, "rules:\n");
+    for (int i = 0; i < rules; i++)
+        sql_add(&b, "  - id: boom%d\n    title: t\n    severity: error\n    source: kernel\n    where: %s\n"
+                    "    fail_when: count > 0\n    message: \"{count} kernels\"\n    advice: none\n", i, where);
     char *path = hx_path(dir, "macros.yaml");
     hx_write_file(path, b.s, b.n);
     free(b.s);
@@ -382,12 +427,14 @@ static char *macro_file(const char *dir, int levels, int uses, const char *where
 }
 
 /* 16 macros each using the previous one 4 times (a 0.6 KB file, 4^16
-** nodes): refused at once, before expanding, with the cap's message. */
+** nodes): refused at once, before expanding, with the cap's message. What
+** macro uses may add to a rule is capped (docs/limits.md, "Macros"): m5
+** (4095 nodes) fits, twice it does not. */
 static void test_macro_explosion(void **state)
 {
     (void)state;
     char *dir = hx_tempdir();
-    char *p = macro_file(dir, 16, 4, "m16");
+    char *p = macro_file(dir, 16, 4, 1, "m16");
     static const char *const cmds[][3] = {{"rules", "lint", NULL}, {"check", "--rules", NULL}};
     for (size_t i = 0; i < 2; i++) {
         hx_result r;
@@ -400,17 +447,81 @@ static void test_macro_explosion(void **state)
         hx_free(&r);
     }
     free(p);
-    /* within the cap: m6 is 16383 nodes, and used three times it fits ... */
-    p = macro_file(dir, 6, 4, "m6 or m6 or m6");
+    p = macro_file(dir, 5, 4, 1, "m5");
     hx_result r;
     hx_run(&r, "rules", "lint", p);
-    hx_expect_warnings("rules lint: 3 x 16383 macro nodes", &r, 0, 0, NULL);
+    hx_expect_warnings("rules lint: 4095 macro nodes", &r, 0, 0, NULL);
     hx_free(&r);
     free(p);
-    /* ... four times it does not */
-    p = macro_file(dir, 6, 4, "m6 or m6 or m6 or m6");
+    p = macro_file(dir, 5, 4, 1, "m5 or m5");
     hx_run(&r, "rules", "lint", p);
-    hx_expect_rule_error("rules lint: 4 x 16383 macro nodes", &r, 2, "macro 'm6' expands to 16383 nodes");
+    hx_expect_rule_error("rules lint: 2 x 4095 macro nodes", &r, 2, "macro 'm5' expands to 4095 nodes");
+    hx_free(&r);
+    free(p);
+    hx_rmtree(dir);
+    free(dir);
+}
+
+/* The audit's 357-byte file (m6 used three times, 49,000 nodes within the
+** former cap) made check take 119 s on 250,000 kernels: refused now. Within
+** the cap, eight rules using m5 (4095 nodes each) took 88 s on 100,000
+** kernels, every node evaluated on every row: a macro's tree is shared and
+** computed once per row now. Half the kernels last 10 ns, which
+** `duration > 7ns` finds after m5 said no. */
+static void test_macro_cost_per_row(void **state)
+{
+    (void)state;
+    char *dir = hx_tempdir();
+    hx_result r;
+    char *p = tg_fixture_build(tg_fixture_schema_3_0,
+        STRINGS SERIES("100000")
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid,"
+        " demangledName) SELECT 1000 + x * 100, 1005 + x * 100 + (x % 2) * 5, 0, 7, x, 1 << 24, 1 FROM c;");
+    assert_non_null(p);
+    char *rules = macro_file(dir, 5, 4, 8, "m5 or duration > 7ns");
+    hx_run(&r, "check", "--rules", rules, p);
+    hx_expect_warnings("check: 8 rules x 4095 macro nodes, 100000 kernels", &r, 1, 0, NULL);
+    for (int i = 0; i < 8; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "boom%d 50000 kernels", i);
+        if (!strstr(r.out, want)) fail_msg("the report lacks \"%s\":\n%.2000s", want, r.out);
+    }
+    hx_free(&r);
+    free(rules);
+    rules = macro_file(dir, 6, 4, 1, "m6 or m6 or m6");
+    hx_run(&r, "check", "--rules", rules, p);
+    hx_expect_rule_error("check: m6 used three times", &r, 2, "macro 'm6' expands to 16383 nodes");
+    hx_free(&r);
+    free(rules);
+    tg_fixture_remove(p);
+    hx_rmtree(dir);
+    free(dir);
+}
+
+/* What all the rules of a load hold is capped too (200,000 nodes): 200
+** rules using m5 (819,000 nodes) passed lint before, and 200 rules of the
+** 357-byte rule (28 KB) took 9.8 s and 1.5 GB. Both are refused at once. */
+static void test_macro_total(void **state)
+{
+    (void)state;
+    char *dir = hx_tempdir();
+    char *p = macro_file(dir, 5, 4, 200, "m5");
+    hx_result r;
+    hx_run(&r, "rules", "lint", p);
+    hx_expect_rule_error("rules lint: 200 rules x 4095 macro nodes", &r, 2,
+                         "the rules are too large: together they may hold 200000 nodes after macro expansion, "
+                         "and rule 'boom48' goes past that with macro 'm5'");
+    if (r.max_rss_kb > 100 * 1024) fail_msg("rules lint used %ld KB", r.max_rss_kb);
+    hx_free(&r);
+    free(p);
+    p = macro_file(dir, 6, 4, 200, "m6 or m6 or m6");
+    hx_run(&r, "rules", "lint", p);
+    printf("  %-44s exit %d in %.2f s, %ld KB\n", "rules lint: 200 rules x 3 x m6 (28 KB)", r.status, r.seconds,
+           r.max_rss_kb);
+    if (r.timed_out) fail_msg("rules lint on 200 x 3 x m6 still running after the deadline");
+    assert_int_equal(r.status, 2);
+    if (!strstr(r.err, "tracegate: 200 errors")) fail_msg("one error per rule expected:\n%.2000s", r.err);
+    if (r.max_rss_kb > 100 * 1024) fail_msg("rules lint used %ld KB", r.max_rss_kb);
     hx_free(&r);
     free(p);
     hx_rmtree(dir);
@@ -429,7 +540,11 @@ int main(void)
         cmocka_unit_test(test_colliding_names),
         cmocka_unit_test(test_regex_on_long_names),
         cmocka_unit_test(test_iteration_pattern_on_long_names),
+        cmocka_unit_test(test_regex_step_budget),
+        cmocka_unit_test(test_iteration_pattern_step_budget),
         cmocka_unit_test(test_macro_explosion),
+        cmocka_unit_test(test_macro_cost_per_row),
+        cmocka_unit_test(test_macro_total),
     };
     /* TG_HOSTILE_SMALL=1 (ci/valgrind.sh's phase 2, the binary under
     ** memcheck): the cases whose fixtures are small (long names, macros);

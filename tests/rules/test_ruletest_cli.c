@@ -173,7 +173,7 @@ static void test_usage_errors(void **state)
     /* a folder without test files */
     snprintf(args, sizeof args, "rules test '%s/baselines'", dir);
     assert_int_equal(run(args, &out), 2);
-    assert_non_null(strstr(out, "no rule test files (*.test.yaml, *_test.yaml)"));
+    assert_non_null(strstr(out, "no rule test files (*.test.yaml, *.test.yml, *_test.yaml or *_test.yml)"));
     free(out);
     assert_int_equal(run("rules test --help", &out), 0);
     assert_non_null(strstr(out, "--keep"));

@@ -232,10 +232,11 @@ static void test_case_fields(void **state)
     assert_string_equal(c->sets[2].param, "c");
     assert_string_equal(c->baseline, "dir/sub/base/b.yaml");
     assert_string_equal(c->iteration_pattern, "^step$");
-    assert_int_equal(c->missing, 1);
+    assert_int_equal(c->missing, TG_MISSING_SKIP);
     assert_string_equal(c->trace, "dir/sub/traces/t.sqlite");
     assert_null(c->events);
-    assert_int_equal(c->status, 2);
+    assert_true(c->has_status);
+    assert_int_equal(c->status, TG_V_SKIP);
     assert_true(c->has_count);
     assert_int_equal(c->count, 3);
     assert_int_equal(c->n_values, 8);

@@ -36,7 +36,7 @@ static int our_match(const char *pattern, const char *subject)
     char why[256];
     tg_regex *re = tg_regex_compile(pattern, why, sizeof why);
     if (!re) return -1;
-    int m = tg_regex_match(re, subject, strlen(subject));
+    int m = tg_regex_match(re, subject, strlen(subject), &(uint64_t){TG_REGEX_STEP_BUDGET});
     tg_regex_free(re);
     return m;
 }
@@ -151,9 +151,9 @@ static void test_linear_time(void **state)
     tg_regex *re = tg_regex_compile("nccl.*AllReduce", why, sizeof why);
     assert_non_null(re);
     double t = seconds();
-    assert_int_equal(tg_regex_match(re, s, n), 0);
+    assert_int_equal(tg_regex_match(re, s, n, &(uint64_t){TG_REGEX_STEP_BUDGET}), 0);
     memcpy(s + n - 9, "AllReduce", 9);
-    assert_int_equal(tg_regex_match(re, s, n), 1);
+    assert_int_equal(tg_regex_match(re, s, n, &(uint64_t){TG_REGEX_STEP_BUDGET}), 1);
     double nccl = seconds() - t;
     tg_regex_free(re);
 
@@ -162,19 +162,51 @@ static void test_linear_time(void **state)
     re = tg_regex_compile("(a+)+$", why, sizeof why);
     assert_non_null(re);
     t = seconds();
-    assert_int_equal(tg_regex_match(re, s, n), 0);   /* the b at the end */
+    assert_int_equal(tg_regex_match(re, s, n, &(uint64_t){TG_REGEX_STEP_BUDGET}), 0);   /* the b at the end */
     s[n - 1] = 'a';
-    assert_int_equal(tg_regex_match(re, s, n), 1);
+    assert_int_equal(tg_regex_match(re, s, n, &(uint64_t){TG_REGEX_STEP_BUDGET}), 1);
     s[n - 1] = 'b';
     double nested = seconds() - t;
     tg_regex_free(re);
     re = tg_regex_compile("^(a+)+$", why, sizeof why);
     assert_non_null(re);
-    assert_int_equal(tg_regex_match(re, s, n), 0);
+    assert_int_equal(tg_regex_match(re, s, n, &(uint64_t){TG_REGEX_STEP_BUDGET}), 0);
     tg_regex_free(re);
     free(s);
     fprintf(stderr, "1 MiB subjects: nccl.*AllReduce %.3f s, (a+)+$ %.3f s\n", nccl, nested);
     assert_true(nccl < 5 && nested < 5);   /* about 0.01 s and 0.15 s; sanitizers are slower */
+}
+
+/* The step budget: a match is charged what it took; one that would take
+** more answers -1 (undecided, never "no match") and spends the budget,
+** after which every match answers -1 at once. */
+static void test_step_budget(void **state)
+{
+    (void)state;
+    char why[256];
+    tg_regex *re = tg_regex_compile("(.*){1,255}z", why, sizeof why);
+    assert_non_null(re);
+    size_t n = 100000;
+    char *s = malloc(n + 1);
+    assert_non_null(s);
+    memset(s, 'a', n);
+    s[n] = 0;
+    uint64_t budget = TG_REGEX_STEP_BUDGET;
+    assert_int_equal(tg_regex_match(re, "az", 2, &budget), 1);
+    uint64_t small = TG_REGEX_STEP_BUDGET - budget;
+    assert_true(small > 0 && small < 10000);
+    assert_int_equal(tg_regex_match(re, s, n, &budget), 0);   /* about 1,800 steps a byte */
+    uint64_t spent = TG_REGEX_STEP_BUDGET - budget - small;
+    assert_true(spent > 100 * n && spent < 10000 * n);
+    uint64_t tight = spent / 2;
+    assert_int_equal(tg_regex_match(re, s, n, &tight), -1);
+    assert_int_equal(tight, 0);
+    assert_int_equal(tg_regex_match(re, "az", 2, &tight), -1);
+    uint64_t exact = spent;   /* what it took, it may take */
+    assert_int_equal(tg_regex_match(re, s, n, &exact), 0);
+    assert_int_equal(exact, 0);
+    free(s);
+    tg_regex_free(re);
 }
 
 int main(void)
@@ -183,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_same_as_glibc),
         cmocka_unit_test(test_random_patterns),
         cmocka_unit_test(test_linear_time),
+        cmocka_unit_test(test_step_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "world.h"
+#include "rules/expr.h"
 
 static const char *const sync_memcpy =
     "version: 1\nrules:\n"
@@ -483,6 +484,42 @@ static void test_return_value(void **state)
     world_free(w);
 }
 
+/* Macros used many times share one compiled tree, computed once per row
+** (and once per aggregate evaluation): the values are those of the
+** expanded rule, so no row reads another row's value. Kernels of 1..6 us;
+** long: rows 3-6, big: rows 3, 4, 6. */
+static void test_shared_macros(void **state)
+{
+    (void)state;
+    world *w = world_new();
+    static const char *const names[] = {"a", "b", "gemm", "gemm", "c", "gemm"};
+    for (int i = 0; i < 6; i++) add_kernel(w, i + 1, 10000 * i, 1000 * (i + 1), names[i], 0, 0);
+    world_rules(w, "version: 1\nmacros:\n"
+                   "  long: duration > 2500ns\n"
+                   "  big: long and name == \"gemm\"\n"
+                   "  either: big or big or long or long\n"
+                   "  twice: duration * 2\n"
+                   "  many: count > 3\n"
+                   "rules:\n" HEAD("shared", "kernel")
+                   "    where: either and (big or not big) and twice + twice > 10us\n"
+                   "    fail_when: many and many and count(big) == 3\n"
+                   "    message: \"{count} long, {count(big)} big, {sum(twice)} doubled\"\n");
+    const tg_rule *rule = &w->rs->rules[0];
+    /* one shared tree per macro and clause: where (long, big, either,
+    ** twice), fail_when (many; long and big inside count), the two
+    ** placeholders (long and big; twice) */
+    assert_int_equal(rule->n_memos, 10);
+    tg_rule_result *r = world_eval(w, NULL, "shared");
+    assert_int_equal(r->verdict, TG_V_FAIL);
+    assert_int_equal(r->count, 4);
+    assert_int_equal(value_of(r, "count_big")->u.i, 3);
+    assert_int_equal(value_of(r, "sum_twice_ns")->u.i, 2 * (3000 + 4000 + 5000 + 6000));
+    assert_int_equal(r->n_evidence, 4);
+    /* the reproduce SQL spells every use out */
+    assert_non_null(strstr(r->reproduce, "(r.\"duration\" > 2500)"));
+    world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -497,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_disabled_and_order),
         cmocka_unit_test(test_return_value),
         cmocka_unit_test(test_device_ref),
+        cmocka_unit_test(test_shared_macros),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

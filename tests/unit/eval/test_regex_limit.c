@@ -1,7 +1,7 @@
 /*
 ** When the regex matcher cannot decide (engine/common/regex.c answers -1:
-** it runs in linear time and has no step limit, so only when its state
-** lists cannot be allocated), the test is never read as "no match": the
+** past its step budget, or when its state lists cannot be allocated, the
+** case made here), the test is never read as "no match": the
 ** rule's verdict is an error naming the pattern and the string's length,
 ** whatever the verdict would otherwise have been, and a row filter keeps
 ** the row so the rule meets the same failure (docs/limits.md). malloc is

@@ -1,7 +1,8 @@
 /*
 ** An iteration pattern the regex matcher cannot decide on some NVTX name
-** (engine/common/regex.c answers -1: with no step limit, only when its
-** state lists cannot be allocated) fails the model with one sentence
+** (engine/common/regex.c answers -1: past its step budget, or, the case
+** made here, when its state lists cannot be allocated) fails the model
+** with one sentence
 ** naming the pattern and the name's length, status TG_EINTERNAL: a range
 ** is never silently "not an iteration" (docs/limits.md). malloc is made to
 ** fail for the sizes the matcher asks for with this pattern (8 to 60 KiB);

@@ -363,6 +363,35 @@ static void test_rate(void **state)
                            "cannot divide a duration"));
 }
 
+/* baseline.STAT's type and unit follow the kind column of
+** TG_BASELINE_STATS: the metric's unit (a byte count here), a ratio, a
+** plain number, an integer count. Every statistic of the list is here. */
+static void test_baseline_stat_types(void **state)
+{
+    (void)state;
+    static const struct { const char *stat; tg_type type; tg_unit unit; } cases[] = {
+        {"value", TG_TY_FLOAT, TG_UNIT_BYTES},   {"p50", TG_TY_FLOAT, TG_UNIT_BYTES},
+        {"median", TG_TY_FLOAT, TG_UNIT_BYTES},  {"current", TG_TY_FLOAT, TG_UNIT_BYTES},
+        {"change", TG_TY_FLOAT, TG_UNIT_RATIO},  {"p_value", TG_TY_FLOAT, TG_UNIT_NONE},
+        {"n", TG_TY_INT, TG_UNIT_NONE},          {"band_lo", TG_TY_FLOAT, TG_UNIT_BYTES},
+        {"band_hi", TG_TY_FLOAT, TG_UNIT_BYTES},
+    };
+    assert_int_equal(sizeof cases / sizeof *cases, TG_BSTAT_COUNT);
+    for (size_t i = 0; i < TG_BSTAT_COUNT; i++) {
+        assert_string_equal(cases[i].stat, tg_baseline_stat_names[i]);
+        char text[512];
+        snprintf(text, sizeof text, HEAD "    source: memcpy\n    metric: sum(bytes)\n"
+                 "    regression: {direction: higher_is_worse}\n    message: \"{baseline.%s}\"\n", cases[i].stat);
+        tg_ruleset *rs = text_ok(text);
+        const tg_expr *e = rs->rules[0].message[0].expr;
+        assert_int_equal(e->op, TG_N_BASELINE);
+        if (e->type != cases[i].type || e->unit != cases[i].unit) print_message("baseline.%s\n", cases[i].stat);
+        assert_int_equal(e->type, cases[i].type);
+        assert_int_equal(e->unit, cases[i].unit);
+        tg_rules_free(rs);
+    }
+}
+
 /* device.FIELD: the row's device, for sources whose rows name one. */
 static void test_device_ref(void **state)
 {
@@ -593,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_grouped_evidence),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_lint),
+        cmocka_unit_test(test_baseline_stat_types),
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_errors_of_definitions),
     };
