@@ -123,6 +123,10 @@ void tg_group_free(tg_rule_state *st);
 ** then its cited rows (rows: indices into the source of the cited rows;
 ** for grouped evidence, n cited groups); NULL for other traces or on OOM. */
 const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena);
+/* eval_jq.c: the same as a jq program, on a Kineto JSON trace. */
+const char *tg_jq_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena);
+/* The one of the two for the trace's query language (eval_evidence.c). */
+const char *tg_values_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena);
 
 /* eval_render.c: the rule's message with each {expression} filled in. */
 const char *tg_eval_render_message(tg_rule_state *st, const tg_value *agg_values, tg_arena *arena);

@@ -237,9 +237,15 @@ static void put_expr_corr(sqlq *q, const tg_expr *e, const char *row, const char
         const char *k = e->b && e->b->k.type == TG_TY_STRING ? e->b->k.u.s : "";
         fputc('(', f);
         if (e->op == TG_N_MATCHES) {
+            /* in the sqlite3 shell's regexp() syntax (regex.c), else as
+            ** written, and said so */
+            char why[160];
+            char *re = tg_regex_translate(k, TG_REGEX_SQLITE, why, sizeof why);
             put_expr_corr(q, e->a, row, corr);
             fputs(" REGEXP ", f);
-            tg_sql_put_string(f, k);
+            tg_sql_put_string(f, re ? re : k);
+            if (!re) fprintf(f, " /* the pattern %s: run with a POSIX ERE regexp() (docs/evidence.md) */", why);
+            free(re);
         } else if (e->op == TG_N_STARTSWITH) {
             fputs("substr(", f);
             put_expr_corr(q, e->a, row, corr);
