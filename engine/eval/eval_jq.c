@@ -443,13 +443,13 @@ static void put_cited_rows(jqq *q, const size_t *rows, size_t n)
     if (r->source == TG_SRC_GAP) {
         fputs("interval: \"idle\"", f);
         put_row_columns(q, lead_gap, 5);
-        fputs(", before_index, before_duration_ns: .before_duration, after_index}", f);
+        fputs(", before_rowid, before_duration_ns: .before_duration, after_rowid}", f);
     } else if (r->source == TG_SRC_DEVICE) {
         fputs("interval: \"device\"", f);
         put_row_columns(q, lead_device, 5);
-        fputs(", first_index, last_index}", f);
+        fputs(", first_rowid, last_rowid}", f);
     } else {
-        fputs("index: .rowid, cat: $e[.rowid].cat, event: $e[.rowid].name, ts: $e[.rowid].ts", f);
+        fputs("rowid, cat: $e[.rowid].cat, event: $e[.rowid].name, ts: $e[.rowid].ts", f);
         put_row_columns(q, lead_row, 4);
         fputs("})", f);
         return;

@@ -337,7 +337,7 @@ static void view_gap(jqw *w)
     need(w, V_WINDOW);
     fputs("[$ops | group_by([.device, .pid])[] | . as $g | foreach .[] as $o ({e: null, b: null, bs: null, g: null}; "
           "(if .e != null and $o.start > .e then {start: .e, end: $o.start, duration: ($o.start - .e), "
-          "device: $o.device, pid: $o.pid, before_index: .b, _before_start: .bs, after_index: $o.rowid} "
+          "device: $o.device, pid: $o.pid, before_rowid: .b, _before_start: .bs, after_rowid: $o.rowid} "
           "else null end) as $gap | if .e == null or $o.start > .e or $o.end > .e then {e: $o.end, b: $o.rowid, "
           "bs: $o.start, g: $gap} else .g = $gap end; .g // empty)] | map(. + {in_steady_state: (if $hasit then "
           ".start >= ($first_steady[.pid | tostring] // $win.ws) else true end), before_duration: (.start - "
@@ -359,7 +359,7 @@ static void view_device(jqw *w)
           "end: ($o | map(.end) | max), kernels: ($o | map(select(.kernel)) | length), kernel_time: ($o | "
           "map(select(.kernel) | .end - .start) | add // 0), _busy: ($busy | tg_len), busy_time_steady: ($busy | "
           "tg_clip($win.ws; $win.we)), copy_time_steady: ($copies | tg_clip($win.ws; $win.we)), "
-          "first_index: $o[0].rowid, last_index: ($o | min_by([-.end, .k, .start, .rowid]) | .rowid)", f);
+          "first_rowid: $o[0].rowid, last_rowid: ($o | min_by([-.end, .k, .start, .rowid]) | .rowid)", f);
     if (nccl)
         fputs(", _nccl: (if any($o[]; .nccl) then {n: ($o | map(select(.nccl)) | tg_union | tg_len), "
               "c: ($o | map(select(.kernel and (.nccl | not))) | tg_union | tg_len), a: ($o | map(select(.kernel)) | "
