@@ -97,9 +97,6 @@ typedef struct counts {
     int64_t duplicate_api_rows, longest_gap;
 } counts;
 
-/* The most rows a count's jq program lists (docs/formats.md). */
-#define JQ_MAX_ROWS 1000
-
 /* METRIC_COUNT_LIST as a rule file: two rules per count, their ids the
 ** keys; each fails on every trace, so that a count of 0 has its query too. */
 static char *count_rules(void)
@@ -125,8 +122,7 @@ static char *count_rules(void)
 
 /* Every count of METRIC_COUNT_LIST by the evaluator, and what evaluating
 ** cannot give (duplicate API rows, the longest gap). A table the capture
-** lacks counts 0 rows, without a query; so does a JSON trace's count of
-** more than JQ_MAX_ROWS rows. False when memory runs out. */
+** lacks counts 0 rows, without a query. False when memory runs out. */
 static bool count_rows(const tg_model *m, tg_arena *arena, counts *c)
 {
     const tg_trace *t = m->trace;
@@ -141,10 +137,9 @@ static bool count_rows(const tg_model *m, tg_arena *arena, counts *c)
     tg_rules_text file = {"(metrics)", text};
     tg_ruleset *rs = tg_rules_load_texts(&file, 1, NULL, 0, &diag);
     tg_trace_result res = {0};
-    /* SQL recounts every row; a jq program lists the cited events, so a
-    ** JSON trace's count has a query only when all its rows are cited */
-    bool sql = tg_trace_query_lang(t) == TG_QUERY_SQL;
-    tg_eval_opts opts = {.missing = TG_MISSING_SKIP, .evidence_limit = sql ? 0 : JQ_MAX_ROWS};
+    /* the query (SQL, or jq on a JSON trace) recounts every row and
+    ** lists ten of them (docs/formats.md) */
+    tg_eval_opts opts = {.missing = TG_MISSING_SKIP};
     bool ok = rs && tg_eval_model(rs, m, &opts, arena, &res, &diag) == TG_OK;
     /* the definitions are this file's: one that does not compile is a bug */
     TG_ASSERT(rs != NULL);
@@ -153,7 +148,7 @@ static bool count_rows(const tg_model *m, tg_arena *arena, counts *c)
         for (int k = 0; k < M_COUNT; k++) {
             if (strcmp(r->rule, metric_keys[k]) != 0) continue;
             c->n[k] = r->missing_data ? 0 : r->count;
-            c->query[k] = r->missing_data || (!sql && r->count > (int64_t)r->n_evidence) ? NULL : r->reproduce;
+            c->query[k] = r->missing_data ? NULL : r->reproduce;
         }
     }
     tg_rules_free(rs);
