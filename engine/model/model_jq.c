@@ -237,8 +237,9 @@ static void view_kernel(jqw *w)
           "[index(\"<\"), index(\"(\")] | map(select(. != null)) | min) as $t | if $t == null then .name[$b:] "
           "elif $t > 0 then .name[$b:$b + $t] else .name end) as $short | {rowid: .i, start, end: .end, "
           "duration: (.end - .start), device: (.device // -1), stream: (.stream // -1), pid: $pid, name, "
-          "short_name: $short, grid_x: $a.grid[0], grid_y: $a.grid[1], grid_z: $a.grid[2], block_x: $a.block[0], "
-          "block_y: $a.block[1], block_z: $a.block[2], registers: $a[\"registers per thread\"], "
+          "short_name: $short, grid_x: ($a.grid[0] // -1), grid_y: ($a.grid[1] // -1), grid_z: ($a.grid[2] // -1), "
+          "block_x: ($a.block[0] // -1), block_y: ($a.block[1] // -1), block_z: ($a.block[2] // -1), "
+          "registers: ($a[\"registers per thread\"] // -1), "
           "launch_end: $l.end, queue: (if $l.end != null then (if .start < $l.end then 0 else .start - $l.end end) "
           "else null end), _clamped: ($l.end != null and .start < $l.end), nccl: (.name | "
           "test(\"nccl\"; \"i\")), ", w->f);
