@@ -514,19 +514,25 @@ static void compile(compiler *c, const node *n)
 
 /* ---------------------------------------------------------------- API */
 
+/* The tree of a pattern within regex_check's limits; NULL with ps->why
+** (or ps->oom) set. The caller frees ps->sets and ps->arena. */
+static node *parse(const char *pattern, parser *ps)
+{
+    *ps = (parser){.p = pattern, .why = tg_regex_refuse(pattern)};
+    if (ps->why) return NULL;
+    ps->arena = tg_arena_new();
+    node *tree = ps->arena ? regex(ps, 0) : NULL;
+    if (!ps->arena) ps->oom = true;
+    if (tree && *ps->p && !ps->why) ps->why = "cannot be read past its end";   /* not reached: regex() reads all */
+    return ps->why || ps->oom ? NULL : tree;
+}
+
 tg_regex *tg_regex_compile(const char *pattern, char *why, size_t why_size)
 {
-    const char *refused = tg_regex_refuse(pattern);
-    if (refused) {
-        snprintf(why, why_size, "%s", refused);
-        return NULL;
-    }
-    parser ps = {.p = pattern, .arena = tg_arena_new()};
-    node *tree = ps.arena ? regex(&ps, 0) : NULL;
-    if (!ps.arena) ps.oom = true;
-    if (tree && *ps.p && !ps.why) ps.why = "cannot be read past its end";   /* not reached: regex() reads all */
+    parser ps;
+    node *tree = parse(pattern, &ps);
     tg_regex *re = NULL;
-    if (tree && !ps.why && !ps.oom) {
+    if (tree) {
         compiler c = {0};
         compile(&c, tree);
         emit(&c, OP_MATCH, 0, 0);
@@ -807,18 +813,12 @@ static void translate(translator *t, const node *n, bool group)
 
 char *tg_regex_translate(const char *pattern, tg_regex_dialect d, char *why, size_t why_size)
 {
-    const char *refused = tg_regex_refuse(pattern);
-    if (refused) {
-        snprintf(why, why_size, "%s", refused);
-        return NULL;
-    }
-    parser ps = {.p = pattern, .arena = tg_arena_new()};
-    node *tree = ps.arena ? regex(&ps, 0) : NULL;
+    parser ps;
+    node *tree = parse(pattern, &ps);
     char *buf = NULL;
     size_t len = 0;
     translator t = {.sets = ps.sets, .d = d};
-    if (tree && !ps.why && !ps.oom && (t.f = open_memstream(&buf, &len)) != NULL) {
-        t.sets = ps.sets;
+    if (tree && (t.f = open_memstream(&buf, &len)) != NULL) {
         translate(&t, tree, false);
         if (fclose(t.f) != 0) t.why = "cannot be translated: out of memory";
     }

@@ -336,37 +336,13 @@ static void put_values(jqq *q)
     fputs("}", f);
 }
 
-/* The fields of e, each once, into list (at most cap). */
-static void fields_of(const tg_expr *e, const tg_field_def **list, size_t *n, size_t cap)
-{
-    if (!e) return;
-    if (e->op == TG_N_FIELD && e->field) {
-        bool seen = false;
-        for (size_t i = 0; i < *n && !seen; i++) seen = list[i] == e->field;
-        if (!seen && *n < cap) list[(*n)++] = e->field;
-    }
-    fields_of(e->a, list, n, cap);
-    fields_of(e->b, list, n, cap);
-}
-
 /* The columns of a cited row: its key, its span, the evidence columns,
 ** then every field `where` reads: why it matched. */
 static void put_row_columns(jqq *q, const char *const *lead, size_t n_lead)
 {
-    const tg_rule *r = q->st->rule;
     FILE *f = q->f;
     const tg_field_def *cols[64];
-    size_t n = 0;
-    for (size_t i = 0; i < n_lead; i++) {
-        const tg_field_def *fd = tg_field_find(r->source, lead[i]);
-        if (fd && n < 64) cols[n++] = fd;
-    }
-    for (size_t i = 0; i < r->n_columns && n < 64; i++) {
-        bool seen = false;
-        for (size_t k = 0; k < n && !seen; k++) seen = cols[k] == r->columns[i];
-        if (!seen) cols[n++] = r->columns[i];
-    }
-    fields_of(r->where, cols, &n, 64);
+    size_t n = tg_eval_cited_fields(q->st->rule, lead, n_lead, cols, 64);
     for (size_t i = 0; i < n; i++) {
         if (!tg_model_jq_has_field(cols[i])) continue;
         q->fields[cols[i]->source] |= tg_model_sql_field_bit(cols[i]);
@@ -485,24 +461,6 @@ static void put_groups(jqq *q, size_t n)
     fprintf(f, " | .[:%zu] | .[])", n);
 }
 
-/* One part into its own buffer: false when out of memory. */
-static bool part(jqq *q, char **buf, size_t *len)
-{
-    *buf = NULL;
-    q->f = open_memstream(buf, len);
-    return q->f != NULL;
-}
-
-static bool part_end(jqq *q, char **buf)
-{
-    bool ok = fclose(q->f) == 0 && *buf;
-    q->f = NULL;
-    if (!ok) {
-        free(*buf);
-        *buf = NULL;
-    }
-    return ok;
-}
 
 const char *tg_jq_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena)
 {
@@ -511,9 +469,9 @@ const char *tg_jq_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_
     jqq q = {.st = st};
     char *values = NULL, *cited = NULL;
     size_t values_len = 0, cited_len = 0;
-    bool ok = part(&q, &values, &values_len);
+    bool ok = tg_eval_part(&q.f, &values, &values_len);
     if (ok) put_values(&q);
-    ok = ok && part_end(&q, &values);
+    ok = ok && tg_eval_part_end(&q.f, &values);
     bool exact = !q.why[0];
     if (!exact && r->n_group_by) {
         free(values);       /* groups need the values' where: the caller cites their rows */
@@ -531,12 +489,12 @@ const char *tg_jq_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_
         memset(q.fields, 0, sizeof q.fields);
     }
     if (ok && n) {
-        ok = part(&q, &cited, &cited_len);
+        ok = tg_eval_part(&q.f, &cited, &cited_len);
         if (ok) {
             if (r->n_group_by) put_groups(&q, n);
             else put_cited_rows(&q, rows, n);
         }
-        ok = ok && part_end(&q, &cited);
+        ok = ok && tg_eval_part_end(&q.f, &cited);
     }
     char *views = ok ? tg_model_jq_with(st->m, q.need, q.fields) : NULL;
     const char *out = NULL;

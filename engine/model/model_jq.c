@@ -484,14 +484,6 @@ bool tg_model_jq_has_source(tg_source_id src)
 
 bool tg_model_jq_has_field(const tg_field_def *f)
 {
-    if (!tg_model_jq_has_source(f->source) || !strcmp(f->name, "callchain") || !strcmp(f->name, "call_site") ||
-        !strcmp(f->name, "call_module"))
-        return false;
-    static const struct { tg_source_id src; const char *name; } none[] = {
-        {TG_SRC_KERNEL, "nvtx"}, {TG_SRC_NVTX, "domain"}, {TG_SRC_NVTX, "depth"}, {TG_SRC_NVTX, "gpu_time"},
-        {TG_SRC_NVTX, "gpu_span"}, {TG_SRC_TRACE, "schema_version"}, {TG_SRC_TRACE, "nsys_version"},
-    };
-    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
-        if (f->source == none[i].src && strcmp(f->name, none[i].name) == 0) return false;
-    return true;
+    /* what SQL cannot say but a marker, which jq's gsub writes */
+    return tg_model_sql_has_field(f) || (f->source == TG_SRC_ITERATION && !strcmp(f->name, "marker"));
 }
