@@ -114,6 +114,18 @@ int tg_regex_match(const tg_regex *re, const char *s, size_t len, uint64_t *budg
 #define TG_REGEX_STEP_BUDGET ((uint64_t)1 << 28)
 void tg_regex_free(tg_regex *re);
 
+/* The same pattern in the syntax of another engine, for the reproduce
+** queries (docs/evidence.md): SQLITE, the regexp() of the sqlite3 shell
+** (ext/misc/regexp.c), ONIGURUMA, jq's test(). Classes become explicit
+** ASCII ranges ([[:alpha:]] -> [A-Za-z]), escapes what ERE reads them as
+** (\d is the letter d), anchors the engine's own; a negated class and `.`
+** then match one UTF-8 character of a non-ASCII name where tracegate
+** matches one byte. malloc'd; NULL with why (a phrase completing "the
+** pattern ...") when the pattern is invalid or the engine cannot say it
+** (\B, \< and \> in SQLite; a class holding some non-ASCII bytes only). */
+typedef enum tg_regex_dialect { TG_REGEX_SQLITE, TG_REGEX_ONIGURUMA } tg_regex_dialect;
+char *tg_regex_translate(const char *pattern, tg_regex_dialect d, char *why, size_t why_size);
+
 /* ---------------------------------------------------------------- arena */
 
 typedef struct tg_arena tg_arena;

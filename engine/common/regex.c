@@ -515,19 +515,25 @@ static void compile(compiler *c, const node *n)
 
 /* ---------------------------------------------------------------- API */
 
+/* The tree of a pattern within regex_check's limits; NULL with ps->why
+** (or ps->oom) set. The caller frees ps->sets and ps->arena. */
+static node *parse(const char *pattern, parser *ps)
+{
+    *ps = (parser){.p = pattern, .why = tg_regex_refuse(pattern)};
+    if (ps->why) return NULL;
+    ps->arena = tg_arena_new();
+    node *tree = ps->arena ? regex(ps, 0) : NULL;
+    if (!ps->arena) ps->oom = true;
+    if (tree && *ps->p && !ps->why) ps->why = "cannot be read past its end";   /* not reached: regex() reads all */
+    return ps->why || ps->oom ? NULL : tree;
+}
+
 tg_regex *tg_regex_compile(const char *pattern, char *why, size_t why_size)
 {
-    const char *refused = tg_regex_refuse(pattern);
-    if (refused) {
-        snprintf(why, why_size, "%s", refused);
-        return NULL;
-    }
-    parser ps = {.p = pattern, .arena = tg_arena_new()};
-    node *tree = ps.arena ? regex(&ps, 0) : NULL;
-    if (!ps.arena) ps.oom = true;
-    if (tree && *ps.p && !ps.why) ps.why = "cannot be read past its end";   /* not reached: regex() reads all */
+    parser ps;
+    node *tree = parse(pattern, &ps);
     tg_regex *re = NULL;
-    if (tree && !ps.why && !ps.oom) {
+    if (tree) {
         compiler c = {0};
         compile(&c, tree);
         emit(&c, OP_MATCH, 0, 0);
@@ -660,4 +666,183 @@ void tg_regex_free(tg_regex *re)
     free(re->prog);
     free(re->sets);
     free(re);
+}
+
+/* ---------------------------------------------------------------- translation */
+
+/* The pattern re-written from its tree for another engine (common.h):
+** every class as an explicit bracket of ASCII members, groups where
+** precedence needs them, counted repetitions as {m,n}. For SQLite the text
+** stays in the subset that glibc's ERE reads the same way (no \xHH: the
+** metacharacters escaped with a backslash, which both read as literals; in
+** brackets '-' first, ']' never with it, a backslash doubled), so the
+** tests' own regexp() and the shell agree on it. What the target cannot
+** say sets tr->why. */
+typedef struct translator {
+    FILE *f;
+    const byteset *sets;
+    tg_regex_dialect d;
+    const char *why;
+} translator;
+
+/* A character outside brackets. */
+static void put_char(translator *t, unsigned c)
+{
+    bool meta = c < 0x80 && !is_word(c) && c >= 0x20 &&
+                (t->d == TG_REGEX_ONIGURUMA ? c != ' ' : strchr("\\{}()[]|*+?.^$", (int)c) != NULL);
+    if (meta) fputc('\\', t->f);
+    fputc((int)c, t->f);
+}
+
+/* A member of a bracket: Oniguruma reads [ & - ] ^ \ there as syntax. */
+static void put_member(translator *t, unsigned c)
+{
+    if (t->d == TG_REGEX_ONIGURUMA && c < 0x80 && !is_word(c) && c > 0x20) fputc('\\', t->f);
+    else if (c == '\\') fputc('\\', t->f);
+    fputc((int)c, t->f);
+}
+
+static bool range_end(unsigned c)
+{
+    return is_word(c) || (c > 0x20 && c < 0x7f && !strchr("\\[]^-", (int)c));
+}
+
+/* A class: `.` for every byte, one character, or a bracket. Bytes of 0x80
+** and above can be only all in (a negated class: then, like `.`, it matches
+** one UTF-8 character of a name where tracegate matches one byte) or all
+** out. */
+static void put_set(translator *t, const byteset *s)
+{
+    unsigned n = 0, high = 0;
+    for (unsigned c = 1; c < 256; c++) {
+        n += set_has(s, c);
+        high += c >= 0x80 && set_has(s, c);
+    }
+    if (high && high != 128) {
+        t->why = "has a class with some but not all bytes of 0x80 and above, which the target reads as characters";
+        return;
+    }
+    if (n == 255) {
+        fputs(t->d == TG_REGEX_ONIGURUMA ? "(?s:.)" : ".", t->f);
+        return;
+    }
+    bool negate = high == 128;
+    unsigned in = 0, only = 0;
+    for (unsigned c = 1; c < 0x80; c++)
+        if (set_has(s, c) != negate) in++, only = c;
+    if (in == 1 && !negate) {
+        put_char(t, only);
+        return;
+    }
+    bool sqlite = t->d == TG_REGEX_SQLITE;
+    bool dash = set_has(s, '-') != negate, bracket = set_has(s, ']') != negate;
+    /* SQLite and ERE: ']' first, '-' first: not both in one bracket */
+    bool split = sqlite && dash && bracket && !negate;
+    if (split) fputs("(\\]|", t->f);
+    if (sqlite && dash && bracket && negate) {
+        t->why = "has a negated class holding both ']' and '-', which the sqlite3 shell cannot write";
+        return;
+    }
+    fputs(negate ? "[^" : "[", t->f);
+    if (sqlite && dash) fputc('-', t->f);
+    else if (sqlite && bracket) fputc(']', t->f);
+    for (unsigned c = 1; c < 0x80; c++) {
+        if (set_has(s, c) == negate) continue;
+        if (sqlite && (c == '-' || c == ']')) continue;
+        unsigned e = c;
+        while (range_end(c) && e + 1 < 0x80 && set_has(s, e + 1) != negate && range_end(e + 1)) e++;
+        if (c == '^' && sqlite && in > 1) {
+            /* not first: after the others */
+            continue;
+        }
+        put_member(t, c);
+        if (e > c) {
+            if (e > c + 1) fputc('-', t->f);
+            put_member(t, e);
+        }
+        c = e;
+    }
+    if (sqlite && set_has(s, '^') != negate) fputc('^', t->f);
+    fputc(']', t->f);
+    if (split) fputc(')', t->f);
+}
+
+static void translate(translator *t, const node *n, bool group);
+
+static void put_assert(translator *t, assert_kind k)
+{
+    bool onig = t->d == TG_REGEX_ONIGURUMA;
+    switch (k) {
+    case A_BOL: fputs(onig ? "\\A" : "^", t->f); return;
+    case A_EOL: fputs(onig ? "\\z" : "$", t->f); return;
+    case A_WORD_BOUNDARY: fputs("\\b", t->f); return;
+    case A_NOT_WORD_BOUNDARY:
+        if (onig) fputs("\\B", t->f);
+        else t->why = "uses \\B, which the sqlite3 shell's regexp() does not know";
+        return;
+    case A_WORD_START: case A_WORD_END:
+        if (onig) fputs(k == A_WORD_START ? "\\b(?=\\w)" : "\\b(?<=\\w)", t->f);
+        else t->why = "uses \\< or \\>, which the sqlite3 shell's regexp() does not know";
+        return;
+    }
+}
+
+/* n; group: wrap what is not one atom in parentheses (under a repetition
+** or a concatenation's alternation). */
+static void translate(translator *t, const node *n, bool group)
+{
+    if (t->why) return;
+    switch (n->kind) {
+    case N_EMPTY: fputs("()", t->f); return;
+    case N_SET: put_set(t, &t->sets[n->set]); return;
+    case N_ASSERT: put_assert(t, n->assert); return;
+    case N_CAT:
+        if (group) fputc('(', t->f);
+        translate(t, n->a, n->a->kind == N_ALT);
+        translate(t, n->b, n->b->kind == N_ALT);
+        if (group) fputc(')', t->f);
+        return;
+    case N_ALT:
+        if (group) fputc('(', t->f);
+        translate(t, n->a, false);
+        fputc('|', t->f);
+        translate(t, n->b, false);
+        if (group) fputc(')', t->f);
+        return;
+    case N_REPEAT:
+        if (n->max == 0) {            /* a{0}: the empty string (the shell refuses {0}) */
+            fputs("()", t->f);
+            return;
+        }
+        translate(t, n->a, n->a->kind != N_SET && n->a->kind != N_EMPTY);
+        if (n->min == 0 && n->max < 0) fputc('*', t->f);
+        else if (n->min == 1 && n->max < 0) fputc('+', t->f);
+        else if (n->min == 0 && n->max == 1) fputc('?', t->f);
+        else if (n->max < 0) fprintf(t->f, "{%d,}", n->min);
+        else if (n->max == n->min) fprintf(t->f, "{%d}", n->min);
+        else fprintf(t->f, "{%d,%d}", n->min, n->max);
+        return;
+    }
+}
+
+char *tg_regex_translate(const char *pattern, tg_regex_dialect d, char *why, size_t why_size)
+{
+    parser ps;
+    node *tree = parse(pattern, &ps);
+    char *buf = NULL;
+    size_t len = 0;
+    translator t = {.sets = ps.sets, .d = d};
+    if (tree && (t.f = open_memstream(&buf, &len)) != NULL) {
+        translate(&t, tree, false);
+        if (fclose(t.f) != 0) t.why = "cannot be translated: out of memory";
+    }
+    const char *fail = ps.why ? ps.why : t.why ? t.why : !buf ? "cannot be translated: out of memory" : NULL;
+    if (fail) {
+        snprintf(why, why_size, "%s", fail);
+        free(buf);
+        buf = NULL;
+    }
+    free(ps.sets);
+    tg_arena_free(ps.arena);
+    return buf;
 }

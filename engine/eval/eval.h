@@ -50,9 +50,10 @@ tg_workload *tg_eval_workload(const tg_model *m, tg_arena *arena);
 ** one process; in arena, NULL when out of memory. */
 tg_timeline *tg_eval_timeline(const tg_model *m, tg_arena *arena);
 
-/* SQL that gives entry e's launches and per-iteration total (over the
-** steady iterations) from the export w came from; NULL for NVTX entries,
-** without iterations, or out of memory. */
+/* The query that gives entry e's launches (for NVTX, ranges) and per-
+** iteration total over the steady iterations, then lists its cited rows
+** (e->rows), from the trace w came from: SQL on an export, jq on a Kineto
+** trace (docs/regressions.md); NULL without iterations, or out of memory. */
 const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *arena);
 
 /* What changed from workload `then` to `now` (eval_contrib.c): the GPU

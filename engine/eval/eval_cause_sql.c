@@ -7,10 +7,11 @@
 **   thread: count and the ns inside the window (min(end, e) - max(start,
 **   s)), from OSRT_API, the CUDA API table (calls of 100 us or more) and
 **   NVTX_EVENTS.
-** - call_site: per call site the rows of the finding (by rowid; the first
-**   TG_CAUSE_SQL_ROWS of them, a comment says when more were left out):
-**   their count and total duration, and the frame of one row's stack that
-**   the site was taken from, through its launching call's callchainId.
+** - call_site: the rows of the finding (by rowid; the first
+**   TG_CAUSE_SQL_ROWS of them, a comment says when more were left out),
+**   each one's call site derived from CUDA_CALLCHAINS through its
+**   launching call's callchainId (the first frame outside modules.def's
+**   libraries), then per call site their count and total duration.
 ** - launch: per kernel name, the kernels launched in steady iterations that
 **   ran shorter than their launching call: count, kernel and call time.
 **
@@ -50,14 +51,6 @@ static void put(sqlbuf *b, const char *fmt, ...)
     vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
-}
-
-/* An SQL string literal (quotes doubled). */
-static void put_literal(sqlbuf *b, const char *s)
-{
-    put(b, "'");
-    for (const char *p = s ? s : ""; *p && !b->oom; p++) put(b, *p == '\'' ? "''" : "%c", *p);
-    put(b, "'");
 }
 
 static const char *finish(sqlbuf *b, tg_arena *arena)
@@ -157,50 +150,66 @@ static void put_chain(sqlbuf *b, const tg_model *m, tg_source_id src, const char
             api, alias, alias);
 }
 
-/* The depth of a stack's frame whose symbol is the site's. */
-static int site_depth(const tg_model *m, int32_t chain, int32_t site)
+/* "the frame is in one of modules.def's libraries", for file name `file`. */
+static void put_library_test(sqlbuf *b, const char *file)
 {
-    size_t n;
-    const tg_frame *f = tg_model_stack(m, TG_STACKS_CUDA, chain, &n);
-    for (size_t i = 0; i < n; i++)
-        if (f[i].symbol == site) return f[i].depth;
-    return -1;
+    const char *sep = "";
+    put(b, "(");
+#define TG_MODULE(prefix, kind) \
+    put(b, "%ssubstr(%s, 1, %zu) = '%s'", sep, file, sizeof prefix - 1, prefix), sep = " OR ";
+#include "../model/modules.def"
+#undef TG_MODULE
+    put(b, ")");
 }
 
+/* Each cited row's call site derived from the export (model_host.c): its
+** stack (callchainId through its launching call, plus the id offset
+** tracegate read the table with), and in it the first frame, by depth,
+** that is resolved, has a symbol, is no CUDA API wrapper (the last word
+** outside <...> before '(' starts with cuda, __cuda, __device_stub or
+** cu + capital: cuda_runtime.h's cudaMalloc<T>, a kernel's host stub) and
+** whose module's file name starts with none of modules.def's prefixes;
+** then the rows grouped by it. */
 const char *tg_cause_sites_query(tg_cause_cc *cc, const tg_site_group *groups, size_t n, const tg_site_row *rows,
                                  size_t n_rows)
 {
     const tg_model *m = cc->m;
-    if (tg_trace_query_lang(m->trace) != TG_QUERY_SQL || !n) return NULL;
+    if (tg_trace_query_lang(m->trace) != TG_QUERY_SQL || !n || !n_rows) return NULL;
     tg_source_id src = cc->rule->source;
     const char *tbl = cc->res->evidence && cc->res->n_evidence && cc->res->evidence[0].table
                           ? cc->res->evidence[0].table
-                          : table(m, tg_source_defs[src].table);
+                          : table(m, (tg_table_id)tg_source_defs[src].table);
+    (void)groups;
     sqlbuf b = {0};
+    put(&b, "WITH r AS (SELECT c.rowid, c.end - c.start AS duration, ");
+    put_chain(&b, m, src, "c");
+    put(&b, " + %d /* CUDA_CALLCHAINS ids as tracegate matched them: docs/host.md */ AS chain FROM %s c "
+            "WHERE c.rowid IN (", tg_model_stack_offset(m, TG_STACKS_CUDA), tbl);
     size_t listed = 0;
-    for (size_t g = 0; g < n; g++) {
-        const tg_site_group *x = &groups[g];
-        int depth = site_depth(m, x->chain, x->site);
-        put(&b, "%sSELECT ", g ? " UNION ALL " : "");
-        put_literal(&b, tg_trace_str(m->trace, x->site));
-        put(&b, " AS call_site, ");
-        put_literal(&b, x->module >= 0 ? tg_trace_str(m->trace, x->module) : NULL);
-        put(&b, " AS call_module, count(*) AS count, sum(r.end - r.start) AS time_ns, "
-                "(SELECT (SELECT value FROM StringIds WHERE id = f.symbol) FROM %s f, %s c WHERE c.rowid = %lld "
-                "AND f.id = ", table(m, TG_TABLE_CALLCHAINS), tbl, (long long)x->rowids[0]);
-        put_chain(&b, m, src, "c");
-        put(&b, " + %d AND f.stackDepth = %d) AS frame_symbol FROM %s r WHERE r.rowid IN (",
-            tg_model_stack_offset(m, TG_STACKS_CUDA), depth, tbl);
-        size_t k = 0;
-        for (size_t i = 0; i < n_rows && listed < TG_CAUSE_SQL_ROWS; i++)
-            if (rows[i].slot == x->slot) {
-                put(&b, "%s%lld", k++ ? ", " : "", (long long)rows[i].rowid);
-                listed++;
-            }
-        if (!k) put(&b, "NULL");
-        put(&b, ")");
-    }
-    put(&b, " ORDER BY count DESC;");
+    for (size_t i = 0; i < n_rows && listed < TG_CAUSE_SQL_ROWS; i++, listed++)
+        put(&b, "%s%lld", i ? ", " : "", (long long)rows[i].rowid);
+    put(&b, ")), frame AS (SELECT f.id, f.stackDepth AS depth, s.value AS symbol, "
+            "coalesce(p.value, '[Unknown]') AS path FROM %s f JOIN StringIds s ON s.id = f.symbol "
+            "LEFT JOIN StringIds p ON p.id = f.module WHERE f.id IN (SELECT chain FROM r) "
+            "AND coalesce(f.unresolved, 0) = 0 AND s.value != ''), ", table(m, TG_TABLE_CALLCHAINS));
+    /* the function's name: a walk over each symbol's characters, tracking
+    ** <...> nesting, to the start of its last word before '(' */
+    put(&b, "sym(s, len) AS (SELECT DISTINCT symbol, CASE WHEN instr(symbol, '(') > 0 THEN instr(symbol, '(') - 1 "
+            "ELSE length(symbol) END FROM frame), "
+            "walk(s, len, i, depth, start) AS (SELECT s, len, 1, 0, 1 FROM sym UNION ALL SELECT s, len, i + 1, "
+            "CASE WHEN substr(s, i, 1) = '<' THEN depth + 1 WHEN substr(s, i, 1) = '>' AND depth > 0 THEN depth - 1 "
+            "ELSE depth END, CASE WHEN substr(s, i, 1) = ' ' AND depth = 0 THEN i + 1 ELSE start END FROM walk "
+            "WHERE i <= len), "
+            "fn(s, name) AS (SELECT s, substr(s, start) FROM walk WHERE i = len + 1), "
+            "outside AS (SELECT f.id, f.depth, f.symbol, substr(f.path, length(rtrim(f.path, replace(f.path, '/', ''))) "
+            "+ 1) AS module FROM frame f JOIN fn ON fn.s = f.symbol WHERE NOT (fn.name GLOB 'cuda*' OR fn.name GLOB "
+            "'__cuda*' OR fn.name GLOB '__device_stub*' OR fn.name GLOB 'cu[A-Z]*')), "
+            "site AS (SELECT o.id, o.symbol, o.module FROM outside o WHERE NOT ");
+    put_library_test(&b, "o.module");
+    put(&b, " AND o.depth = (SELECT min(x.depth) FROM outside x WHERE x.id = o.id AND NOT ");
+    put_library_test(&b, "x.module");
+    put(&b, ")) SELECT s.symbol AS call_site, s.module AS call_module, count(*) AS count, sum(r.duration) AS time_ns "
+            "FROM r LEFT JOIN site s ON s.id = r.chain GROUP BY 1, 2 ORDER BY count DESC, call_site;");
     if (n_rows > TG_CAUSE_SQL_ROWS)
         put(&b, " -- lists the first %d of the %zu rows: counts past them are not reproduced", TG_CAUSE_SQL_ROWS,
             n_rows);

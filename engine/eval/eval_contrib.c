@@ -4,8 +4,10 @@
 ** baseline (engine/baseline/compare.c) and `tracegate merge` gives the
 ** slowest rank against the median rank (engine/report/merge.c). Per steady
 ** iteration, the GPU work names (kernel families, copy kinds, memsets)
-** and NVTX ranges whose time moved, by |delta|, each with the SQL that
-** reproduces it on the newer trace; and the sentence that names them.
+** and NVTX ranges whose time moved, by |delta|, each with the newer
+** trace's longest steady rows of it and the query (SQL, or jq on a Kineto
+** trace) that reproduces its time there and lists them; and the sentence
+** that names them.
 */
 #include "eval.h"
 #include "../common/units.h"
@@ -46,13 +48,16 @@ static void diff_lists(const tg_work_entry *then, size_t n_then, const tg_work_e
         const tg_work_entry *c = find_entry(now, n_now, b->name, b->kind);
         double now_time = c && !isnan(c->time) ? c->time : 0, now_launches = c && !isnan(c->launches) ? c->launches : 0;
         out[(*n)++] = (tg_contributor){.name = b->name, .kind = b->kind, .then_time = b->time, .now_time = now_time,
-                                       .then_launches = b->launches, .now_launches = now_launches};
+                                       .then_launches = b->launches, .now_launches = now_launches,
+                                       .rows = c ? c->rows : NULL, .n_rows = c ? c->n_rows : 0,
+                                       .table = c ? c->table : NULL};
     }
     for (size_t i = 0; i < n_now; i++) {
         const tg_work_entry *c = &now[i];
         if (find_entry(then, n_then, c->name, c->kind)) continue;
         out[(*n)++] = (tg_contributor){.name = c->name, .kind = c->kind, .then_time = 0, .now_time = c->time,
-                                       .then_launches = 0, .now_launches = c->launches};
+                                       .then_launches = 0, .now_launches = c->launches, .rows = c->rows,
+                                       .n_rows = c->n_rows, .table = c->table};
     }
     for (size_t i = 0; i < *n; i++) {
         tg_contributor *x = &out[i];
@@ -97,10 +102,13 @@ bool tg_workload_attribute(const tg_workload *base, const tg_workload *cur, doub
     for (size_t i = 0; ok && i < keep_ops + keep_ranges; i++) {
         tg_contributor x = i < keep_ops ? ops[i] : rng[i - keep_ops];
         x.name = tg_arena_strdup(a, x.name);
-        if (x.kind != TG_WORK_NVTX) {
-            tg_work_entry e = {.name = x.name, .kind = x.kind};
-            x.query = tg_workload_query(cur, &e, a);
-        }
+        int64_t *rows = x.n_rows ? tg_arena_alloc(a, x.n_rows * sizeof *rows) : NULL;
+        if (rows) memcpy(rows, x.rows, x.n_rows * sizeof *rows);
+        x.rows = rows;
+        x.n_rows = rows ? x.n_rows : 0;
+        if (x.table) x.table = tg_arena_strdup(a, x.table);
+        tg_work_entry e = {.name = x.name, .kind = x.kind, .rows = x.rows, .n_rows = x.n_rows};
+        x.query = tg_workload_query(cur, &e, a);
         ok = x.name != NULL;
         c->contributors[c->n_contributors++] = x;
     }

@@ -16,8 +16,9 @@
 ** A Kineto JSON trace has no tables: a row's rowid is its event's index in
 ** traceEvents, every cite names the table "traceEvents", each evidence
 ** entry carries the event's ts as the file writes it (us), and `reproduce`
-** is a jq program that selects the cited events and computes their
-** durations in ns, count and total (docs/kineto.md).
+** is a jq program that prints the finding's values and then the cited
+** rows (eval_jq.c, docs/kineto.md); where it cannot, one that selects
+** the cited events with their durations in ns, count and total.
 */
 #include "eval_int.h"
 
@@ -240,6 +241,18 @@ static const char *(*const reproduce_cites[TG_QUERY_COUNT])(const tg_model *, ci
     [TG_QUERY_JQ] = reproduce_jq,
 };
 
+/* The query printing a finding's values and cited rows, in each query
+** language of trace.h. */
+static const char *(*const reproduce_values[TG_QUERY_COUNT])(tg_rule_state *, const size_t *, size_t, tg_arena *) = {
+    [TG_QUERY_SQL] = tg_sql_reproduce,
+    [TG_QUERY_JQ] = tg_jq_reproduce,
+};
+
+const char *tg_values_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena)
+{
+    return reproduce_values[tg_trace_query_lang(st->m->trace)](st, rows, n, arena);
+}
+
 const char *tg_evidence_rows_query(const tg_model *m, const int *tables, const int64_t *rowids, size_t n,
                                    tg_arena *arena)
 {
@@ -319,7 +332,7 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
         return;
     }
     if (!st->n_heap) {
-        out->reproduce = tg_sql_reproduce(st, NULL, 0, arena);
+        out->reproduce = tg_values_reproduce(st, NULL, 0, arena);
         return;
     }
     qsort_r(st->heap, st->n_heap, sizeof *st->heap, cmp_heap, st);
@@ -378,9 +391,9 @@ void tg_evidence_build(tg_rule_state *st, tg_arena *arena)
         if (!push_cite(&cites, &n_cites, &cap_cites, first) || !push_cite(&cites, &n_cites, &cap_cites, second))
             break;
     }
-    size_t *rows = tg_trace_query_lang(m->trace) == TG_QUERY_SQL ? malloc(st->n_heap * sizeof *rows) : NULL;
+    size_t *rows = malloc(st->n_heap * sizeof *rows);
     for (size_t k = 0; rows && k < st->n_heap; k++) rows[k] = st->heap[k].row;
-    out->reproduce = rows ? tg_sql_reproduce(st, rows, st->n_heap, arena) : NULL;
+    out->reproduce = rows ? tg_values_reproduce(st, rows, st->n_heap, arena) : NULL;
     free(rows);
     if (!out->reproduce)
         out->reproduce = reproduce_cites[tg_trace_query_lang(m->trace)](m, cites, n_cites, arena);

@@ -375,8 +375,8 @@ static const char *group_reproduce(tg_rule_state *st, const tg_source_view *view
                                    tg_arena *arena)
 {
     if (!n) return NULL;
-    /* a JSON trace has no tables to GROUP BY: its query lists the cited
-    ** events (jq), as an export's does when a key has no SQL form */
+    /* a key with no SQL (jq) form: the query lists the groups' rows,
+    ** the cited events of a JSON trace */
     char *sql = tg_trace_query_lang(st->m->trace) == TG_QUERY_SQL ? group_by_sql(st, view, cited, n) : NULL;
     if (sql) {
         const char *out = tg_arena_strdup(arena, sql);
@@ -498,7 +498,7 @@ void tg_group_build(tg_rule_state *st, tg_arena *arena)
         out->n_evidence++;
     }
     /* pooled keys past TG_GROUPS_MAX are no group SQL can form */
-    if (!gs->g[gs->n - 1].overflow) out->reproduce = tg_sql_reproduce(st, NULL, out->n_evidence, arena);
+    if (!gs->g[gs->n - 1].overflow) out->reproduce = tg_values_reproduce(st, NULL, out->n_evidence, arena);
     if (!out->reproduce) out->reproduce = group_reproduce(st, &view, order, out->n_evidence, arena);
     free(order);
 }

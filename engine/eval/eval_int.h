@@ -139,6 +139,20 @@ void tg_group_free(tg_rule_state *st);
 ** then its cited rows (rows: indices into the source of the cited rows;
 ** for grouped evidence, n cited groups); NULL for other traces or on OOM. */
 const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena);
+/* The fields of e, each once, appended to list (at most cap); the columns
+** of a cited row in a reproduce query: the source's fields named in lead,
+** the evidence columns, then every field `where` reads (their number). */
+void tg_eval_fields_of(const tg_expr *e, const tg_field_def **list, size_t *n, size_t cap);
+size_t tg_eval_cited_fields(const tg_rule *r, const char *const *lead, size_t n_lead, const tg_field_def **cols,
+                            size_t cap);
+/* A part of a query written to its own malloc'd buffer (open_memstream);
+** false when out of memory (then *buf is NULL). */
+bool tg_eval_part(FILE **f, char **buf, size_t *len);
+bool tg_eval_part_end(FILE **f, char **buf);
+/* eval_jq.c: the same as a jq program, on a Kineto JSON trace. */
+const char *tg_jq_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena);
+/* The one of the two for the trace's query language (eval_evidence.c). */
+const char *tg_values_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena);
 
 /* eval_missing.c (docs/rules.md, "Missing data"): before the scan, true
 ** when the rule reads data the capture lacks (res says what, verdict error

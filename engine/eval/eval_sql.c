@@ -237,9 +237,15 @@ static void put_expr_corr(sqlq *q, const tg_expr *e, const char *row, const char
         const char *k = e->b && e->b->k.type == TG_TY_STRING ? e->b->k.u.s : "";
         fputc('(', f);
         if (e->op == TG_N_MATCHES) {
+            /* in the sqlite3 shell's regexp() syntax (regex.c), else as
+            ** written, and said so */
+            char why[160];
+            char *re = tg_regex_translate(k, TG_REGEX_SQLITE, why, sizeof why);
             put_expr_corr(q, e->a, row, corr);
             fputs(" REGEXP ", f);
-            tg_sql_put_string(f, k);
+            tg_sql_put_string(f, re ? re : k);
+            if (!re) fprintf(f, " /* the pattern %s: run with a POSIX ERE regexp() (docs/evidence.md) */", why);
+            free(re);
         } else if (e->op == TG_N_STARTSWITH) {
             fputs("substr(", f);
             put_expr_corr(q, e->a, row, corr);
@@ -333,7 +339,7 @@ static void put_values(sqlq *q)
 }
 
 /* The fields of e, each once, into list (at most cap). */
-static void fields_of(const tg_expr *e, const tg_field_def **list, size_t *n, size_t cap)
+void tg_eval_fields_of(const tg_expr *e, const tg_field_def **list, size_t *n, size_t cap)
 {
     if (!e) return;
     if (e->op == TG_N_FIELD && e->field) {
@@ -341,8 +347,25 @@ static void fields_of(const tg_expr *e, const tg_field_def **list, size_t *n, si
         for (size_t i = 0; i < *n && !seen; i++) seen = list[i] == e->field;
         if (!seen && *n < cap) list[(*n)++] = e->field;
     }
-    fields_of(e->a, list, n, cap);
-    fields_of(e->b, list, n, cap);
+    tg_eval_fields_of(e->a, list, n, cap);
+    tg_eval_fields_of(e->b, list, n, cap);
+}
+
+size_t tg_eval_cited_fields(const tg_rule *r, const char *const *lead, size_t n_lead, const tg_field_def **cols,
+                            size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < n_lead; i++) {
+        const tg_field_def *fd = tg_field_find(r->source, lead[i]);
+        if (fd && n < cap) cols[n++] = fd;
+    }
+    for (size_t i = 0; i < r->n_columns && n < cap; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < n && !seen; k++) seen = cols[k] == r->columns[i];
+        if (!seen) cols[n++] = r->columns[i];
+    }
+    tg_eval_fields_of(r->where, cols, &n, cap);
+    return n;
 }
 
 /* The columns of a cited row: its key, its span, the evidence columns,
@@ -352,17 +375,7 @@ static void put_row_columns(sqlq *q, const char *const *lead, size_t n_lead)
     const tg_rule *r = q->st->rule;
     FILE *f = q->f;
     const tg_field_def *cols[64];
-    size_t n = 0;
-    for (size_t i = 0; i < n_lead; i++) {
-        const tg_field_def *fd = tg_field_find(r->source, lead[i]);
-        if (fd && n < 64) cols[n++] = fd;
-    }
-    for (size_t i = 0; i < r->n_columns && n < 64; i++) {
-        bool seen = false;
-        for (size_t k = 0; k < n && !seen; k++) seen = cols[k] == r->columns[i];
-        if (!seen) cols[n++] = r->columns[i];
-    }
-    fields_of(r->where, cols, &n, 64);
+    size_t n = tg_eval_cited_fields(r, lead, n_lead, cols, 64);
     bool first = true;
     if (r->source != TG_SRC_GAP && r->source != TG_SRC_DEVICE) {
         fputs("rowid", f);
@@ -498,19 +511,19 @@ static char *with_views(const tg_model *m, unsigned need, const uint64_t *fields
     return buf;
 }
 
-/* One part into its own buffer (its size in *len, which the stream keeps
-** updating until part_end): false when out of memory. */
-static bool part(sqlq *q, char **buf, size_t *len)
+/* One part of a query into its own buffer (its size in *len, which the
+** stream keeps updating until tg_eval_part_end): false when out of memory. */
+bool tg_eval_part(FILE **f, char **buf, size_t *len)
 {
     *buf = NULL;
-    q->f = open_memstream(buf, len);
-    return q->f != NULL;
+    *f = open_memstream(buf, len);
+    return *f != NULL;
 }
 
-static bool part_end(sqlq *q, char **buf)
+bool tg_eval_part_end(FILE **f, char **buf)
 {
-    bool ok = fclose(q->f) == 0 && *buf;
-    q->f = NULL;
+    bool ok = fclose(*f) == 0 && *buf;
+    *f = NULL;
     if (!ok) {
         free(*buf);
         *buf = NULL;
@@ -525,9 +538,9 @@ const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg
     sqlq q = {.st = st};
     char *values = NULL, *cited = NULL;
     size_t values_len = 0, cited_len = 0;
-    bool ok = part(&q, &values, &values_len);
+    bool ok = tg_eval_part(&q.f, &values, &values_len);
     if (ok) put_values(&q);
-    ok = ok && part_end(&q, &values);
+    ok = ok && tg_eval_part_end(&q.f, &values);
     bool exact = !q.why[0];
     if (!exact && r->n_group_by) {
         /* grouped rows need the values' where: the caller cites the groups' rows */
@@ -545,12 +558,12 @@ const char *tg_sql_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg
         q.need = 0;
     }
     if (ok && n) {
-        ok = part(&q, &cited, &cited_len);
+        ok = tg_eval_part(&q.f, &cited, &cited_len);
         if (ok) {
             if (r->n_group_by) put_groups(&q, n);
             else put_cited_rows(&q, rows, n);
         }
-        ok = ok && part_end(&q, &cited);
+        ok = ok && tg_eval_part_end(&q.f, &cited);
     }
     char *sql = NULL;
     if (ok) {

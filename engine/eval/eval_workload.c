@@ -3,11 +3,13 @@
 ** work per steady iteration by kernel family, copy kind and memset, and
 ** the NVTX ranges inside steady iterations (model_work.c sums them), as
 ** tg_work_entry lists in the result's arena; plus what it takes to write
-** the SQL that reproduces one entry's per-iteration total from the export:
-** the steady iterations' NVTX rowids and the tables as named in the file.
+** the query that reproduces one entry's per-iteration total and lists its
+** cited rows: for an export the steady iterations' NVTX rowids and the
+** tables as named in the file (SQL), for a Kineto trace the jq views.
 */
 #include "eval_int.h"
 #include "../common/stats.h"
+#include "../model/model_jq.h"
 #include "../trace/nsys_enums.h"
 
 #include <math.h>
@@ -43,16 +45,28 @@ static const char *steady_cte(const tg_model *m, tg_arena *a)
     return out;
 }
 
-static bool entries(const tg_work_name *src, size_t n, int64_t iters, tg_arena *a, tg_work_entry **out)
+/* The table a work entry's rows are in. */
+static int entry_table(tg_work_kind kind)
+{
+    return kind == TG_WORK_KERNEL ? TG_TABLE_KERNEL : kind == TG_WORK_MEMCPY ? TG_TABLE_MEMCPY
+         : kind == TG_WORK_MEMSET ? TG_TABLE_MEMSET : TG_TABLE_NVTX;
+}
+
+static bool entries(const tg_trace *t, const tg_work_name *src, size_t n, int64_t iters, tg_arena *a,
+                    tg_work_entry **out)
 {
     *out = tg_arena_alloc(a, (n ? n : 1) * sizeof **out);
     if (!*out) return false;
     for (size_t i = 0; i < n; i++) {
         const tg_work_name *w = &src[i];
+        int64_t *rows = w->n_top ? tg_arena_alloc(a, (size_t)w->n_top * sizeof *rows) : NULL;
+        if (w->n_top && !rows) return false;
+        for (int k = 0; k < w->n_top; k++) rows[k] = w->top_rowid[k];
         (*out)[i] = (tg_work_entry){
             .name = tg_arena_strdup(a, w->name), .kind = w->kind, .count = w->count, .total = (double)w->time,
             .time = iters > 0 ? (double)w->steady_time / (double)iters : NAN,
             .launches = iters > 0 ? (double)w->steady_count / (double)iters : NAN,
+            .rows = rows, .n_rows = (size_t)w->n_top, .table = tg_trace_cite_table(t, entry_table(w->kind)),
         };
         if (!(*out)[i].name) return false;
     }
@@ -87,6 +101,19 @@ static double steady_idle(const tg_model *m, int64_t iters)
     return idle / (double)iters;
 }
 
+/* The jq views a Kineto entry's program reads: the op rows, the ranges,
+** the trace's steady iterations (model_jq.h). */
+static const char *jq_views(const tg_model *m, tg_arena *a)
+{
+    uint64_t fields[TG_SRC_COUNT] = {0};
+    unsigned sources = 1u << TG_SRC_KERNEL | 1u << TG_SRC_MEMCPY | 1u << TG_SRC_MEMSET | 1u << TG_SRC_NVTX |
+                       1u << TG_SRC_TRACE;
+    char *views = tg_model_jq_with(m, sources, fields);
+    const char *out = views ? tg_arena_strdup(a, views) : NULL;
+    free(views);
+    return out;
+}
+
 tg_workload *tg_eval_workload(const tg_model *m, tg_arena *a)
 {
     tg_work_summary s;
@@ -96,6 +123,7 @@ tg_workload *tg_eval_workload(const tg_model *m, tg_arena *a)
     if (ok) {
         const tg_trace *t = m->trace;
         int64_t iters = m->has_iterations ? s.steady_iterations : 0;
+        bool jq = tg_trace_query_lang(t) == TG_QUERY_JQ;
         *w = (tg_workload){
             .steady_iterations = iters,
             .gpu_time = iters > 0 ? (double)s.steady_time / (double)iters : NAN,
@@ -105,9 +133,12 @@ tg_workload *tg_eval_workload(const tg_model *m, tg_arena *a)
             .table_kernel = table_of(t, TG_TABLE_KERNEL), .table_memcpy = table_of(t, TG_TABLE_MEMCPY),
             .table_memset = table_of(t, TG_TABLE_MEMSET), .table_runtime = table_of(t, TG_TABLE_RUNTIME),
             .table_nvtx = table_of(t, TG_TABLE_NVTX),
+            .sql_nvtx_name = tg_trace_has_column(t, TG_TABLE_NVTX, "textId")
+                           ? "coalesce((SELECT value FROM StringIds WHERE id = textId), text)" : "text",
         };
-        ok = entries(s.names, s.n_names, iters, a, &w->ops) && entries(s.ranges, s.n_ranges, iters, a, &w->ranges) &&
-             (iters == 0 || (w->sql_steady = steady_cte(m, a)) != NULL);
+        ok = entries(t, s.names, s.n_names, iters, a, &w->ops) &&
+             entries(t, s.ranges, s.n_ranges, iters, a, &w->ranges) &&
+             (iters == 0 || (jq ? (w->jq_views = jq_views(m, a)) != NULL : (w->sql_steady = steady_cte(m, a)) != NULL));
     }
     tg_work_summary_free(&s);
     return ok ? w : NULL;
@@ -161,19 +192,42 @@ static int copy_kind_of(const char *label)
     return tg_copy_kind_code(label + 8, len - 9);
 }
 
-const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *a)
+/* The second statement: the cited rows, longest first. */
+static void put_cited_sql(FILE *f, const tg_work_entry *e, const char *table, bool nvtx, const char *name_sql)
 {
-    if (!w || !e || !w->sql_steady || e->kind == TG_WORK_NVTX) return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return NULL;
+    if (!e->n_rows) return;
+    fprintf(f, " SELECT rowid, start AS start_ns, end AS end_ns, end - start AS duration_ns, %s AS name FROM %s "
+               "WHERE rowid IN (", nvtx ? name_sql : "NULL", table);
+    for (size_t i = 0; i < e->n_rows; i++) fprintf(f, "%s%lld", i ? ", " : "", (long long)e->rows[i]);
+    fputs(") ORDER BY duration_ns DESC, start;", f);
+}
+
+/* An NVTX range's: the ranges of that name opened inside a steady
+** iteration of their process (model_work.c), their time. */
+static void put_range_sql(FILE *f, const tg_workload *w, const tg_work_entry *e)
+{
+    fprintf(f, "WITH steady AS (%s), r AS (SELECT rowid, start, end, (globalTid >> 24) & 16777215 AS pid, %s AS name "
+               "FROM %s WHERE start IS NOT NULL AND end IS NOT NULL AND eventType NOT IN (",
+            w->sql_steady, w->sql_nvtx_name, w->table_nvtx);
+    const char *sep = "";
+#define X(type) fprintf(f, "%s%d", sep, type), sep = ", ";
+    TG_NVTX_DEFINITION_TYPES(X)
+#undef X
+    fprintf(f, ")) SELECT COUNT(*) AS ranges, SUM(r.end - r.start) AS time_ns, SUM(r.end - r.start) / %lld.0 AS "
+               "per_iteration_ns FROM r WHERE r.name = ", (long long)w->steady_iterations);
+    put_literal(f, e->name);
+    fputs(" AND EXISTS (SELECT 1 FROM steady s WHERE s.pid = r.pid AND r.start BETWEEN s.start AND s.end);", f);
+    put_cited_sql(f, e, w->table_nvtx, true, w->sql_nvtx_name);
+}
+
+static void put_op_sql(FILE *f, const tg_workload *w, const tg_work_entry *e)
+{
     fprintf(f, "WITH steady AS (%s), op AS (SELECT rowid, start, end, correlationId AS corr, "
                "(globalPid >> 24) & 16777215 AS pid", w->sql_steady);
     if (e->kind == TG_WORK_KERNEL)
         fprintf(f, ", coalesce((SELECT value FROM StringIds WHERE id = demangledName), "
                    "(SELECT value FROM StringIds WHERE id = shortName)) AS name FROM %s) ", w->table_kernel);
-    else if (e->kind == 1)
+    else if (e->kind == TG_WORK_MEMCPY)
         fprintf(f, ", copyKind AS kind FROM %s) ", w->table_memcpy);
     else
         fprintf(f, " FROM %s) ", w->table_memset);
@@ -181,11 +235,68 @@ const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_a
                "SUM(op.end - op.start) / %lld.0 AS per_iteration_ns FROM op WHERE ",
             (long long)w->steady_iterations);
     if (e->kind == TG_WORK_KERNEL) put_family_test(f, e->name);
-    else if (e->kind == 1) fprintf(f, "op.kind = %d", copy_kind_of(e->name));
+    else if (e->kind == TG_WORK_MEMCPY) fprintf(f, "op.kind = %d", copy_kind_of(e->name));
     else fputs("1", f);
     fprintf(f, " AND EXISTS (SELECT 1 FROM %s r JOIN steady s ON s.pid = op.pid AND r.start BETWEEN "
                "s.start AND s.end WHERE r.correlationId = op.corr AND ((r.globalTid >> 24) & 16777215) = op.pid);",
             w->table_runtime);
+    put_cited_sql(f, e, e->kind == TG_WORK_KERNEL ? w->table_kernel : e->kind == TG_WORK_MEMCPY ? w->table_memcpy
+                                                                                           : w->table_memset,
+                  false, NULL);
+}
+
+/* The same as a jq program over the Kineto views: the steady rows of the
+** entry, their count, time and time per steady iteration; then the cited
+** events. */
+static void put_jq(FILE *f, const tg_workload *w, const tg_work_entry *e)
+{
+    fputs(w->jq_views, f);
+    if (e->kind == TG_WORK_NVTX) {
+        fputs("[$nvtx[] | select(.name == ", f);
+        tg_jq_put_string(f, e->name);
+        fputs(" and (tg_it(.pid; .start) | . != null and .steady))] as $r | {ranges: ($r | length), time_ns: ", f);
+    } else {
+        fprintf(f, "[$%s[] | select(.steady and ", e->kind == TG_WORK_KERNEL ? "kernel"
+                                                   : e->kind == TG_WORK_MEMCPY ? "memcpy" : "memset");
+        if (e->kind == TG_WORK_KERNEL) {
+            /* the family, or it followed by template arguments or parameters */
+            fputs("(.name as $n | ", f);
+            tg_jq_put_string(f, e->name);
+            fputs(" as $f | $n == $f or any(\"<\", \"(\"; . as $c | ($n | startswith($f + $c) or "
+                  "startswith(\"void \" + $f + $c)))))", f);
+        } else if (e->kind == TG_WORK_MEMCPY) {
+            size_t len = strlen(e->name);
+            char kind[32] = "";
+            if (len > 9 && len - 9 < sizeof kind) memcpy(kind, e->name + 8, len - 9);
+            fputs(".kind == ", f);
+            tg_jq_put_string(f, kind);
+            fputs(")", f);
+        } else {
+            fputs("true)", f);
+        }
+        fputs("] as $r | {launches: ($r | length), gpu_time_ns: ", f);
+    }
+    fputs("($r | map(.duration) | add // 0), per_iteration_ns: (($r | map(.duration) | add // 0) / "
+          "$trace.steady_iterations)}", f);
+    if (e->n_rows) {
+        fputs(", ({", f);
+        for (size_t i = 0; i < e->n_rows; i++) fprintf(f, "%s\"%lld\": true", i ? ", " : "", (long long)e->rows[i]);
+        fputs("} as $cited | $r | map(select($cited[.rowid | tostring])) | sort_by(-.duration) | .[] | {rowid, "
+              "cat: $e[.rowid].cat, event: $e[.rowid].name, ts: $e[.rowid].ts, start_ns: (.start | tg_abs), "
+              "end_ns: (.end | tg_abs), duration_ns: .duration})", f);
+    }
+}
+
+const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *a)
+{
+    if (!w || !e || (!w->sql_steady && !w->jq_views)) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    if (w->jq_views) put_jq(f, w, e);
+    else if (e->kind == TG_WORK_NVTX) put_range_sql(f, w, e);
+    else put_op_sql(f, w, e);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -110,7 +110,12 @@ typedef struct tg_contributor {
     double then_launches, now_launches;
     double delta;              /* now_time - then_time */
     double share;              /* of the total change of GPU time per iteration; NaN without */
-    const char *query;         /* SQL: this trace's launches and per-iteration total */
+    const char *query;         /* SQL (jq on a Kineto trace): this trace's launches (ranges) and
+                                  per-iteration total, then the cited rows */
+    const int64_t *rows;       /* cited: this trace's longest steady rows of it (at most
+                                  TG_WORK_TOP), rowids of `table` (traceEvents indices) */
+    size_t n_rows;
+    const char *table;
 } tg_contributor;
 
 typedef struct tg_baseline_cmp {
@@ -176,6 +181,11 @@ typedef struct tg_work_entry {
     int64_t count;             /* whole trace */
     double total;              /* ns, whole trace */
     double time, launches;     /* per steady iteration; NaN without iterations */
+    /* this trace's longest steady rows of it (tg_work_name.top_rowid), in
+    ** table `table`; none for an entry read from a baseline file */
+    const int64_t *rows;
+    size_t n_rows;
+    const char *table;
 } tg_work_entry;
 
 /* What a workload list keeps beside its top names: the rest, summed. */
@@ -197,6 +207,10 @@ typedef struct tg_workload {
     ** the tables as named in the file. */
     const char *sql_steady;
     const char *table_kernel, *table_memcpy, *table_memset, *table_runtime, *table_nvtx;
+    const char *sql_nvtx_name;  /* an NVTX row's name in that file's layout */
+    /* for a Kineto trace, the jq views the entries' programs read
+    ** (engine/model/model_jq.c), instead of the SQL pieces */
+    const char *jq_views;
 } tg_workload;
 
 /* What the HTML report draws of a trace (eval_timeline.c), made only when

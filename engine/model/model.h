@@ -147,12 +147,18 @@ typedef struct tg_model tg_model;
 
 /* GPU work of one name (a kernel name, "[memcpy HtoD]", "[memset]"), or
 ** NVTX ranges of one name (TG_WORK_NVTX). */
+#define TG_WORK_TOP 5
 typedef struct tg_work_name {
     const char *name;          /* points into the trace's pool or static text */
     tg_work_kind kind;
     int64_t count, time;       /* whole trace */
     int64_t steady_count, steady_time;  /* launched (opened) in steady iterations */
     int64_t p50;               /* median duration; null unless asked for */
+    /* the longest ones launched (opened) in steady iterations, longest
+    ** first: what a regression finding's contributor cites (rowids of its
+    ** table: kernel, memcpy, memset or NVTX; traceEvents indices) */
+    int64_t top_rowid[TG_WORK_TOP], top_duration[TG_WORK_TOP];
+    int n_top;
 } tg_work_name;
 
 typedef struct tg_work_summary {

@@ -8,6 +8,7 @@
 ** baselines keep it as the workload's fingerprint and to say what got
 ** slower when a regression rule fires.
 **
+** The few longest steady rows of each name are kept for citing.
 ** One pass over each op table (kernels as tg_kspan: the lean load is
 ** enough) into a dense array indexed by name id; medians, when asked, sort
 ** (name, duration) pairs once.
@@ -51,7 +52,24 @@ static tg_work_name *entry(accum *a, size_t key, const char *name, tg_work_kind 
     return &a->list[a->slot[key]];
 }
 
-static void add(tg_work_name *w, int64_t start, int64_t end, bool steady, bool has_iterations)
+/* Keep rowid among the TG_WORK_TOP longest (longest first, the earlier
+** row on ties). */
+static void keep_top(tg_work_name *w, int64_t rowid, int64_t d)
+{
+    int at = w->n_top;
+    while (at > 0 && w->top_duration[at - 1] < d) at--;
+    if (at >= TG_WORK_TOP) return;
+    int last = w->n_top < TG_WORK_TOP ? w->n_top : TG_WORK_TOP - 1;
+    for (int k = last; k > at; k--) {
+        w->top_rowid[k] = w->top_rowid[k - 1];
+        w->top_duration[k] = w->top_duration[k - 1];
+    }
+    w->top_rowid[at] = rowid;
+    w->top_duration[at] = d;
+    if (w->n_top < TG_WORK_TOP) w->n_top++;
+}
+
+static void add(tg_work_name *w, int64_t rowid, int64_t start, int64_t end, bool steady, bool has_iterations)
 {
     if (!w || start == TG_NULL_I64 || end == TG_NULL_I64) return;
     w->count++;
@@ -59,6 +77,7 @@ static void add(tg_work_name *w, int64_t start, int64_t end, bool steady, bool h
     if (steady && has_iterations) {
         w->steady_count++;
         w->steady_time = tg_add_sat(w->steady_time, end - start);
+        keep_top(w, rowid, end - start);
     }
 }
 
@@ -134,7 +153,7 @@ static bool ranges(const tg_model *m, tg_work_summary *out)
         if (!is_marker[r->name])
             is_marker[r->name] = tg_iter_selection_has_marker(m->selection, tg_trace_str(t, r->name)) ? 2 : 1;
         if (is_marker[r->name] == 2) continue;
-        add(entry(&a, (size_t)r->name, tg_trace_str(t, r->name), TG_WORK_NVTX), r->start, r->end, true, true);
+        add(entry(&a, (size_t)r->name, tg_trace_str(t, r->name), TG_WORK_NVTX), r->rowid, r->start, r->end, true, true);
         ok = !a.oom;
     }
     free(is_marker);
@@ -164,16 +183,18 @@ bool tg_model_work_summary(const tg_model *m, bool with_medians, tg_work_summary
         const tg_kspan *s = tg_model_kernel(m, i);
         int32_t f = tg_model_kernel_family(m, s->name);
         if (f < 0 || f >= n_strings) continue;
-        add(entry(&a, (size_t)f, tg_trace_str(t, f), TG_WORK_KERNEL), s->start, s->end, s->steady == 1, iters);
+        add(entry(&a, (size_t)f, tg_trace_str(t, f), TG_WORK_KERNEL), s->rowid, s->start, s->end, s->steady == 1, iters);
     }
     for (size_t i = 0; i < t->n_memcpys && !a.oom; i++) {
         const tg_memop *r = &t->memcpys[i];
         size_t kind = r->copy_kind >= 0 && (size_t)r->copy_kind < N_COPY_LABELS ? (size_t)r->copy_kind : 0;
-        add(entry(&a, (size_t)n_strings + kind, copy_labels[kind], TG_WORK_MEMCPY), r->start, r->end, r->steady == 1, iters);
+        add(entry(&a, (size_t)n_strings + kind, copy_labels[kind], TG_WORK_MEMCPY), r->rowid, r->start, r->end,
+            r->steady == 1, iters);
     }
     for (size_t i = 0; i < t->n_memsets && !a.oom; i++) {
         const tg_memop *r = &t->memsets[i];
-        add(entry(&a, (size_t)n_strings + N_COPY_LABELS, MEMSET_LABEL, TG_WORK_MEMSET), r->start, r->end, r->steady == 1, iters);
+        add(entry(&a, (size_t)n_strings + N_COPY_LABELS, MEMSET_LABEL, TG_WORK_MEMSET), r->rowid, r->start, r->end,
+            r->steady == 1, iters);
     }
     bool ok = !a.oom && (!with_medians || medians(m, &a, n_strings));
     free(a.slot);

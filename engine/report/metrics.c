@@ -103,9 +103,6 @@ typedef struct counts {
     int64_t duplicate_api_rows, longest_gap;
 } counts;
 
-/* The most rows a count's jq program lists (docs/formats.md). */
-#define JQ_MAX_ROWS 1000
-
 struct tg_metrics_defs {
     tg_ruleset *counts;        /* METRIC_COUNT_LIST compiled */
 };
@@ -242,8 +239,7 @@ void tg_metrics_defs_free(tg_metrics_defs *d)
 
 /* Every count of METRIC_COUNT_LIST by the evaluator, and what evaluating
 ** cannot give (duplicate API rows, the longest gap). A table the capture
-** lacks counts 0 rows, without a query; so does a JSON trace's count of
-** more than JQ_MAX_ROWS rows. False when memory runs out. */
+** lacks counts 0 rows, without a query. False when memory runs out. */
 static bool count_rows(const tg_model *m, const tg_metrics_defs *defs, tg_arena *arena, counts *c)
 {
     const tg_trace *t = m->trace;
@@ -255,17 +251,16 @@ static bool count_rows(const tg_model *m, const tg_metrics_defs *defs, tg_arena 
     tg_diag diag;
     tg_diag_init(&diag);
     tg_trace_result res = {0};
-    /* SQL recounts every row; a jq program lists the cited events, so a
-    ** JSON trace's count has a query only when all its rows are cited */
-    bool sql = tg_trace_query_lang(t) == TG_QUERY_SQL;
-    tg_eval_opts opts = {.missing = TG_MISSING_SKIP, .evidence_limit = sql ? 0 : JQ_MAX_ROWS};
+    /* the query (SQL, or jq on a JSON trace) recounts every row and
+    ** lists ten of them (docs/formats.md) */
+    tg_eval_opts opts = {.missing = TG_MISSING_SKIP};
     bool ok = tg_eval_model(rs, m, &opts, arena, &res, &diag) == TG_OK;
     for (size_t i = 0; ok && i < res.n_results; i++) {
         const tg_rule_result *r = &res.results[i];
         for (int k = 0; k < M_COUNT; k++) {
             if (strcmp(r->rule, metric_keys[k]) != 0) continue;
             c->n[k] = r->missing_data ? 0 : r->count;
-            c->query[k] = r->missing_data || (!sql && r->count > (int64_t)r->n_evidence) ? NULL : r->reproduce;
+            c->query[k] = r->missing_data ? NULL : r->reproduce;
         }
     }
     tg_diag_clear(&diag);

@@ -3,7 +3,10 @@
 ** rows of ../shared/traces/README.md's verdicts table). Records baselines
 ** with the built binary into a temporary folder, checks traces against
 ** them, and asserts the regression verdicts; recording twice must give
-** byte-identical files. Skips with a message when ../shared is absent.
+** byte-identical files. A regression's contributors (what changed most)
+** each carry a query -- SQL on an export, jq on a Kineto trace -- that
+** gives their time per iteration and then cites their longest rows there;
+** it is run and checked. Skips with a message when ../shared is absent.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include "corpus.h"
+#include "sqlrun.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -74,6 +78,38 @@ static json_t *contributor(json_t *doc, const char *rule, const char *name)
     return NULL;
 }
 
+/* A contributor's query gave `total` (its first row: count, time, time per
+** iteration) and `rows` (the cited ones): the time per iteration the
+** finding states (within 1e-6), its count per iteration, and at most
+** TG_WORK_TOP rows of it, longest first (none when it is gone). */
+static void check_cited(json_t *c, json_t *total, json_t *rows, double iterations)
+{
+    const char *name = json_string_value(json_object_get(c, "name"));
+    bool nvtx = !strcmp(json_string_value(json_object_get(c, "kind")), "nvtx");
+    double want = json_number_value(json_object_get(c, "current_ns"));
+    double per = json_number_value(json_object_get(total, "per_iteration_ns"));
+    double count = json_number_value(json_object_get(total, nvtx ? "ranges" : "launches"));
+    if (!json_is_number(json_object_get(total, "per_iteration_ns")) && want == 0) per = 0;
+    if (fabs(per - want) > 1e-6 * fmax(1, want))
+        fail_msg("%s: the query gives %.17g ns per iteration, the finding %.17g", name, per, want);
+    if (!nvtx && fabs(count / iterations - json_number_value(json_object_get(c, "current_launches"))) > 1e-9)
+        fail_msg("%s: the query counts %g launches, the finding %g per iteration", name, count,
+                 json_number_value(json_object_get(c, "current_launches")));
+    size_t n = json_array_size(rows);
+    if (want > 0 ? n == 0 || n > 5 : n != 0) fail_msg("%s: %zu cited rows", name, n);
+    for (size_t r = 0; r < n; r++) {
+        json_t *row = json_array_get(rows, r);
+        json_int_t d = json_integer_value(json_object_get(row, "duration_ns"));
+        if (d <= 0 || json_integer_value(json_object_get(row, "end_ns")) - json_integer_value(json_object_get(row, "start_ns")) != d)
+            fail_msg("%s: cited row %zu has no span", name, r);
+        if (r > 0 && d > json_integer_value(json_object_get(json_array_get(rows, r - 1), "duration_ns")))
+            fail_msg("%s: cited rows not longest first", name);
+        const char *rn = json_string_value(json_object_get(row, nvtx ? (json_object_get(row, "event") ? "event" : "name")
+                                                                    : "event"));
+        if (nvtx && (!rn || strcmp(rn, name))) fail_msg("%s: cites a range named %s", name, rn ? rn : "(none)");
+    }
+}
+
 /* What got slower in realistic_regressed (docs/regressions.md): the
 ** unfused optimizer's element-wise kernels grew (5x the launches), the
 ** fused multi-tensor kernel is gone; each GPU contributor's SQL gives, on
@@ -114,6 +150,20 @@ static void check_contributors(json_t *doc)
         if (fabs(per - want) > 1e-6 * fmax(1, want) || fabs(launches / 50 - want_launches) > 1e-9)
             fail_msg("%s: the query gives %.17g ns (%g launches), the finding %.17g ns (%g per iteration)",
                      json_string_value(json_object_get(c, "name")), per, launches, want, want_launches);
+    }
+    /* every contributor of both rules, NVTX ranges too: the whole query
+    ** through SQLite, its total and its cited rows */
+    const char *rules[] = {"gpu-time-regression", "iteration-time-regression"};
+    for (size_t k = 0; k < 2; k++) {
+        list = json_object_get(json_object_get(result_of(doc, rules[k]), "baseline"), "contributors");
+        json_array_foreach(list, i, c) {
+            const char *sql = json_string_value(json_object_get(c, "query"));
+            char err[512];
+            json_t *sets = sql ? sqlrun(trace, sql, err, sizeof err) : NULL;
+            if (!sets) fail_msg("%s: no query, or it fails: %s", json_string_value(json_object_get(c, "name")), err);
+            check_cited(c, json_array_get(json_array_get(sets, 0), 0), json_array_get(sets, 1), 50);
+            json_decref(sets);
+        }
     }
 }
 
@@ -281,6 +331,58 @@ static void test_other_marker_is_refused(void **state)
                                 own, corpus_traces), 0);
 }
 
+/* Kineto (docs/kineto.md): sync_memcpy_bad against a baseline of
+** sync_memcpy_good fails both rules; its contributors (the pageable HtoD
+** copies, the optimizer's record_function range) carry jq programs that,
+** run by jq on the trace, give their time per iteration and cite their
+** longest events. */
+static void test_kineto_contributors(void **state)
+{
+    (void)state;
+    if (system("jq --version >/dev/null 2>&1") != 0) skip();
+    char base[512], trace[1024], prog[600], cmd[2400];
+    snprintf(base, sizeof base, "%s/smg.yaml", tmpdir);
+    snprintf(trace, sizeof trace, "%s/kineto/h200/sync_memcpy_bad.json.gz", corpus_traces);
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s/kineto/h200/sync_memcpy_good.json.gz'", base,
+                                corpus_traces), 0);
+    int st;
+    json_t *doc = check_json(&st, base, "kineto/h200/sync_memcpy_bad.json.gz", "");
+    assert_int_equal(st, 1);
+    json_t *copies = contributor(doc, "gpu-time-regression", "[memcpy HtoD]");
+    assert_string_equal(json_string_value(json_object_get(copies, "status")), "grew");
+    json_t *range = contributor(doc, "iteration-time-regression", "Optimizer.step#AdamW.step");
+    json_t *cs[] = {copies, range};
+    snprintf(prog, sizeof prog, "%s/contrib.jq", tmpdir);
+    FILE *f = fopen(prog, "w");
+    assert_non_null(f);
+    for (size_t k = 0; k < 2; k++) {
+        const char *q = json_string_value(json_object_get(cs[k], "query"));
+        assert_non_null(q);
+        fprintf(f, "%s[(%s)]", k ? ",\n" : "", q);
+    }
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "gunzip -c '%s' | jq -c -f '%s' | jq -c -s .", trace, prog);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    json_error_t err;
+    json_t *outs = json_loadf(p, 0, &err);
+    assert_int_equal(pclose(p), 0);
+    assert_int_equal(json_array_size(outs), 2);
+    double iterations = json_integer_value(json_object_get(result_of(doc, "gpu-time-regression"), "count"));
+    for (size_t k = 0; k < 2; k++) {
+        json_t *out = json_array_get(outs, k), *rows = json_array();
+        for (size_t r = 1; r < json_array_size(out); r++) json_array_append(rows, json_array_get(out, r));
+        check_cited(cs[k], json_array_get(out, 0), rows, iterations);
+        for (size_t r = 0; r < json_array_size(rows); r++) {
+            const char *cat = json_string_value(json_object_get(json_array_get(rows, r), "cat"));
+            assert_string_equal(cat, k ? "user_annotation" : "gpu_memcpy");
+        }
+        json_decref(rows);
+    }
+    json_decref(outs);
+    json_decref(doc);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -306,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_recording_is_byte_stable),
         cmocka_unit_test(test_other_gpu_is_refused),
         cmocka_unit_test(test_other_marker_is_refused),
+        cmocka_unit_test(test_kineto_contributors),
     };
     return cmocka_run_group_tests_name("corpus baselines", tests, setup, teardown);
 }

@@ -19,10 +19,8 @@
 **     regression rules pass: the metrics agree);
 **   - the eight public captures load (`info` exit 0) and `check` exits 0
 **     or 1 (3 only when it names what is missing);
-**   - evidence: every failing rule's `reproduce` jq program, run by jq on
-**     the trace file, returns exactly the cited traceEvents entries (a gap
-**     cites its two bounding ops, a device its first and last), each with
-**     the cited duration, and their count.
+**   - metrics' jq queries list the events they count (findings' jq
+**     programs: test_jq_reproduce_corpus.c).
 **
 ** Skips with a message when ../shared is absent.
 */
@@ -51,7 +49,7 @@ static bool within_1pct(double a, double b)
 
 /* Keys whose values are absolute times or names of the files, and the
 ** metrics' `queries` (SQL for one, jq for the other: each format's own is
-** checked by metrics_corpus and test_reproduce_jq). */
+** checked by metrics_corpus and test_metrics_queries_with_jq). */
 static bool skipped_key(const char *key)
 {
     static const char *const keys[] = {"file", "start_ns", "end_ns", "steady_start_ns", "steady_end_ns",
@@ -506,30 +504,19 @@ static void test_public_captures(void **state)
     }
 }
 
-/* ---------------------------------------------------------------- jq reproduces the evidence */
+/* ---------------------------------------------------------------- jq */
 
-static bool cited(json_t *evidence, long long index)
-{
-    for (size_t i = 0; i < json_array_size(evidence); i++) {
-        json_t *ev = json_array_get(evidence, i), *f = json_object_get(ev, "fields");
-        if (json_integer_value(json_object_get(ev, "rowid")) == index ||
-            json_integer_value(json_object_get(f, "next_rowid")) == index ||
-            json_integer_value(json_object_get(f, "last_rowid")) == index)
-            return true;
-    }
-    return false;
-}
-
-/* Run the program on the trace with jq; its document, or NULL. */
-static json_t *run_jq(const char *trace, const char *program)
+/* Run the n programs on the trace with jq, side by side (one parse): an
+** array of their outputs, one array per program, or NULL. */
+static json_t *run_jq(const char *trace, const char *const *programs, size_t n)
 {
     char prog_file[512], cmd[1536];
     snprintf(prog_file, sizeof prog_file, "%s/prog.jq", tmpdir);
     FILE *f = fopen(prog_file, "w");
     if (!f) return NULL;
-    fputs(program, f);
+    for (size_t i = 0; i < n; i++) fprintf(f, "%s[(%s)]", i ? ",\n" : "", programs[i]);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "gunzip -c '%s' | jq -c -f '%s'", trace, prog_file);
+    snprintf(cmd, sizeof cmd, "gunzip -c '%s' | jq -c -f '%s' | jq -c -s .", trace, prog_file);
     FILE *p = popen(cmd, "r");
     if (!p) return NULL;
     json_error_t err;
@@ -538,97 +525,9 @@ static json_t *run_jq(const char *trace, const char *program)
     return doc;
 }
 
-/* Each failing result of the trace: jq selects exactly what it cites. */
-static int reproduce_trace(const char *trace, size_t *checked)
-{
-    int st, wrong = 0;
-    json_t *doc = corpus_json(&st, "check --format json '%s'", trace);
-    json_t *results = results_of(doc);
-    for (size_t i = 0; i < json_array_size(results); i++) {
-        json_t *r = json_array_get(results, i), *evidence = json_object_get(r, "evidence");
-        const char *program = json_string_value(json_object_get(r, "reproduce"));
-        if (strcmp(json_string_value(json_object_get(r, "status")), "fail") || !program) continue;
-        const char *rule = json_string_value(json_object_get(r, "rule"));
-        json_t *out = run_jq(trace, program);
-        json_t *events = json_object_get(out, "events");
-        if (!json_is_array(events) || json_array_size(events) == 0) {
-            fprintf(stderr, "  %s %s: jq returned no events\n", trace, rule);
-            wrong++;
-        }
-        size_t distinct = 0;
-        for (size_t e = 0; e < json_array_size(evidence); e++) {
-            json_t *f = json_object_get(json_array_get(evidence, e), "fields");
-            distinct += 1 + (json_object_get(f, "next_rowid") != NULL) + (json_object_get(f, "last_rowid") != NULL);
-        }
-        for (size_t e = 0; e < json_array_size(events); e++) {
-            json_t *ev = json_array_get(events, e);
-            long long index = json_integer_value(json_object_get(ev, "index"));
-            if (!cited(evidence, index)) {
-                fprintf(stderr, "  %s %s: jq selected event %lld, which the evidence does not cite\n", trace, rule, index);
-                wrong++;
-            }
-            for (size_t c = 0; c < json_array_size(evidence); c++) {
-                json_t *cite = json_array_get(evidence, c);
-                if (json_integer_value(json_object_get(cite, "rowid")) != index ||
-                    json_object_get(json_object_get(cite, "fields"), "next_rowid") ||
-                    json_object_get(json_object_get(cite, "fields"), "last_rowid"))
-                    continue;
-                long long want = json_integer_value(json_object_get(cite, "end")) -
-                                 json_integer_value(json_object_get(cite, "start"));
-                if (json_integer_value(json_object_get(ev, "duration_ns")) != want) {
-                    fprintf(stderr, "  %s %s: event %lld lasts %lld ns in jq, %lld in the evidence\n", trace, rule,
-                            index, json_integer_value(json_object_get(ev, "duration_ns")), want);
-                    wrong++;
-                }
-            }
-        }
-        /* no cited event missing: the count covers every distinct cite */
-        if ((size_t)json_integer_value(json_object_get(out, "count")) != json_array_size(events) ||
-            json_array_size(events) > distinct) {
-            fprintf(stderr, "  %s %s: jq count %lld for %zu events\n", trace, rule,
-                    json_integer_value(json_object_get(out, "count")), json_array_size(events));
-            wrong++;
-        }
-        for (size_t c = 0; c < json_array_size(evidence); c++) {
-            long long id = json_integer_value(json_object_get(json_array_get(evidence, c), "rowid"));
-            bool found = false;
-            for (size_t e = 0; e < json_array_size(events); e++)
-                found |= json_integer_value(json_object_get(json_array_get(events, e), "index")) == id;
-            if (!found) {
-                fprintf(stderr, "  %s %s: cited event %lld not selected by jq\n", trace, rule, id);
-                wrong++;
-            }
-        }
-        (*checked)++;
-        json_decref(out);
-    }
-    json_decref(doc);
-    return wrong;
-}
-
-static void test_reproduce_with_jq(void **state)
-{
-    (void)state;
-    static const char *const files[] = {
-        "h200/sync_memcpy_bad", "h200/gpu_idle_bad", "h200/low_queue_bad", "h200/iter_variance_bad",
-        "h200-exported/ddp_bad_rank0",
-    };
-    size_t checked = 0;
-    int wrong = 0;
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        char trace[512];
-        snprintf(trace, sizeof trace, "%s/kineto/%s.json.gz", corpus_traces, files[i]);
-        wrong += reproduce_trace(trace, &checked);
-    }
-    /* pageable, blocking, gap, utilization, variance, starvation, nccl */
-    assert_true(checked >= 7);
-    assert_int_equal(wrong, 0);
-}
-
 /* metrics' `queries` on a Kineto trace (docs/formats.md): each jq program
-** lists the counted events, as many as the count (for gaps, the ops on
-** either side: at least one and at most two per gap), each of the kind the
-** count is about; a count with no query is 0 or above 1000. */
+** gives the count first, then at most ten of the counted rows, each of the
+** kind counted; every count has a query. */
 static void test_metrics_queries_with_jq(void **state)
 {
     (void)state;
@@ -641,30 +540,31 @@ static void test_metrics_queries_with_jq(void **state)
         json_t *doc = corpus_json(&st, "metrics --format json '%s'", trace);
         json_t *m = json_array_get(json_object_get(doc, "traces"), 0), *queries = json_object_get(m, "queries");
         assert_int_equal(json_object_size(queries), 10);
-        const char *key;
+        const char *key, *programs[16];
         json_t *q;
+        size_t n = 0;
         json_object_foreach(queries, key, q) {
+            if (json_is_string(q) && n < 16) programs[n++] = json_string_value(q);
+            else fprintf(stderr, "  %s %s: no query\n", files[i], key), wrong++;
+        }
+        json_t *outs = run_jq(trace, programs, n);
+        assert_int_equal(json_array_size(outs), n);
+        size_t k = 0;
+        json_object_foreach(queries, key, q) {
+            if (!json_is_string(q)) continue;
             json_int_t want = json_integer_value(json_object_get(m, key));
-            if (!json_is_string(q)) {
-                if (want != 0 && want <= 1000) {
-                    fprintf(stderr, "  %s %s: no query for %lld\n", files[i], key, (long long)want);
-                    wrong++;
-                }
-                continue;
-            }
-            json_t *out = run_jq(trace, json_string_value(q));
-            json_int_t got = json_integer_value(json_object_get(out, "count"));
-            bool gaps = strncmp(key, "gaps", 4) == 0;
-            if (gaps ? got < want || got > 2 * want : got != want) {
-                fprintf(stderr, "  %s %s: jq lists %lld events for a count of %lld\n", files[i], key, (long long)got,
-                        (long long)want);
+            json_t *out = json_array_get(outs, k++);
+            json_int_t got = json_integer_value(json_object_get(json_array_get(out, 0), "count"));
+            size_t rows = json_array_size(out) ? json_array_size(out) - 1 : 0;
+            if (got != want || rows > 10 || (want > 0 && rows == 0)) {
+                fprintf(stderr, "  %s %s: jq counts %lld (%zu rows) for a count of %lld\n", files[i], key,
+                        (long long)got, rows, (long long)want);
                 wrong++;
             }
-            /* the events are of the kind counted: copies, synchronize calls */
+            /* the rows are of the kind counted: copies, synchronize calls */
             const char *cat = strstr(key, "memcpy") ? "gpu_memcpy" : !strncmp(key, "blocking", 8) ? "cuda_runtime" : NULL;
-            json_t *events = json_object_get(out, "events");
-            for (size_t e = 0; cat && e < json_array_size(events); e++) {
-                const char *c = json_string_value(json_object_get(json_array_get(events, e), "cat"));
+            for (size_t e = 1; cat && e <= rows; e++) {
+                const char *c = json_string_value(json_object_get(json_array_get(out, e), "cat"));
                 if (!c || (strcmp(c, cat) && !(strcmp(cat, "cuda_runtime") == 0 && !strcmp(c, "cuda_driver")))) {
                     fprintf(stderr, "  %s %s: jq lists an event of cat %s\n", files[i], key, c ? c : "(none)");
                     wrong++;
@@ -672,11 +572,11 @@ static void test_metrics_queries_with_jq(void **state)
                 }
             }
             checked++;
-            json_decref(out);
         }
+        json_decref(outs);
         json_decref(doc);
     }
-    assert_true(checked >= 6);
+    assert_true(checked >= 30);
     assert_int_equal(wrong, 0);
 }
 
@@ -710,7 +610,6 @@ int main(void)
         cmocka_unit_test(test_series_baseline),
         cmocka_unit_test(test_baseline_format_mismatch),
         cmocka_unit_test(test_public_captures),
-        cmocka_unit_test(test_reproduce_with_jq),
         cmocka_unit_test(test_metrics_queries_with_jq),
     };
     return cmocka_run_group_tests_name("corpus kineto", tests, setup, teardown);

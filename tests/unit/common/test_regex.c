@@ -6,7 +6,9 @@
 ** inside brackets is itself, ^* is refused); a random walk over a small
 ** alphabet compares acceptance and matches on thousands of patterns. Then
 ** the cost: the patterns that made glibc take seconds run in time linear
-** in the subject.
+** in the subject. Last, the patterns rewritten for the sqlite3 shell
+** (tg_regex_translate, docs/evidence.md "Patterns") match the same ASCII
+** subjects as the original, read by this matcher and by glibc.
 */
 #include <regex.h>
 #include <setjmp.h>
@@ -103,14 +105,79 @@ static void test_same_as_glibc(void **state)
     for (size_t i = 0; i < sizeof patterns / sizeof *patterns; i++) compare(patterns[i]);
 }
 
+/* The translation for SQLite read back as ERE: the same answer on every
+** ASCII subject (a non-ASCII name is matched by character there, by byte
+** here: docs/evidence.md). Returns whether it was translated. */
+static bool compare_translation(const char *pattern)
+{
+    char why[256];
+    char *t = tg_regex_translate(pattern, TG_REGEX_SQLITE, why, sizeof why);
+    if (!t) return false;
+    for (size_t i = 0; i < sizeof subjects / sizeof *subjects; i++) {
+        const char *subject = subjects[i];
+        bool ascii = true;
+        for (const char *c = subject; *c; c++) ascii &= (unsigned char)*c < 0x80;
+        if (!ascii) continue;
+        int o = our_match(pattern, subject), ot = our_match(t, subject), gt = glibc_match(t, subject);
+        if (o != ot || (gt != o && !known_difference(t, subject, gt, ot)))
+            fail_msg("pattern \"%s\" as \"%s\" on \"%s\": %d, translated %d (glibc %d)", pattern, t, subject, o, ot,
+                     gt);
+    }
+    free(t);
+    return true;
+}
+
+static void test_translation(void **state)
+{
+    (void)state;
+    static const struct { const char *ere, *sqlite, *onig; } cases[] = {
+        {"^cu[[:alpha:]]+Synchronize$", "^cu[A-Za-z]+Synchronize$", "\\Acu[A-Za-z]+Synchronize\\z"},
+        {"^cud\\a\\d", "^cudad", "\\Acudad"},                      /* escapes as ERE reads them */
+        {"x{0}y|a{2,}b{1,3}", "()y|a{2,}b{1,3}", "()y|a{2,}b{1,3}"},
+        {"a.b\\.c[.]", "a.b\\.c\\.", "a(?s:.)b\\.c\\."},
+        {"[]a-]", "(\\]|[-a])", "[\\-\\]a]"},
+        {"[^a-c]x", "[^a-c]x", "[^a-c]x"},
+        {"\\bfoo", "\\bfoo", "\\bfoo"},
+        {"a|(b|c)d", "a|(b|c)d", "a|(b|c)d"},
+        {"(a|b)*", "(a|b)*", "(a|b)*"},
+        {"[$^]", "[$^]", "[\\$\\^]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char why[256];
+        char *s = tg_regex_translate(cases[i].ere, TG_REGEX_SQLITE, why, sizeof why);
+        char *o = tg_regex_translate(cases[i].ere, TG_REGEX_ONIGURUMA, why, sizeof why);
+        assert_non_null(s);
+        assert_non_null(o);
+        assert_string_equal(s, cases[i].sqlite);
+        assert_string_equal(o, cases[i].onig);
+        free(s);
+        free(o);
+        assert_true(compare_translation(cases[i].ere));
+    }
+    /* what the shell cannot say, and what is not a pattern */
+    static const char *const refused[] = {"\\Bar", "\\<bar", "foo\\>", "[^]-]", "a[\x80-\xbf]", "(a", "[[:foo:]]",
+                                        "(ab)\\1"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        char why[256] = "";
+        char *s = tg_regex_translate(refused[i], TG_REGEX_SQLITE, why, sizeof why);
+        if (s) fail_msg("\"%s\" translated to \"%s\"", refused[i], s);
+        assert_true(why[0] != 0);
+    }
+    char why[256];
+    char *o = tg_regex_translate("\\Bar\\<b", TG_REGEX_ONIGURUMA, why, sizeof why);
+    assert_non_null(o);
+    assert_string_equal(o, "\\Bar\\b(?=\\w)b");
+    free(o);
+}
+
 /* A deterministic random walk: patterns of up to 9 symbols over a small
-** alphabet, each compared on every subject. */
+** alphabet, each compared on every subject, and its translation too. */
 static void test_random_patterns(void **state)
 {
     (void)state;
     static const char alphabet[] = "ab.()|*+?{}[]^$\\,1-:";
     uint64_t x = 0x9e3779b97f4a7c15ULL;
-    int compared = 0;
+    int compared = 0, translated = 0;
     for (int i = 0; i < 30000; i++) {
         char pattern[16];
         x ^= x << 13;
@@ -125,9 +192,12 @@ static void test_random_patterns(void **state)
         pattern[len] = 0;
         if (tg_regex_refuse(pattern)) continue;   /* over regex_check's limits: not the dialect's business */
         compare(pattern);
+        translated += compare_translation(pattern);
         compared++;
     }
     assert_true(compared > 20000);
+    print_message("%d of %d random patterns translated\n", translated, compared);
+    assert_true(translated > 10000);   /* most of the rest are invalid: refused as by glibc */
 }
 
 static double seconds(void)
@@ -213,6 +283,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_glibc),
+        cmocka_unit_test(test_translation),
         cmocka_unit_test(test_random_patterns),
         cmocka_unit_test(test_linear_time),
         cmocka_unit_test(test_step_budget),
