@@ -679,7 +679,9 @@ static tg_trace *open_kineto(tg_loader *ld, const tg_load_opts *opts)
         tg_trace_close(t);
         return NULL;
     }
-    if (!tg_kin_load(ld, opts) || !finish(ld)) {
+    bool ok = tg_kin_load(ld, opts) && finish(ld);
+    loader_close(ld);   /* the devices noted while reading, the string map */
+    if (!ok) {
         tg_trace_close(t);
         return NULL;
     }

@@ -54,14 +54,28 @@ static double deadline_seconds(void)
     const char *s = getenv("TG_HOSTILE_TIMEOUT_SCALE");
     double scale = s ? strtod(s, NULL) : 1.0;
     if (!(scale > 0)) scale = 1.0;
+    if (hx_sanitized()) scale *= 3;
+    return HX_DEADLINE * scale;
+}
+
+bool hx_sanitized(void)
+{
 #if defined(__SANITIZE_ADDRESS__)
-    scale *= 3;
+    return true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-    scale *= 3;
+    return true;
 #endif
 #endif
-    return HX_DEADLINE * scale;
+    return false;
+}
+
+/* AddressSanitizer keeps freed blocks in a quarantine (256 MiB by default)
+** and shadows what is in use: a memory bound measured on the plain build
+** holds there with that room added. */
+long hx_rss_cap_kb(long plain_kb)
+{
+    return hx_sanitized() ? 3 * plain_kb + 256 * 1024 : plain_kb;
 }
 
 /* In the child: make ro_dir read-only for this process only. */

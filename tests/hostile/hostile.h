@@ -58,6 +58,8 @@ void hx_expect_warnings(const char *what, const hx_result *r, int status, size_t
                         const char *part);
 
 /* Small helpers for the cases. */
+bool hx_sanitized(void);                     /* built with AddressSanitizer */
+long hx_rss_cap_kb(long plain_kb);           /* a plain build's memory bound, with ASan's room */
 char *hx_tempdir(void);                      /* fresh private directory, malloc'd */
 void hx_rmtree(const char *dir);             /* remove a directory made by hx_tempdir */
 char *hx_path(const char *dir, const char *name);  /* dir/name, malloc'd */
