@@ -331,6 +331,59 @@ static void test_other_marker_is_refused(void **state)
                                 own, corpus_traces), 0);
 }
 
+/* A regression whose cause is an extra launch of a kernel the baseline
+** has: drv_train_run3 copied to a temporary export with one more `spin`
+** per step (after the step's saxpy, in the idle time before the next step,
+** with its own runtime launch call) against a baseline of run1+run2. The
+** contributor is `spin`, grown, 5 -> 6 launches per iteration. */
+static void test_extra_launch_contributor(void **state)
+{
+    (void)state;
+    char base[512], trace[512];
+    snprintf(base, sizeof base, "%s/drv12.yaml", tmpdir);
+    snprintf(trace, sizeof trace, "%s/extra-spin.sqlite", tmpdir);
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s/h200-nsys/drv_train_run1.sqlite' "
+                                "'%s/h200-nsys/drv_train_run2.sqlite' >/dev/null",
+                                base, corpus_traces, corpus_traces), 0);
+    char cmd[1536];
+    snprintf(cmd, sizeof cmd, "cp '%s/h200-nsys/drv_train_run3.sqlite' '%s' && chmod u+w '%s'", corpus_traces,
+             trace, trace);
+    assert_int_equal(system(cmd), 0);
+    static const char sql[] =
+        "CREATE TEMP TABLE sx AS SELECT k.end AS e, k.correlationId AS c, row_number() OVER (ORDER BY k.start) AS n "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName WHERE s.value = 'saxpy';"
+        "CREATE TEMP TABLE sp AS SELECT k.rowid AS rid FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+        "ON s.id = k.shortName WHERE s.value = 'spin' ORDER BY k.start LIMIT 1;"
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+        "returnValue, callchainId) SELECT r.start, r.end, r.eventClass, r.globalTid, 100000 + sx.n, r.nameId, "
+        "r.returnValue, r.callchainId FROM sx, CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = sx.c;"
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT sx.e + 2000, sx.e + 2000 + (k.end - k.start), k.deviceId, "
+        "k.contextId, k.streamId, 100000 + sx.n, k.globalPid, k.demangledName, k.shortName, k.mangledName, "
+        "k.launchType, k.cacheConfig, k.registersPerThread, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, "
+        "k.blockZ, k.staticSharedMemory, k.dynamicSharedMemory, k.localMemoryPerThread, k.localMemoryTotal, "
+        "k.gridId, k.sharedMemoryExecuted, k.graphNodeId, k.sharedMemoryLimitConfig "
+        "FROM sx, sp, CUPTI_ACTIVITY_KIND_KERNEL k WHERE k.rowid = sp.rid;";
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(trace, &db), SQLITE_OK);
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) fail_msg("extra spin: %s", err);
+    sqlite3_close(db);
+    int st;
+    json_t *doc = corpus_json(&st, "check --format json --baseline '%s' '%s'", base, trace);
+    assert_int_equal(st, 1);
+    assert_string_equal(corpus_status(doc, "gpu-time-regression"), "fail");
+    json_t *first = json_array_get(json_object_get(json_object_get(result_of(doc, "gpu-time-regression"),
+                                                                   "baseline"), "contributors"), 0);
+    assert_non_null(first);
+    assert_string_equal(json_string_value(json_object_get(first, "name")), "spin");
+    assert_string_equal(json_string_value(json_object_get(first, "status")), "grew");
+    assert_true(json_number_value(json_object_get(first, "baseline_launches")) == 5);
+    assert_true(json_number_value(json_object_get(first, "current_launches")) == 6);
+    const char *msg = json_string_value(json_object_get(result_of(doc, "gpu-time-regression"), "message"));
+    if (!strstr(msg, "spin +") || !strstr(msg, "(5 -> 6 launches)")) fail_msg("message: %s", msg);
+    json_decref(doc);
+}
+
 /* Kineto (docs/kineto.md): sync_memcpy_bad against a baseline of
 ** sync_memcpy_good fails both rules; its contributors (the pageable HtoD
 ** copies, the optimizer's record_function range) carry jq programs that,
@@ -409,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_other_gpu_is_refused),
         cmocka_unit_test(test_other_marker_is_refused),
         cmocka_unit_test(test_kineto_contributors),
+        cmocka_unit_test(test_extra_launch_contributor),
     };
     return cmocka_run_group_tests_name("corpus baselines", tests, setup, teardown);
 }

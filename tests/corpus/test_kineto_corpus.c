@@ -405,6 +405,15 @@ static void test_series_baseline(void **state)
                               corpus_traces, s);
     assert_int_equal(st, 1);
     assert_string_equal(corpus_status(doc, "gpu-time-regression"), "fail");
+    /* issue #13: a regression whose cause is one new kernel (the
+    ** torch.cuda._sleep spin, never launched in run1..3) names it first */
+    json_t *first = json_array_get(
+        json_object_get(json_object_get(corpus_result(doc, "gpu-time-regression"), "baseline"), "contributors"), 0);
+    assert_non_null(first);
+    assert_string_equal(json_string_value(json_object_get(first, "name")),
+                        "at::cuda::(anonymous namespace)::spin_kernel");
+    assert_string_equal(json_string_value(json_object_get(first, "status")), "new");
+    assert_true(json_number_value(json_object_get(first, "baseline_launches")) == 0);
     json_decref(doc);
 
     /* Issue #13 on the nightly series: a baseline of run1+run2 does not
