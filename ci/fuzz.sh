@@ -4,13 +4,13 @@
 # object), generates the seed corpora (small exports made from SQL, the
 # project's own rule and baseline files), runs each target for
 # FUZZ_SECONDS (default 60) and fails on any crash, leak, sanitizer report
-# or timeout. The merge target's seeds are `check --format json` outputs
+# or timeout; two targets run at a time. The merge target's seeds are `check --format json` outputs
 # of the bundled example and of the small exports (alone and in pairs).
 # Crashing inputs are left in build-fuzz/artifacts/ ($FUZZ_BUILD_DIR).
 #
 #   bash ci/fuzz.sh                      # every target, 60 s each
 #   FUZZ_SECONDS=3600 bash ci/fuzz.sh rules trace_rows
-#   FUZZ_SEED=1 FUZZ_SECONDS=45 bash ci/fuzz.sh   # what ci/test.sh runs
+#   FUZZ_SEED=1 FUZZ_SECONDS=30 bash ci/fuzz.sh   # what ci/test.sh runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${FUZZ_BUILD_DIR:-build-fuzz}
@@ -69,21 +69,35 @@ for f in $B/seeds/trace_file/*.sqlite; do merge_seed "$(basename "$f" .sqlite)" 
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-status=0
-for t in "${TARGETS[@]}"; do
+# two targets at a time (one per core: each is one libFuzzer process), each
+# for its own SECONDS_EACH; a target's outcome is left in its .rc file
+fuzz_one() {
+    local t=$1 max_len dict=() log=$B/fuzz-$1.log rc=0
     case $t in
         trace_rows) max_len=1024 ;;   # ~150 edits: the export stays small
         baseline_fields) max_len=512 ;;   # 64 edits are read, plus raw values
         *) max_len=65536 ;;
     esac
-    dict=()
     [ -f fuzz/$t.dict ] && dict=(-dict=fuzz/$t.dict)
     mkdir -p "$work/$t"
-    log=$B/fuzz-$t.log
-    echo "fuzz-$t: ${SECONDS_EACH}s"
-    if $B/fuzz/fuzz-${t//_/-} -max_total_time="$SECONDS_EACH" -seed="$SEED" -rss_limit_mb=2048 -timeout=10 \
+    $B/fuzz/fuzz-${t//_/-} -max_total_time="$SECONDS_EACH" -seed="$SEED" -rss_limit_mb=2048 -timeout=10 \
         -max_len=$max_len -print_final_stats=1 -artifact_prefix=$B/artifacts/$t- "${dict[@]}" \
-        "$work/$t" $B/seeds/$t >"$log" 2>&1; then
+        "$work/$t" $B/seeds/$t >"$log" 2>&1 || rc=$?
+    echo $rc >"$B/fuzz-$t.rc"
+}
+echo "fuzz: ${#TARGETS[@]} targets, ${SECONDS_EACH}s each, two at a time"
+running=0
+for t in "${TARGETS[@]}"; do
+    rm -f "$B/fuzz-$t.rc"
+    if [ $running -ge 2 ]; then wait -n || true; running=$((running - 1)); fi
+    fuzz_one "$t" &
+    running=$((running + 1))
+done
+wait
+status=0
+for t in "${TARGETS[@]}"; do
+    log=$B/fuzz-$t.log
+    if [ "$(cat "$B/fuzz-$t.rc" 2>/dev/null || echo none)" = 0 ]; then
         runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
         cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
         echo "fuzz-$t: ok, $runs executions, $cov, corpus $(ls "$work/$t" | wc -l) inputs"

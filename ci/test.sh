@@ -11,8 +11,9 @@
 # TG_REQUIRE_ALL=1 as .ci/run sets it or CI set, tests/require.sh, a skip
 # of it, of the browser test or of the nsys test fails instead), then
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, then under
-# valgrind memcheck (ci/valgrind.sh, about 5 min), then each libFuzzer
-# target briefly (ci/fuzz.sh: every target, 30 s each, about 4 min).
+# valgrind memcheck (ci/valgrind.sh, about 8 min), then each libFuzzer
+# target briefly (ci/fuzz.sh: every target, 30 s each, two at a time,
+# about 3 min with its build).
 # TG_QUICK=1 stops after the sanitized run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -36,7 +36,7 @@ static char *export_of(const char *schema, const char *rows_sql)
 static void run3(const char *what, const char *path, int check_status, size_t warnings, const char *part)
 {
     static const char *const cmds[] = {"check", "info", "metrics"};
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < hx_commands(3); i++) {
         char label[128];
         snprintf(label, sizeof label, "%s %s", cmds[i], what);
         hx_result r;
@@ -208,7 +208,7 @@ static void test_missing_required_column(void **state)
                         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, deviceId INTEGER);",
                         "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 0);");
     static const char *const cmds[] = {"check", "info", "metrics"};
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < hx_commands(3); i++) {
         char label[96];
         snprintf(label, sizeof label, "%s kernel table without 'end'", cmds[i]);
         hx_result r;
@@ -239,7 +239,7 @@ static void test_device_ids(void **state)
         " demangledName, shortName) SELECT i * 10, i * 10 + 5, i * 20000, i, i, 1 << 24, 1, 1 FROM c;"
         "INSERT INTO TARGET_INFO_GPU (id, name) VALUES (2147483647, 'max'), (-2147483648, 'min');");
     static const char *const cmds[] = {"check", "info", "metrics"};
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < hx_commands(3); i++) {
         char label[96];
         snprintf(label, sizeof label, "%s 100000 distinct device ids", cmds[i]);
         hx_result r;
@@ -260,7 +260,7 @@ static void test_million_nvtx_names(void **state)
         " SELECT i * 10, i * 10 + 5, 59, 'range_' || i, (1 << 24) | 1 FROM c;");
     static const char *const cmds[][3] = {{"check", NULL}, {"info", NULL}, {"info", "--format=json"},
                                           {"metrics", NULL}, {"metrics", "--format=json"}};
-    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+    for (size_t i = 0; i < hx_commands(sizeof cmds / sizeof *cmds); i++) {
         char label[96];
         snprintf(label, sizeof label, "%s %s 1e6 distinct NVTX names", cmds[i][0], cmds[i][1] ? cmds[i][1] : "");
         hx_result r;
