@@ -39,9 +39,10 @@ if [ ! -f build-asan/build.ninja ]; then
     meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug
 fi
 ninja -C build-asan
-# TG_CORPUS_QUICK: load_corpus compares three rule sets, not every one,
+# TG_CORPUS_QUICK: load_corpus compares two rule sets, not every one,
 # reproduce_corpus runs the reproduce SQL of nine small exports, not
-# all 37, and jq_reproduce_corpus the jq programs of five small Kineto
+# all 37, kineto_corpus leaves the series baseline out, and
+# jq_reproduce_corpus the jq programs of five small Kineto
 # traces, not thirteen (the plain run above did; under the sanitizers each
 # run costs 5-20x).
 TG_CORPUS_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
