@@ -69,10 +69,11 @@ for f in $B/seeds/trace_file/*.sqlite; do merge_seed "$(basename "$f" .sqlite)" 
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-# two targets at a time (one per core: each is one libFuzzer process), each
-# for its own SECONDS_EACH; a target's outcome is left in its .rc file
+# each target for its own SECONDS_EACH, two at a time (one libFuzzer
+# process each); a target's outcome is left in its .rc file
 fuzz_one() {
     local t=$1 max_len dict=() log=$B/fuzz-$1.log rc=0
+    rm -f "$B/fuzz-$t.rc"
     case $t in
         trace_rows) max_len=1024 ;;   # ~150 edits: the export stays small
         baseline_fields) max_len=512 ;;   # 64 edits are read, plus raw values
@@ -86,14 +87,9 @@ fuzz_one() {
     echo $rc >"$B/fuzz-$t.rc"
 }
 echo "fuzz: ${#TARGETS[@]} targets, ${SECONDS_EACH}s each, two at a time"
-running=0
-for t in "${TARGETS[@]}"; do
-    rm -f "$B/fuzz-$t.rc"
-    if [ $running -ge 2 ]; then wait -n || true; running=$((running - 1)); fi
-    fuzz_one "$t" &
-    running=$((running + 1))
-done
-wait
+# shellcheck source=ci/two-at-a-time.sh
+. ci/two-at-a-time.sh
+two_at_a_time fuzz_one "${TARGETS[@]}"
 status=0
 for t in "${TARGETS[@]}"; do
     log=$B/fuzz-$t.log
@@ -104,7 +100,7 @@ for t in "${TARGETS[@]}"; do
     else
         status=1
         echo "fuzz-$t: FAILED (log: $log)"
-        grep -E 'ERROR|runtime error|SUMMARY|Test unit written|==[0-9]+==' "$log" | head -20
+        { grep -E 'ERROR|runtime error|SUMMARY|Test unit written|==[0-9]+==|No such file' "$log" || true; } | head -20
     fi
 done
 exit $status

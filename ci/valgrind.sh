@@ -90,6 +90,7 @@ if [ $# -eq 0 ]; then
     # time), the longest first; a suite's status is left in its .rc file
     hostile_one() {
         local t=$1 rc=0
+        rm -f "$B/valgrind-hostile-$t.rc"
         TG_BINARY="$wrapper" TG_HOSTILE_TIMEOUT_SCALE=60 TG_SOURCE_ROOT="$PWD" \
             TG_HOSTILE_ONE_COMMAND=1 TG_HOSTILE_SMALL=1 \
             TG_SHARED_TRACES="$PWD/../shared/traces" "$B/tests/hostile/test_hostile_$t" \
@@ -97,20 +98,15 @@ if [ $# -eq 0 ]; then
         echo $rc >"$B/valgrind-hostile-$t.rc"
     }
     suites=(rows outputs readonly inject messages max_memory rules schema files kineto cost)
-    running=0
-    for t in "${suites[@]}"; do
-        rm -f "$B/valgrind-hostile-$t.rc"
-        if [ $running -ge 2 ]; then wait -n || true; running=$((running - 1)); fi
-        hostile_one "$t" &
-        running=$((running + 1))
-    done
-    wait
+    # shellcheck source=ci/two-at-a-time.sh
+    . ci/two-at-a-time.sh
+    two_at_a_time hostile_one "${suites[@]}"
     failed=0
     for t in "${suites[@]}"; do
         rc=$(cat "$B/valgrind-hostile-$t.rc" 2>/dev/null || echo "none")
         if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
             echo "valgrind: the binary failed under memcheck in hostile_$t (status $rc, log: $B/valgrind-hostile-$t.log)"
-            grep -E 'FAILED|ERROR|==[0-9]+==' "$B/valgrind-hostile-$t.log" | head -30
+            { grep -E 'FAILED|ERROR|==[0-9]+==' "$B/valgrind-hostile-$t.log" || true; } | head -30
             failed=1
             continue
         fi

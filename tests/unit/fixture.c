@@ -191,7 +191,8 @@ bool tg_fixture_append(char **sql, const char *fmt, ...)
     /* The length of the buffer appended to last: a fixture of 60,000
     ** statements is built one at a time, and strlen over it each time is
     ** quadratic (under valgrind, whose strlen reads byte by byte, minutes).
-    ** Trusted only while that buffer still ends where it ended. */
+    ** Trusted only while that buffer still ends where it ended (callers
+    ** grow their buffers through this function alone). */
     static _Thread_local const char *last;
     static _Thread_local size_t last_len;
     size_t old = 0;
