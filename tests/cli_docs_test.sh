@@ -87,6 +87,15 @@ run 2 "explain gpu-idle-gaps" -- "$bin" explain gpu-idle-gaps
 says "$tmp/err" "explain gpu-idle-gaps" "no rule 'gpu-idle-gaps' in the loaded rules (did you mean 'gpu-idle-gap'?)"
 run 2 "--set unknown rule" -- "$bin" check --set gpu-idle-gaps.min_gap=1s x.sqlite
 says "$tmp/err" "--set gpu-idle-gaps" "did you mean 'gpu-idle-gap'?"
+# every `--set RULE.PARAM=VALUE` the docs and the rules' explain texts
+# give is one check accepts (a missing trace: 3, not a usage error 2)
+grep -rhoE -- '--set[ =][a-z0-9-]+\.[a-z_]+=[^ `)|,;"]+' README.md docs/*.md rules.d/ engine/cli/options.def \
+    | sed 's/^--set[ =]//' | sort -u > "$tmp/sets"
+[ -s "$tmp/sets" ] || fail "no --set example found in the docs"
+while read -r s; do
+    case "$s" in long-kernel.*) continue ;; esac   # README's team rule, not a built-in
+    run 3 "documented --set $s" -- "$bin" check --set "$s" "$tmp/absent.sqlite"
+done < "$tmp/sets"
 run 2 "a flag with a value" -- "$bin" check --quiet=yes x.sqlite
 says "$tmp/err" "--quiet=yes" "option '--quiet' takes no value"
 run 2 "explain takes one rule" -- "$bin" explain a b

@@ -36,7 +36,7 @@ suppressions:
 YAML
 run 0 "every gating finding suppressed" -- "$bin" check --suppress "$tmp/accept.yaml" \
     -o json="$tmp/r.json" -o junit="$tmp/r.xml" -o sarif="$tmp/r.sarif" -o markdown="$tmp/r.md" \
-    -o github="$tmp/r.gh" "$example"
+    -o github="$tmp/r.gh" -o html="$tmp/r.html" "$example"
 [ -s "$tmp/err" ] && fail "suppressions that all apply still warned: $(cat "$tmp/err")"
 # text
 [ "$(grep -c '^  SUPPRESSED error ' "$tmp/out")" = 3 ] || fail "text: not 3 SUPPRESSED lines"
@@ -65,6 +65,11 @@ grep -q '^::error' "$tmp/r.gh" && fail "github: a suppressed finding is an ::err
 # markdown
 [ "$(grep -c '| SUPPRESSED |' "$tmp/r.md")" = 3 ] || fail "markdown: not 3 SUPPRESSED rows"
 says "$tmp/r.md" "markdown" "(suppressed: follows from the stall"
+
+# html: a SUPPRESSED badge per accepted finding, its reason in the row and the details
+[ "$(grep -c '<tr><td><span class="badge suppressed">SUPPRESSED</span>' "$tmp/r.html")" = 3 ] || fail "html: not 3 SUPPRESSED rows"
+says "$tmp/r.html" "html" "<em>(suppressed: follows from the stall)</em>"
+says "$tmp/r.html" "html" "<strong>Suppressed:</strong> the example copies 16 MiB every step on purpose (<code>$tmp/accept.yaml:3</code>)"
 
 # quiet: the suppressed line and its reason, no details
 run 0 "--quiet" -- "$bin" check --quiet --suppress "$tmp/accept.yaml" "$example"
@@ -103,6 +108,9 @@ jq -e '.runs[0].invocations[0].toolExecutionNotifications[] | select(.message.te
        | .locations[0].physicalLocation.region.startLine == 9' "$tmp/out" >/dev/null || fail "sarif: the unused one not at line 9"
 run 1 "the same in text" -- "$bin" check --suppress "$tmp/review.yaml" "$example"
 says "$tmp/out" "text" "suppression $tmp/review.yaml:9: the suppression of alloc-in-loop matched no finding"
+run 1 "the same in HTML" -- "$bin" check --suppress "$tmp/review.yaml" -o html="$tmp/review.html" "$example"
+says "$tmp/review.html" "html" "<code>$tmp/review.yaml:9</code>: the suppression of alloc-in-loop matched no finding"
+says "$tmp/review.html" "html" "<code>$tmp/review.yaml:3</code>: the suppression of sync-memcpy expired on 2001-01-01"
 
 # usage errors: malformed file, unknown rule, missing file; nothing written
 printf 'version: 1\nsuppressions:\n  - rule: sync-memcpy\n    reson: typo\n' > "$tmp/bad.yaml"
