@@ -4,7 +4,10 @@
 ** rules into a tg_trace_result. `check`, `baseline record`, the rule-test
 ** runner and the fuzz oracle all take this path, so a rule test exercises
 ** exactly what a CI check does. The baseline comparison, which needs every
-** trace of a run, stays a separate step (tg_baseline_apply).
+** trace of a run, stays a separate step (tg_baseline_apply). `info` and
+** `metrics` read their traces here too (facts.c), so that every command's
+** load is planned in this layer and engine/cli keeps threads, arguments
+** and output.
 */
 #ifndef TG_CHECK_H
 #define TG_CHECK_H
@@ -39,6 +42,30 @@ tg_load_opts tg_check_load_opts(const tg_check_plan *plan);
 ** and out->error say why. Returns out->status; messages (load warnings
 ** included) go to diag. */
 tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_result *out, tg_diag *diag);
+
+/* ------------------------------------------------------------- facts */
+
+/* How `info` and `metrics` read a trace (facts.c): no rule set plans
+** their load, what they report does (docs/formats.md, "info and
+** metrics"). */
+typedef struct tg_facts_plan {
+    const char *iteration_pattern; /* metrics' model; NULL: the default */
+    int64_t max_memory;            /* --max-memory: refuse a trace whose load
+                                      would need more, before reading it; 0: none */
+    int threads;                   /* cores one trace may be read with (tg_trace_read_threads) */
+} tg_facts_plan;
+
+/* What info reports on: the trace opened the lean way, its API table
+** streamed for the row count and the processes that made calls. NULL with
+** the reason in diag (load warnings there too). */
+tg_trace *tg_check_open_info(const tg_facts_plan *plan, const char *path, tg_diag *diag);
+
+/* What metrics reports on, in two steps so that each one's messages can
+** be told apart: the trace opened as check opens it, with the host side
+** (OS runtime calls, cuDNN, cuBLAS); then its model, the streamed API
+** table keeping only blocking calls. NULL with the reason in diag. */
+tg_trace *tg_check_open_metrics(const tg_facts_plan *plan, const char *path, tg_diag *diag);
+tg_model *tg_check_model_metrics(const tg_facts_plan *plan, tg_trace *t, tg_diag *diag);
 
 /* ------------------------------------------------------------ origin */
 

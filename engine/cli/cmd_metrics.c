@@ -2,7 +2,8 @@
 ** `tracegate metrics [--format text|json] [--iteration-pattern RE] TRACE...`:
 ** every fact the engine derives from each export (docs/formats.md, "info and
 ** metrics"), the numbers behind the built-in rules' verdicts.
-** engine/report/metrics.c builds the document. Text prints one block per
+** engine/check/facts.c reads the trace and builds its model,
+** engine/report/metrics.c the document. Text prints one block per
 ** trace; JSON prints one object {"tool", "version", "schema", "traces"} whose
 ** entries are metrics documents, or {"file", "error"} for a trace that could
 ** not be read. Exit status: 0, 2 for usage errors (a bad pattern; built-in
@@ -19,30 +20,16 @@
 
 typedef struct metrics_opts {
     bool json;
-    const char *pattern;
-    int64_t max_memory;        /* --max-memory, 0 = none */
+    tg_facts_plan plan;        /* the pattern, --max-memory, the cores */
     const tg_metrics_defs *defs;
 } metrics_opts;
-
-/* The calls metrics counts as rows: blocking ones (the rest it reads from
-** the model's facts and the ops' derived fields). */
-static bool keep_blocking(void *ctx, const tg_model *m, const tg_api *row)
-{
-    (void)ctx;
-    (void)m;
-    return row->blocking;
-}
 
 /* Metrics of one trace: appended to traces (JSON) or printed (text). */
 static int one_trace(const char *path, const metrics_opts *o, json_t *traces, bool separator)
 {
     tg_diag diag;
     tg_diag_init(&diag);
-    /* loaded as check loads it: kernels as spans, the API table streamed;
-    ** and the host side metrics reports (docs/host.md) */
-    tg_load_opts load = {.defer_api = true, .host = TG_HOST_OSRT | TG_HOST_LIBRARIES, .threads = tg_trace_read_threads(path, tg_cli_cores())};
-    tg_trace *t = tg_trace_fits_with(path, &load, o->max_memory, &diag) ? tg_trace_open_with(path, &load, &diag)
-                                                                         : NULL;
+    tg_trace *t = tg_check_open_metrics(&o->plan, path, &diag);
     int rc = tg_cli_report_diag(&diag, TG_OK);
     if (!t) {
         if (traces)
@@ -51,8 +38,7 @@ static int one_trace(const char *path, const metrics_opts *o, json_t *traces, bo
         return rc ? rc : TG_ETRACE;
     }
     tg_diag_clear(&diag);
-    tg_model_params params = {.iteration_pattern = o->pattern, .keep_api = keep_blocking, .skip_nvtx_gpu = true};
-    tg_model *m = tg_model_build(t, &params, &diag);
+    tg_model *m = tg_check_model_metrics(&o->plan, t, &diag);
     int status = TG_OK;
     if (!m) {
         status = tg_cli_report_diag(&diag, TG_EINTERNAL);
@@ -109,8 +95,9 @@ static tg_metrics_defs *load_defs(int *status)
 int tg_cmd_metrics(const tg_cli_args *a)
 {
     metrics_opts o = {.json = tg_cli_choice(a, TG_CLI_OPT_FORMAT_DOC, 0) == 1,
-                      .pattern = tg_cli_value(a, TG_CLI_OPT_PATTERN),
-                      .max_memory = tg_cli_size(a, TG_CLI_OPT_MAX_MEMORY)};
+                      .plan = {.iteration_pattern = tg_cli_value(a, TG_CLI_OPT_PATTERN),
+                               .max_memory = tg_cli_size(a, TG_CLI_OPT_MAX_MEMORY),
+                               .threads = tg_cli_cores()}};
     int status;
     tg_metrics_defs *defs = load_defs(&status);
     if (!defs) return status;

@@ -17,51 +17,18 @@
 
 /* ------------------------------------------------------------- GPU pids */
 
-/* A small open-addressing set of pids (>= 0), grown by doubling. */
-typedef struct pid_set {
-    int32_t *slots;            /* -1 empty */
-    size_t n_slots, n;
-} pid_set;
-
-static bool pid_set_add(pid_set *s, int32_t pid)
-{
-    if (pid < 0) return true;
-    if ((s->n + 1) * 2 > s->n_slots) {
-        size_t n_slots = s->n_slots ? s->n_slots * 2 : 16;
-        int32_t *slots = malloc(n_slots * sizeof *slots);
-        if (!slots) return false;
-        memset(slots, 0xff, n_slots * sizeof *slots);
-        for (size_t i = 0; i < s->n_slots; i++) {
-            if (s->slots[i] < 0) continue;
-            size_t j = (size_t)s->slots[i] * 2654435761u & (n_slots - 1);
-            while (slots[j] >= 0) j = (j + 1) & (n_slots - 1);
-            slots[j] = s->slots[i];
-        }
-        free(s->slots);
-        s->slots = slots;
-        s->n_slots = n_slots;
-    }
-    size_t j = (size_t)pid * 2654435761u & (s->n_slots - 1);
-    while (s->slots[j] >= 0) {
-        if (s->slots[j] == pid) return true;
-        j = (j + 1) & (s->n_slots - 1);
-    }
-    s->slots[j] = pid;
-    s->n++;
-    return true;
-}
-
-/* Every pid of n rows of esz bytes whose pid member is at pid_off; rows
-** of one process come in runs, so only a change of pid is looked up. */
-static bool add_rows(pid_set *s, const void *rows, size_t n, size_t esz, size_t pid_off)
+/* Every pid (>= 0) of n rows of esz bytes whose pid member is at pid_off,
+** into the map s; rows of one process come in runs, so only a change of
+** pid is looked up. */
+static bool add_rows(tg_idmap *s, const void *rows, size_t n, size_t esz, size_t pid_off)
 {
     int32_t last = -1;
     for (size_t i = 0; i < n; i++) {
         int32_t pid;
         memcpy(&pid, (const char *)rows + i * esz + pid_off, sizeof pid);
-        if (pid == last) continue;
+        if (pid == last || pid < 0) continue;
         last = pid;
-        if (!pid_set_add(s, pid)) return false;
+        if (!tg_idmap_put(s, pid, 0)) return false;
     }
     return true;
 }
@@ -75,21 +42,23 @@ static int cmp_i32(const void *a, const void *b)
 int64_t tg_trace_gpu_pids(const tg_trace *t, int32_t **out)
 {
     *out = NULL;
-    pid_set s = {0};
+    tg_idmap s = {0};         /* the pids (>= 0) as keys */
     bool ok = t->kernels ? add_rows(&s, t->kernels, t->n_kernels, sizeof *t->kernels, offsetof(tg_kernel, pid))
                          : add_rows(&s, t->kspans, t->kspans ? t->n_kernels : 0, sizeof *t->kspans,
                                     offsetof(tg_kspan, pid));
     ok = ok && add_rows(&s, t->memcpys, t->n_memcpys, sizeof *t->memcpys, offsetof(tg_memop, pid)) &&
          add_rows(&s, t->memsets, t->n_memsets, sizeof *t->memsets, offsetof(tg_memop, pid));
-    int32_t *pids = ok ? malloc((s.n ? s.n : 1) * sizeof *pids) : NULL;
+    size_t count = tg_idmap_count(&s);
+    int32_t *pids = ok ? malloc((count ? count : 1) * sizeof *pids) : NULL;
     if (!pids) {
-        free(s.slots);
+        tg_idmap_free(&s);
         return -1;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < s.n_slots; i++)
-        if (s.slots[i] >= 0) pids[n++] = s.slots[i];
-    free(s.slots);
+    size_t n = 0, pos = 0;
+    int64_t key;
+    int32_t val;
+    while (tg_idmap_next(&s, &pos, &key, &val)) pids[n++] = (int32_t)key;
+    tg_idmap_free(&s);
     qsort(pids, n, sizeof *pids, cmp_i32);
     *out = pids;
     return (int64_t)n;
