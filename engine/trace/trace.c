@@ -151,6 +151,12 @@ void tg_load_fail(tg_loader *ld, tg_status st, const char *fmt, ...)
     va_end(ap);
 }
 
+bool tg_load_oom(tg_loader *ld)
+{
+    tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+    return false;
+}
+
 void tg_load_sqlite_fail(tg_loader *ld, int rc, const char *what)
 {
     switch (rc & 0xFF) {
@@ -318,52 +324,55 @@ static char *xstrdup(tg_loader *ld, const char *s)
 
 /* EXPORT_META_DATA (<= 2024.x) or META_DATA_EXPORT (newer); neither in some
 ** old exports, whose versions stay NULL. */
+static bool metadata_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+{
+    (void)ctx;
+    tg_trace *t = ld->t;
+    /* whole values, as names: "2024.5\0x" is not the version 2024.5 */
+    const char *name, *value;
+    size_t name_len, value_len;
+    char *name_owned, *value_owned = NULL;
+    if (!tg_cell_text(st, COL(0), &name, &name_len, &name_owned) ||
+        !tg_cell_text(st, COL(1), &value, &value_len, &value_owned)) {
+        free(name_owned);
+        return tg_load_oom(ld);
+    }
+    char **slot = !name || !value ? NULL
+                : !strcmp(name, "EXPORT_PRODUCT_VERSION") ? &t->nsys_version
+                : !strcmp(name, "EXPORT_SCHEMA_VERSION") ? &t->schema_version
+                : !strcmp(name, "EXPORT_PRODUCT_NAME") ? &t->product_name : NULL;
+    bool stored = !slot || *slot || (*slot = xstrdup(ld, value)) != NULL;
+    free(name_owned);
+    free(value_owned);
+    return stored;
+}
+
 static bool load_metadata(tg_loader *ld)
 {
     tg_trace *t = ld->t;
     const char *table = tg_load_find_table(ld, "EXPORT_META_DATA");
     if (!table) table = tg_load_find_table(ld, "META_DATA_EXPORT");
-    if (!table) return true;
     static const tg_colspec cols[] = {{"name", NULL, true}, {"value", NULL, true}};
-    sqlite3_stmt *st = tg_load_select(ld, table, cols, 2, NULL);
-    if (!st) return false;
-    while (tg_load_step(ld, st, table)) {
-        /* whole values, as names: "2024.5\0x" is not the version 2024.5 */
-        const char *name, *value;
-        size_t name_len, value_len;
-        char *name_owned, *value_owned = NULL;
-        if (!tg_cell_text(st, 1, &name, &name_len, &name_owned) ||
-            !tg_cell_text(st, 2, &value, &value_len, &value_owned)) {
-            free(name_owned);
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-        char **slot = !name || !value ? NULL
-                    : !strcmp(name, "EXPORT_PRODUCT_VERSION") ? &t->nsys_version
-                    : !strcmp(name, "EXPORT_SCHEMA_VERSION") ? &t->schema_version
-                    : !strcmp(name, "EXPORT_PRODUCT_NAME") ? &t->product_name : NULL;
-        bool stored = !slot || *slot || (*slot = xstrdup(ld, value)) != NULL;
-        free(name_owned);
-        free(value_owned);
-        if (!stored) break;
-    }
-    sqlite3_finalize(st);
+    bool ok = tg_load_rows(ld, table, cols, 2, metadata_row, NULL);
     if (t->schema_version &&
         sscanf(t->schema_version, "%d.%d", &t->schema_major, &t->schema_minor) != 2)
         t->schema_major = t->schema_minor = -1;
-    return !ld->failed;
+    return ok;
+}
+
+/* The first row only: false stops the read there. */
+static bool session_start_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+{
+    (void)ctx;
+    ld->t->session_start_ns = tg_cell_i64(st, COL(0));
+    return false;
 }
 
 static bool load_session_start(tg_loader *ld)
 {
-    const char *table = tg_load_find_table(ld, "TARGET_INFO_SESSION_START_TIME");
-    if (!table) return true;
     static const tg_colspec cols[] = {{"utcEpochNs", NULL, false}};
-    sqlite3_stmt *st = tg_load_select(ld, table, cols, 1, NULL);
-    if (!st) return false;
-    if (tg_load_step(ld, st, table)) ld->t->session_start_ns = tg_cell_i64(st, 1);
-    sqlite3_finalize(st);
-    return !ld->failed;
+    return tg_load_rows(ld, tg_load_find_table(ld, "TARGET_INFO_SESSION_START_TIME"), cols, 1, session_start_row,
+                        NULL);
 }
 
 /* ---------------------------------------------------------------- finishing */
@@ -416,14 +425,14 @@ static const tg_table_id row_tables[] = {
     TG_TABLE_KERNEL, TG_TABLE_MEMCPY, TG_TABLE_MEMSET, TG_TABLE_NVTX, TG_TABLE_SYNC, TG_TABLE_OVERHEAD,
 };
 
-static void warn_rowstats(tg_loader *ld, int table)
+void tg_load_warn_rows(tg_loader *ld, int table, const char *fields)
 {
     const tg_rowstats *rs = &ld->stats[table];
     if (!rs->skipped && !rs->clamped) return;
     tg_diag_add(ld->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
-                "%s: %s: skipped %zu rows whose start or end is missing, not a number or out of range, "
+                "%s: %s: skipped %zu rows whose %s is missing, not a number or out of range, "
                 "clamped %zu rows whose end precedes their start",
-                ld->path, ld->t->table_name[table], rs->skipped, rs->clamped);
+                ld->path, ld->t->table_name[table], rs->skipped, fields, rs->clamped);
 }
 
 /* After the API table is read (whole or streamed): order and span. */
@@ -438,7 +447,7 @@ static bool finish_apis(tg_loader *ld, bool span)
     if (span) span_of(&t->first_ns, &t->last_ns, t->apis, t->n_apis, sizeof(tg_api), offsetof(tg_api, start),
                       offsetof(tg_api, end));
     t->n_api_rows = t->n_apis;
-    warn_rowstats(ld, TG_TABLE_RUNTIME);
+    tg_load_warn_rows(ld, TG_TABLE_RUNTIME, "start or end");
     return true;
 }
 
@@ -455,7 +464,7 @@ static bool finish_except(tg_loader *ld, const bool *done, int64_t done_first, i
     t->first_ns = ld->span_first;
     t->last_ns = ld->span_last;
     for (int i = 0; i < TG_TABLE_COUNT; i++)
-        if (i != TG_TABLE_RUNTIME) warn_rowstats(ld, i);
+        if (i != TG_TABLE_RUNTIME) tg_load_warn_rows(ld, i, "start or end");
     return t->apis_deferred || finish_apis(ld, true);
 }
 

@@ -27,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COL(i) ((i) + 1)   /* spec index -> result column (0 is rowid) */
-
 enum { AC_START, AC_END, AC_GTID, AC_CORR, AC_NAME_ID, AC_NAME_TEXT, AC_RET, AC_CHAIN, AC_N };
 
 static const tg_colspec api_cols[AC_N] = {
@@ -412,23 +410,29 @@ static int stream_serial(tg_loader *ld, sqlite3_stmt *st, const char *table, boo
     return ld->failed ? 0 : result;
 }
 
+/* A whole read: whether callchainId is read, and what it watches. */
+typedef struct whole_read {
+    bool chains;
+    size_t cap;
+    twin_ring twins;
+} whole_read;
+
+static bool whole_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+{
+    tg_trace *t = ld->t;
+    whole_read *w = ctx;
+    tg_api a;
+    int rc = decode(ld, st, w->chains, NULL, &a);
+    if (rc <= 0) return rc == 0;
+    if (!t->mixed_duplicate_api && twin_seen(&w->twins, &a)) t->mixed_duplicate_api = true;
+    return TG_PUSH_ROWS(t->apis, t->n_apis, w->cap, t->rows_mapped[TG_TABLE_RUNTIME], a) || tg_load_oom(ld);
+}
+
 /* Every row into trace->apis. */
 static bool read_whole(tg_loader *ld, sqlite3_stmt *st, const char *table, bool chains)
 {
-    tg_trace *t = ld->t;
-    size_t cap = 0;
-    twin_ring twins = {.n = 0};
-    while (!ld->failed && tg_load_step(ld, st, table)) {
-        tg_api a;
-        int rc = decode(ld, st, chains, NULL, &a);
-        if (rc < 0) break;
-        if (rc == 0) continue;
-        if (!t->mixed_duplicate_api && twin_seen(&twins, &a)) t->mixed_duplicate_api = true;
-        if (!TG_PUSH_ROWS(t->apis, t->n_apis, cap, t->rows_mapped[TG_TABLE_RUNTIME], a)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
+    whole_read w = {.chains = chains, .cap = 0, .twins = {.n = 0}};
+    if (!ld->failed) tg_load_each(ld, st, table, whole_row, &w);
     return !ld->failed;
 }
 

@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COL(i) ((i) + 1)   /* spec index -> result column (0 is rowid) */
-
 /* ---------------------------------------------------------------- OSRT */
 
 enum { OC_START, OC_END, OC_GTID, OC_NAME, OC_RET, OC_NEST, OC_CHAIN, OC_N };
@@ -35,38 +33,31 @@ static const tg_colspec osrt_cols[OC_N] = {
     [OC_CHAIN] = {"callchainId", NULL, false},
 };
 
-static bool load_osrt(tg_loader *ld)
+static bool osrt_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
 {
     tg_trace *t = ld->t;
-    const char *table = t->table_name[TG_TABLE_OSRT];
-    if (!table) return true;
-    sqlite3_stmt *st = tg_load_select(ld, table, osrt_cols, OC_N, NULL);
-    if (!st) return false;
-    tg_rowstats *rs = &ld->stats[TG_TABLE_OSRT];
+    tg_osrt o;
+    if (!tg_load_times(&ld->stats[TG_TABLE_OSRT], st, &o.start, &o.end, false)) return true;
+    o.rowid = sqlite3_column_int64(st, 0);
+    int64_t gtid = tg_cell_i64(st, COL(OC_GTID));
+    o.pid = tg_global_pid(gtid);
+    o.tid = tg_global_tid(gtid);
+    o.name = tg_load_strid(ld, st, COL(OC_NAME));
+    o.return_value = tg_cell_i64(st, COL(OC_RET));
+    int32_t nest = tg_cell_i32(st, COL(OC_NEST));
+    o.nesting = (int8_t)(nest < 0 ? -1 : nest > 127 ? 127 : nest);
+    o.callchain = tg_cell_i32(st, COL(OC_CHAIN));
+    o.thread = TG_NO_STR;
+    o.iteration = -1;
+    o.steady = 0;
+    if (ld->failed) return false;
+    return TG_PUSH_ROWS(t->osrts, t->n_osrts, *(size_t *)cap, t->rows_mapped[TG_TABLE_OSRT], o) || tg_load_oom(ld);
+}
+
+static bool load_osrt(tg_loader *ld)
+{
     size_t cap = 0;
-    while (tg_load_step(ld, st, table)) {
-        tg_osrt o;
-        if (!tg_load_times(rs, st, &o.start, &o.end, false)) continue;
-        o.rowid = sqlite3_column_int64(st, 0);
-        int64_t gtid = tg_cell_i64(st, COL(OC_GTID));
-        o.pid = tg_global_pid(gtid);
-        o.tid = tg_global_tid(gtid);
-        o.name = tg_load_strid(ld, st, COL(OC_NAME));
-        o.return_value = tg_cell_i64(st, COL(OC_RET));
-        int32_t nest = tg_cell_i32(st, COL(OC_NEST));
-        o.nesting = (int8_t)(nest < 0 ? -1 : nest > 127 ? 127 : nest);
-        o.callchain = tg_cell_i32(st, COL(OC_CHAIN));
-        o.thread = TG_NO_STR;
-        o.iteration = -1;
-        o.steady = 0;
-        if (ld->failed) break;
-        if (!TG_PUSH_ROWS(t->osrts, t->n_osrts, cap, t->rows_mapped[TG_TABLE_OSRT], o)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    return !ld->failed;
+    return tg_load_rows(ld, ld->t->table_name[TG_TABLE_OSRT], osrt_cols, OC_N, osrt_row, &cap);
 }
 
 /* ---------------------------------------------------------------- libraries */
@@ -80,37 +71,38 @@ static const tg_colspec libcall_cols[LC_N] = {
     [LC_NAME] = {"nameId", NULL, false},
 };
 
-static bool load_libcalls(tg_loader *ld, int lib)
+/* The library (TG_LIB_*) a table read is of, and its table. */
+typedef struct libcall_read {
+    int lib;
+    tg_table_id id;
+    size_t cap;
+} libcall_read;
+
+static bool libcall_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
 {
     tg_trace *t = ld->t;
-    tg_table_id id = lib == TG_LIB_CUDNN ? TG_TABLE_CUDNN : TG_TABLE_CUBLAS;
-    const char *table = t->table_name[id];
-    if (!table) return true;
-    sqlite3_stmt *st = tg_load_select(ld, table, libcall_cols, LC_N, NULL);
-    if (!st) return false;
-    tg_rowstats *rs = &ld->stats[id];
-    size_t cap = 0;
-    while (tg_load_step(ld, st, table)) {
-        tg_libcall c;
-        if (!tg_load_times(rs, st, &c.start, &c.end, false)) continue;
-        c.rowid = sqlite3_column_int64(st, 0);
-        int64_t gtid = tg_cell_i64(st, COL(LC_GTID));
-        c.pid = tg_global_pid(gtid);
-        c.tid = tg_global_tid(gtid);
-        c.name = tg_load_strid(ld, st, COL(LC_NAME));
-        c.kernel_time = 0;
-        c.kernels = 0;
-        c.thread = TG_NO_STR;
-        c.iteration = -1;
-        c.steady = 0;
-        if (ld->failed) break;
-        if (!TG_PUSH_ROWS(t->libcalls[lib], t->n_libcalls[lib], cap, t->rows_mapped[id], c)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    return !ld->failed;
+    libcall_read *r = ctx;
+    tg_libcall c;
+    if (!tg_load_times(&ld->stats[r->id], st, &c.start, &c.end, false)) return true;
+    c.rowid = sqlite3_column_int64(st, 0);
+    int64_t gtid = tg_cell_i64(st, COL(LC_GTID));
+    c.pid = tg_global_pid(gtid);
+    c.tid = tg_global_tid(gtid);
+    c.name = tg_load_strid(ld, st, COL(LC_NAME));
+    c.kernel_time = 0;
+    c.kernels = 0;
+    c.thread = TG_NO_STR;
+    c.iteration = -1;
+    c.steady = 0;
+    if (ld->failed) return false;
+    return TG_PUSH_ROWS(t->libcalls[r->lib], t->n_libcalls[r->lib], r->cap, t->rows_mapped[r->id], c) ||
+           tg_load_oom(ld);
+}
+
+static bool load_libcalls(tg_loader *ld, int lib)
+{
+    libcall_read r = {.lib = lib, .id = lib == TG_LIB_CUDNN ? TG_TABLE_CUDNN : TG_TABLE_CUBLAS, .cap = 0};
+    return tg_load_rows(ld, ld->t->table_name[r.id], libcall_cols, LC_N, libcall_row, &r);
 }
 
 /* ---------------------------------------------------------------- stacks */
@@ -132,39 +124,45 @@ static int cmp_frame(const void *a, const void *b)
     return (x->depth > y->depth) - (x->depth < y->depth);
 }
 
+/* The stacks (TG_STACKS_*) a table read is of, its table, and whether
+** its rows came in (chain, depth) order. */
+typedef struct frame_read {
+    int which;
+    tg_table_id id;
+    size_t cap;
+    bool sorted;
+} frame_read;
+
+static bool frame_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+{
+    tg_trace *t = ld->t;
+    frame_read *r = ctx;
+    tg_frame f = {
+        .chain = tg_cell_i32(st, COL(FC_ID)), .depth = tg_cell_i32(st, COL(FC_DEPTH)),
+        .symbol = tg_load_strid(ld, st, COL(FC_SYMBOL)), .module = tg_load_strid(ld, st, COL(FC_MODULE)),
+    };
+    int64_t unresolved = tg_cell_i64(st, COL(FC_UNRESOLVED));
+    f.unresolved = unresolved != TG_NULL_I64 && unresolved != 0;
+    if (ld->failed) return false;
+    if (f.chain < 0 || f.depth < 0) {
+        ld->stats[r->id].skipped++;
+        return true;
+    }
+    size_t n = t->n_frames[r->which];
+    if (n && cmp_frame(&t->frames[r->which][n - 1], &f) > 0) r->sorted = false;
+    return TG_PUSH(t->frames[r->which], t->n_frames[r->which], r->cap, f) || tg_load_oom(ld);
+}
+
 static bool load_frames(tg_loader *ld, int which)
 {
     tg_trace *t = ld->t;
-    tg_table_id id = which == TG_STACKS_CUDA ? TG_TABLE_CALLCHAINS : TG_TABLE_OSRT_CALLCHAINS;
-    const char *table = t->table_name[id];
-    if (!table) return true;
+    frame_read r = {.which = which, .cap = 0, .sorted = true,
+                    .id = which == TG_STACKS_CUDA ? TG_TABLE_CALLCHAINS : TG_TABLE_OSRT_CALLCHAINS};
     /* the columns are not times: tg_load_select's first two are read as such
     ** by nobody here */
-    sqlite3_stmt *st = tg_load_select(ld, table, frame_cols, FC_N, NULL);
-    if (!st) return false;
-    size_t cap = 0;
-    bool sorted = true;
-    while (tg_load_step(ld, st, table)) {
-        tg_frame f = {
-            .chain = tg_cell_i32(st, COL(FC_ID)), .depth = tg_cell_i32(st, COL(FC_DEPTH)),
-            .symbol = tg_load_strid(ld, st, COL(FC_SYMBOL)), .module = tg_load_strid(ld, st, COL(FC_MODULE)),
-        };
-        int64_t unresolved = tg_cell_i64(st, COL(FC_UNRESOLVED));
-        f.unresolved = unresolved != TG_NULL_I64 && unresolved != 0;
-        if (ld->failed) break;
-        if (f.chain < 0 || f.depth < 0) {
-            ld->stats[id].skipped++;
-            continue;
-        }
-        if (t->n_frames[which] && cmp_frame(&t->frames[which][t->n_frames[which] - 1], &f) > 0) sorted = false;
-        if (!TG_PUSH(t->frames[which], t->n_frames[which], cap, f)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    if (!ld->failed && !sorted) qsort(t->frames[which], t->n_frames[which], sizeof(tg_frame), cmp_frame);
-    return !ld->failed;
+    if (!tg_load_rows(ld, t->table_name[r.id], frame_cols, FC_N, frame_row, &r)) return false;
+    if (!r.sorted) qsort(t->frames[which], t->n_frames[which], sizeof(tg_frame), cmp_frame);
+    return true;
 }
 
 /* ---------------------------------------------------------------- threads */
@@ -176,28 +174,26 @@ static int cmp_thread(const void *a, const void *b)
     return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+static bool thread_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+{
+    tg_trace *t = ld->t;
+    int64_t gtid = tg_cell_i64(st, COL(0));
+    tg_thread_name n = {.pid = tg_global_pid(gtid), .tid = tg_global_tid(gtid),
+                        .name = tg_load_strid(ld, st, COL(1))};
+    if (ld->failed) return false;
+    if (n.pid < 0 || n.tid < 0 || n.name < 0) return true;
+    return TG_PUSH(t->threads, t->n_threads, *(size_t *)cap, n) || tg_load_oom(ld);
+}
+
 bool tg_load_threads(tg_loader *ld)
 {
     tg_trace *t = ld->t;
     const char *table = tg_load_find_table(ld, "ThreadNames");
     if (!table || t->threads) return true;
     static const tg_colspec cols[] = {{"globalTid", NULL, false}, {"nameId", NULL, false}};
-    sqlite3_stmt *st = tg_load_select(ld, table, cols, 2, NULL);
-    if (!st) return false;
     size_t cap = 0;
-    while (tg_load_step(ld, st, table)) {
-        int64_t gtid = tg_cell_i64(st, COL(0));
-        tg_thread_name n = {.pid = tg_global_pid(gtid), .tid = tg_global_tid(gtid),
-                            .name = tg_load_strid(ld, st, COL(1))};
-        if (ld->failed) break;
-        if (n.pid < 0 || n.tid < 0 || n.name < 0) continue;
-        if (!TG_PUSH(t->threads, t->n_threads, cap, n)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    if (!ld->failed && t->n_threads > 1) {
+    if (!tg_load_rows(ld, table, cols, 2, thread_row, &cap)) return false;
+    if (t->n_threads > 1) {
         /* stable by name order of the table: the first name of a thread wins */
         qsort(t->threads, t->n_threads, sizeof *t->threads, cmp_thread);
         size_t w = 0;
@@ -205,7 +201,7 @@ bool tg_load_threads(tg_loader *ld)
             if (!w || cmp_thread(&t->threads[w - 1], &t->threads[i]) != 0) t->threads[w++] = t->threads[i];
         t->n_threads = w;
     }
-    return !ld->failed;
+    return true;
 }
 
 int32_t tg_trace_thread_name(const tg_trace *t, int32_t pid, int32_t tid)
@@ -233,16 +229,6 @@ static unsigned host_tables(unsigned what)
     return tables;
 }
 
-static void warn_skipped(tg_loader *ld, int table)
-{
-    const tg_rowstats *rs = &ld->stats[table];
-    if (!rs->skipped && !rs->clamped) return;
-    tg_diag_add(ld->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
-                "%s: %s: skipped %zu rows whose start, end or id is missing, not a number or out of range, "
-                "clamped %zu rows whose end precedes their start",
-                ld->path, ld->t->table_name[table], rs->skipped, rs->clamped);
-}
-
 #define SORT_ROWS(arr, n, type, table) \
     tg_sort_rows_by_i64((void **)&(arr), &t->rows_mapped[table], (n), sizeof(type), offsetof(type, start))
 
@@ -263,7 +249,7 @@ bool tg_load_host(tg_loader *ld, unsigned what)
     }
     unsigned tables = host_tables(what);
     for (int i = 0; i < TG_TABLE_COUNT; i++)
-        if (tables & (1u << i)) warn_skipped(ld, i);
+        if (tables & (1u << i)) tg_load_warn_rows(ld, i, "start, end or id");
     t->host_loaded |= what;
     return true;
 }

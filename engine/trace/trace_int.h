@@ -7,6 +7,8 @@
 ** trace.c opens the file and drives the load, trace_cols.c resolves tables
 ** and columns (the drift docs/architecture.md lists), trace_load.c holds one
 ** loader per activity table and trace_sort.c orders the rows by start.
+** Every loader reads its table the same way, through tg_load_rows: it
+** names its columns and decodes one row, the read itself is here once.
 */
 #ifndef TG_TRACE_INT_H
 #define TG_TRACE_INT_H
@@ -91,6 +93,11 @@ void tg_load_fail(tg_loader *ld, tg_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Record an SQLite failure while doing `what` (e.g. "reading NVTX_EVENTS"). */
 void tg_load_sqlite_fail(tg_loader *ld, int rc, const char *what);
+/* ld fails out of memory; false, for `return pushed || tg_load_oom(ld);`. */
+bool tg_load_oom(tg_loader *ld);
+/* The one warning of a table whose rows were skipped or clamped (its
+** counts in ld->stats); `fields` names what a skipped row lacked. */
+void tg_load_warn_rows(tg_loader *ld, int table, const char *fields);
 
 /* ---- trace_guard.c: what a read connection allows (docs/limits.md) */
 /* SQLite steps for parsing and listing the schema: nsys's ~100 entries
@@ -131,6 +138,40 @@ sqlite3_stmt *tg_load_select(tg_loader *ld, const char *table, const tg_colspec 
                              const char *where);
 /* Step; returns true on a row, false at the end or on error (ld->failed). */
 bool tg_load_step(tg_loader *ld, sqlite3_stmt *st, const char *table);
+
+/* Spec index -> result column of a tg_load_select (0 is the rowid). */
+#define COL(i) ((i) + 1)
+
+/* The decode of one row of a tg_load_rows read: st is on the row; keep
+** what the loader wants of it (in its ctx or the trace). False stops the
+** read: when ld failed (out of memory, a cell that could not be read),
+** or when the loader wants no more rows. */
+typedef bool tg_row_decode(tg_loader *ld, sqlite3_stmt *st, void *ctx);
+
+/* The shape every loader shares: one SELECT of cols[0..n) from table
+** (NULL: the export lacks it, nothing to read), every row through decode,
+** the statement finalized. False when failed (diag set). tg_load_each is
+** its loop, for a statement prepared elsewhere (the API table's). Inline,
+** so that decode is called directly (and mostly inlined into the loop):
+** the kernel, copy and API tables are most of a load (bench/README.md),
+** and a call per row through a pointer would cost them. */
+static inline void tg_load_each(tg_loader *ld, sqlite3_stmt *st, const char *table, tg_row_decode *decode,
+                                void *ctx)
+{
+    while (tg_load_step(ld, st, table))
+        if (!decode(ld, st, ctx)) break;
+}
+
+static inline bool tg_load_rows(tg_loader *ld, const char *table, const tg_colspec *cols, int n,
+                                tg_row_decode *decode, void *ctx)
+{
+    if (!table) return true;
+    sqlite3_stmt *st = tg_load_select(ld, table, cols, n, NULL);
+    if (!st) return false;
+    tg_load_each(ld, st, table, decode, ctx);
+    sqlite3_finalize(st);
+    return !ld->failed;
+}
 
 
 /* The text of a cell (any non-NULL type) read whole, by its byte count: a

@@ -1,7 +1,8 @@
 /*
-** One loader per table of the export: each prepares a single SELECT of the
-** columns it needs (trace_cols.c resolves their names), steps through the
-** table once and appends typed rows to the trace's arrays, which grow
+** One loader per table of the export: each states the columns it needs and
+** the decode of one row; tg_load_rows (trace_int.h) prepares the single
+** SELECT (trace_cols.c resolves the names) and steps through the table
+** once, and the decode appends typed rows to the trace's arrays, which grow
 ** geometrically (no allocation per row). NVTX lives in trace_nvtx.c, the
 ** API table in trace_api.c. Kernel and copy loaders note the devices their
 ** rows name as they go (tg_load_note_device), for the GPUs no table
@@ -18,29 +19,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COL(i) ((i) + 1)   /* spec index -> result column (0 is rowid) */
-
 /* ---------------------------------------------------------------- strings */
+
+static bool string_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+{
+    (void)ctx;
+    int64_t id;
+    if (!tg_cell_int(st, COL(0), &id)) return true;
+    int32_t s = tg_load_text(ld, st, COL(1));
+    if (ld->failed) return false;
+    return s < 0 || tg_idmap_put(&ld->strings, id, s) || tg_load_oom(ld);
+}
 
 bool tg_load_strings(tg_loader *ld)
 {
-    const char *table = ld->t->table_name[TG_TABLE_STRINGS];
-    if (!table) return true;
     static const tg_colspec cols[] = {{"id", NULL, true}, {"value", NULL, true}};
-    sqlite3_stmt *st = tg_load_select(ld, table, cols, 2, NULL);
-    if (!st) return false;
-    while (tg_load_step(ld, st, table)) {
-        int64_t id;
-        if (!tg_cell_int(st, COL(0), &id)) continue;
-        int32_t s = tg_load_text(ld, st, COL(1));
-        if (ld->failed) break;
-        if (s >= 0 && !tg_idmap_put(&ld->strings, id, s)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    return !ld->failed;
+    return tg_load_rows(ld, ld->t->table_name[TG_TABLE_STRINGS], cols, 2, string_row, NULL);
 }
 
 /* ---------------------------------------------------------------- kernels */
@@ -73,64 +67,61 @@ static const tg_colspec kernel_cols[KC_N] = {
     [KC_DSMEM] = {"dynamicSharedMemory", NULL, false},
 };
 
-bool tg_load_kernels(tg_loader *ld)
+/* A kernel row: a tg_kspan, or (ld->kernel_rows) a whole tg_kernel; ctx
+** is the capacity of the array. */
+static bool kernel_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
 {
     tg_trace *t = ld->t;
-    const char *table = t->table_name[TG_TABLE_KERNEL];
-    if (!table) return true;
-    /* without kernel rows, only the columns of a tg_kspan are read */
-    sqlite3_stmt *st = tg_load_select(ld, table, kernel_cols, ld->kernel_rows ? KC_N : KC_LEAN_N, NULL);
-    if (!st) return false;
-    tg_rowstats *rs = &ld->stats[TG_TABLE_KERNEL];
-    size_t cap = 0;
-    while (tg_load_step(ld, st, table)) {
-        int64_t start, end;
-        if (!tg_load_times(rs, st, &start, &end, false)) continue;
-        int32_t short_name = tg_load_strid(ld, st, COL(KC_SHORT));
-        int32_t name = tg_load_strid(ld, st, COL(KC_DEMANGLED));
-        if (name < 0) name = short_name;
-        bool pushed;
-        if (!ld->kernel_rows) {
-            tg_kspan k = {
-                .rowid = sqlite3_column_int64(st, 0), .start = start, .end = end,
-                .correlation = tg_cell_i64(st, COL(KC_CORR)), .queue = TG_NULL_I64,
-                .pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID))),
-                .device = tg_cell_i32(st, COL(KC_DEVICE)), .name = name,
-            };
-            if (ld->failed || !tg_load_note_device(ld, k.device)) break;
-            pushed = TG_PUSH_ROWS(t->kspans, t->n_kernels, cap, t->rows_mapped[TG_TABLE_KERNEL], k);
-        } else {
-            tg_kernel k = {
-                .rowid = sqlite3_column_int64(st, 0), .start = start, .end = end,
-                .correlation = tg_cell_i64(st, COL(KC_CORR)),
-                .queue = TG_NULL_I64, .launch_end = TG_NULL_I64,
-                .pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID))),
-                .device = tg_cell_i32(st, COL(KC_DEVICE)),
-                .context = tg_cell_i32(st, COL(KC_CONTEXT)),
-                .stream = tg_cell_i32(st, COL(KC_STREAM)),
-                .name = name, .short_name = short_name,
-                .grid_x = tg_cell_i32(st, COL(KC_GRID_X)),
-                .grid_y = tg_cell_i32(st, COL(KC_GRID_Y)),
-                .grid_z = tg_cell_i32(st, COL(KC_GRID_Z)),
-                .block_x = tg_cell_i32(st, COL(KC_BLOCK_X)),
-                .block_y = tg_cell_i32(st, COL(KC_BLOCK_Y)),
-                .block_z = tg_cell_i32(st, COL(KC_BLOCK_Z)),
-                .registers = tg_cell_i32(st, COL(KC_REGS)),
-                .static_smem = tg_cell_i32(st, COL(KC_SSMEM)),
-                .dynamic_smem = tg_cell_i32(st, COL(KC_DSMEM)),
-                .api = -1, .api_name = TG_NO_STR, .tid = -1, .nvtx = TG_NO_STR, .iteration = -1,
-                .callchain = -1,
-            };
-            if (ld->failed || !tg_load_note_device(ld, k.span.device)) break;
-            pushed = TG_PUSH_ROWS(t->kernels, t->n_kernels, cap, t->rows_mapped[TG_TABLE_KERNEL], k);
-        }
-        if (!pushed) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
+    size_t *cap = ctx;
+    int64_t start, end;
+    if (!tg_load_times(&ld->stats[TG_TABLE_KERNEL], st, &start, &end, false)) return true;
+    int32_t short_name = tg_load_strid(ld, st, COL(KC_SHORT));
+    int32_t name = tg_load_strid(ld, st, COL(KC_DEMANGLED));
+    if (name < 0) name = short_name;
+    bool pushed;
+    if (!ld->kernel_rows) {
+        tg_kspan k = {
+            .rowid = sqlite3_column_int64(st, 0), .start = start, .end = end,
+            .correlation = tg_cell_i64(st, COL(KC_CORR)), .queue = TG_NULL_I64,
+            .pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID))),
+            .device = tg_cell_i32(st, COL(KC_DEVICE)), .name = name,
+        };
+        if (ld->failed || !tg_load_note_device(ld, k.device)) return false;
+        pushed = TG_PUSH_ROWS(t->kspans, t->n_kernels, *cap, t->rows_mapped[TG_TABLE_KERNEL], k);
+    } else {
+        tg_kernel k = {
+            .rowid = sqlite3_column_int64(st, 0), .start = start, .end = end,
+            .correlation = tg_cell_i64(st, COL(KC_CORR)),
+            .queue = TG_NULL_I64, .launch_end = TG_NULL_I64,
+            .pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID))),
+            .device = tg_cell_i32(st, COL(KC_DEVICE)),
+            .context = tg_cell_i32(st, COL(KC_CONTEXT)),
+            .stream = tg_cell_i32(st, COL(KC_STREAM)),
+            .name = name, .short_name = short_name,
+            .grid_x = tg_cell_i32(st, COL(KC_GRID_X)),
+            .grid_y = tg_cell_i32(st, COL(KC_GRID_Y)),
+            .grid_z = tg_cell_i32(st, COL(KC_GRID_Z)),
+            .block_x = tg_cell_i32(st, COL(KC_BLOCK_X)),
+            .block_y = tg_cell_i32(st, COL(KC_BLOCK_Y)),
+            .block_z = tg_cell_i32(st, COL(KC_BLOCK_Z)),
+            .registers = tg_cell_i32(st, COL(KC_REGS)),
+            .static_smem = tg_cell_i32(st, COL(KC_SSMEM)),
+            .dynamic_smem = tg_cell_i32(st, COL(KC_DSMEM)),
+            .api = -1, .api_name = TG_NO_STR, .tid = -1, .nvtx = TG_NO_STR, .iteration = -1,
+            .callchain = -1,
+        };
+        if (ld->failed || !tg_load_note_device(ld, k.span.device)) return false;
+        pushed = TG_PUSH_ROWS(t->kernels, t->n_kernels, *cap, t->rows_mapped[TG_TABLE_KERNEL], k);
     }
-    sqlite3_finalize(st);
-    return !ld->failed;
+    return pushed || tg_load_oom(ld);
+}
+
+bool tg_load_kernels(tg_loader *ld)
+{
+    size_t cap = 0;
+    /* without kernel rows, only the columns of a tg_kspan are read */
+    return tg_load_rows(ld, ld->t->table_name[TG_TABLE_KERNEL], kernel_cols, ld->kernel_rows ? KC_N : KC_LEAN_N,
+                        kernel_row, &cap);
 }
 
 /* ---------------------------------------------------------------- memops */
@@ -160,57 +151,58 @@ static const tg_colspec memop_cols[MC_N] = {
     [MC_MEM_KIND] = {"memKind", NULL, false},
 };
 
+/* Where the rows of a copy or memset table go. */
+typedef struct memop_read {
+    tg_table_id id;
+    tg_memop **rows;
+    size_t *n, cap;
+} memop_read;
+
+static bool memop_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+{
+    memop_read *r = ctx;
+    bool memset_table = r->id == TG_TABLE_MEMSET;
+    tg_memop m;
+    if (!tg_load_times(&ld->stats[r->id], st, &m.start, &m.end, false)) return true;
+    m.rowid = sqlite3_column_int64(st, 0);
+    m.correlation = tg_cell_i64(st, COL(MC_CORR));
+    m.bytes = tg_cell_i64(st, COL(MC_BYTES));
+    m.pid = tg_global_pid(tg_cell_i64(st, COL(MC_GPID)));
+    m.device = tg_cell_i32(st, COL(MC_DEVICE));
+    m.context = tg_cell_i32(st, COL(MC_CONTEXT));
+    m.stream = tg_cell_i32(st, COL(MC_STREAM));
+    if (memset_table) {
+        m.copy_kind = -1;
+        m.src_kind = tg_cell_i32(st, COL(MC_MEM_KIND));
+        m.dst_kind = -1;
+        m.src_device = m.dst_device = -1;
+        m.value = tg_cell_i64(st, COL(MC_VALUE));
+    } else {
+        m.copy_kind = tg_cell_i32(st, COL(MC_COPY_KIND));
+        m.src_kind = tg_cell_i32(st, COL(MC_SRC_KIND));
+        m.dst_kind = tg_cell_i32(st, COL(MC_DST_KIND));
+        m.src_device = tg_cell_i32(st, COL(MC_SRC_DEV));
+        m.dst_device = tg_cell_i32(st, COL(MC_DST_DEV));
+        m.value = TG_NULL_I64;
+    }
+    m.kind_name = m.src_kind_name = m.dst_kind_name = TG_NO_STR;
+    m.api = -1;
+    m.api_name = TG_NO_STR;
+    m.tid = -1;
+    m.api_sync = 0;
+    m.api_async = 0;
+    m.steady = 0;
+    m.launched = 0;
+    m.iteration = -1;
+    m.callchain = -1;
+    if (!tg_load_note_device(ld, m.device)) return false;
+    return TG_PUSH_ROWS(*r->rows, *r->n, r->cap, ld->t->rows_mapped[r->id], m) || tg_load_oom(ld);
+}
+
 static bool load_memops(tg_loader *ld, tg_table_id id, tg_memop **rows, size_t *n)
 {
-    const char *table = ld->t->table_name[id];
-    if (!table) return true;
-    bool memset_table = id == TG_TABLE_MEMSET;
-    sqlite3_stmt *st = tg_load_select(ld, table, memop_cols, MC_N, NULL);
-    if (!st) return false;
-    tg_rowstats *rs = &ld->stats[id];
-    size_t cap = 0;
-    while (tg_load_step(ld, st, table)) {
-        tg_memop m;
-        if (!tg_load_times(rs, st, &m.start, &m.end, false)) continue;
-        m.rowid = sqlite3_column_int64(st, 0);
-        m.correlation = tg_cell_i64(st, COL(MC_CORR));
-        m.bytes = tg_cell_i64(st, COL(MC_BYTES));
-        m.pid = tg_global_pid(tg_cell_i64(st, COL(MC_GPID)));
-        m.device = tg_cell_i32(st, COL(MC_DEVICE));
-        m.context = tg_cell_i32(st, COL(MC_CONTEXT));
-        m.stream = tg_cell_i32(st, COL(MC_STREAM));
-        if (memset_table) {
-            m.copy_kind = -1;
-            m.src_kind = tg_cell_i32(st, COL(MC_MEM_KIND));
-            m.dst_kind = -1;
-            m.src_device = m.dst_device = -1;
-            m.value = tg_cell_i64(st, COL(MC_VALUE));
-        } else {
-            m.copy_kind = tg_cell_i32(st, COL(MC_COPY_KIND));
-            m.src_kind = tg_cell_i32(st, COL(MC_SRC_KIND));
-            m.dst_kind = tg_cell_i32(st, COL(MC_DST_KIND));
-            m.src_device = tg_cell_i32(st, COL(MC_SRC_DEV));
-            m.dst_device = tg_cell_i32(st, COL(MC_DST_DEV));
-            m.value = TG_NULL_I64;
-        }
-        m.kind_name = m.src_kind_name = m.dst_kind_name = TG_NO_STR;
-        m.api = -1;
-        m.api_name = TG_NO_STR;
-        m.tid = -1;
-        m.api_sync = 0;
-        m.api_async = 0;
-        m.steady = 0;
-        m.launched = 0;
-        m.iteration = -1;
-        m.callchain = -1;
-        if (!tg_load_note_device(ld, m.device)) break;
-        if (!TG_PUSH_ROWS(*rows, *n, cap, ld->t->rows_mapped[id], m)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    return !ld->failed;
+    memop_read r = {.id = id, .rows = rows, .n = n, .cap = 0};
+    return tg_load_rows(ld, ld->t->table_name[id], memop_cols, MC_N, memop_row, &r);
 }
 
 bool tg_load_memcpys(tg_loader *ld)
@@ -242,33 +234,26 @@ static const tg_colspec sync_cols[SC_N] = {
     [SC_OLD_TYPE] = {"deprecatedSyncType", NULL, false},
 };
 
-bool tg_load_syncs(tg_loader *ld)
+static bool sync_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
 {
     tg_trace *t = ld->t;
-    const char *table = t->table_name[TG_TABLE_SYNC];
-    if (!table) return true;
-    sqlite3_stmt *st = tg_load_select(ld, table, sync_cols, SC_N, NULL);
-    if (!st) return false;
-    tg_rowstats *rs = &ld->stats[TG_TABLE_SYNC];
+    tg_sync s;
+    if (!tg_load_times(&ld->stats[TG_TABLE_SYNC], st, &s.start, &s.end, false)) return true;
+    s.rowid = sqlite3_column_int64(st, 0);
+    s.correlation = tg_cell_i64(st, COL(SC_CORR));
+    s.pid = tg_global_pid(tg_cell_i64(st, COL(SC_GPID)));
+    s.device = tg_cell_i32(st, COL(SC_DEVICE));
+    s.context = tg_cell_i32(st, COL(SC_CONTEXT));
+    s.stream = tg_cell_i32(st, COL(SC_STREAM));
+    s.sync_type = tg_cell_i32(st, COL(SC_TYPE));
+    if (s.sync_type < 0) s.sync_type = tg_cell_i32(st, COL(SC_OLD_TYPE));
+    return TG_PUSH_ROWS(t->syncs, t->n_syncs, *(size_t *)cap, t->rows_mapped[TG_TABLE_SYNC], s) || tg_load_oom(ld);
+}
+
+bool tg_load_syncs(tg_loader *ld)
+{
     size_t cap = 0;
-    while (tg_load_step(ld, st, table)) {
-        tg_sync s;
-        if (!tg_load_times(rs, st, &s.start, &s.end, false)) continue;
-        s.rowid = sqlite3_column_int64(st, 0);
-        s.correlation = tg_cell_i64(st, COL(SC_CORR));
-        s.pid = tg_global_pid(tg_cell_i64(st, COL(SC_GPID)));
-        s.device = tg_cell_i32(st, COL(SC_DEVICE));
-        s.context = tg_cell_i32(st, COL(SC_CONTEXT));
-        s.stream = tg_cell_i32(st, COL(SC_STREAM));
-        s.sync_type = tg_cell_i32(st, COL(SC_TYPE));
-        if (s.sync_type < 0) s.sync_type = tg_cell_i32(st, COL(SC_OLD_TYPE));
-        if (!TG_PUSH_ROWS(t->syncs, t->n_syncs, cap, t->rows_mapped[TG_TABLE_SYNC], s)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    return !ld->failed;
+    return tg_load_rows(ld, ld->t->table_name[TG_TABLE_SYNC], sync_cols, SC_N, sync_row, &cap);
 }
 
 /* ---------------------------------------------------------------- overhead */
@@ -282,31 +267,25 @@ static const tg_colspec overhead_cols[OC_N] = {
     [OC_NAME] = {"nameId", NULL, false},
 };
 
-bool tg_load_overheads(tg_loader *ld)
+static bool overhead_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
 {
     tg_trace *t = ld->t;
-    const char *table = t->table_name[TG_TABLE_OVERHEAD];
-    if (!table) return true;
-    sqlite3_stmt *st = tg_load_select(ld, table, overhead_cols, OC_N, NULL);
-    if (!st) return false;
-    tg_rowstats *rs = &ld->stats[TG_TABLE_OVERHEAD];
+    tg_overhead o;
+    if (!tg_load_times(&ld->stats[TG_TABLE_OVERHEAD], st, &o.start, &o.end, false)) return true;
+    o.rowid = sqlite3_column_int64(st, 0);
+    int64_t gtid = tg_cell_i64(st, COL(OC_GTID));
+    o.pid = tg_global_pid(gtid);
+    o.tid = tg_global_tid(gtid);
+    o.name = tg_load_strid(ld, st, COL(OC_NAME));
+    if (ld->failed) return false;
+    return TG_PUSH_ROWS(t->overheads, t->n_overheads, *(size_t *)cap, t->rows_mapped[TG_TABLE_OVERHEAD], o) ||
+           tg_load_oom(ld);
+}
+
+bool tg_load_overheads(tg_loader *ld)
+{
     size_t cap = 0;
-    while (tg_load_step(ld, st, table)) {
-        tg_overhead o;
-        if (!tg_load_times(rs, st, &o.start, &o.end, false)) continue;
-        o.rowid = sqlite3_column_int64(st, 0);
-        int64_t gtid = tg_cell_i64(st, COL(OC_GTID));
-        o.pid = tg_global_pid(gtid);
-        o.tid = tg_global_tid(gtid);
-        o.name = tg_load_strid(ld, st, COL(OC_NAME));
-        if (ld->failed) break;
-        if (!TG_PUSH_ROWS(t->overheads, t->n_overheads, cap, t->rows_mapped[TG_TABLE_OVERHEAD], o)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    return !ld->failed;
+    return tg_load_rows(ld, ld->t->table_name[TG_TABLE_OVERHEAD], overhead_cols, OC_N, overhead_row, &cap);
 }
 
 /* ---------------------------------------------------------------- GPUs */
@@ -330,11 +309,7 @@ bool tg_load_add_gpu(tg_loader *ld, size_t *cap, tg_gpu g)
                      TG_MAX_GPUS, (int)g.id);
         return false;
     }
-    if (!TG_PUSH(ld->t->gpus, ld->t->n_gpus, *cap, g)) {
-        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-        return false;
-    }
-    return true;
+    return TG_PUSH(ld->t->gpus, ld->t->n_gpus, *cap, g) || tg_load_oom(ld);
 }
 
 enum { GC_ID, GC_NAME, GC_SMS, GC_MEM, GC_MAJOR, GC_MINOR, GC_N };
@@ -364,10 +339,7 @@ bool tg_load_note_device_slow(tg_loader *ld, int32_t dev)
 {
     tg_devset *d = ld->devs;
     if (!d) {
-        if (!(d = ld->devs = malloc(sizeof *d))) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            return false;
-        }
+        if (!(d = ld->devs = malloc(sizeof *d))) return tg_load_oom(ld);
         d->n = 0;
         memset(d->slots, 0xFF, sizeof d->slots);
     }
@@ -416,41 +388,36 @@ bool tg_load_activity_gpus(tg_loader *ld, size_t *cap)
     return true;
 }
 
+static bool gpu_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+{
+    tg_gpu g = {
+        .id = tg_cell_i32(st, COL(GC_ID)),
+        .name = tg_load_text(ld, st, COL(GC_NAME)),
+        .sm_count = tg_cell_i32(st, COL(GC_SMS)),
+        .memory = tg_cell_i64(st, COL(GC_MEM)),
+        .compute_major = tg_cell_i32(st, COL(GC_MAJOR)),
+        .compute_minor = tg_cell_i32(st, COL(GC_MINOR)),
+    };
+    return !ld->failed && tg_load_add_gpu(ld, cap, g);
+}
+
+static bool cuda_device_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+{
+    tg_gpu g = {.id = tg_cell_i32(st, COL(0)), .name = TG_NO_STR,
+                .sm_count = tg_cell_i32(st, COL(1)), .memory = TG_NULL_I64,
+                .compute_major = -1, .compute_minor = -1};
+    return tg_load_add_gpu(ld, cap, g);
+}
+
 bool tg_load_gpus(tg_loader *ld)
 {
     tg_trace *t = ld->t;
     size_t cap = 0;
     const char *table = t->table_name[TG_TABLE_GPU];
-    if (table) {
-        sqlite3_stmt *st = tg_load_select(ld, table, gpu_cols, GC_N, NULL);
-        if (!st) return false;
-        while (tg_load_step(ld, st, table)) {
-            tg_gpu g = {
-                .id = tg_cell_i32(st, COL(GC_ID)),
-                .name = tg_load_text(ld, st, COL(GC_NAME)),
-                .sm_count = tg_cell_i32(st, COL(GC_SMS)),
-                .memory = tg_cell_i64(st, COL(GC_MEM)),
-                .compute_major = tg_cell_i32(st, COL(GC_MAJOR)),
-                .compute_minor = tg_cell_i32(st, COL(GC_MINOR)),
-            };
-            if (ld->failed || !tg_load_add_gpu(ld, &cap, g)) break;
-        }
-        sqlite3_finalize(st);
-        if (ld->failed) return false;
-    }
-    const char *cuda_dev = tg_load_find_table(ld, "TARGET_INFO_CUDA_DEVICE");
-    if (!table && cuda_dev) {
-        sqlite3_stmt *st = tg_load_select(ld, cuda_dev, cuda_device_cols, 2, NULL);
-        if (!st) return false;
-        while (tg_load_step(ld, st, cuda_dev)) {
-            tg_gpu g = {.id = tg_cell_i32(st, COL(0)), .name = TG_NO_STR,
-                        .sm_count = tg_cell_i32(st, COL(1)), .memory = TG_NULL_I64,
-                        .compute_major = -1, .compute_minor = -1};
-            if (!tg_load_add_gpu(ld, &cap, g)) break;
-        }
-        sqlite3_finalize(st);
-        if (ld->failed) return false;
-    }
+    if (!tg_load_rows(ld, table, gpu_cols, GC_N, gpu_row, &cap)) return false;
+    if (!table && !tg_load_rows(ld, tg_load_find_table(ld, "TARGET_INFO_CUDA_DEVICE"), cuda_device_cols, 2,
+                                cuda_device_row, &cap))
+        return false;
     if (!tg_load_activity_gpus(ld, &cap)) return false;
     if (t->n_gpus > 1) qsort(t->gpus, t->n_gpus, sizeof *t->gpus, cmp_gpu);
     return true;
@@ -464,24 +431,17 @@ static const tg_colspec process_cols[] = {
     {"globalPid", NULL, false},
 };
 
-bool tg_load_processes(tg_loader *ld)
+static bool process_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
 {
     tg_trace *t = ld->t;
-    const char *table = tg_load_find_table(ld, "PROCESSES");
-    if (!table) return true;
-    sqlite3_stmt *st = tg_load_select(ld, table, process_cols, 3, NULL);
-    if (!st) return false;
+    tg_process p = {.pid = tg_cell_i32(st, COL(0)), .name = tg_load_text(ld, st, COL(1))};
+    if (p.pid < 0) p.pid = tg_global_pid(tg_cell_i64(st, COL(2)));
+    if (ld->failed) return false;
+    return p.pid < 0 || TG_PUSH(t->processes, t->n_processes, *(size_t *)cap, p) || tg_load_oom(ld);
+}
+
+bool tg_load_processes(tg_loader *ld)
+{
     size_t cap = 0;
-    while (tg_load_step(ld, st, table)) {
-        tg_process p = {.pid = tg_cell_i32(st, COL(0)), .name = tg_load_text(ld, st, COL(1))};
-        if (p.pid < 0) p.pid = tg_global_pid(tg_cell_i64(st, COL(2)));
-        if (ld->failed) break;
-        if (p.pid < 0) continue;
-        if (!TG_PUSH(t->processes, t->n_processes, cap, p)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    return !ld->failed;
+    return tg_load_rows(ld, tg_load_find_table(ld, "PROCESSES"), process_cols, 3, process_row, &cap);
 }

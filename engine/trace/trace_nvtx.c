@@ -84,10 +84,7 @@ static bool resolve_domains(tg_loader *ld, domain_def *defs, size_t n_defs)
                 char buf[32];
                 int len = snprintf(buf, sizeof buf, "domain %d", (int)r->domain);
                 last_name = tg_load_intern(ld, buf, (size_t)len);
-                if (last_name < 0) {
-                    tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-                    return false;
-                }
+                if (last_name < 0) return tg_load_oom(ld);
             }
         }
         r->domain = last_name;
@@ -107,54 +104,52 @@ static const tg_colspec nvtx_cols[NC_N] = {
     [NC_DOMAIN] = {"domainId", NULL, false},
 };
 
-#define COL(i) ((i) + 1)
+/* What the scan keeps besides the rows: the domain definitions. */
+typedef struct nvtx_read {
+    domain_def *defs;
+    size_t n_defs, defs_cap, cap;
+} nvtx_read;
+
+/* A domain definition row (r: its decoded process and domain id). */
+static bool domain_row(tg_loader *ld, sqlite3_stmt *st, nvtx_read *nr, const tg_nvtx *r)
+{
+    if (r->event_type != NVTX_DOMAIN_CREATE || r->domain <= 0) return true;
+    domain_def d = {.pid = r->pid, .id = r->domain};
+    d.name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
+    if (d.name < 0) d.name = tg_load_text(ld, st, COL(NC_TEXT));
+    if (ld->failed) return false;
+    return d.name < 0 || TG_PUSH(nr->defs, nr->n_defs, nr->defs_cap, d) || tg_load_oom(ld);
+}
+
+static bool nvtx_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+{
+    tg_trace *t = ld->t;
+    nvtx_read *nr = ctx;
+    tg_nvtx r;
+    r.event_type = tg_cell_i32(st, COL(NC_TYPE));
+    int64_t gtid = tg_cell_i64(st, COL(NC_GTID));
+    r.pid = tg_global_pid(gtid);
+    r.tid = tg_global_tid(gtid);
+    r.domain = tg_cell_i32(st, COL(NC_DOMAIN));  /* raw id until resolved */
+    if (is_definition(r.event_type)) return domain_row(ld, st, nr, &r);
+    if (!tg_load_times(&ld->stats[TG_TABLE_NVTX], st, &r.start, &r.end, true)) return true;
+    r.rowid = sqlite3_column_int64(st, 0);
+    r.name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
+    if (r.name < 0) r.name = tg_load_text(ld, st, COL(NC_TEXT));
+    r.duration = TG_NULL_I64;
+    r.depth = -1;
+    r.gpu_time = TG_NULL_I64;
+    r.gpu_span = TG_NULL_I64;
+    r.iteration = -1;
+    if (ld->failed) return false;
+    return TG_PUSH_ROWS(t->nvtx, t->n_nvtx, nr->cap, t->rows_mapped[TG_TABLE_NVTX], r) || tg_load_oom(ld);
+}
 
 bool tg_load_nvtx(tg_loader *ld)
 {
-    tg_trace *t = ld->t;
-    const char *table = t->table_name[TG_TABLE_NVTX];
-    if (!table) return true;
-    sqlite3_stmt *st = tg_load_select(ld, table, nvtx_cols, NC_N, NULL);
-    if (!st) return false;
-    tg_rowstats *rs = &ld->stats[TG_TABLE_NVTX];
-    domain_def *defs = NULL;
-    size_t n_defs = 0, defs_cap = 0, cap = 0;
-    while (tg_load_step(ld, st, table)) {
-        tg_nvtx r;
-        r.event_type = tg_cell_i32(st, COL(NC_TYPE));
-        int64_t gtid = tg_cell_i64(st, COL(NC_GTID));
-        r.pid = tg_global_pid(gtid);
-        r.tid = tg_global_tid(gtid);
-        r.domain = tg_cell_i32(st, COL(NC_DOMAIN));  /* raw id until resolved */
-        if (is_definition(r.event_type)) {
-            if (r.event_type != NVTX_DOMAIN_CREATE || r.domain <= 0) continue;
-            domain_def d = {.pid = r.pid, .id = r.domain};
-            d.name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
-            if (d.name < 0) d.name = tg_load_text(ld, st, COL(NC_TEXT));
-            if (ld->failed) break;
-            if (d.name >= 0 && !TG_PUSH(defs, n_defs, defs_cap, d)) {
-                tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-                break;
-            }
-            continue;
-        }
-        if (!tg_load_times(rs, st, &r.start, &r.end, true)) continue;
-        r.rowid = sqlite3_column_int64(st, 0);
-        r.name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
-        if (r.name < 0) r.name = tg_load_text(ld, st, COL(NC_TEXT));
-        r.duration = TG_NULL_I64;
-        r.depth = -1;
-        r.gpu_time = TG_NULL_I64;
-        r.gpu_span = TG_NULL_I64;
-        r.iteration = -1;
-        if (ld->failed) break;
-        if (!TG_PUSH_ROWS(t->nvtx, t->n_nvtx, cap, t->rows_mapped[TG_TABLE_NVTX], r)) {
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            break;
-        }
-    }
-    sqlite3_finalize(st);
-    if (!ld->failed) resolve_domains(ld, defs, n_defs);
-    free(defs);
+    nvtx_read nr = {.defs = NULL};
+    if (tg_load_rows(ld, ld->t->table_name[TG_TABLE_NVTX], nvtx_cols, NC_N, nvtx_row, &nr))
+        resolve_domains(ld, nr.defs, nr.n_defs);
+    free(nr.defs);
     return !ld->failed;
 }

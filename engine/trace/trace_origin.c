@@ -153,57 +153,61 @@ static bool cell_copy(tg_loader *ld, sqlite3_stmt *st, int col, char **out, size
     const char *text;
     char *owned = NULL;
     *out = NULL;
-    if (!tg_cell_text(st, col, &text, len, &owned)) {
-        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-        return false;
-    }
+    if (!tg_cell_text(st, col, &text, len, &owned)) return tg_load_oom(ld);
     if (text) *out = owned ? owned : strndup(text, *len);
     if (text && !*out) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
     return !text || *out;
 }
 
+/* The first DeviceEnvironment of the table, read after the scan. */
+typedef struct env_read {
+    char *env;
+    size_t len;
+} env_read;
+
+/* A row of TARGET_INFO_SYSTEM_ENV: the first Hostname and the first
+** DeviceEnvironment are kept (an empty value as none). */
+static bool env_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+{
+    tg_trace *t = ld->t;
+    env_read *e = ctx;
+    const char *name = (const char *)sqlite3_column_text(st, COL(0));
+    if (!name) return true;
+    bool host = !strcmp(name, "Hostname") && !t->host, dev_env = !strcmp(name, "DeviceEnvironment") && !e->env;
+    if (!host && !dev_env) return true;
+    char *value;
+    size_t len;
+    if (!cell_copy(ld, st, COL(1), &value, &len)) return false;
+    if (value && !*value) {
+        free(value);
+        value = NULL;
+    }
+    if (host) t->host = value;
+    else {
+        e->env = value;
+        e->len = len;
+    }
+    return true;
+}
+
 bool tg_load_origin(tg_loader *ld)
 {
     tg_trace *t = ld->t;
-    const char *table = tg_load_find_table(ld, "TARGET_INFO_SYSTEM_ENV");
-    if (!table) return true;
     static const tg_colspec cols[] = {{"name", NULL, false}, {"value", NULL, false}};
-    sqlite3_stmt *st = tg_load_select(ld, table, cols, 2, NULL);
-    if (!st) return false;
-    char *env = NULL;
-    size_t env_len = 0;
-    while (!ld->failed && tg_load_step(ld, st, table)) {
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        if (!name) continue;
-        bool host = !strcmp(name, "Hostname") && !t->host, dev_env = !strcmp(name, "DeviceEnvironment") && !env;
-        if (!host && !dev_env) continue;
-        char *value;
-        size_t len;
-        if (!cell_copy(ld, st, 2, &value, &len)) break;
-        if (value && !*value) {
-            free(value);
-            value = NULL;
-        }
-        if (host) t->host = value;
-        else {
-            env = value;
-            env_len = len;
-        }
-    }
-    sqlite3_finalize(st);
-    if (!ld->failed && env) {
+    env_read e = {.env = NULL};
+    if (tg_load_rows(ld, tg_load_find_table(ld, "TARGET_INFO_SYSTEM_ENV"), cols, 2, env_row, &e) && e.env) {
         int32_t *pids;
         int64_t n = tg_trace_gpu_pids(t, &pids);
         free(pids);
         if (n < 0) tg_load_fail(ld, TG_EINTERNAL, "out of memory");
         else {
-            read_env(t, env, env_len);
+            read_env(t, e.env, e.len);
             if (n > 1) {   /* the environment of one process, the work of several */
                 t->rank = t->world_size = -1;
                 t->rank_source = NULL;
             }
         }
     }
-    free(env);
+    free(e.env);
     return !ld->failed;
 }
