@@ -149,6 +149,12 @@ size_t tg_eval_cited_fields(const tg_rule *r, const char *const *lead, size_t n_
 ** false when out of memory (then *buf is NULL). */
 bool tg_eval_part(FILE **f, char **buf, size_t *len);
 bool tg_eval_part_end(FILE **f, char **buf);
+/* The values a reproduce query states after count, in the result's order
+** (set_values, eval.c): put_agg(q, a) for each aggregate of the rule but a
+** plain count (that is `count`), then put_trace(q, f) for each trace.FIELD
+** read; q is the writer's own (eval_sql.c, eval_jq.c). */
+void tg_eval_each_value(const tg_rule *r, void *q, void (*put_agg)(void *q, const tg_agg_use *a),
+                        void (*put_trace)(void *q, const tg_field_def *f));
 /* eval_jq.c: the same as a jq program, on a Kineto JSON trace. */
 const char *tg_jq_reproduce(tg_rule_state *st, const size_t *rows, size_t n, tg_arena *arena);
 /* The one of the two for the trace's query language (eval_evidence.c). */

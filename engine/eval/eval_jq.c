@@ -306,34 +306,40 @@ static void put_matched(jqq *q)
     fputs(") as $m | ", q->f);
 }
 
+/* ", name: AGG": one value of part 2. */
+static void put_value_agg(void *writer, const tg_agg_use *a)
+{
+    jqq *q = writer;
+    fputs(", ", q->f);
+    put_key(q->f, a->value_name);
+    fputs(": ", q->f);
+    put_agg(q, a, "$m");
+}
+
+/* ", trace_FIELD: $trace's FIELD" */
+static void put_value_trace(void *writer, const tg_field_def *fd)
+{
+    jqq *q = writer;
+    char name[160];
+    snprintf(name, sizeof name, "trace_%s", fd->name);
+    fputs(", ", q->f);
+    put_key(q->f, name);
+    fputs(": ", q->f);
+    q->need |= 1u << TG_SRC_TRACE;
+    put_field(q, fd, "$trace");
+}
+
 /* Part 2: the values, named as in the result. */
 static void put_values(jqq *q)
 {
-    const tg_rule *r = q->st->rule;
-    FILE *f = q->f;
     put_matched(q);
-    fputs("{count: ($m | length)", f);
-    for (size_t i = 0; i < r->n_value_aggs; i++) {
-        if (r->aggs[i].kind == TG_AGG_COUNT && !r->aggs[i].arg) continue;
-        fputs(", ", f);
-        put_key(f, r->aggs[i].value_name);
-        fputs(": ", f);
-        put_agg(q, &r->aggs[i], "$m");
-    }
-    for (size_t i = 0; i < r->n_trace_refs; i++) {
-        char name[160];
-        snprintf(name, sizeof name, "trace_%s", r->trace_refs[i]->name);
-        fputs(", ", f);
-        put_key(f, name);
-        fputs(": ", f);
-        q->need |= 1u << TG_SRC_TRACE;
-        put_field(q, r->trace_refs[i], "$trace");
-    }
+    fputs("{count: ($m | length)", q->f);
+    tg_eval_each_value(q->st->rule, q, put_value_agg, put_value_trace);
     if (q->note[0]) {
-        fputs(", note: ", f);
-        tg_jq_put_string(f, q->note);
+        fputs(", note: ", q->f);
+        tg_jq_put_string(q->f, q->note);
     }
-    fputs("}", f);
+    fputs("}", q->f);
 }
 
 /* The columns of a cited row: its key, its span, the evidence columns,

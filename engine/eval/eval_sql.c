@@ -315,27 +315,41 @@ static void put_matched(sqlq *q)
     fputs(") ", q->f);
 }
 
+/* ", AGG AS name": one value of part 2. */
+static void put_value_agg(void *writer, const tg_agg_use *a)
+{
+    sqlq *q = writer;
+    fputs(", ", q->f);
+    put_agg(q, a, "");
+    fputs(" AS ", q->f);
+    tg_sql_put_ident(q->f, a->value_name);
+}
+
+/* ", (SELECT FIELD FROM tg_trace) AS trace_FIELD" */
+static void put_value_trace(void *writer, const tg_field_def *fd)
+{
+    sqlq *q = writer;
+    q->need |= 1u << TG_SRC_TRACE;
+    fputs(", (SELECT ", q->f);
+    put_field(q, fd, NULL);
+    fprintf(q->f, " FROM tg_trace) AS trace_%s", fd->name);
+}
+
 /* Part 2: the values, named as in the result. */
 static void put_values(sqlq *q)
 {
-    const tg_rule *r = q->st->rule;
-    FILE *f = q->f;
     put_matched(q);
-    fputs("SELECT count(*) AS count", f);
-    for (size_t i = 0; i < r->n_value_aggs; i++) {
-        if (r->aggs[i].kind == TG_AGG_COUNT && !r->aggs[i].arg) continue;
-        fputs(", ", f);
-        put_agg(q, &r->aggs[i], "");
-        fputs(" AS ", f);
-        tg_sql_put_ident(f, r->aggs[i].value_name);
-    }
-    for (size_t i = 0; i < r->n_trace_refs; i++) {
-        q->need |= 1u << TG_SRC_TRACE;
-        fputs(", (SELECT ", f);
-        put_field(q, r->trace_refs[i], NULL);
-        fprintf(f, " FROM tg_trace) AS trace_%s", r->trace_refs[i]->name);
-    }
-    fputs(" FROM matched;", f);
+    fputs("SELECT count(*) AS count", q->f);
+    tg_eval_each_value(q->st->rule, q, put_value_agg, put_value_trace);
+    fputs(" FROM matched;", q->f);
+}
+
+void tg_eval_each_value(const tg_rule *r, void *q, void (*put_agg)(void *q, const tg_agg_use *a),
+                        void (*put_trace)(void *q, const tg_field_def *f))
+{
+    for (size_t i = 0; i < r->n_value_aggs; i++)
+        if (r->aggs[i].kind != TG_AGG_COUNT || r->aggs[i].arg) put_agg(q, &r->aggs[i]);
+    for (size_t i = 0; i < r->n_trace_refs; i++) put_trace(q, r->trace_refs[i]);
 }
 
 /* The fields of e, each once, into list (at most cap). */

@@ -31,14 +31,21 @@
 #include "model_jq.h"
 #include "model_int.h"
 #include "model_sql.h"
+#include "model_views.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum view {
-    V_FUNCS, V_X, V_CAPTURE, V_ITER, V_WINDOW, V_PIDS, V_CALLS, V_LAUNCH, V_KERNEL, V_MEMCPY, V_MEMSET,
-    V_API, V_NVTX, V_ITERATION, V_OPS, V_GAP, V_DEVICE, V_TRACE, V_COUNT
-};
+/* The views, each with the call that writes it on the writer w: the enum
+** and need() are expanded from this list (model_views.h). */
+#define JQ_VIEWS(V)                                                                                            \
+    V(FUNCS, view_funcs(w)) V(X, view_x(w)) V(CAPTURE, view_capture(w)) V(ITER, view_iter(w))                  \
+    V(WINDOW, view_window(w)) V(PIDS, view_pids(w)) V(CALLS, view_calls(w)) V(LAUNCH, view_launch(w))          \
+    V(KERNEL, view_kernel(w)) V(MEMCPY, view_memop(w, true)) V(MEMSET, view_memop(w, false))                   \
+    V(API, view_api(w)) V(NVTX, view_nvtx(w)) V(ITERATION, view_iteration(w)) V(OPS, view_ops(w))              \
+    V(GAP, view_gap(w)) V(DEVICE, view_device(w)) V(TRACE, view_trace(w))
+
+enum view { JQ_VIEWS(TG_VIEW_ENUM) V_COUNT };
 
 typedef struct jqw {
     const tg_model *m;
@@ -404,53 +411,7 @@ static void view_trace(jqw *w)
 
 /* ------------------------------------------------------------- driving */
 
-static void write_view(jqw *w, enum view v)
-{
-    switch (v) {
-    case V_FUNCS: view_funcs(w); break;
-    case V_X: view_x(w); break;
-    case V_CAPTURE: view_capture(w); break;
-    case V_ITER: view_iter(w); break;
-    case V_WINDOW: view_window(w); break;
-    case V_PIDS: view_pids(w); break;
-    case V_CALLS: view_calls(w); break;
-    case V_LAUNCH: view_launch(w); break;
-    case V_KERNEL: view_kernel(w); break;
-    case V_MEMCPY: view_memop(w, true); break;
-    case V_MEMSET: view_memop(w, false); break;
-    case V_API: view_api(w); break;
-    case V_NVTX: view_nvtx(w); break;
-    case V_ITERATION: view_iteration(w); break;
-    case V_OPS: view_ops(w); break;
-    case V_GAP: view_gap(w); break;
-    case V_DEVICE: view_device(w); break;
-    case V_TRACE: view_trace(w); break;
-    default: TG_UNREACHABLE(); break;
-    }
-}
-
-static void need(jqw *w, enum view v)
-{
-    if (w->done[v]) return;
-    w->done[v] = true;
-    write_view(w, v);
-}
-
-static enum view source_view(tg_source_id src)
-{
-    switch (src) {
-    case TG_SRC_KERNEL: return V_KERNEL;
-    case TG_SRC_MEMCPY: return V_MEMCPY;
-    case TG_SRC_MEMSET: return V_MEMSET;
-    case TG_SRC_API: return V_API;
-    case TG_SRC_NVTX: return V_NVTX;
-    case TG_SRC_ITERATION: return V_ITERATION;
-    case TG_SRC_GAP: return V_GAP;
-    case TG_SRC_DEVICE: return V_DEVICE;
-    case TG_SRC_TRACE: return V_TRACE;
-    default: TG_UNREACHABLE(); return V_TRACE;
-    }
-}
+TG_VIEW_DRIVER(jqw, JQ_VIEWS)
 
 char *tg_model_jq_with(const tg_model *m, unsigned sources, const uint64_t *fields)
 {

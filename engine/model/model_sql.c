@@ -34,15 +34,22 @@
 */
 #include "model_sql.h"
 #include "model_int.h"
+#include "model_views.h"
 #include "../trace/nsys_enums.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum view {
-    V_CAPTURE, V_ITER, V_WINDOW, V_CALLS, V_LAUNCH, V_KERNEL, V_MEMCPY, V_MEMSET, V_API, V_NVTX,
-    V_ITERATION, V_OPS, V_BUSY, V_SEGMENT, V_GAP_ITEMS, V_GAP, V_DEVICE, V_TRACE, V_COUNT
-};
+/* The views, each with the call that writes it on the writer w: the enum
+** and need() are expanded from this list (model_views.h). */
+#define SQL_VIEWS(V)                                                                                          \
+    V(CAPTURE, view_capture(w)) V(ITER, view_iter(w)) V(WINDOW, view_window(w)) V(CALLS, view_calls(w))      \
+    V(LAUNCH, view_launch(w)) V(KERNEL, view_kernel(w)) V(MEMCPY, view_memop(w, true))                        \
+    V(MEMSET, view_memop(w, false)) V(API, view_api(w)) V(NVTX, view_nvtx(w)) V(ITERATION, view_iteration(w)) \
+    V(OPS, view_ops(w)) V(BUSY, view_busy(w)) V(SEGMENT, view_segment(w)) V(GAP_ITEMS, view_gap_items(w))     \
+    V(GAP, view_gap(w)) V(DEVICE, view_device(w)) V(TRACE, view_trace(w))
+
+enum view { SQL_VIEWS(TG_VIEW_ENUM) V_COUNT };
 
 typedef struct sqlw {
     const tg_model *m;
@@ -63,24 +70,25 @@ static const char *const queue_fields[] = {"queue_p50", "queue_kernels", "queue_
 
 /* ------------------------------------------------------------- helpers */
 
-void tg_sql_put_string(FILE *f, const char *s)
+/* s between quotes q, each q inside doubled: SQL's one escape. */
+static void put_quoted(FILE *f, const char *s, char q)
 {
-    fputc('\'', f);
+    fputc(q, f);
     for (; s && *s; s++) {
-        if (*s == '\'') fputc('\'', f);
+        if (*s == q) fputc(q, f);
         fputc(*s, f);
     }
-    fputc('\'', f);
+    fputc(q, f);
+}
+
+void tg_sql_put_string(FILE *f, const char *s)
+{
+    put_quoted(f, s, '\'');
 }
 
 void tg_sql_put_ident(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    put_quoted(f, s, '"');
 }
 
 void tg_sql_put_base_name(FILE *f, const char *col)
@@ -165,6 +173,14 @@ static void end(sqlw *w)
     fputc(')', w->f);
 }
 
+/* A view whose SQL is one text. */
+static void define(sqlw *w, const char *name, const char *sql)
+{
+    begin(w, name);
+    fputs(sql, w->f);
+    end(w);
+}
+
 /* A CASE naming the codes of an nsys enum: names[] by code, NULL-ended;
 ** codes past the list read `unknown`, a negative or missing code null. */
 static void enum_case(sqlw *w, const char *col, const char *const *names, const char *unknown)
@@ -177,6 +193,36 @@ static void enum_case(sqlw *w, const char *col, const char *const *names, const 
     fputs(" ELSE ", w->f);
     tg_sql_put_string(w->f, unknown);
     fputs(" END END", w->f);
+}
+
+/* " AND eventType NOT IN (...)": of NVTX_EVENTS the ranges and marks, not
+** the definition rows nsys stores beside them (trace.h). */
+static void put_ranges_only(sqlw *w)
+{
+    fputs(" AND eventType NOT IN (", w->f);
+    const char *sep = "";
+#define X(type) fprintf(w->f, "%s%d", sep, type), sep = ", ";
+    TG_NVTX_DEFINITION_TYPES(X)
+#undef X
+    fputc(')', w->f);
+}
+
+/* A kernel's name (the demangled one, else the short one), and whether it
+** is an NCCL kernel: columns of the kernel table under `prefix`. */
+static void put_kernel_name(sqlw *w, const char *prefix)
+{
+    fputs("coalesce(", w->f);
+    string_of(w, TG_TABLE_KERNEL, prefix, "demangledName");
+    fputs(", ", w->f);
+    string_of(w, TG_TABLE_KERNEL, prefix, "shortName");
+    fputs(")", w->f);
+}
+
+static void put_is_nccl(sqlw *w, const char *prefix)
+{
+    fputs("coalesce(instr(lower(", w->f);
+    put_kernel_name(w, prefix);
+    fputs("), 'nccl') > 0, 0)", w->f);
 }
 
 /* ------------------------------------------------------------ the views */
@@ -196,12 +242,8 @@ static void view_capture(sqlw *w)
     if (has(w, TG_TABLE_NVTX)) {
         fputs(" UNION ALL SELECT min(start), max(coalesce(max(\"end\", start), start)) FROM ", w->f);
         table(w, TG_TABLE_NVTX);
-        fputs(" WHERE start IS NOT NULL AND eventType NOT IN (", w->f);
-        const char *sep = "";
-#define X(type) fprintf(w->f, "%s%d", sep, type), sep = ", ";
-        TG_NVTX_DEFINITION_TYPES(X)
-#undef X
-        fputc(')', w->f);
+        fputs(" WHERE start IS NOT NULL", w->f);
+        put_ranges_only(w);
     }
     fputc(')', w->f);
     end(w);
@@ -300,10 +342,9 @@ static void view_window(sqlw *w)
 {
     need(w, V_CAPTURE);
     need(w, V_ITER);
-    begin(w, "steady_window");
-    fputs("SELECT coalesce((SELECT min(start) FROM iter WHERE steady), first_ns) AS ws, "
-          "coalesce((SELECT max(\"end\") FROM iter WHERE steady), last_ns) AS we FROM capture", w->f);
-    end(w);
+    define(w, "steady_window",
+           "SELECT coalesce((SELECT min(start) FROM iter WHERE steady), first_ns) AS ws, "
+           "coalesce((SELECT max(\"end\") FROM iter WHERE steady), last_ns) AS we FROM capture");
 }
 
 /* Does some process have iterations that overlap (start/end ranges)? */
@@ -320,11 +361,10 @@ static void view_calls(sqlw *w)
 {
     need(w, V_ITER);
     if (!has(w, TG_TABLE_RUNTIME)) {
-        begin(w, "calls");
-        fputs("SELECT NULL AS rowid, NULL AS start, NULL AS \"end\", NULL AS corr, NULL AS pid, NULL AS tid, "
-              "NULL AS return_value, NULL AS raw_name, NULL AS name, NULL AS iteration_rowid, 0 AS driver, "
-              "0 AS sync_memop, 0 AS async, 0 AS dup, 0 AS blocking WHERE 0", w->f);
-        end(w);
+        define(w, "calls",
+               "SELECT NULL AS rowid, NULL AS start, NULL AS \"end\", NULL AS corr, NULL AS pid, NULL AS tid, "
+               "NULL AS return_value, NULL AS raw_name, NULL AS name, NULL AS iteration_rowid, 0 AS driver, "
+               "0 AS sync_memop, 0 AS async, 0 AS dup, 0 AS blocking WHERE 0");
         return;
     }
     begin(w, "call_rows");
@@ -344,11 +384,10 @@ static void view_calls(sqlw *w)
     /* the calls in start order among the iteration starts of their
     ** process: the number of iteration starts up to a call names the
     ** latest iteration that starts at or before it (tg_model_finder_find) */
-    begin(w, "call_placed");
-    fputs("SELECT *, sum(1 - is_call) OVER (PARTITION BY pid ORDER BY start, is_call, rowid ROWS UNBOUNDED PRECEDING) "
-          "AS it_count FROM (SELECT rowid, start, \"end\", corr, pid, tid, return_value, raw_name, 1 AS is_call "
-          "FROM call_rows UNION ALL SELECT rowid, start, NULL, NULL, pid, NULL, NULL, NULL, 0 FROM iter)", w->f);
-    end(w);
+    define(w, "call_placed",
+           "SELECT *, sum(1 - is_call) OVER (PARTITION BY pid ORDER BY start, is_call, rowid ROWS UNBOUNDED PRECEDING) "
+           "AS it_count FROM (SELECT rowid, start, \"end\", corr, pid, tid, return_value, raw_name, 1 AS is_call "
+           "FROM call_rows UNION ALL SELECT rowid, start, NULL, NULL, pid, NULL, NULL, NULL, 0 FROM iter)");
     begin_materialized(w, "call_named");
     fputs("SELECT c.rowid, c.start, c.\"end\", c.corr, c.pid, c.tid, c.return_value, c.raw_name, "
           "CASE WHEN rtrim(n, '0123456789') GLOB '?*_v' AND rtrim(n, '0123456789') != n "
@@ -384,18 +423,15 @@ static void view_calls(sqlw *w)
 #undef X
     fputs(") AS synchronize FROM call_named c", w->f);
     end(w);
-    begin(w, "calls");
-    fputs("SELECT *, synchronize AND NOT dup AS blocking FROM call_flags", w->f);
-    end(w);
+    define(w, "calls", "SELECT *, synchronize AND NOT dup AS blocking FROM call_flags");
 }
 
 static void view_launch(sqlw *w)
 {
     need(w, V_CALLS);
-    begin(w, "launch");
-    fputs("SELECT pid, corr, rowid AS call_rowid, min(start) AS start, \"end\", tid, name, iteration_rowid, "
-          "sync_memop, async FROM calls WHERE corr IS NOT NULL AND corr != 0 AND NOT dup GROUP BY pid, corr", w->f);
-    end(w);
+    define(w, "launch",
+           "SELECT pid, corr, rowid AS call_rowid, min(start) AS start, \"end\", tid, name, iteration_rowid, "
+           "sync_memop, async FROM calls WHERE corr IS NOT NULL AND corr != 0 AND NOT dup GROUP BY pid, corr");
 }
 
 /* steady of a row in iteration `alias` (null: none): docs/iterations.md */
@@ -403,6 +439,20 @@ static void steady_of(sqlw *w, const char *alias)
 {
     if (w->m->has_iterations) fprintf(w->f, "coalesce(%s.steady, 0)", alias);
     else fputs("1", w->f);
+}
+
+/* How a GPU op view (kernel, memcpy, memset) ends: the iteration and
+** steady of the op's launching call, then the op table under alias `a`
+** joined to its launch (same process, same correlation id). */
+static void put_launch_join(sqlw *w, tg_table_id id, const char *a)
+{
+    fputs("i.\"index\" AS iteration, ", w->f);
+    steady_of(w, "i");
+    fputs(" AS steady FROM ", w->f);
+    table(w, id);
+    fprintf(w->f, " %s LEFT JOIN launch l ON l.pid = (%s.globalPid >> 24) & 16777215 AND l.corr = %s.correlationId "
+                  "LEFT JOIN iter i ON i.rowid = l.iteration_rowid WHERE %s.start IS NOT NULL AND %s.\"end\" IS NOT NULL",
+            a, a, a, a, a);
 }
 
 static void view_kernel(sqlw *w)
@@ -429,24 +479,15 @@ static void view_kernel(sqlw *w)
         column(w, TG_TABLE_KERNEL, "k.", cols[i][0]);
         fprintf(w->f, " AS %s", cols[i][1]);
     }
-    fputs(", (k.globalPid >> 24) & 16777215 AS pid, l.tid, coalesce(", w->f);
-    string_of(w, TG_TABLE_KERNEL, "k.", "demangledName");
-    fputs(", ", w->f);
-    string_of(w, TG_TABLE_KERNEL, "k.", "shortName");
-    fputs(") AS name, ", w->f);
+    fputs(", (k.globalPid >> 24) & 16777215 AS pid, l.tid, ", w->f);
+    put_kernel_name(w, "k.");
+    fputs(" AS name, ", w->f);
     string_of(w, TG_TABLE_KERNEL, "k.", "shortName");
     /* queue: a launch call that ends after its kernel starts gives 0 */
-    fputs(" AS short_name, l.name AS api, l.\"end\" AS launch_end, max(k.start - l.\"end\", 0) AS queue, "
-          "coalesce(instr(lower(coalesce(", w->f);
-    string_of(w, TG_TABLE_KERNEL, "k.", "demangledName");
-    fputs(", ", w->f);
-    string_of(w, TG_TABLE_KERNEL, "k.", "shortName");
-    fputs(")), 'nccl') > 0, 0) AS nccl, i.\"index\" AS iteration, ", w->f);
-    steady_of(w, "i");
-    fputs(" AS steady FROM ", w->f);
-    table(w, TG_TABLE_KERNEL);
-    fputs(" k LEFT JOIN launch l ON l.pid = (k.globalPid >> 24) & 16777215 AND l.corr = k.correlationId "
-          "LEFT JOIN iter i ON i.rowid = l.iteration_rowid WHERE k.start IS NOT NULL AND k.\"end\" IS NOT NULL", w->f);
+    fputs(" AS short_name, l.name AS api, l.\"end\" AS launch_end, max(k.start - l.\"end\", 0) AS queue, ", w->f);
+    put_is_nccl(w, "k.");
+    fputs(" AS nccl, ", w->f);
+    put_launch_join(w, TG_TABLE_KERNEL, "k");
     end(w);
 }
 
@@ -485,12 +526,7 @@ static void view_memop(sqlw *w, bool copy)
     }
     fputs("l.name AS api, coalesce(l.sync_memop, 0) AS api_sync, ", w->f);
     if (copy) fputs("coalesce(l.async, 0) AS api_async, ", w->f);
-    fputs("i.\"index\" AS iteration, ", w->f);
-    steady_of(w, "i");
-    fputs(" AS steady FROM ", w->f);
-    table(w, id);
-    fputs(" m LEFT JOIN launch l ON l.pid = (m.globalPid >> 24) & 16777215 AND l.corr = m.correlationId "
-          "LEFT JOIN iter i ON i.rowid = l.iteration_rowid WHERE m.start IS NOT NULL AND m.\"end\" IS NOT NULL", w->f);
+    put_launch_join(w, id, "m");
     end(w);
 }
 
@@ -525,12 +561,8 @@ static void view_nvtx(sqlw *w)
     fputs(" AS name, start, \"end\", \"end\" - start AS duration, (globalTid >> 24) & 16777215 AS pid, "
           "globalTid & 16777215 AS tid FROM ", w->f);
     table(w, TG_TABLE_NVTX);
-    fputs(" WHERE start IS NOT NULL AND eventType NOT IN (", w->f);
-    const char *sep = "";
-#define X(type) fprintf(w->f, "%s%d", sep, type), sep = ", ";
-    TG_NVTX_DEFINITION_TYPES(X)
-#undef X
-    fputc(')', w->f);
+    fputs(" WHERE start IS NOT NULL", w->f);
+    put_ranges_only(w);
     end(w);
 }
 
@@ -564,10 +596,9 @@ static void view_iteration(sqlw *w)
     fputs(" o CROSS JOIN launch l ON l.pid = o.pid AND l.corr = o.corr WHERE l.iteration_rowid IS NOT NULL GROUP BY 1",
           w->f);
     end(w);
-    begin(w, "iter_blocking");
-    fputs("SELECT iteration_rowid AS rowid, count(*) AS blocking_calls FROM calls WHERE blocking "
-          "AND iteration_rowid IS NOT NULL GROUP BY 1", w->f);
-    end(w);
+    define(w, "iter_blocking",
+           "SELECT iteration_rowid AS rowid, count(*) AS blocking_calls FROM calls WHERE blocking "
+           "AND iteration_rowid IS NOT NULL GROUP BY 1");
     /* launch overhead (model_host.c): per iteration the calls that
     ** launched kernels, their time (once per call), the kernels' time, the
     ** kernels shorter than their call */
@@ -582,29 +613,25 @@ static void view_iteration(sqlw *w)
         fputs("SELECT NULL AS rowid, NULL AS call_rowid, NULL AS call_time, NULL AS kernel_time WHERE 0", w->f);
     }
     end(w);
-    begin(w, "iter_launch");
-    fputs("SELECT rowid, count(DISTINCT call_rowid) AS launches, (SELECT sum(call_time) FROM (SELECT DISTINCT "
-          "call_rowid, call_time FROM launched_kernels c WHERE c.rowid = k.rowid)) AS launch_time, sum(kernel_time) "
-          "AS kernel_time, sum(kernel_time < call_time) AS short_kernels FROM launched_kernels k GROUP BY rowid", w->f);
-    end(w);
-    begin(w, "iter_done");
-    fputs("SELECT i.*, w.gpu_time, w.gpu_first, w.gpu_end, w.kernels, lag(w.gpu_end) OVER p AS prev_gpu_end, "
-          "lag(i.warmup) OVER p AS prev_warmup, lag(i.partial) OVER p AS prev_partial "
-          "FROM iter i LEFT JOIN iter_work w ON w.rowid = i.rowid WINDOW p AS (PARTITION BY i.pid ORDER BY i.\"index\")",
-          w->f);
-    end(w);
+    define(w, "iter_launch",
+           "SELECT rowid, count(DISTINCT call_rowid) AS launches, (SELECT sum(call_time) FROM (SELECT DISTINCT "
+           "call_rowid, call_time FROM launched_kernels c WHERE c.rowid = k.rowid)) AS launch_time, sum(kernel_time) "
+           "AS kernel_time, sum(kernel_time < call_time) AS short_kernels FROM launched_kernels k GROUP BY rowid");
+    define(w, "iter_done",
+           "SELECT i.*, w.gpu_time, w.gpu_first, w.gpu_end, w.kernels, lag(w.gpu_end) OVER p AS prev_gpu_end, "
+           "lag(i.warmup) OVER p AS prev_warmup, lag(i.partial) OVER p AS prev_partial FROM iter i "
+           "LEFT JOIN iter_work w ON w.rowid = i.rowid WINDOW p AS (PARTITION BY i.pid ORDER BY i.\"index\")");
     /* period: GPU completion minus the previous iteration's, in one phase,
     ** neither cut by the capture; null without GPU work on either side */
-    begin(w, "iteration");
-    fputs("SELECT d.rowid, d.\"index\", d.name, d.pid, d.start, d.\"end\", d.warmup, d.partial, d.steady, "
-          "d.\"end\" - d.start AS duration, CASE WHEN d.prev_warmup = d.warmup AND NOT d.prev_partial AND NOT d.partial "
-          "THEN d.gpu_end - d.prev_gpu_end END AS period, coalesce(d.gpu_time, 0) AS gpu_time, "
-          "d.gpu_end - d.gpu_first AS gpu_span, coalesce(d.kernels, 0) AS kernels, "
-          "coalesce(b.blocking_calls, 0) AS blocking_calls, coalesce(x.launches, 0) AS launches, "
-          "coalesce(x.launch_time, 0) AS launch_time, coalesce(x.kernel_time, 0) AS kernel_time, "
-          "coalesce(x.short_kernels, 0) AS short_kernels FROM iter_done d LEFT JOIN iter_blocking b ON b.rowid = d.rowid "
-          "LEFT JOIN iter_launch x ON x.rowid = d.rowid", w->f);
-    end(w);
+    define(w, "iteration",
+           "SELECT d.rowid, d.\"index\", d.name, d.pid, d.start, d.\"end\", d.warmup, d.partial, d.steady, "
+           "d.\"end\" - d.start AS duration, CASE WHEN d.prev_warmup = d.warmup AND NOT d.prev_partial "
+           "AND NOT d.partial THEN d.gpu_end - d.prev_gpu_end END AS period, coalesce(d.gpu_time, 0) AS gpu_time, "
+           "d.gpu_end - d.gpu_first AS gpu_span, coalesce(d.kernels, 0) AS kernels, "
+           "coalesce(b.blocking_calls, 0) AS blocking_calls, coalesce(x.launches, 0) AS launches, "
+           "coalesce(x.launch_time, 0) AS launch_time, coalesce(x.kernel_time, 0) AS kernel_time, "
+           "coalesce(x.short_kernels, 0) AS short_kernels FROM iter_done d "
+           "LEFT JOIN iter_blocking b ON b.rowid = d.rowid LEFT JOIN iter_launch x ON x.rowid = d.rowid");
 }
 
 static void view_ops(sqlw *w)
@@ -621,15 +648,8 @@ static void view_ops(sqlw *w)
         column(w, tables[i].id, "", "deviceId");
         fprintf(w->f, " AS device, (globalPid >> 24) & 16777215 AS pid, start, max(\"end\", start) AS \"end\", "
                       "%d AS kernel, ", tables[i].kernel);
-        if (tables[i].kernel) {
-            fputs("coalesce(instr(lower(coalesce(", w->f);
-            string_of(w, TG_TABLE_KERNEL, "", "demangledName");
-            fputs(", ", w->f);
-            string_of(w, TG_TABLE_KERNEL, "", "shortName");
-            fputs(")), 'nccl') > 0, 0)", w->f);
-        } else {
-            fputs("0", w->f);
-        }
+        if (tables[i].kernel) put_is_nccl(w, "");
+        else fputs("0", w->f);
         fprintf(w->f, " AS nccl, %d AS copy FROM ", tables[i].copy);
         table(w, tables[i].id);
         fputs(" WHERE start IS NOT NULL AND \"end\" IS NOT NULL", w->f);
@@ -644,9 +664,7 @@ static void view_ops(sqlw *w)
 static void view_busy(sqlw *w)
 {
     need(w, V_OPS);
-    begin(w, "pair");
-    fputs("SELECT device, pid, min(start) AS first, max(\"end\") AS last FROM ops GROUP BY device, pid", w->f);
-    end(w);
+    define(w, "pair", "SELECT device, pid, min(start) AS first, max(\"end\") AS last FROM ops GROUP BY device, pid");
     begin(w, "busy");
     fputs("SELECT tbl, rowid, device, pid, start, \"end\", kernel, nccl, copy FROM ops", w->f);
     if (has(w, TG_TABLE_OVERHEAD)) {
@@ -683,27 +701,23 @@ static void view_segment(sqlw *w)
                       "UNION ALL SELECT 'compute') WHERE kernel AND (cls = 'kernel' OR (cls = 'nccl') = (nccl = 1))",
                 busy ? " UNION ALL " : "");
     end(w);
-    begin(w, "spans_reach");
-    fputs("SELECT cls, device, start, \"end\", max(\"end\") OVER (PARTITION BY cls, device ORDER BY start, \"end\" "
-          "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach FROM spans", w->f);
-    end(w);
-    begin(w, "spans_numbered");
-    fputs("SELECT cls, device, start, \"end\", sum(reach IS NULL OR start > reach) OVER (PARTITION BY cls, device "
-          "ORDER BY start, \"end\" ROWS UNBOUNDED PRECEDING) AS segment FROM spans_reach", w->f);
-    end(w);
-    begin(w, "segment");
-    fputs("SELECT cls, device, min(start) AS start, max(\"end\") AS \"end\" FROM spans_numbered "
-          "GROUP BY cls, device, segment", w->f);
-    end(w);
+    define(w, "spans_reach",
+           "SELECT cls, device, start, \"end\", max(\"end\") OVER (PARTITION BY cls, device ORDER BY start, \"end\" "
+           "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach FROM spans");
+    define(w, "spans_numbered",
+           "SELECT cls, device, start, \"end\", sum(reach IS NULL OR start > reach) OVER (PARTITION BY cls, device "
+           "ORDER BY start, \"end\" ROWS UNBOUNDED PRECEDING) AS segment FROM spans_reach");
+    define(w, "segment",
+           "SELECT cls, device, min(start) AS start, max(\"end\") AS \"end\" FROM spans_numbered "
+           "GROUP BY cls, device, segment");
 }
 
 static void view_gap_items(sqlw *w)
 {
     need(w, V_BUSY);
-    begin(w, "gap_items");
-    fputs("SELECT tbl, rowid, device, pid, start, \"end\", max(\"end\") OVER (PARTITION BY device, pid "
-          "ORDER BY start, \"end\" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach FROM busy", w->f);
-    end(w);
+    define(w, "gap_items",
+           "SELECT tbl, rowid, device, pid, start, \"end\", max(\"end\") OVER (PARTITION BY device, pid "
+           "ORDER BY start, \"end\" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach FROM busy");
 }
 
 static void view_gap(sqlw *w)
@@ -756,21 +770,20 @@ static void view_device(sqlw *w)
     if (queue) {
         /* the median queue time over the kernels with a launching call,
         ** the mean of the two middle ones for an even count */
-        begin(w, "queue_ranked");
-        fputs("SELECT device, queue, launch_end > start AS clamped, row_number() OVER (PARTITION BY device "
-              "ORDER BY queue) - 1 AS i, count(*) OVER (PARTITION BY device) AS n FROM kernel WHERE queue IS NOT NULL", f);
-        end(w);
-        begin(w, "queue");
-        fputs("SELECT device, CAST(round(avg(CASE WHEN i IN ((n - 1) / 2, n / 2) THEN queue END)) AS INTEGER) "
-              "AS queue_p50, count(*) AS queue_kernels, sum(clamped) AS queue_clamped FROM queue_ranked GROUP BY device", f);
-        end(w);
+        define(w, "queue_ranked",
+               "SELECT device, queue, launch_end > start AS clamped, row_number() OVER (PARTITION BY device "
+               "ORDER BY queue) - 1 AS i, count(*) OVER (PARTITION BY device) AS n FROM kernel "
+               "WHERE queue IS NOT NULL");
+        define(w, "queue",
+               "SELECT device, CAST(round(avg(CASE WHEN i IN ((n - 1) / 2, n / 2) THEN queue END)) AS INTEGER) "
+               "AS queue_p50, count(*) AS queue_kernels, sum(clamped) AS queue_clamped "
+               "FROM queue_ranked GROUP BY device");
     }
     /* the ops device evidence cites: its first by start, its last by end */
-    begin(w, "bounds");
-    fputs("SELECT device, tbl, rowid, first, last FROM (SELECT device, tbl, rowid, row_number() OVER "
-          "(PARTITION BY device ORDER BY start, rowid) = 1 AS first, row_number() OVER (PARTITION BY device "
-          "ORDER BY \"end\" DESC, start) = 1 AS last FROM ops) WHERE first OR last", f);
-    end(w);
+    define(w, "bounds",
+           "SELECT device, tbl, rowid, first, last FROM (SELECT device, tbl, rowid, row_number() OVER "
+           "(PARTITION BY device ORDER BY start, rowid) = 1 AS first, row_number() OVER (PARTITION BY device "
+           "ORDER BY \"end\" DESC, start) = 1 AS last FROM ops) WHERE first OR last");
     begin(w, "device");
     fputs("SELECT d.device, ", f);
     if (has(w, TG_TABLE_GPU) && tg_trace_has_column(w->t, TG_TABLE_GPU, "name")) {
@@ -858,53 +871,7 @@ static void view_trace(sqlw *w)
 
 /* ------------------------------------------------------------- driving */
 
-static void write_view(sqlw *w, enum view v)
-{
-    switch (v) {
-    case V_CAPTURE: view_capture(w); break;
-    case V_ITER: view_iter(w); break;
-    case V_WINDOW: view_window(w); break;
-    case V_CALLS: view_calls(w); break;
-    case V_LAUNCH: view_launch(w); break;
-    case V_KERNEL: view_kernel(w); break;
-    case V_MEMCPY: view_memop(w, true); break;
-    case V_MEMSET: view_memop(w, false); break;
-    case V_API: view_api(w); break;
-    case V_NVTX: view_nvtx(w); break;
-    case V_ITERATION: view_iteration(w); break;
-    case V_OPS: view_ops(w); break;
-    case V_BUSY: view_busy(w); break;
-    case V_SEGMENT: view_segment(w); break;
-    case V_GAP_ITEMS: view_gap_items(w); break;
-    case V_GAP: view_gap(w); break;
-    case V_DEVICE: view_device(w); break;
-    case V_TRACE: view_trace(w); break;
-    default: TG_UNREACHABLE(); break;
-    }
-}
-
-static void need(sqlw *w, enum view v)
-{
-    if (w->done[v]) return;
-    w->done[v] = true;
-    write_view(w, v);
-}
-
-static enum view source_view(tg_source_id src)
-{
-    switch (src) {
-    case TG_SRC_KERNEL: return V_KERNEL;
-    case TG_SRC_MEMCPY: return V_MEMCPY;
-    case TG_SRC_MEMSET: return V_MEMSET;
-    case TG_SRC_API: return V_API;
-    case TG_SRC_NVTX: return V_NVTX;
-    case TG_SRC_ITERATION: return V_ITERATION;
-    case TG_SRC_GAP: return V_GAP;
-    case TG_SRC_DEVICE: return V_DEVICE;
-    case TG_SRC_TRACE: return V_TRACE;
-    default: TG_UNREACHABLE(); return V_TRACE;
-    }
-}
+TG_VIEW_DRIVER(sqlw, SQL_VIEWS)
 
 char *tg_model_sql_with(const tg_model *m, tg_source_id src, uint64_t fields)
 {
@@ -929,8 +896,9 @@ const char *tg_model_sql_view(tg_source_id src)
 bool tg_model_sql_has_source(tg_source_id src)
 {
     switch (src) {
-    case TG_SRC_KERNEL: case TG_SRC_MEMCPY: case TG_SRC_MEMSET: case TG_SRC_API: case TG_SRC_NVTX:
-    case TG_SRC_ITERATION: case TG_SRC_GAP: case TG_SRC_DEVICE: case TG_SRC_TRACE:
+#define X(name) case TG_SRC_##name:
+    TG_VIEW_SOURCES(X)
+#undef X
         return true;
     default:
         return false;      /* the host side (osrt, cudnn, cublas): docs/evidence.md */
