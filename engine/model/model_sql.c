@@ -825,7 +825,9 @@ static void view_device(sqlw *w)
     end(w);
 }
 
-static void count_rows(sqlw *w, tg_table_id id, const char *extra)
+/* The rows of table id with a start and an end (NVTX: its ranges, not
+** the definition rows the loader skips). */
+static void count_rows(sqlw *w, tg_table_id id)
 {
     if (!has(w, id)) {
         fputs("0", w->f);
@@ -833,7 +835,9 @@ static void count_rows(sqlw *w, tg_table_id id, const char *extra)
     }
     fputs("(SELECT count(*) FROM ", w->f);
     table(w, id);
-    fprintf(w->f, " WHERE start IS NOT NULL%s)", extra);
+    fputs(" WHERE start IS NOT NULL AND \"end\" IS NOT NULL", w->f);
+    if (id == TG_TABLE_NVTX) put_ranges_only(w);
+    fputc(')', w->f);
 }
 
 static void view_trace(sqlw *w)
@@ -845,20 +849,14 @@ static void view_trace(sqlw *w)
     need(w, V_OPS);
     begin(w, "trace");
     fputs("SELECT coalesce(last_ns - first_ns, 0) AS duration, ", w->f);
-    count_rows(w, TG_TABLE_KERNEL, " AND \"end\" IS NOT NULL");
+    count_rows(w, TG_TABLE_KERNEL);
     fputs(" AS kernels, ", w->f);
-    count_rows(w, TG_TABLE_MEMCPY, " AND \"end\" IS NOT NULL");
+    count_rows(w, TG_TABLE_MEMCPY);
     fputs(" AS memcpys, ", w->f);
-    count_rows(w, TG_TABLE_MEMSET, " AND \"end\" IS NOT NULL");
+    count_rows(w, TG_TABLE_MEMSET);
     fputs(" AS memsets, ", w->f);
     if (calls) fputs("(SELECT count(*) FROM calls WHERE NOT dup) AS api_calls, ", w->f);
-    char defs[128] = " AND \"end\" IS NOT NULL AND eventType NOT IN (";
-    size_t n = strlen(defs);
-#define X(type) n += (size_t)snprintf(defs + n, sizeof defs - n, "%s%d", n > 50 ? ", " : "", type);
-    TG_NVTX_DEFINITION_TYPES(X)
-#undef X
-    snprintf(defs + n, sizeof defs - n, ")");
-    count_rows(w, TG_TABLE_NVTX, defs);
+    count_rows(w, TG_TABLE_NVTX);
     fputs(" AS nvtx_ranges, (SELECT count(DISTINCT device) FROM ops) AS devices, (SELECT count(*) FROM iter) "
           "AS iterations, (SELECT count(*) FROM iter WHERE steady) AS steady_iterations, max(we - ws, 0) AS "
           "steady_duration", w->f);

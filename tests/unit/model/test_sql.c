@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "model/model_sql.h"
 #include "ruletest/ruletest.h"
 #include "sqlrun.h"
@@ -35,9 +37,9 @@ typedef struct built {
     tg_model *model;
 } built;
 
-/* Write `events` (the YAML of input.events, indented by 8) as an export
-** and build its model. */
-static void build(built *b, const char *events)
+/* Write `events` (the YAML of input.events, indented by 8) as an export,
+** run `extra` (SQL, or NULL) on it and build its model. */
+static void build_with(built *b, const char *events, const char *extra)
 {
     char text[16384];
     snprintf(text, sizeof text, "version: 1\ntests:\n  - name: sql\n    rule: gpu-idle-gap\n    input:\n"
@@ -52,6 +54,13 @@ static void build(built *b, const char *events)
     close(fd);
     unlink(b->path);
     assert_int_equal(tg_ruletest_write_events(b->file->cases[0].events, b->path, &diag), TG_OK);
+    if (extra) {
+        sqlite3 *db = NULL;
+        assert_int_equal(sqlite3_open(b->path, &db), SQLITE_OK);
+        char *err = NULL;
+        if (sqlite3_exec(db, extra, NULL, NULL, &err) != SQLITE_OK) fail_msg("extra SQL: %s", err);
+        sqlite3_close(db);
+    }
     b->trace = tg_trace_open(b->path, &diag);
     assert_non_null(b->trace);
     b->model = tg_model_build(b->trace, NULL, &diag);
@@ -157,10 +166,10 @@ static size_t same_source(const built *b, tg_source_id src, const char *label)
 }
 
 /* Every source; the derived ones must have rows (the case is about them). */
-static void same_everywhere(const char *events, const char *label, bool expect_devices)
+static void same_everywhere_with(const char *events, const char *extra, const char *label, bool expect_devices)
 {
     built b;
-    build(&b, events);
+    build_with(&b, events, extra);
     size_t devices = 0;
     for (int s = 0; s < TG_SRC_COUNT; s++) {
         if (!tg_model_sql_has_source((tg_source_id)s)) continue;
@@ -170,6 +179,11 @@ static void same_everywhere(const char *events, const char *label, bool expect_d
     if (expect_devices) assert_true(devices > 0);
     else assert_int_equal(devices, 0);
     unbuild(&b);
+}
+
+static void same_everywhere(const char *events, const char *label, bool expect_devices)
+{
+    same_everywhere_with(events, NULL, label, expect_devices);
 }
 
 /* Nested, touching and overlapping ops on one device; NCCL kernels nested
@@ -292,6 +306,24 @@ static void test_empty(void **state)
         "empty", false);
 }
 
+/* NVTX definition rows (a category, a thread name, an NVTX-text
+** category: eventType 33, 39, 64) that carry an end as well as a start:
+** the model does not load them, and the trace view's nvtx_ranges must not
+** count them either. */
+static void test_nvtx_definitions(void **state)
+{
+    (void)state;
+    same_everywhere_with(
+        "        nvtx:\n"
+        "          - {name: iteration, start: 10ms, duration: 6ms, repeat: {count: 12, every: 10ms}}\n"
+        "        kernels:\n"
+        "          - {start: 11ms, duration: 1ms, launch: {name: cudaLaunchKernel, start: 10.5ms, end: 10.51ms},\n"
+        "             repeat: {count: 12, every: 10ms}}\n",
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) SELECT start, \"end\", t.type, 'def', "
+        "globalTid FROM NVTX_EVENTS, (SELECT 33 AS type UNION ALL SELECT 39 UNION ALL SELECT 64) t LIMIT 3;",
+        "nvtx definitions", true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_overhead_and_open_range),
         cmocka_unit_test(test_twins),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_nvtx_definitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
