@@ -34,14 +34,36 @@ static const char *const verdict_upper[TG_V_COUNT] = {
 #undef X
 };
 
+static const char *const run_state_names[TG_RUN_COUNT] = {
+#define X(id, name, verdict, sentence) name,
+    TG_RUN_STATE_LIST(X)
+#undef X
+};
+
+static const tg_verdict run_state_verdict[TG_RUN_COUNT] = {
+#define X(id, name, verdict, sentence) verdict,
+    TG_RUN_STATE_LIST(X)
+#undef X
+};
+
+static const char *const run_state_sentence[TG_RUN_COUNT] = {
+#define X(id, name, verdict, sentence) sentence,
+    TG_RUN_STATE_LIST(X)
+#undef X
+};
+
 static tg_severity sev_in_range(tg_severity s) { return (unsigned)s < TG_SEV_COUNT ? s : TG_SEV_ERROR; }
 static tg_verdict verdict_in_range(tg_verdict v) { return (unsigned)v < TG_V_COUNT ? v : TG_V_ERROR; }
+static tg_run_state run_state_in_range(tg_run_state s) { return (unsigned)s < TG_RUN_COUNT ? s : TG_RUN_ERROR; }
 
 const char *tg_severity_name(tg_severity s) { return tg_severity_names[sev_in_range(s)]; }
 const char *tg_severity_sarif(tg_severity s) { return severity_sarif[sev_in_range(s)]; }
 const char *tg_severity_github(tg_severity s) { return severity_github[sev_in_range(s)]; }
 const char *tg_verdict_name(tg_verdict v) { return tg_verdict_names[verdict_in_range(v)]; }
 const char *tg_verdict_upper(tg_verdict v) { return verdict_upper[verdict_in_range(v)]; }
+const char *tg_run_state_name(tg_run_state s) { return run_state_names[run_state_in_range(s)]; }
+tg_verdict tg_run_state_verdict(tg_run_state s) { return run_state_verdict[run_state_in_range(s)]; }
+const char *tg_run_state_sentence(tg_run_state s) { return run_state_sentence[run_state_in_range(s)]; }
 
 const char *tg_vocab_join(const char *const *names, char *buf, size_t size)
 {

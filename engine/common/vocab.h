@@ -2,7 +2,8 @@
 ** The words every layer shares, each list defined once and expanded into
 ** the enum, the names, the parsers and the hints (jq's opcode_list.h
 ** idea): rule severities with the level SARIF and GitHub Actions give
-** them, and the verdicts of a rule result (docs/formats.md).
+** them, the verdicts of a rule result and the status of a whole run
+** (docs/formats.md).
 */
 #ifndef TG_VOCAB_H
 #define TG_VOCAB_H
@@ -40,6 +41,23 @@ typedef enum tg_verdict {
 #undef X
     TG_V_COUNT
 } tg_verdict;
+
+/* X(ID, name, verdict, sentence): the overall status of a run, the same
+** in every format (docs/formats.md, "Run status and exit status"): pass
+** (exit 0), fail (1) or error (2, 3 or 4); the verdict it is labelled and
+** painted as, and the sentence the HTML and Markdown reports say under
+** it. ORDER: tg_run_state. */
+#define TG_RUN_STATE_LIST(X)                      \
+    X(PASS, "pass", TG_V_PASS, "The gate passed.") \
+    X(FAIL, "fail", TG_V_FAIL, "The gate failed.") \
+    X(ERROR, "error", TG_V_ERROR, "The check could not complete: see the errors below.")
+
+typedef enum tg_run_state {
+#define X(id, name, verdict, sentence) TG_RUN_##id,
+    TG_RUN_STATE_LIST(X)
+#undef X
+    TG_RUN_COUNT
+} tg_run_state;
 
 /* X(ID, name): what a piece of GPU work or a host range is, as results,
 ** baselines' workloads and contributors name it. ORDER: the GPU kinds
@@ -84,6 +102,9 @@ const char *tg_severity_sarif(tg_severity s);
 const char *tg_severity_github(tg_severity s);
 const char *tg_verdict_name(tg_verdict v);
 const char *tg_verdict_upper(tg_verdict v);
+const char *tg_run_state_name(tg_run_state s);       /* "error" out of range */
+tg_verdict tg_run_state_verdict(tg_run_state s);     /* TG_V_PASS for "pass" */
+const char *tg_run_state_sentence(tg_run_state s);   /* "The gate passed." */
 const char *tg_work_kind_name(tg_work_kind k);   /* "?" out of range */
 const char *tg_cause_name(tg_cause_kind k);      /* "none" out of range */
 const char *tg_cause_sources(tg_cause_kind k);   /* "gap, device, iteration" */

@@ -476,15 +476,12 @@ tg_status tg_report_html(const tg_run_result *run, const tg_report_opts *opts, F
     html h = {out, opts, run};
     char line[512];
     tg_report_verdict_line(run, opts, line, sizeof line);
-    const char *status = tg_run_status(run, opts);
+    tg_run_state state = tg_report_run_state(run, opts);
     put_head(&h, line);
     fprintf(out, "<header class=\"top\" role=\"banner\">\n<h1>tracegate report</h1>\n"
-                 "<p class=\"verdict %s\" role=\"status\">", status);
+                 "<p class=\"verdict %s\" role=\"status\">", tg_run_state_name(state));
     tg_html_text(&h, line, TG_TEXT_CAP_TEXT);
-    fprintf(out, "</p>\n<p class=\"meta\">%s &middot; tracegate %s</p>\n",
-            !strcmp(status, "pass") ? "The gate passed."
-            : !strcmp(status, "fail") ? "The gate failed."
-                                      : "The check could not complete: see the errors below.",
+    fprintf(out, "</p>\n<p class=\"meta\">%s &middot; tracegate %s</p>\n", tg_run_state_sentence(state),
             opts->tool_version ? opts->tool_version : "");
     fputs("</header>\n<nav aria-label=\"Traces\"><ul>\n", out);
     for (size_t t = 0; t < run->n_traces; t++) {

@@ -395,11 +395,8 @@ static void render(md *m, const tg_run_result *run, const tg_report_opts *opts)
 {
     char line[512];
     tg_report_verdict_line(run, opts, line, sizeof line);
-    const char *status = tg_run_status(run, opts);
     fprintf(m->out, "## tracegate: %s\n\n**%s**\n\n", line,
-            !strcmp(status, "pass") ? "The gate passed."
-            : !strcmp(status, "fail") ? "The gate failed."
-                                      : "The check could not complete: see the errors below.");
+            tg_run_state_sentence(tg_report_run_state(run, opts)));
     put_unreadable(m, run);
     put_suppressions(m, run);
     put_table(m, run);

@@ -308,8 +308,7 @@ tg_status tg_report_text(const tg_run_result *run, const tg_report_opts *opts, F
     }
     char line[512];
     tg_report_verdict_line(run, opts, line, sizeof line);
-    const char *status = tg_run_status(run, opts);
-    tg_verdict v = !strcmp(status, "pass") ? TG_V_PASS : !strcmp(status, "fail") ? TG_V_FAIL : TG_V_ERROR;
+    tg_verdict v = tg_run_state_verdict(tg_report_run_state(run, opts));
     fprintf(out, "tracegate: %s%s%s\n", paint(&c, verdict_color(v)), line, paint(&c, "\033[0m"));
     return ferror(out) ? TG_EINTERNAL : TG_OK;
 }

@@ -282,10 +282,15 @@ tg_status tg_report_exit_status(const tg_run_result *run, const tg_report_opts *
     return TG_OK;
 }
 
-const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts)
+tg_run_state tg_report_run_state(const tg_run_result *run, const tg_report_opts *opts)
 {
     tg_status st = tg_report_exit_status(run, opts);
-    return st == TG_OK ? "pass" : st == TG_FAIL ? "fail" : "error";
+    return st == TG_OK ? TG_RUN_PASS : st == TG_FAIL ? TG_RUN_FAIL : TG_RUN_ERROR;
+}
+
+const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts)
+{
+    return tg_run_state_name(tg_report_run_state(run, opts));
 }
 
 /* Append "N thing(s)" to buf when n > 0, separated by ", ". */
@@ -317,9 +322,8 @@ char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opt
     add_part(parts, sizeof parts, t.skipped, "skipped", "skipped");
     if (!parts[0])
         snprintf(parts, sizeof parts, "%zu %s passed", t.passed, t.passed == 1 ? "rule" : "rules");
-    const char *status = tg_run_status(run, opts);
     snprintf(buf, size, "%s \xe2\x80\x94 %s in %zu %s",
-             !strcmp(status, "pass") ? "PASS" : !strcmp(status, "fail") ? "FAIL" : "ERROR",
+             tg_verdict_upper(tg_run_state_verdict(tg_report_run_state(run, opts))),
              parts, t.traces, t.traces == 1 ? "trace" : "traces");
     return buf;
 }

@@ -56,8 +56,10 @@ tg_status tg_report_error_class(const tg_rule_result *r);
 ** be read; the report still lists what was not checked. */
 tg_status tg_report_exit_status(const tg_run_result *run, const tg_report_opts *opts);
 
-/* Overall status of a run, the same in every format: "pass" (exit 0),
-** "fail" (1) or "error" (2, 3 or 4), from tg_report_exit_status. */
+/* Overall status of a run, the same in every format: pass (exit 0),
+** fail (1) or error (2, 3 or 4), from tg_report_exit_status; and its name
+** ("pass", "fail", "error": TG_RUN_STATE_LIST, common/vocab.h). */
+tg_run_state tg_report_run_state(const tg_run_result *run, const tg_report_opts *opts);
 const char *tg_run_status(const tg_run_result *run, const tg_report_opts *opts);
 
 /* What a run contains, counted the same way by every format. */

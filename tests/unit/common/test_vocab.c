@@ -1,7 +1,8 @@
 /*
 ** The "did you mean" of every error message (tg_suggest, common/vocab.h):
 ** a swap of two neighbours is one edit (chekc -> check), case is free,
-** far words get nothing, and the limit grows with the word.
+** far words get nothing, and the limit grows with the word; and the run
+** states' names, verdicts and sentences (TG_RUN_STATE_LIST).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,6 +63,20 @@ static void test_far_words_get_nothing(void **state)
     assert_null(tg_suggest(long_word, commands, N_COMMANDS));
 }
 
+static void test_run_states(void **state)
+{
+    (void)state;
+    assert_string_equal(tg_run_state_name(TG_RUN_PASS), "pass");
+    assert_string_equal(tg_run_state_name(TG_RUN_FAIL), "fail");
+    assert_string_equal(tg_run_state_name(TG_RUN_ERROR), "error");
+    assert_string_equal(tg_run_state_name(TG_RUN_COUNT), "error");   /* out of range: the worst */
+    assert_int_equal(tg_run_state_verdict(TG_RUN_PASS), TG_V_PASS);
+    assert_int_equal(tg_run_state_verdict(TG_RUN_FAIL), TG_V_FAIL);
+    assert_int_equal(tg_run_state_verdict(TG_RUN_ERROR), TG_V_ERROR);
+    assert_string_equal(tg_run_state_sentence(TG_RUN_PASS), "The gate passed.");
+    assert_string_equal(tg_run_state_sentence(TG_RUN_FAIL), "The gate failed.");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -69,6 +84,7 @@ int main(void)
         cmocka_unit_test(test_insert_delete_substitute),
         cmocka_unit_test(test_unique_prefix),
         cmocka_unit_test(test_far_words_get_nothing),
+        cmocka_unit_test(test_run_states),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
