@@ -18,26 +18,11 @@
 #include <unistd.h>
 
 #include "../common/common.h"
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* The report suffixes nsys export reads: .qdrep before nsys 2021.4. */
-static const char *const report_suffixes[] = {".nsys-rep", ".qdrep"};
-
-static const char *report_suffix(const char *path)
-{
-    for (size_t i = 0; i < sizeof report_suffixes / sizeof *report_suffixes; i++)
-        if (ends_with(path, report_suffixes[i])) return report_suffixes[i];
-    return NULL;
-}
+#include "../trace/trace.h"
 
 bool tg_inputs_is_report(const char *path)
 {
-    return report_suffix(path) != NULL;
+    return tg_trace_report_suffix(path) != NULL;
 }
 
 static char *find_on_path(const char *prog)
@@ -112,7 +97,7 @@ static char *sentence(const char *fmt, ...)
 ** sentence saying why in *why. */
 static char *export_report(const char *report, char **why)
 {
-    const char *suffix = report_suffix(report);
+    const char *suffix = tg_trace_report_suffix(report);
     char *nsys = find_on_path("nsys");
     if (!nsys) {
         *why = sentence("%s: this is an Nsight Systems report, and nsys is not on PATH to export it; run "

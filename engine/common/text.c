@@ -154,6 +154,12 @@ static void buf_sink(void *ctx, const char *s, size_t n)
     b->s[b->len] = 0;
 }
 
+bool tg_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
 char *tg_text_dup(const char *s, size_t cap, unsigned flags)
 {
     growbuf b = {0};

@@ -71,4 +71,7 @@ char *tg_text_dup(const char *s, size_t cap, unsigned flags);
 
 /* tg_utf8_seq (common.h): the length of a valid UTF-8 sequence. */
 
+/* Does s end with suffix? (A file name's suffix: ".nsys-rep", ".yaml".) */
+bool tg_ends_with(const char *s, const char *suffix);
+
 #endif

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/text.h"
+
 const char *const tg_rule_key_names[TG_RK_COUNT] = {
 #define X(id, name) name,
     TG_RULE_KEYS(X)
@@ -396,13 +398,11 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A name longer than the suffix it ends with: ".yaml" alone is no rule file. */
 static bool ends_with_one_of(const char *name, const char *const *suffixes, size_t n_suffixes)
 {
-    size_t n = strlen(name);
-    for (size_t i = 0; i < n_suffixes; i++) {
-        size_t l = strlen(suffixes[i]);
-        if (n > l && strcmp(name + n - l, suffixes[i]) == 0) return true;
-    }
+    for (size_t i = 0; i < n_suffixes; i++)
+        if (strlen(name) > strlen(suffixes[i]) && tg_ends_with(name, suffixes[i])) return true;
     return false;
 }
 

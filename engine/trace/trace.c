@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/text.h"
+
 const char *const tg_table_names[TG_TABLE_COUNT] = {
 #define X(id, name, what, option, kineto, torch_option) name,
     TG_TABLE_LIST(X)
@@ -77,6 +79,16 @@ const tg_trace_format_def *tg_trace_format_of(const char *name)
     if (!name) return &tg_trace_formats[TG_FORMAT_NSYS];
     int f = tg_trace_format_parse(name);
     return f < 0 ? NULL : &tg_trace_formats[f];
+}
+
+const char *tg_trace_report_suffix(const char *path)
+{
+#define X(suffix) suffix,
+    static const char *const suffixes[] = {TG_REPORT_SUFFIX_LIST(X)};
+#undef X
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++)
+        if (tg_ends_with(path, suffixes[i])) return suffixes[i];
+    return NULL;
 }
 
 const char *tg_trace_table_label(const tg_trace *t, tg_table_id id)
@@ -197,12 +209,6 @@ void tg_load_sqlite_fail(tg_loader *ld, int rc, const char *what)
 #define SQLITE_PENDING_BYTE 0x40000000
 #define SQLITE_RESERVED_BYTE (SQLITE_PENDING_BYTE + 1)
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 static bool sibling_exists(const char *path, const char *suffix)
 {
     char buf[4096];
@@ -247,7 +253,7 @@ static bool check_file(const char *path, tg_diag *diag, bool *kineto)
             *kineto = true;
             return true;
         }
-        if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"))
+        if (tg_trace_report_suffix(path))
             fail(diag, path, TG_ETRACE,
                  "is an Nsight Systems report, not its SQLite export; run `nsys export --type sqlite %s`",
                  path);

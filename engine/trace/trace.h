@@ -142,6 +142,15 @@ int tg_trace_format_parse(const char *name);
 ** NULL for a name tracegate does not know. */
 const tg_trace_format_def *tg_trace_format_of(const char *name);
 
+/* X(suffix): how an Nsight Systems report (not its SQLite export) is
+** named, as `nsys export` reads it: .qdrep before nsys 2021.4. The
+** reader's message for a report given as a trace and the CLI's export of
+** one (engine/cli/inputs.c) both know a report by these. */
+#define TG_REPORT_SUFFIX_LIST(X) X(".nsys-rep") X(".qdrep")
+
+/* The report suffix path ends with (".nsys-rep", ".qdrep"), or NULL. */
+const char *tg_trace_report_suffix(const char *path);
+
 /* A kernel as the model needs it: what the device sweep, the launch join
 ** and the queue statistics read, 56 bytes against tg_kernel's 136. Loaded
 ** instead of tg_kernel rows when no rule reads the `kernel` source (ten

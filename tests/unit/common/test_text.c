@@ -6,7 +6,7 @@
 ** "::" after Unicode blanks, megabyte names) against the exact escaped
 ** form, then two exhaustive sweeps: every code point and every pair of
 ** bytes escapes to printable UTF-8 that XML accepts, with no "##" and no
-** line that starts with "::".
+** line that starts with "::". And tg_ends_with, the one suffix test.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -196,10 +196,21 @@ static void test_every_byte_pair(void **state)
         }
 }
 
+static void test_ends_with(void **state)
+{
+    (void)state;
+    assert_true(tg_ends_with("run.nsys-rep", ".nsys-rep"));
+    assert_true(tg_ends_with(".qdrep", ".qdrep"));       /* the whole string */
+    assert_true(tg_ends_with("x", ""));
+    assert_false(tg_ends_with("run.nsys-rep.sqlite", ".nsys-rep"));
+    assert_false(tg_ends_with("rep", ".qdrep"));          /* shorter than the suffix */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_text_passes),
+        cmocka_unit_test(test_ends_with),
         cmocka_unit_test(test_terminal_sequences),
         cmocka_unit_test(test_invalid_utf8_and_nonchars),
         cmocka_unit_test(test_ci_log_commands),

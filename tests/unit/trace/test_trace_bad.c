@@ -151,7 +151,12 @@ static void test_not_sqlite(void **state)
     write_file(rep, "\x01\x02qdstrm", 8);
     expect_bad(rep, msg, sizeof msg);
     assert_non_null(strstr(msg, "nsys export --type sqlite"));
+    char *qdrep = sibling(path, "profile.qdrep");   /* the name before nsys 2021.4 */
+    write_file(qdrep, "\x01\x02qdstrm", 8);
+    expect_bad(qdrep, msg, sizeof msg);
+    assert_non_null(strstr(msg, "is an Nsight Systems report"));
 
+    free(qdrep);
     free(text);
     free(zeros);
     free(empty);
