@@ -142,6 +142,21 @@ char *tg_fmt_value(char *buf, size_t size, tg_value v)
     }
 }
 
+char *tg_fmt_literal(char *buf, size_t size, int64_t x, tg_unit unit)
+{
+    if (unit != TG_UNIT_NS) {
+        const char *sfx = tg_unit_base_suffix(unit);
+        snprintf(buf, size, "%lld%s", (long long)x, sfx ? sfx : "");
+        return buf;
+    }
+    /* the powers of 1000 of units.def (min and h are not), largest first */
+    ladder l = ladder_of(TG_UNIT_NS, 1000);
+    size_t k = l.n - 1;
+    while (k > 0 && (x == 0 || x % (int64_t)l.rung[k]->scale != 0)) k--;
+    snprintf(buf, size, "%lld%s", (long long)(x / (int64_t)l.rung[k]->scale), l.rung[k]->suffix);
+    return buf;
+}
+
 char *tg_fmt_change(char *buf, size_t size, double change)
 {
     char num[TG_FMT_BUF];

@@ -10,6 +10,7 @@
 ** report compare at a glance (docs/formats.md), and rates in the same
 ** decimal units per second (18.4 GB/s); ratios print as percentages
 ** (23.4%); plain integers as integers. NaN prints "n/a", infinities "inf".
+** tg_fmt_literal is the exact form, for text an author pastes back.
 ** Every function writes into the caller's buffer and returns it.
 */
 #ifndef TG_UNITS_H
@@ -43,5 +44,10 @@ char *tg_fmt_num(char *buf, size_t size, double x, tg_unit unit);
 char *tg_fmt_num_digits(char *buf, size_t size, double x, tg_unit unit, int digits);
 /* A signed relative change as a percentage: +6.5%, -0.1%, 0%. */
 char *tg_fmt_change(char *buf, size_t size, double change);
+/* An integer as a literal of the rule language that reads back as the
+** same value, for an author to paste (rule tests' differences): a
+** duration in the largest of ns, us, ms, s that keeps it whole (2ms,
+** 1500us, 7ns, 0ns); another unit in its base suffix (16777216B, 12). */
+char *tg_fmt_literal(char *buf, size_t size, int64_t x, tg_unit unit);
 
 #endif

@@ -20,15 +20,11 @@
 #include <string.h>
 
 
-/* A time as the largest unit that keeps it whole: 2ms, 1500us, 7ns. */
-static const char *format_ns(tg_arena *a, int64_t ns)
+/* An integer as a literal (tg_fmt_literal): 2ms, 1500us, 16777216B. */
+static const char *format_literal(tg_arena *a, int64_t x, tg_unit unit)
 {
-    static const struct { int64_t scale; const char *sfx; } units[] = {
-        {INT64_C(1000000000), "s"}, {1000000, "ms"}, {1000, "us"}, {1, "ns"}};
-    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-        if (ns % units[i].scale == 0 && (ns != 0 || units[i].scale == 1))
-            return tg_arena_printf(a, "%" PRId64 "%s", ns / units[i].scale, units[i].sfx);
-    return tg_arena_printf(a, "%" PRId64 "ns", ns);
+    char buf[TG_FMT_BUF];
+    return tg_arena_printf(a, "%s", tg_fmt_literal(buf, sizeof buf, x, unit));
 }
 
 static const char *format_value(tg_arena *a, tg_value v)
@@ -37,9 +33,7 @@ static const char *format_value(tg_arena *a, tg_value v)
     case TG_TY_NULL: return "null";
     case TG_TY_BOOL: return v.u.b ? "true" : "false";
     case TG_TY_STRING: return tg_arena_printf(a, "\"%s\"", v.u.s ? v.u.s : "");
-    case TG_TY_INT:
-        if (v.unit == TG_UNIT_NS) return format_ns(a, v.u.i);
-        return tg_arena_printf(a, "%" PRId64 "%s", v.u.i, tg_unit_base_suffix(v.unit) ? tg_unit_base_suffix(v.unit) : "");
+    case TG_TY_INT: return format_literal(a, v.u.i, v.unit);
     case TG_TY_FLOAT:
         if (isnan(v.u.f)) return "nan";
         return tg_arena_printf(a, "%.10g%s", v.u.f, tg_unit_base_suffix(v.unit) ? tg_unit_base_suffix(v.unit) : "");
@@ -138,7 +132,7 @@ static bool evidence_value(const tg_evidence *ev, const char *key, tg_value *out
 static const char *describe_row(tg_arena *a, const tg_evidence *ev)
 {
     return tg_arena_printf(a, "%s rowid %" PRId64 " start %s", ev->table ? ev->table : "?", ev->rowid,
-                           ev->start == TG_NULL_I64 ? "null" : format_ns(a, ev->start));
+                           ev->start == TG_NULL_I64 ? "null" : format_literal(a, ev->start, TG_UNIT_NS));
 }
 
 static const char *describe_expected_row(tg_arena *a, const tg_rt_evidence_expect *e)

@@ -3,7 +3,8 @@
 ** baseline listings print numbers: durations adapt their unit with three
 ** significant digits, byte counts use decimal units only (a 16 MiB copy is
 ** 16.8 MB, docs/formats.md), rates the same units per second, ratios are
-** percentages, null and NaN are n/a.
+** percentages, null and NaN are n/a; and the exact literals an author
+** pastes back (tg_fmt_literal).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -144,6 +145,29 @@ static void test_suffixes_round_trip(void **state)
     }
 }
 
+static void literal(int64_t x, tg_unit u, const char *want)
+{
+    char buf[TG_FMT_BUF];
+    assert_string_equal(tg_fmt_literal(buf, sizeof buf, x, u), want);
+}
+
+/* The largest of ns, us, ms, s that keeps the value whole; never min or h
+** (120s stays 120s); other units in their base suffix. */
+static void test_literals(void **state)
+{
+    (void)state;
+    literal(2000000, TG_UNIT_NS, "2ms");
+    literal(1500000, TG_UNIT_NS, "1500us");
+    literal(7, TG_UNIT_NS, "7ns");
+    literal(0, TG_UNIT_NS, "0ns");
+    literal(-3000, TG_UNIT_NS, "-3us");
+    literal(INT64_C(120000000000), TG_UNIT_NS, "120s");
+    literal(INT64_C(1500000001), TG_UNIT_NS, "1500000001ns");
+    literal(16777216, TG_UNIT_BYTES, "16777216B");
+    literal(64000, TG_UNIT_BYTES, "64000B");
+    literal(12, TG_UNIT_NONE, "12");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_ratios_and_numbers),
         cmocka_unit_test(test_digits_and_nonfinite),
         cmocka_unit_test(test_suffixes_round_trip),
+        cmocka_unit_test(test_literals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
