@@ -81,6 +81,34 @@ json_t *tg_report_json_values(const tg_named_value *values, size_t n)
     return obj;
 }
 
+json_t *tg_report_json_contributors(const tg_contributor *contributors, size_t n)
+{
+    jctx c = {true};
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const tg_contributor *x = &contributors[i];
+        json_t *e = json_object();
+        put(&c, e, "name", tg_report_json_str(x->name));
+        put(&c, e, "kind", json_string(tg_work_kind_name(x->kind)));
+        put(&c, e, "status", json_string(tg_contrib_status_name(x->status)));
+        put(&c, e, "baseline_ns", tg_report_json_num(x->then_time));
+        put(&c, e, "current_ns", tg_report_json_num(x->now_time));
+        put(&c, e, "delta_ns", tg_report_json_num(x->delta));
+        put(&c, e, "share", tg_report_json_num(x->share));
+        if (x->kind != TG_WORK_NVTX) {
+            put(&c, e, "baseline_launches", tg_report_json_num(x->then_launches));
+            put(&c, e, "current_launches", tg_report_json_num(x->now_launches));
+        }
+        put(&c, e, "query", tg_report_json_str(x->query));
+        append(&c, list, e);
+    }
+    if (!c.ok) {
+        json_decref(list);
+        return NULL;
+    }
+    return list;
+}
+
 /* The units of those values that have one ({"sum_duration_ns": "ns"}), or
 ** NULL when none has: JSON numbers carry none, and merge reads them back. */
 static json_t *units_json(jctx *c, const tg_named_value *values, size_t n)
@@ -128,27 +156,7 @@ static json_t *baseline_json(jctx *c, const tg_baseline_cmp *b)
         put(c, o, "gpu_busy_baseline", tg_report_json_num(b->busy_then));
         put(c, o, "gpu_busy_current", tg_report_json_num(b->busy_now));
     }
-    if (b->n_contributors) {
-        json_t *list = json_array();
-        for (size_t i = 0; i < b->n_contributors; i++) {
-            const tg_contributor *x = &b->contributors[i];
-            json_t *e = json_object();
-            put(c, e, "name", tg_report_json_str(x->name));
-            put(c, e, "kind", json_string(tg_work_kind_name(x->kind)));
-            put(c, e, "status", json_string(tg_contrib_status_name(x->status)));
-            put(c, e, "baseline_ns", tg_report_json_num(x->then_time));
-            put(c, e, "current_ns", tg_report_json_num(x->now_time));
-            put(c, e, "delta_ns", tg_report_json_num(x->delta));
-            put(c, e, "share", tg_report_json_num(x->share));
-            if (x->kind != TG_WORK_NVTX) {
-                put(c, e, "baseline_launches", tg_report_json_num(x->then_launches));
-                put(c, e, "current_launches", tg_report_json_num(x->now_launches));
-            }
-            put(c, e, "query", tg_report_json_str(x->query));
-            append(c, list, e);
-        }
-        put(c, o, "contributors", list);
-    }
+    if (b->n_contributors) put(c, o, "contributors", tg_report_json_contributors(b->contributors, b->n_contributors));
     return o;
 }
 

@@ -95,18 +95,6 @@ static void put_code(FILE *out, const char *s)
     for (int i = 0; i <= longest; i++) fputc('`', out);
 }
 
-typedef struct raw_out {
-    FILE *out;
-    char last;
-} raw_out;
-
-static void raw_sink(void *ctx, const char *s, size_t n)
-{
-    raw_out *r = ctx;
-    fwrite(s, 1, n, r->out);
-    r->last = s[n - 1];
-}
-
 /* A fenced block: longer than any backtick run inside, so nothing in the
 ** SQL can close it. */
 static void put_sql(FILE *out, const char *sql)
@@ -115,8 +103,8 @@ static void put_sql(FILE *out, const char *sql)
     int fence = longest >= 3 ? longest + 1 : 3;
     for (int i = 0; i < fence; i++) fputc('`', out);
     fputs("sql\n", out);
-    raw_out r = {out, '\n'};
-    tg_text_escape(sql, strlen(sql), TG_TEXT_CAP_LONG, TG_TEXT_KEEP_NEWLINES, raw_sink, &r);
+    tg_file_sink r = {.out = out, .last = '\n'};
+    tg_text_escape(sql, strlen(sql), TG_TEXT_CAP_LONG, TG_TEXT_KEEP_NEWLINES, tg_report_file_sink, &r);
     if (r.last != '\n') fputc('\n', out);
     for (int i = 0; i < fence; i++) fputc('`', out);
     fputs("\n\n", out);

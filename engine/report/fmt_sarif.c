@@ -271,25 +271,8 @@ static json_t *result_json(sarif_ctx *c, const tg_trace_result *t, const tg_rule
         if (!isnan(r->baseline.workload_match))
             put(c, props, "workload_match", tg_report_json_num(r->baseline.workload_match));
         /* what changed, as the JSON result has it (docs/formats.md) */
-        json_t *changed = json_array();
-        for (size_t i = 0; i < r->baseline.n_contributors; i++) {
-            const tg_contributor *x = &r->baseline.contributors[i];
-            json_t *e = json_object();
-            put(c, e, "name", tg_report_json_str(x->name));
-            put(c, e, "kind", json_string(tg_work_kind_name(x->kind)));
-            put(c, e, "status", json_string(tg_contrib_status_name(x->status)));
-            put(c, e, "baseline_ns", tg_report_json_num(x->then_time));
-            put(c, e, "current_ns", tg_report_json_num(x->now_time));
-            put(c, e, "delta_ns", tg_report_json_num(x->delta));
-            put(c, e, "share", tg_report_json_num(x->share));
-            if (x->kind != TG_WORK_NVTX) {
-                put(c, e, "baseline_launches", tg_report_json_num(x->then_launches));
-                put(c, e, "current_launches", tg_report_json_num(x->now_launches));
-            }
-            put(c, e, "query", tg_report_json_str(x->query));
-            append(c, changed, e);
-        }
-        put(c, props, "contributors", changed);
+        put(c, props, "contributors",
+            tg_report_json_contributors(r->baseline.contributors, r->baseline.n_contributors));
     }
     put(c, o, "properties", props);
     return o;

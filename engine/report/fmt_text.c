@@ -45,24 +45,12 @@ static void put_text(FILE *out, const char *s, size_t cap)
     tg_text_fput(out, s ? s : "", cap, 0);
 }
 
-typedef struct counted {
-    FILE *out;
-    int chars;
-} counted;
-
-static void counting_sink(void *ctx, const char *s, size_t n)
-{
-    counted *c = ctx;
-    fwrite(s, 1, n, c->out);
-    for (size_t i = 0; i < n; i++) c->chars += ((unsigned char)s[i] & 0xC0) != 0x80;
-}
-
 /* A rule id (rule files and merged results choose it), escaped and padded
 ** to width characters. */
 static void put_padded(FILE *out, const char *s, int width)
 {
-    counted c = {out, 0};
-    tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, counting_sink, &c);
+    tg_file_sink c = {.out = out};
+    tg_text_escape(s, strlen(s), TG_TEXT_CAP_NAME, 0, tg_report_file_sink, &c);
     for (; c.chars < width; c.chars++) fputc(' ', out);
 }
 

@@ -193,6 +193,14 @@ void tg_report_backslash_sink(void *ctx, const char *s, size_t n)
     }
 }
 
+void tg_report_file_sink(void *ctx, const char *s, size_t n)
+{
+    tg_file_sink *k = ctx;
+    fwrite(s, 1, n, k->out);
+    for (size_t i = 0; i < n; i++) k->chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+    if (n) k->last = s[n - 1];
+}
+
 const char *tg_report_basename(const char *path)
 {
     if (!path) return "";

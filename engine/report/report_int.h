@@ -20,6 +20,16 @@ typedef struct tg_backslash_sink {
 } tg_backslash_sink;
 void tg_report_backslash_sink(void *ctx, const char *s, size_t n);
 
+/* A tg_text_escape sink that writes to out as it is, counting the
+** characters written (a padded column, fmt_text.c) and keeping the last
+** byte (a fenced block ends on a line of its own, fmt_markdown.c). */
+typedef struct tg_file_sink {
+    FILE *out;
+    int chars;
+    char last;
+} tg_file_sink;
+void tg_report_file_sink(void *ctx, const char *s, size_t n);
+
 /* The file name part of a path. */
 const char *tg_report_basename(const char *path);
 
@@ -29,6 +39,10 @@ json_t *tg_report_json_str(const char *s);
 json_t *tg_report_json_num(double x);
 /* {name: number|string|bool|null} of named values (fmt_json.c). */
 json_t *tg_report_json_values(const tg_named_value *values, size_t n);
+/* What changed against the baseline, as the JSON result and SARIF's
+** properties both write it (docs/formats.md): an array of {name, kind,
+** status, baseline_ns, ...}; NULL when out of memory (fmt_json.c). */
+json_t *tg_report_json_contributors(const tg_contributor *contributors, size_t n);
 
 /* The name a person reads for a duration printed in its unit: without
 ** the "_ns" that JSON keeps beside the raw number (sum_duration_ns=75 ms
