@@ -297,42 +297,24 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* correlation id -> pid of the API call that carries it (open addressing). */
-typedef struct corr_map {
-    int64_t *keys;
-    int32_t *pids;
-    size_t mask;
-} corr_map;
-
-static bool corr_map_build(corr_map *m, const tg_trace *t)
+/* correlation id -> index of the API call that carries it (the last in
+** t->apis when several do), in the one int64 -> int32 map
+** (common/idmap.h); false on OOM. The index, not the pid: a map value is
+** >= 0 and a call's pid may be -1 (none recorded). */
+static bool corr_map_build(tg_idmap *m, const tg_trace *t)
 {
-    size_t slots = 16;
-    while (slots < 2 * t->n_apis) slots *= 2;
-    m->keys = malloc(slots * sizeof *m->keys);
-    m->pids = malloc(slots * sizeof *m->pids);
-    m->mask = slots - 1;
-    if (!m->keys || !m->pids) return false;
-    for (size_t i = 0; i < slots; i++) m->keys[i] = TG_NULL_I64;
+    if (t->n_apis > INT32_MAX) return false;
     for (size_t i = 0; i < t->n_apis; i++) {
         int64_t c = t->apis[i].correlation;
-        if (c == TG_NULL_I64) continue;
-        size_t s = ((uint64_t)c * 0x9E3779B97F4A7C15ull) >> 20 & m->mask;
-        while (m->keys[s] != TG_NULL_I64 && m->keys[s] != c) s = (s + 1) & m->mask;
-        m->keys[s] = c;
-        m->pids[s] = t->apis[i].pid;
+        if (c != TG_NULL_I64 && !tg_idmap_put(m, c, (int32_t)i)) return false;
     }
     return true;
 }
 
-static int32_t corr_map_pid(const corr_map *m, int64_t c, int32_t fallback)
+static int32_t corr_map_pid(const tg_idmap *m, const tg_trace *t, int64_t c, int32_t fallback)
 {
-    if (c == TG_NULL_I64 || !m->keys) return fallback;
-    size_t s = ((uint64_t)c * 0x9E3779B97F4A7C15ull) >> 20 & m->mask;
-    while (m->keys[s] != TG_NULL_I64) {
-        if (m->keys[s] == c) return m->pids[s];
-        s = (s + 1) & m->mask;
-    }
-    return fallback;
+    int32_t i = c == TG_NULL_I64 ? -1 : tg_idmap_get(m, c);
+    return i < 0 ? fallback : t->apis[i].pid;
 }
 
 /* The CPU pids of the trace, sorted and distinct (*n of them), and the
@@ -365,27 +347,25 @@ static int32_t *cpu_pids(const tg_trace *t, size_t *n, int32_t *main_pid, bool *
 static bool assign_pids(tg_kin_rows *r, const int32_t *pids, size_t n_pids, int32_t main_pid)
 {
     tg_trace *t = r->ld->t;
-    corr_map m = {0};
+    tg_idmap m = {0};
     bool single = n_pids <= 1 || (n_pids == 2 && pids[0] < 0);
     if (!single && !corr_map_build(&m, t)) {
-        free(m.keys);
-        free(m.pids);
+        tg_idmap_free(&m);
         return pushed(r, false);
     }
     size_t n = t->n_kernels;
     for (size_t i = 0; i < n; i++) {
         tg_kspan *k = t->kernels ? &t->kernels[i].span : &t->kspans[i];
-        k->pid = single ? main_pid : corr_map_pid(&m, k->correlation, main_pid);
+        k->pid = single ? main_pid : corr_map_pid(&m, t, k->correlation, main_pid);
     }
     tg_memop *sets[] = {t->memcpys, t->memsets};
     size_t counts[] = {t->n_memcpys, t->n_memsets};
     for (int s = 0; s < 2; s++)
         for (size_t i = 0; i < counts[s]; i++)
-            sets[s][i].pid = single ? main_pid : corr_map_pid(&m, sets[s][i].correlation, main_pid);
+            sets[s][i].pid = single ? main_pid : corr_map_pid(&m, t, sets[s][i].correlation, main_pid);
     for (size_t i = 0; i < t->n_syncs; i++)
-        t->syncs[i].pid = single ? main_pid : corr_map_pid(&m, t->syncs[i].correlation, main_pid);
-    free(m.keys);
-    free(m.pids);
+        t->syncs[i].pid = single ? main_pid : corr_map_pid(&m, t, t->syncs[i].correlation, main_pid);
+    tg_idmap_free(&m);
     return true;
 }
 

@@ -186,6 +186,42 @@ static void test_lean_load(void **state)
     tg_trace_close(t);
 }
 
+/* Two CPU processes: GPU work gets the process of the call with its
+** correlation id (the later call when two carry one; a sparse id as
+** well as small ones), the busiest process when no call carries it. */
+static void test_two_processes(void **state)
+{
+    (void)state;
+    static const char two[] =
+        "{\"traceEvents\": [\n"
+        " {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 50, \"tid\": 50, \"ts\": 10, \"dur\": 1, \"args\": {\"correlation\": 7}},\n"
+        " {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 60, \"tid\": 60, \"ts\": 11, \"dur\": 1, \"args\": {\"correlation\": 8}},\n"
+        " {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 50, \"tid\": 50, \"ts\": 12, \"dur\": 1, \"args\": {\"correlation\": 9}},\n"
+        " {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 60, \"tid\": 60, \"ts\": 13, \"dur\": 1, \"args\": {\"correlation\": 9}},\n"
+        " {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 60, \"tid\": 60, \"ts\": 14, \"dur\": 1, \"args\": {\"correlation\": 1099511627776}},\n"
+        " {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemcpyAsync\", \"pid\": 50, \"tid\": 50, \"ts\": 15, \"dur\": 1, \"args\": {\"correlation\": 10}},\n"
+        " {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 50, \"tid\": 50, \"ts\": 16, \"dur\": 1, \"args\": {\"correlation\": 11}},\n"
+        " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k7\", \"pid\": 1, \"tid\": 7, \"ts\": 20, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 7, \"correlation\": 7}},\n"
+        " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k8\", \"pid\": 1, \"tid\": 7, \"ts\": 21, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 7, \"correlation\": 8}},\n"
+        " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k9\", \"pid\": 1, \"tid\": 7, \"ts\": 22, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 7, \"correlation\": 9}},\n"
+        " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"kbig\", \"pid\": 1, \"tid\": 7, \"ts\": 23, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 7, \"correlation\": 1099511627776}},\n"
+        " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"knone\", \"pid\": 1, \"tid\": 7, \"ts\": 24, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 7, \"correlation\": 99}},\n"
+        " {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pageable -> Device)\", \"pid\": 1, \"tid\": 7, \"ts\": 25, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 7, \"correlation\": 8, \"bytes\": 16}}\n"
+        "]}";
+    tg_trace *t = open_text(two, NULL);
+    assert_int_equal(t->n_apis, 7);
+    assert_int_equal(t->n_kernels, 5);
+    static const struct { const char *name; int32_t pid; } want[] = {
+        {"k7", 50}, {"k8", 60}, {"k9", 60}, {"kbig", 60}, {"knone", 50}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        assert_string_equal(str(t, t->kernels[i].name), want[i].name);
+        assert_int_equal(t->kernels[i].pid, want[i].pid);
+    }
+    assert_int_equal(t->n_memcpys, 1);
+    assert_int_equal(t->memcpys[0].pid, 60);
+    tg_trace_close(t);
+}
+
 static void test_legacy_2021(void **state)
 {
     (void)state;
@@ -418,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_memops),
         cmocka_unit_test(test_apis_ranges_meta),
         cmocka_unit_test(test_lean_load),
+        cmocka_unit_test(test_two_processes),
         cmocka_unit_test(test_legacy_2021),
         cmocka_unit_test(test_bare_array_and_cpu_only),
         cmocka_unit_test(test_elided_events),
