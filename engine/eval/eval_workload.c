@@ -10,6 +10,7 @@
 #include "eval_int.h"
 #include "../common/stats.h"
 #include "../model/model_jq.h"
+#include "../model/model_sql.h"
 #include "../trace/nsys_enums.h"
 
 #include <math.h>
@@ -207,13 +208,10 @@ static void put_cited_sql(FILE *f, const tg_work_entry *e, const char *table, bo
 static void put_range_sql(FILE *f, const tg_workload *w, const tg_work_entry *e)
 {
     fprintf(f, "WITH steady AS (%s), r AS (SELECT rowid, start, end, (globalTid >> 24) & 16777215 AS pid, %s AS name "
-               "FROM %s WHERE start IS NOT NULL AND end IS NOT NULL AND eventType NOT IN (",
+               "FROM %s WHERE start IS NOT NULL AND end IS NOT NULL",
             w->sql_steady, w->sql_nvtx_name, w->table_nvtx);
-    const char *sep = "";
-#define X(type) fprintf(f, "%s%d", sep, type), sep = ", ";
-    TG_NVTX_DEFINITION_TYPES(X)
-#undef X
-    fprintf(f, ")) SELECT COUNT(*) AS ranges, SUM(r.end - r.start) AS time_ns, SUM(r.end - r.start) / %lld.0 AS "
+    tg_sql_put_nvtx_ranges_only(f);
+    fprintf(f, ") SELECT COUNT(*) AS ranges, SUM(r.end - r.start) AS time_ns, SUM(r.end - r.start) / %lld.0 AS "
                "per_iteration_ns FROM r WHERE r.name = ", (long long)w->steady_iterations);
     put_literal(f, e->name);
     fputs(" AND EXISTS (SELECT 1 FROM steady s WHERE s.pid = r.pid AND r.start BETWEEN s.start AND s.end);", f);

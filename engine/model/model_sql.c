@@ -195,17 +195,16 @@ static void enum_case(sqlw *w, const char *col, const char *const *names, const 
     fputs(" END END", w->f);
 }
 
-/* " AND eventType NOT IN (...)": of NVTX_EVENTS the ranges and marks, not
-** the definition rows nsys stores beside them (trace.h). */
-static void put_ranges_only(sqlw *w)
+void tg_sql_put_nvtx_ranges_only(FILE *f)
 {
-    fputs(" AND eventType NOT IN (", w->f);
+    fputs(" AND eventType NOT IN (", f);
     const char *sep = "";
-#define X(type) fprintf(w->f, "%s%d", sep, type), sep = ", ";
+#define X(type) fprintf(f, "%s%d", sep, type), sep = ", ";
     TG_NVTX_DEFINITION_TYPES(X)
 #undef X
-    fputc(')', w->f);
+    fputc(')', f);
 }
+
 
 /* A kernel's name (the demangled one, else the short one), and whether it
 ** is an NCCL kernel: columns of the kernel table under `prefix`. */
@@ -243,7 +242,7 @@ static void view_capture(sqlw *w)
         fputs(" UNION ALL SELECT min(start), max(coalesce(max(\"end\", start), start)) FROM ", w->f);
         table(w, TG_TABLE_NVTX);
         fputs(" WHERE start IS NOT NULL", w->f);
-        put_ranges_only(w);
+        tg_sql_put_nvtx_ranges_only(w->f);
     }
     fputc(')', w->f);
     end(w);
@@ -562,7 +561,7 @@ static void view_nvtx(sqlw *w)
           "globalTid & 16777215 AS tid FROM ", w->f);
     table(w, TG_TABLE_NVTX);
     fputs(" WHERE start IS NOT NULL", w->f);
-    put_ranges_only(w);
+    tg_sql_put_nvtx_ranges_only(w->f);
     end(w);
 }
 
@@ -836,7 +835,7 @@ static void count_rows(sqlw *w, tg_table_id id)
     fputs("(SELECT count(*) FROM ", w->f);
     table(w, id);
     fputs(" WHERE start IS NOT NULL AND \"end\" IS NOT NULL", w->f);
-    if (id == TG_TABLE_NVTX) put_ranges_only(w);
+    if (id == TG_TABLE_NVTX) tg_sql_put_nvtx_ranges_only(w->f);
     fputc(')', w->f);
 }
 

@@ -57,6 +57,11 @@ const char *tg_model_sql_view(tg_source_id src);
 void tg_sql_put_string(FILE *f, const char *s);
 void tg_sql_put_ident(FILE *f, const char *s);
 
+/* " AND eventType NOT IN (33, 39, ...)": of NVTX_EVENTS the ranges and
+** marks, not the definition rows nsys stores beside them (trace.h,
+** TG_NVTX_DEFINITION_TYPES), written to f. */
+void tg_sql_put_nvtx_ranges_only(FILE *f);
+
 /* The SQL form of the base name (version suffixes _v<digits>, _ptsz, _ptds
 ** stripped) of the API name in column `col` (an SQL expression). */
 void tg_sql_put_base_name(FILE *f, const char *col);
