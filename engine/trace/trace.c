@@ -330,7 +330,7 @@ static char *xstrdup(tg_loader *ld, const char *s)
 
 /* EXPORT_META_DATA (<= 2024.x) or META_DATA_EXPORT (newer); neither in some
 ** old exports, whose versions stay NULL. */
-static bool metadata_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool metadata_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     (void)ctx;
     tg_trace *t = ld->t;
@@ -367,7 +367,7 @@ static bool load_metadata(tg_loader *ld)
 }
 
 /* The first row only: false stops the read there. */
-static bool session_start_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool session_start_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     (void)ctx;
     ld->t->session_start_ns = tg_cell_i64(st, COL(0));
@@ -583,7 +583,8 @@ static void start_early_reader(tg_loader *ld, int64_t max_steps, pthread_mutex_t
     if (!r) return;
     tg_diag scratch;
     tg_diag_init(&scratch);
-    *r = (tg_loader){.t = t, .path = t->path, .diag = &scratch, .pool_lock = lock, .threads = ld->threads};
+    *r = (tg_loader){.t = t, .path = t->path, .diag = &scratch, .pool_lock = lock, .threads = ld->threads,
+                     .sqlite_reads = ld->sqlite_reads};
     bool ok = tg_load_open(r, max_steps);
     r->strings = ld->strings;          /* read only from here on; ld's to free */
     ok = ok && tg_load_apis_start(r);
@@ -609,6 +610,7 @@ static bool load_parallel(tg_loader *ld, int64_t max_steps, bool *ok)
     if (!side) return false;
     tg_diag_init(&side->diag);
     side->ld = (tg_loader){.t = ld->t, .path = ld->path, .diag = &side->diag, .kernel_rows = ld->kernel_rows,
+                           .sqlite_reads = ld->sqlite_reads,
                            .pool_lock = &lock, .span_first = TG_NULL_I64, .span_last = TG_NULL_I64};
     pthread_t th;
     if (!tg_load_open(&side->ld, max_steps)) {
@@ -722,7 +724,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
 
     tg_trace *t = calloc(1, sizeof *t);
     tg_loader ld = {.t = t, .path = path, .diag = diag, .kernel_rows = opts->kernel_rows, .threads = opts->threads,
-                    .host = opts->host & TG_HOST_ALL};
+                    .host = opts->host & TG_HOST_ALL, .sqlite_reads = opts->sqlite_reads};
     if (!t || !(t->path = strdup(path)) || !(t->strings = tg_strpool_new())) {
         tg_diag_error(diag, TG_EINTERNAL, "%s: out of memory", path);
         tg_trace_close(t);
@@ -733,6 +735,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     t->first_ns = t->last_ns = t->session_start_ns = TG_NULL_I64;
     if (kineto) return open_kineto(&ld, opts);
     t->apis_deferred = opts->defer_api;
+    t->sqlite_reads = opts->sqlite_reads;
 
     if (tg_load_open(&ld, opts->max_steps)) load_all(&ld, opts);
 

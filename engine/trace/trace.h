@@ -363,6 +363,7 @@ typedef struct tg_trace {
     size_t n_api_rows;         /* rows of the API table read, kept or not (n_apis
                                   once read whole) */
     bool apis_deferred;        /* the API table waits for tg_trace_stream_apis */
+    bool sqlite_reads;         /* tg_load_opts.sqlite_reads, for the reads after the open */
     bool apis_partial;         /* apis holds a chosen subset of the calls (a
                                   streamed read dropped some) */
     struct tg_api_reader *api_reader;   /* trace layer state while deferred */
@@ -427,6 +428,10 @@ typedef struct tg_load_opts {
                                   reads the kernel table beside the others and
                                   streams the API table from a thread of its own
                                   (docs/architecture.md); 0 or 1: one */
+    bool sqlite_reads;         /* every table through SQLite statements, none by
+                                  the direct B-tree reader (docs/architecture.md,
+                                  "Reading an export"): the same rows, slower;
+                                  tests compare the two */
 } tg_load_opts;
 
 tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag *diag);

@@ -92,7 +92,7 @@ typedef struct api_batch {
 
 /* The name of the row being decoded from text cell col: interned now, or
 ** parked in the batch. False when out of memory (ld failed). */
-static bool text_name(tg_loader *ld, sqlite3_stmt *st, int col, api_batch *b, tg_api *a)
+static bool text_name(tg_loader *ld, const tg_row *st, int col, api_batch *b, tg_api *a)
 {
     if (!b || !b->defer_names) {
         a->name = tg_load_text(ld, st, col);
@@ -127,18 +127,18 @@ oom:
 
 /* Decode the row st is on into *a: 1 a row, 0 skipped (bad times, counted),
 ** -1 failed. */
-static int decode(tg_loader *ld, sqlite3_stmt *st, bool chains, api_batch *b, tg_api *a)
+static int decode(tg_loader *ld, const tg_row *st, bool chains, api_batch *b, tg_api *a)
 {
     if (!tg_load_times(&ld->stats[TG_TABLE_RUNTIME], st, &a->start, &a->end, false)) return 0;
-    a->rowid = sqlite3_column_int64(st, 0);
+    a->rowid = tg_row_id(st);
     a->correlation = tg_cell_i64(st, COL(AC_CORR));
     int64_t gtid = tg_cell_i64(st, COL(AC_GTID));
     a->pid = tg_global_pid(gtid);
     a->tid = tg_global_tid(gtid);
-    sqlite3_value *id = sqlite3_column_value(st, COL(AC_NAME_ID));
-    switch (sqlite3_value_type(id)) {
+    int64_t id;
+    switch (tg_cell_type(st, COL(AC_NAME_ID))) {
     case SQLITE_INTEGER:
-        a->name = tg_idmap_get(&ld->strings, sqlite3_value_int64(id));
+        a->name = tg_cell_int(st, COL(AC_NAME_ID), &id) ? tg_idmap_get(&ld->strings, id) : TG_NO_STR;
         break;
     case SQLITE_TEXT:
         if (!text_name(ld, st, COL(AC_NAME_ID), b, a)) return -1;
@@ -162,12 +162,12 @@ static int decode(tg_loader *ld, sqlite3_stmt *st, bool chains, api_batch *b, tg
 
 /* Fill b with the next rows of st (b->last when the table ends or the read
 ** fails). False when it failed (ld says why). */
-static bool fill(tg_loader *ld, sqlite3_stmt *st, const char *table, bool chains, api_batch *b)
+static bool fill(tg_loader *ld, tg_row *st, bool chains, api_batch *b)
 {
     b->n = b->n_pending = b->text_len = 0;
     b->last = b->failed = false;
     while (b->n < BATCH_ROWS) {
-        if (ld->failed || !tg_load_step(ld, st, table)) {
+        if (ld->failed || !tg_row_step(ld, st)) {
             b->last = true;
             break;
         }
@@ -233,8 +233,7 @@ struct tg_api_stream {
     bool stop;                 /* produce no more */
     tg_loader ld;              /* the producer's copy: connection, budget, counters */
     tg_diag diag;              /* what it says */
-    sqlite3_stmt *st;
-    const char *table;
+    tg_row row;
     bool chains;
 };
 
@@ -251,7 +250,7 @@ static void *produce(void *arg)
         if (!*slot && (*slot = calloc(1, sizeof **slot))) (*slot)->defer_names = true;
         api_batch *b = *slot;
         if (b) {
-            fill(&s->ld, s->st, s->table, s->chains, b);
+            fill(&s->ld, &s->row, s->chains, b);
         } else {
             tg_load_fail(&s->ld, TG_EINTERNAL, "out of memory");
             /* the visitor learns it from the stream's loader */
@@ -270,16 +269,15 @@ static void *produce(void *arg)
     return NULL;
 }
 
-static bool prepare(tg_loader *ld, const char **table, bool *chains, sqlite3_stmt **st)
+static bool prepare(tg_loader *ld, bool *chains, tg_row *st)
 {
     tg_trace *t = ld->t;
-    *table = t->table_name[TG_TABLE_RUNTIME];
+    const char *table = t->table_name[TG_TABLE_RUNTIME];
     /* callchainId means something only beside CUDA_CALLCHAINS (--cudabacktrace):
     ** without it the column is not read (15M calls: a tenth of a second) */
     *chains = t->table_name[TG_TABLE_CALLCHAINS] != NULL;
     _Static_assert(AC_CHAIN == AC_N - 1, "callchainId is the last API column");
-    *st = *table ? tg_load_select(ld, *table, api_cols, *chains ? AC_N : AC_CHAIN, NULL) : NULL;
-    return *st != NULL;
+    return table && tg_row_open(ld, table, api_cols, *chains ? AC_N : AC_CHAIN, st);
 }
 
 bool tg_load_apis_start(tg_loader *ld)
@@ -290,7 +288,7 @@ bool tg_load_apis_start(tg_loader *ld)
         free(s);
         return false;
     }
-    if (!prepare(ld, &s->table, &s->chains, &s->st)) {
+    if (!prepare(ld, &s->chains, &s->row)) {
         free(s->queue);
         free(s);
         return false;
@@ -306,7 +304,7 @@ bool tg_load_apis_start(tg_loader *ld)
     tg_load_watch(&s->ld);         /* the step counter: the producer's now */
     if (pthread_create(&s->thread, NULL, produce, s) != 0) {
         tg_load_watch(ld);
-        sqlite3_finalize(s->st);
+        tg_row_close(&s->row);
         tg_diag_clear(&s->diag);
         pthread_cond_destroy(&s->moved);
         pthread_mutex_destroy(&s->lock);
@@ -328,7 +326,7 @@ static void stream_end(tg_loader *ld, bool report)
     pthread_cond_broadcast(&s->moved);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
-    sqlite3_finalize(s->st);
+    tg_row_close(&s->row);
     ld->stats[TG_TABLE_RUNTIME] = s->ld.stats[TG_TABLE_RUNTIME];
     ld->steps = s->ld.steps;
     ld->budget_hit = s->ld.budget_hit;
@@ -390,7 +388,7 @@ static int stream_visit(tg_loader *ld, const tg_api_reader_cb *cb)
 
 /* ---------------------------------------------------------------- reading */
 
-static int stream_serial(tg_loader *ld, sqlite3_stmt *st, const char *table, bool chains,
+static int stream_serial(tg_loader *ld, tg_row *st, bool chains,
                          const tg_api_reader_cb *cb)
 {
     api_batch *b = calloc(1, sizeof *b);
@@ -402,7 +400,7 @@ static int stream_serial(tg_loader *ld, sqlite3_stmt *st, const char *table, boo
     size_t cap = 0;
     int result = 1;
     do {
-        if (!fill(ld, st, table, chains, b)) break;
+        if (!fill(ld, st, chains, b)) break;
         result = visit_batch(ld, b, &twins, &cap, cb);
     } while (result > 0 && !b->last);
     batch_free(b);
@@ -417,7 +415,7 @@ typedef struct whole_read {
     twin_ring twins;
 } whole_read;
 
-static bool whole_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool whole_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     tg_trace *t = ld->t;
     whole_read *w = ctx;
@@ -429,10 +427,10 @@ static bool whole_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
 }
 
 /* Every row into trace->apis. */
-static bool read_whole(tg_loader *ld, sqlite3_stmt *st, const char *table, bool chains)
+static bool read_whole(tg_loader *ld, tg_row *st, bool chains)
 {
     whole_read w = {.chains = chains, .cap = 0, .twins = {.n = 0}};
-    if (!ld->failed) tg_load_each(ld, st, table, whole_row, &w);
+    if (!ld->failed) tg_load_each(ld, st, whole_row, &w);
     return !ld->failed;
 }
 
@@ -444,12 +442,11 @@ int tg_load_apis_with(tg_loader *ld, const tg_api_reader_cb *cb)
         if (cb) return stream_visit(ld, cb);
         tg_load_apis_stop(ld);     /* a whole read: from the start, on this thread */
     }
-    const char *table;
     bool chains;
-    sqlite3_stmt *st;
-    if (!prepare(ld, &table, &chains, &st)) return 0;
-    int result = cb ? stream_serial(ld, st, table, chains, cb) : read_whole(ld, st, table, chains) ? 1 : 0;
-    sqlite3_finalize(st);
+    tg_row st;
+    if (!prepare(ld, &chains, &st)) return 0;
+    int result = cb ? stream_serial(ld, &st, chains, cb) : read_whole(ld, &st, chains) ? 1 : 0;
+    tg_row_close(&st);
     return ld->failed ? 0 : result;
 }
 

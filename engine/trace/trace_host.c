@@ -33,12 +33,12 @@ static const tg_colspec osrt_cols[OC_N] = {
     [OC_CHAIN] = {"callchainId", NULL, false},
 };
 
-static bool osrt_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+static bool osrt_row(tg_loader *ld, const tg_row *st, void *cap)
 {
     tg_trace *t = ld->t;
     tg_osrt o;
     if (!tg_load_times(&ld->stats[TG_TABLE_OSRT], st, &o.start, &o.end, false)) return true;
-    o.rowid = sqlite3_column_int64(st, 0);
+    o.rowid = tg_row_id(st);
     int64_t gtid = tg_cell_i64(st, COL(OC_GTID));
     o.pid = tg_global_pid(gtid);
     o.tid = tg_global_tid(gtid);
@@ -78,13 +78,13 @@ typedef struct libcall_read {
     size_t cap;
 } libcall_read;
 
-static bool libcall_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool libcall_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     tg_trace *t = ld->t;
     libcall_read *r = ctx;
     tg_libcall c;
     if (!tg_load_times(&ld->stats[r->id], st, &c.start, &c.end, false)) return true;
-    c.rowid = sqlite3_column_int64(st, 0);
+    c.rowid = tg_row_id(st);
     int64_t gtid = tg_cell_i64(st, COL(LC_GTID));
     c.pid = tg_global_pid(gtid);
     c.tid = tg_global_tid(gtid);
@@ -133,7 +133,7 @@ typedef struct frame_read {
     bool sorted;
 } frame_read;
 
-static bool frame_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool frame_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     tg_trace *t = ld->t;
     frame_read *r = ctx;
@@ -174,7 +174,7 @@ static int cmp_thread(const void *a, const void *b)
     return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static bool thread_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+static bool thread_row(tg_loader *ld, const tg_row *st, void *cap)
 {
     tg_trace *t = ld->t;
     int64_t gtid = tg_cell_i64(st, COL(0));
@@ -294,7 +294,7 @@ bool tg_trace_load_host(tg_trace *t, unsigned what, tg_diag *diag)
     }
     /* the same guards as the first open (trace_guard.c: defensive
     ** settings, value cap, step budget) */
-    tg_loader ld = {.t = t, .path = t->path, .diag = diag};
+    tg_loader ld = {.t = t, .path = t->path, .diag = diag, .sqlite_reads = t->sqlite_reads};
     bool ok = tg_load_open(&ld, 0) && tg_load_strings(&ld) && tg_load_host(&ld, what);
     sqlite3_close(ld.db);
     tg_idmap_free(&ld.strings);

@@ -53,6 +53,7 @@ typedef struct tg_loader {
     size_t n_tables;
     tg_rowstats stats[TG_TABLE_COUNT];
     bool kernel_rows;          /* tg_load_opts.kernel_rows */
+    bool sqlite_reads;         /* tg_load_opts.sqlite_reads: no direct reader */
     unsigned host;             /* tg_load_opts.host */
     int threads;               /* tg_load_opts.threads */
     size_t apis_visited;       /* rows a streamed read showed its visitor */
@@ -129,50 +130,94 @@ bool tg_load_check_table(tg_loader *ld, const char *table);
 ** pragma table_xinfo). */
 bool tg_load_check_column(tg_loader *ld, const char *table, const char *column, int hidden);
 
-/* ---- trace_cols.c: tables, columns, statements */
+/* ---- trace_btree.c: the direct reader of a table's B-tree pages */
+/* One cell as the direct reader decoded it: SQLITE_INTEGER, SQLITE_FLOAT,
+** SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL, as SQLite's scan would type it;
+** text and blob bytes stay valid until the next row. */
+typedef struct tg_cellv {
+    int type;
+    int n;                     /* bytes of a text or blob */
+    union {
+        int64_t i;
+        double d;
+        const char *p;
+    };
+} tg_cellv;
+
+enum { TG_BT_CORRUPT = -1, TG_BT_TOOBIG = -2, TG_BT_NOMEM = -3, TG_BT_IO = -4 };
+
+typedef struct tg_btree tg_btree;
+/* Whether the direct reader reads a column of this declared type exactly
+** as SQLite's scan does (not REAL affinity, no primary key, no default,
+** not hidden). */
+bool tg_btree_column_ok(const char *type, bool pk, bool has_default, bool hidden);
+/* A scan of the rowid table whose B-tree starts at page `root` of the
+** database file at path; cell i + 1 of a row is the value at position
+** pos[i] of its record (-1: NULL). NULL when the file is not one the
+** reader takes as SQLite would (then read it through SQLite). */
+tg_btree *tg_btree_open(const char *path, uint32_t root, const int *pos, int n);
+/* The next row in rowid order: 1, 0 at the end, or a TG_BT_* error. */
+int tg_btree_next(tg_btree *b);
+/* The row's cells: [0] the rowid, [1..n] the columns. */
+const tg_cellv *tg_btree_cells(const tg_btree *b);
+void tg_btree_close(tg_btree *b);
+
+/* ---- trace_cols.c: tables, columns, reads */
 /* Actual name of a table: exact match, else the highest `NAME_V<n>`. */
 const char *tg_load_find_table(const tg_loader *ld, const char *canonical);
-/* Prepare "SELECT rowid, c1, ..., cn FROM table" (column i at index i+1).
-** Returns NULL when failed (diag set). */
-sqlite3_stmt *tg_load_select(tg_loader *ld, const char *table, const tg_colspec *cols, int n,
-                             const char *where);
-/* Step; returns true on a row, false at the end or on error (ld->failed). */
-bool tg_load_step(tg_loader *ld, sqlite3_stmt *st, const char *table);
 
-/* Spec index -> result column of a tg_load_select (0 is the rowid). */
+/* The rows of one table being read: "SELECT rowid, c1, ..., cn FROM table"
+** through SQLite (st), or the same cells stepped out of the file by the
+** direct reader (bt; docs/architecture.md, "Reading an export"). Column i
+** of the spec is cell i + 1 (COL), cell 0 is the rowid. */
+typedef struct tg_row {
+    sqlite3_stmt *st;          /* SQLite's statement, or NULL */
+    tg_btree *bt;              /* the direct reader, or NULL */
+    const tg_cellv *cells;     /* bt: the current row's cells */
+    const char *table;
+    int n;                     /* spec columns */
+} tg_row;
+
+/* Open a read of cols[0..n) of table: the direct reader when the file and
+** every column read allow it (and ld->sqlite_reads is not set), else the
+** SELECT. False when failed (diag set). */
+bool tg_row_open(tg_loader *ld, const char *table, const tg_colspec *cols, int n, tg_row *row);
+/* The next row: true on a row, false at the end or on error (ld->failed). */
+bool tg_row_step(tg_loader *ld, tg_row *row);
+void tg_row_close(tg_row *row);
+
+/* Spec index -> cell of a row (0 is the rowid). */
 #define COL(i) ((i) + 1)
 
 /* The decode of one row of a tg_load_rows read: st is on the row; keep
 ** what the loader wants of it (in its ctx or the trace). False stops the
 ** read: when ld failed (out of memory, a cell that could not be read),
 ** or when the loader wants no more rows. */
-typedef bool tg_row_decode(tg_loader *ld, sqlite3_stmt *st, void *ctx);
+typedef bool tg_row_decode(tg_loader *ld, const tg_row *st, void *ctx);
 
-/* The shape every loader shares: one SELECT of cols[0..n) from table
+/* The shape every loader shares: one read of cols[0..n) from table
 ** (NULL: the export lacks it, nothing to read), every row through decode,
-** the statement finalized. False when failed (diag set). tg_load_each is
-** its loop, for a statement prepared elsewhere (the API table's). Inline,
-** so that decode is called directly (and mostly inlined into the loop):
-** the kernel, copy and API tables are most of a load (bench/README.md),
-** and a call per row through a pointer would cost them. */
-static inline void tg_load_each(tg_loader *ld, sqlite3_stmt *st, const char *table, tg_row_decode *decode,
-                                void *ctx)
+** the read closed. False when failed (diag set). tg_load_each is its
+** loop, for a read opened elsewhere (the API table's). Inline, so that
+** decode is called directly (and mostly inlined into the loop): the
+** kernel, copy and API tables are most of a load (bench/README.md), and a
+** call per row through a pointer would cost them. */
+static inline void tg_load_each(tg_loader *ld, tg_row *row, tg_row_decode *decode, void *ctx)
 {
-    while (tg_load_step(ld, st, table))
-        if (!decode(ld, st, ctx)) break;
+    while (tg_row_step(ld, row))
+        if (!decode(ld, row, ctx)) break;
 }
 
 static inline bool tg_load_rows(tg_loader *ld, const char *table, const tg_colspec *cols, int n,
                                 tg_row_decode *decode, void *ctx)
 {
     if (!table) return true;
-    sqlite3_stmt *st = tg_load_select(ld, table, cols, n, NULL);
-    if (!st) return false;
-    tg_load_each(ld, st, table, decode, ctx);
-    sqlite3_finalize(st);
+    tg_row row;
+    if (!tg_row_open(ld, table, cols, n, &row)) return false;
+    tg_load_each(ld, &row, decode, ctx);
+    tg_row_close(&row);
     return !ld->failed;
 }
-
 
 /* The text of a cell (any non-NULL type) read whole, by its byte count: a
 ** NUL byte inside the value becomes U+FFFD, so `cuMemcpyHtoD\0Async` is
@@ -182,7 +227,7 @@ static inline bool tg_load_rows(tg_loader *ld, const char *table, const tg_colsp
 ** (docs/formats.md). *text is NULL for a NULL cell; when the value had to
 ** be rewritten *owned holds it (free it), else NULL and *text points into
 ** SQLite's buffer until the next step. False when out of memory. */
-bool tg_cell_text(sqlite3_stmt *st, int col, const char **text, size_t *len, char **owned);
+bool tg_cell_text(const tg_row *st, int col, const char **text, size_t *len, char **owned);
 
 /* Intern s into the trace's string pool (locked when ld->pool_lock is set);
 ** -1 when out of memory. */
@@ -199,47 +244,71 @@ static inline bool tg_load_note_device(tg_loader *ld, int32_t dev)
 }
 
 /* Intern the text of a cell (tg_cell_text), TG_NO_STR for NULL. */
-int32_t tg_load_text(tg_loader *ld, sqlite3_stmt *st, int col);
+int32_t tg_load_text(tg_loader *ld, const tg_row *st, int col);
 /* A string-id cell: integer -> StringIds lookup; text -> interned as is. */
-int32_t tg_load_strid(tg_loader *ld, sqlite3_stmt *st, int col);
+int32_t tg_load_strid(tg_loader *ld, const tg_row *st, int col);
+
+/* A real as an integer field: truncated; false when it does not fit. */
+static inline bool tg_real_int(double d, int64_t *out)
+{
+    if (!(d > -9.2e18 && d < 9.2e18)) return false;
+    *out = (int64_t)d;
+    return true;
+}
 
 /* Integer value of a cell; false for NULL, text, blob or a non-finite real.
-** The cell is fetched once (sqlite3_column_value) and read through the
-** value API: each sqlite3_column_* call costs a column lookup and an API
-** exit of its own, and asking the type then the integer made two of them
-** per cell, about a tenth of a big load. The connection never leaves its
-** thread while a statement steps (SQLITE_OPEN_NOMUTEX), so reading the
-** unprotected value is safe. */
+** Through SQLite the cell is fetched once (sqlite3_column_value) and read
+** through the value API: each sqlite3_column_* call costs a column lookup
+** and an API exit of its own, and asking the type then the integer made
+** two of them per cell, about a tenth of a big load. The connection never
+** leaves its thread while a statement steps (SQLITE_OPEN_NOMUTEX), so
+** reading the unprotected value is safe. */
 static inline bool tg_value_int(sqlite3_value *v, int64_t *out)
 {
     switch (sqlite3_value_type(v)) {
     case SQLITE_INTEGER:
         *out = sqlite3_value_int64(v);
         return true;
-    case SQLITE_FLOAT: {
-        double d = sqlite3_value_double(v);
-        if (!(d > -9.2e18 && d < 9.2e18)) return false;
-        *out = (int64_t)d;
-        return true;
-    }
+    case SQLITE_FLOAT:
+        return tg_real_int(sqlite3_value_double(v), out);
     default:
         return false;
     }
 }
 
-static inline bool tg_cell_int(sqlite3_stmt *st, int col, int64_t *out)
+static inline bool tg_cell_int(const tg_row *st, int col, int64_t *out)
 {
-    return tg_value_int(sqlite3_column_value(st, col), out);
+    if (st->cells) {
+        const tg_cellv *v = &st->cells[col];
+        if (v->type == SQLITE_INTEGER) {
+            *out = v->i;
+            return true;
+        }
+        return v->type == SQLITE_FLOAT && tg_real_int(v->d, out);
+    }
+    return tg_value_int(sqlite3_column_value(st->st, col), out);
 }
 
-static inline int64_t tg_cell_i64(sqlite3_stmt *st, int col)
+/* The SQLITE_* type of a cell. */
+static inline int tg_cell_type(const tg_row *st, int col)
+{
+    return st->cells ? st->cells[col].type : sqlite3_column_type(st->st, col);
+}
+
+/* The rowid of the row. */
+static inline int64_t tg_row_id(const tg_row *st)
+{
+    return st->cells ? st->cells[0].i : sqlite3_column_int64(st->st, 0);
+}
+
+static inline int64_t tg_cell_i64(const tg_row *st, int col)
 {
     int64_t v;
     return tg_cell_int(st, col, &v) ? v : TG_NULL_I64;
 }
 
 /* int32 fields: null and out-of-range values read as -1. */
-static inline int32_t tg_cell_i32(sqlite3_stmt *st, int col)
+static inline int32_t tg_cell_i32(const tg_row *st, int col)
 {
     int64_t v;
     if (!tg_cell_int(st, col, &v) || v < INT32_MIN || v > INT32_MAX) return -1;
@@ -256,19 +325,18 @@ static inline bool tg_time_ok(int64_t t)
     return t > -TG_TIME_LIMIT && t < TG_TIME_LIMIT;
 }
 
-/* Columns 1 and 2 of every activity SELECT are start and end. Returns
+/* Columns 1 and 2 of every activity read are start and end. Returns
 ** false when the row must be skipped (missing, not a number or out of
 ** range). */
-static inline bool tg_load_times(tg_rowstats *rs, sqlite3_stmt *st, int64_t *start, int64_t *end,
+static inline bool tg_load_times(tg_rowstats *rs, const tg_row *st, int64_t *start, int64_t *end,
                        bool end_optional)
 {
     if (!tg_cell_int(st, 1, start) || !tg_time_ok(*start)) {
         rs->skipped++;
         return false;
     }
-    sqlite3_value *ev = sqlite3_column_value(st, 2);
-    if (!tg_value_int(ev, end) || !tg_time_ok(*end)) {
-        if (!end_optional || sqlite3_value_type(ev) != SQLITE_NULL) {
+    if (!tg_cell_int(st, 2, end) || !tg_time_ok(*end)) {
+        if (!end_optional || tg_cell_type(st, 2) != SQLITE_NULL) {
             rs->skipped++;
             return false;
         }

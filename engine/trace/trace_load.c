@@ -21,7 +21,7 @@
 
 /* ---------------------------------------------------------------- strings */
 
-static bool string_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool string_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     (void)ctx;
     int64_t id;
@@ -69,7 +69,7 @@ static const tg_colspec kernel_cols[KC_N] = {
 
 /* A kernel row: a tg_kspan, or (ld->kernel_rows) a whole tg_kernel; ctx
 ** is the capacity of the array. */
-static bool kernel_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool kernel_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     tg_trace *t = ld->t;
     size_t *cap = ctx;
@@ -81,7 +81,7 @@ static bool kernel_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
     bool pushed;
     if (!ld->kernel_rows) {
         tg_kspan k = {
-            .rowid = sqlite3_column_int64(st, 0), .start = start, .end = end,
+            .rowid = tg_row_id(st), .start = start, .end = end,
             .correlation = tg_cell_i64(st, COL(KC_CORR)), .queue = TG_NULL_I64,
             .pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID))),
             .device = tg_cell_i32(st, COL(KC_DEVICE)), .name = name,
@@ -90,7 +90,7 @@ static bool kernel_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
         pushed = TG_PUSH_ROWS(t->kspans, t->n_kernels, *cap, t->rows_mapped[TG_TABLE_KERNEL], k);
     } else {
         tg_kernel k = {
-            .rowid = sqlite3_column_int64(st, 0), .start = start, .end = end,
+            .rowid = tg_row_id(st), .start = start, .end = end,
             .correlation = tg_cell_i64(st, COL(KC_CORR)),
             .queue = TG_NULL_I64, .launch_end = TG_NULL_I64,
             .pid = tg_global_pid(tg_cell_i64(st, COL(KC_GPID))),
@@ -158,13 +158,13 @@ typedef struct memop_read {
     size_t *n, cap;
 } memop_read;
 
-static bool memop_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool memop_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     memop_read *r = ctx;
     bool memset_table = r->id == TG_TABLE_MEMSET;
     tg_memop m;
     if (!tg_load_times(&ld->stats[r->id], st, &m.start, &m.end, false)) return true;
-    m.rowid = sqlite3_column_int64(st, 0);
+    m.rowid = tg_row_id(st);
     m.correlation = tg_cell_i64(st, COL(MC_CORR));
     m.bytes = tg_cell_i64(st, COL(MC_BYTES));
     m.pid = tg_global_pid(tg_cell_i64(st, COL(MC_GPID)));
@@ -234,12 +234,12 @@ static const tg_colspec sync_cols[SC_N] = {
     [SC_OLD_TYPE] = {"deprecatedSyncType", NULL, false},
 };
 
-static bool sync_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+static bool sync_row(tg_loader *ld, const tg_row *st, void *cap)
 {
     tg_trace *t = ld->t;
     tg_sync s;
     if (!tg_load_times(&ld->stats[TG_TABLE_SYNC], st, &s.start, &s.end, false)) return true;
-    s.rowid = sqlite3_column_int64(st, 0);
+    s.rowid = tg_row_id(st);
     s.correlation = tg_cell_i64(st, COL(SC_CORR));
     s.pid = tg_global_pid(tg_cell_i64(st, COL(SC_GPID)));
     s.device = tg_cell_i32(st, COL(SC_DEVICE));
@@ -267,12 +267,12 @@ static const tg_colspec overhead_cols[OC_N] = {
     [OC_NAME] = {"nameId", NULL, false},
 };
 
-static bool overhead_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+static bool overhead_row(tg_loader *ld, const tg_row *st, void *cap)
 {
     tg_trace *t = ld->t;
     tg_overhead o;
     if (!tg_load_times(&ld->stats[TG_TABLE_OVERHEAD], st, &o.start, &o.end, false)) return true;
-    o.rowid = sqlite3_column_int64(st, 0);
+    o.rowid = tg_row_id(st);
     int64_t gtid = tg_cell_i64(st, COL(OC_GTID));
     o.pid = tg_global_pid(gtid);
     o.tid = tg_global_tid(gtid);
@@ -388,7 +388,7 @@ bool tg_load_activity_gpus(tg_loader *ld, size_t *cap)
     return true;
 }
 
-static bool gpu_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+static bool gpu_row(tg_loader *ld, const tg_row *st, void *cap)
 {
     tg_gpu g = {
         .id = tg_cell_i32(st, COL(GC_ID)),
@@ -401,7 +401,7 @@ static bool gpu_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
     return !ld->failed && tg_load_add_gpu(ld, cap, g);
 }
 
-static bool cuda_device_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+static bool cuda_device_row(tg_loader *ld, const tg_row *st, void *cap)
 {
     tg_gpu g = {.id = tg_cell_i32(st, COL(0)), .name = TG_NO_STR,
                 .sm_count = tg_cell_i32(st, COL(1)), .memory = TG_NULL_I64,
@@ -431,7 +431,7 @@ static const tg_colspec process_cols[] = {
     {"globalPid", NULL, false},
 };
 
-static bool process_row(tg_loader *ld, sqlite3_stmt *st, void *cap)
+static bool process_row(tg_loader *ld, const tg_row *st, void *cap)
 {
     tg_trace *t = ld->t;
     tg_process p = {.pid = tg_cell_i32(st, COL(0)), .name = tg_load_text(ld, st, COL(1))};

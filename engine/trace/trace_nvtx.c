@@ -111,7 +111,7 @@ typedef struct nvtx_read {
 } nvtx_read;
 
 /* A domain definition row (r: its decoded process and domain id). */
-static bool domain_row(tg_loader *ld, sqlite3_stmt *st, nvtx_read *nr, const tg_nvtx *r)
+static bool domain_row(tg_loader *ld, const tg_row *st, nvtx_read *nr, const tg_nvtx *r)
 {
     if (r->event_type != NVTX_DOMAIN_CREATE || r->domain <= 0) return true;
     domain_def d = {.pid = r->pid, .id = r->domain};
@@ -121,7 +121,7 @@ static bool domain_row(tg_loader *ld, sqlite3_stmt *st, nvtx_read *nr, const tg_
     return d.name < 0 || TG_PUSH(nr->defs, nr->n_defs, nr->defs_cap, d) || tg_load_oom(ld);
 }
 
-static bool nvtx_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool nvtx_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     tg_trace *t = ld->t;
     nvtx_read *nr = ctx;
@@ -133,7 +133,7 @@ static bool nvtx_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
     r.domain = tg_cell_i32(st, COL(NC_DOMAIN));  /* raw id until resolved */
     if (is_definition(r.event_type)) return domain_row(ld, st, nr, &r);
     if (!tg_load_times(&ld->stats[TG_TABLE_NVTX], st, &r.start, &r.end, true)) return true;
-    r.rowid = sqlite3_column_int64(st, 0);
+    r.rowid = tg_row_id(st);
     r.name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
     if (r.name < 0) r.name = tg_load_text(ld, st, COL(NC_TEXT));
     r.duration = TG_NULL_I64;

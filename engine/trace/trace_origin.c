@@ -148,7 +148,7 @@ static void read_env(tg_trace *t, const char *env, size_t len)
 }
 
 /* Whole text of column col, NULL for NULL; false when out of memory. */
-static bool cell_copy(tg_loader *ld, sqlite3_stmt *st, int col, char **out, size_t *len)
+static bool cell_copy(tg_loader *ld, const tg_row *st, int col, char **out, size_t *len)
 {
     const char *text;
     char *owned = NULL;
@@ -167,13 +167,17 @@ typedef struct env_read {
 
 /* A row of TARGET_INFO_SYSTEM_ENV: the first Hostname and the first
 ** DeviceEnvironment are kept (an empty value as none). */
-static bool env_row(tg_loader *ld, sqlite3_stmt *st, void *ctx)
+static bool env_row(tg_loader *ld, const tg_row *st, void *ctx)
 {
     tg_trace *t = ld->t;
     env_read *e = ctx;
-    const char *name = (const char *)sqlite3_column_text(st, COL(0));
-    if (!name) return true;
-    bool host = !strcmp(name, "Hostname") && !t->host, dev_env = !strcmp(name, "DeviceEnvironment") && !e->env;
+    const char *name;
+    size_t name_len;
+    char *owned;
+    if (!tg_cell_text(st, COL(0), &name, &name_len, &owned)) return tg_load_oom(ld);
+    bool host = name && !strcmp(name, "Hostname") && !t->host;
+    bool dev_env = name && !strcmp(name, "DeviceEnvironment") && !e->env;
+    free(owned);
     if (!host && !dev_env) return true;
     char *value;
     size_t len;

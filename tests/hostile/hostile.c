@@ -181,8 +181,9 @@ void hx_run_in(hx_result *r, const char *ro_dir, bool *ro_mounted, const char *c
     r->max_rss_kb = ru.ru_maxrss;
     if (WIFEXITED(ws)) r->status = WEXITSTATUS(ws);
     if (WIFSIGNALED(ws)) r->signal = WTERMSIG(ws);
-    if (!r->out) append(&r->out, &r->out_len, &out_cap, "", 0);
-    if (!r->err) append(&r->err, &r->err_len, &err_cap, "", 0);
+    /* a stream that printed nothing is an empty string, not NULL */
+    if (!r->out) assert_non_null(r->out = calloc(1, 1));
+    if (!r->err) assert_non_null(r->err = calloc(1, 1));
 }
 
 void hx_free(hx_result *r)
