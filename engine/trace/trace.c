@@ -723,8 +723,13 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     if (!check_file(path, diag, &kineto)) return NULL;
 
     tg_trace *t = calloc(1, sizeof *t);
+    /* TRACEGATE_READER=sqlite: every command reads through SQLite alone
+    ** (docs/architecture.md, "Reading an export"; tracegate help's
+    ** ENVIRONMENT), to compare when a result looks wrong */
+    const char *reader = getenv("TRACEGATE_READER");
+    bool sqlite_reads = opts->sqlite_reads || (reader && strcmp(reader, "sqlite") == 0);
     tg_loader ld = {.t = t, .path = path, .diag = diag, .kernel_rows = opts->kernel_rows, .threads = opts->threads,
-                    .host = opts->host & TG_HOST_ALL, .sqlite_reads = opts->sqlite_reads};
+                    .host = opts->host & TG_HOST_ALL, .sqlite_reads = sqlite_reads};
     if (!t || !(t->path = strdup(path)) || !(t->strings = tg_strpool_new())) {
         tg_diag_error(diag, TG_EINTERNAL, "%s: out of memory", path);
         tg_trace_close(t);
@@ -735,7 +740,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     t->first_ns = t->last_ns = t->session_start_ns = TG_NULL_I64;
     if (kineto) return open_kineto(&ld, opts);
     t->apis_deferred = opts->defer_api;
-    t->sqlite_reads = opts->sqlite_reads;
+    t->sqlite_reads = sqlite_reads;
 
     if (tg_load_open(&ld, opts->max_steps)) load_all(&ld, opts);
 
