@@ -19,7 +19,7 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 # the same inputs first); 0 = a new seed each run.
 SEED=${FUZZ_SEED:-0}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(rules trace_file trace_rows baseline baseline_fields merge kineto)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(rules trace_file trace_rows btree baseline baseline_fields merge kineto)
 
 SUDO=""
 [ "$(id -u)" != 0 ] && SUDO="sudo"
@@ -37,12 +37,15 @@ if [ ! -f $B/build.ninja ]; then
     CC=clang meson setup $B --buildtype=debug -Doptimization=1 -Dwerror=false \
         -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link
 fi
-ninja -C $B fuzz/fuzz-rules fuzz/fuzz-trace-file fuzz/fuzz-trace-rows fuzz/fuzz-baseline fuzz/fuzz-baseline-fields fuzz/fuzz-merge fuzz/fuzz-kineto \
+ninja -C $B fuzz/fuzz-rules fuzz/fuzz-trace-file fuzz/fuzz-trace-rows fuzz/fuzz-btree fuzz/fuzz-baseline fuzz/fuzz-baseline-fields fuzz/fuzz-merge fuzz/fuzz-kineto \
     fuzz/fuzz-mkseeds tracegate examples/example.sqlite
 
 work=$B/corpus
 mkdir -p "$work" $B/artifacts
 $B/fuzz/fuzz-mkseeds $B/seeds
+# btree: the same small exports, their pages read by the direct reader
+mkdir -p $B/seeds/btree
+cp $B/seeds/trace_file/*.sqlite $B/seeds/btree/
 mkdir -p $B/seeds/rules $B/seeds/baseline
 cp rules.d/*.yaml $B/seeds/rules/
 find tests/rules examples -name '*.yaml' -size -64k -exec cp {} $B/seeds/rules/ \; 2>/dev/null || true

@@ -185,7 +185,7 @@ void tg_btree_close(tg_btree *b)
 /* ---------------------------------------------------------------- pages */
 
 /* Read page pg into buf: 0, or TG_BT_CORRUPT (a number outside the file,
-** more pages than the file holds, a page cut short) or TG_BT_IO. */
+** more pages than the file holds) or TG_BT_IO. */
 static int read_page(tg_btree *b, uint32_t pg, uint8_t *buf)
 {
     if (pg < 1 || pg > b->n_pages || ++b->pages_read > b->n_pages) return TG_BT_CORRUPT;
@@ -195,7 +195,12 @@ static int read_page(tg_btree *b, uint32_t pg, uint8_t *buf)
         ssize_t r = pread(b->fd, buf + got, b->page_size - got, at + (off_t)got);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return TG_BT_IO;
-        if (r == 0) return TG_BT_CORRUPT;     /* the file ends inside the page: SQLite zero-fills it, and finds it malformed */
+        if (r == 0) {
+            /* the file ends inside the page: what is missing reads as
+            ** zeros, as SQLite reads it (a page of zeros is no B-tree page) */
+            memset(buf + got, 0, b->page_size - got);
+            break;
+        }
         got += (size_t)r;
     }
     return 0;
@@ -225,6 +230,12 @@ static int enter(tg_btree *b, uint32_t pg)
     int type, n;
     const uint8_t *ptrs;
     if ((rc = page_header(b, pg, buf, &type, &n, &ptrs))) return rc;
+    /* A page without cells is only an empty table's root leaf (or, as
+    ** SQLite allows, page 1 as an interior root): SQLite finds any other
+    ** malformed (getAndInitPage, moveToRoot). Skipping it instead would
+    ** lose its rows without a word, e.g. of a page whose count was zeroed
+    ** or of a file cut right after a page's first bytes (read_page). */
+    if (n < 1 && (pg != b->root || (type == PAGE_INTERIOR && pg != 1))) return TG_BT_CORRUPT;
     if (type == PAGE_INTERIOR) {
         b->stack[b->depth++] = (level){.page = pg, .next = 0, .n = n, .buf = buf};
         return 0;
@@ -320,8 +331,10 @@ static int cell_payload(tg_btree *b, uint32_t off, uint64_t *rowid, const uint8_
 static int decode_record(tg_btree *b, const uint8_t *rec, uint64_t len)
 {
     const uint8_t *end = rec + len, *h = rec;
-    uint64_t hsize;
-    if (!varint(&h, end, &hsize) || hsize > len || hsize < (uint64_t)(h - rec)) return TG_BT_CORRUPT;
+    uint64_t hsize = 0;
+    /* an empty payload is a record of no columns, as SQLite reads it */
+    if (len > 0 && (!varint(&h, end, &hsize) || hsize > len || hsize < (uint64_t)(h - rec))) return TG_BT_CORRUPT;
+    if (len == 0) h = rec;
     const uint8_t *hend = rec + hsize, *body = hend;
     int k = 0;
     for (; k <= b->max_pos && h < hend; k++) {
