@@ -278,6 +278,7 @@ static inline bool tg_value_int(sqlite3_value *v, int64_t *out)
 
 static inline bool tg_cell_int(const tg_row *st, int col, int64_t *out)
 {
+    *out = 0;                  /* set whatever the cell (gcc -O1 cannot see that false leaves it unread) */
     if (st->cells) {
         const tg_cellv *v = &st->cells[col];
         if (v->type == SQLITE_INTEGER) {
