@@ -9,7 +9,7 @@
 **
 **   - refuses, by name, any table the trace layer reads that is a view, a
 **     virtual table or has a generated column among the columns read
-**     (tg_load_check_table, called by tg_load_select for every read);
+**     (tg_load_check_table, called by tg_row_open for every read);
 **   - runs with SQLite's defensive settings: an untrusted schema (no
 **     function with side effects in it), views and triggers disabled;
 **   - caps any one value at TG_MAX_VALUE_BYTES;

@@ -2,11 +2,14 @@
 ** Internals of the trace layer, shared by its files and by nothing else:
 ** the loader context that lives while an export is being read, the map
 ** from nsys string ids to string-pool ids, column resolution by name and
-** the typed readers that turn one SQLite cell into a row field.
+** the typed readers that turn one cell (SQLite's, or the direct reader's)
+** into a row field.
 **
 ** trace.c opens the file and drives the load, trace_cols.c resolves tables
-** and columns (the drift docs/architecture.md lists), trace_load.c holds one
-** loader per activity table and trace_sort.c orders the rows by start.
+** and columns (the drift docs/architecture.md lists) and opens each read,
+** trace_btree.c steps a table's rows out of the file's pages, trace_load.c
+** holds one loader per activity table and trace_sort.c orders the rows by
+** start.
 ** Every loader reads its table the same way, through tg_load_rows: it
 ** names its columns and decodes one row, the read itself is here once.
 */
