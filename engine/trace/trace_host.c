@@ -158,8 +158,8 @@ static bool load_frames(tg_loader *ld, int which)
     tg_trace *t = ld->t;
     frame_read r = {.which = which, .cap = 0, .sorted = true,
                     .id = which == TG_STACKS_CUDA ? TG_TABLE_CALLCHAINS : TG_TABLE_OSRT_CALLCHAINS};
-    /* the columns are not times: the first two of a read are times only
-    ** by nobody here */
+    /* the columns are not times: nothing here reads a row's first two
+    ** cells as start and end */
     if (!tg_load_rows(ld, t->table_name[r.id], frame_cols, FC_N, frame_row, &r)) return false;
     if (!r.sorted) qsort(t->frames[which], t->n_frames[which], sizeof(tg_frame), cmp_frame);
     return true;
