@@ -135,10 +135,10 @@ static int decode(tg_loader *ld, const tg_row *st, bool chains, api_batch *b, tg
     int64_t gtid = tg_cell_i64(st, COL(AC_GTID));
     a->pid = tg_global_pid(gtid);
     a->tid = tg_global_tid(gtid);
-    int64_t id;
-    switch (tg_cell_type(st, COL(AC_NAME_ID))) {
+    int64_t id = 0;
+    switch (tg_cell_peek(st, COL(AC_NAME_ID), &id)) {
     case SQLITE_INTEGER:
-        a->name = tg_cell_int(st, COL(AC_NAME_ID), &id) ? tg_idmap_get(&ld->strings, id) : TG_NO_STR;
+        a->name = tg_idmap_get(&ld->strings, id);
         break;
     case SQLITE_TEXT:
         if (!text_name(ld, st, COL(AC_NAME_ID), b, a)) return -1;

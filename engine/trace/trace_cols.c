@@ -417,15 +417,10 @@ int32_t tg_load_text(tg_loader *ld, const tg_row *st, int col)
 
 int32_t tg_load_strid(tg_loader *ld, const tg_row *st, int col)
 {
-    if (st->cells) {
-        const tg_cellv *v = &st->cells[col];
-        if (v->type == SQLITE_INTEGER) return tg_idmap_get(&ld->strings, v->i);
-        return v->type == SQLITE_TEXT ? tg_load_text(ld, st, col) : TG_NO_STR;
-    }
-    sqlite3_value *v = sqlite3_column_value(st->st, col);
-    switch (sqlite3_value_type(v)) {
+    int64_t id = 0;
+    switch (tg_cell_peek(st, col, &id)) {
     case SQLITE_INTEGER:
-        return tg_idmap_get(&ld->strings, sqlite3_value_int64(v));
+        return tg_idmap_get(&ld->strings, id);
     case SQLITE_TEXT:
         return tg_load_text(ld, st, col);
     default:

@@ -299,6 +299,21 @@ static inline int tg_cell_type(const tg_row *st, int col)
     return st->cells ? st->cells[col].type : sqlite3_column_type(st->st, col);
 }
 
+/* The SQLITE_* type of a cell, and its value in *i when it is an integer
+** (a string id), from one fetch of the cell. */
+static inline int tg_cell_peek(const tg_row *st, int col, int64_t *i)
+{
+    if (st->cells) {
+        const tg_cellv *v = &st->cells[col];
+        if (v->type == SQLITE_INTEGER) *i = v->i;
+        return v->type;
+    }
+    sqlite3_value *v = sqlite3_column_value(st->st, col);
+    int type = sqlite3_value_type(v);
+    if (type == SQLITE_INTEGER) *i = sqlite3_value_int64(v);
+    return type;
+}
+
 /* The rowid of the row. */
 static inline int64_t tg_row_id(const tg_row *st)
 {
