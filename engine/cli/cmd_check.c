@@ -8,10 +8,12 @@
 #include "cli.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../baseline/baseline.h"
+#include "../common/sha256.h"
 #include "../suppress/suppress.h"
 #include "../report/report.h"
 #include "inputs.h"
@@ -65,6 +67,7 @@ typedef struct check_state {
     tg_baseline *baseline;
     tg_inputs inputs;
     tg_run_result run;
+    char digest[8 + TG_SHA256_HEX];   /* "sha256:" and the hex digits */
 } check_state;
 
 static void check_free(check_state *c)
@@ -190,10 +193,28 @@ static int evaluate_and_report(check_args *a, check_state *c, tg_check_plan *pla
     return wst != TG_OK ? wst : st;
 }
 
+/* The identity of what judges the traces, which the JSON result records
+** and merge compares (docs/formats.md, "Where a result comes from"): the
+** compiled rules with their params and severities, and the suppressions. */
+static int rules_digest(check_args *a, check_state *c)
+{
+    tg_sha256 h;
+    tg_sha256_init(&h);
+    tg_sha256_str(&h, "tracegate rule-set digest 1");
+    if (!tg_rules_digest(c->rs, &h)) return TG_EINTERNAL;
+    tg_suppress_digest(c->suppressions, &h);
+    char hex[TG_SHA256_HEX];
+    tg_sha256_hex(&h, hex);
+    snprintf(c->digest, sizeof c->digest, "sha256:%s", hex);
+    a->out.rules_digest = c->digest;
+    return TG_OK;
+}
+
 static int run_check(check_args *a, int n_traces, const char *const *traces)
 {
     check_state c = {0};
     int st = load_rules(a, &c);
+    if (st == TG_OK) st = rules_digest(a, &c);
     if (st == TG_OK) st = tg_inputs_resolve(traces, (size_t)n_traces, &c.inputs);
     if (st == TG_OK) st = check_origin(a, n_traces, traces);
     if (st == TG_OK) st = check_outputs(a, &c, n_traces, traces);

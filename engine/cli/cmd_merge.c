@@ -48,8 +48,11 @@ static int json_entry(const struct dirent *e)
     return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".json");
 }
 
-/* The *.json files of dir, by name (not its subdirectories, nor hidden
-** files: an interrupted report is a hidden .tracegate-* file). */
+/* The *.json entries of dir, by name (not hidden ones: an interrupted
+** report is a hidden .tracegate-* file). Each is a result, whatever it
+** is: a dangling link, a FIFO or a directory named *.json is refused when
+** read (json_read.c), never skipped -- a node's result that vanished
+** would let the job pass (docs/formats.md, "merge"). */
 static int add_dir(paths *p, const char *dir)
 {
     struct dirent **names;
@@ -62,9 +65,8 @@ static int add_dir(paths *p, const char *dir)
     size_t before = p->n;
     for (int i = 0; i < n; i++) {
         char *path = NULL;
-        struct stat sb;
         if (st == TG_OK && asprintf(&path, "%s/%s", dir, names[i]->d_name) < 0) st = TG_EINTERNAL;
-        else if (st == TG_OK && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && !add_path(p, path)) st = TG_EINTERNAL;
+        else if (st == TG_OK && !add_path(p, path)) st = TG_EINTERNAL;
         free(path);
         free(names[i]);
     }
@@ -118,6 +120,8 @@ typedef struct merge_args {
     tg_severity severity;
     int64_t world_size;        /* --world-size, -1 */
     const char *files_from;    /* --files-from, NULL */
+    bool allow_mixed;          /* --allow-mixed-rules */
+    const char *note;          /* what every format says of mixed rules */
     paths inputs;
 } merge_args;
 
@@ -165,6 +169,12 @@ static int run_merge(merge_args *a)
     tg_diag diag;
     tg_diag_init(&diag);
     for (size_t i = 0; i < a->inputs.n && st == TG_OK; i++) st = tg_merge_read(m, a->inputs.v[i], &diag);
+    /* one rule set judged them all, or --allow-mixed-rules says so */
+    if (st == TG_OK) st = tg_merge_rules(m, &run, a->allow_mixed, &diag, &a->note, &a->out.rules_digest);
+    if (a->note) {
+        a->out.notes = &a->note;
+        a->out.n_notes = 1;
+    }
     tg_merge_free(m);
     if (st == TG_OK && run.n_traces == 0) {
         tg_diag_error(&diag, TG_EUSAGE, "the results hold no trace: a merge of nothing cannot pass");
@@ -198,12 +208,16 @@ int tg_cmd_merge(const tg_cli_args *in)
 {
     merge_args a = {.args = in, .threshold = tg_cli_ratio(in, TG_CLI_OPT_THRESHOLD, 0.10),
                     .severity = (tg_severity)tg_cli_choice(in, TG_CLI_OPT_STRAGGLER_SEVERITY, TG_SEV_WARNING),
-                    .world_size = tg_cli_whole(in, TG_CLI_OPT_WORLD_SIZE, -1)};
+                    .world_size = tg_cli_whole(in, TG_CLI_OPT_WORLD_SIZE, -1),
+                    .allow_mixed = tg_cli_flag(in, TG_CLI_OPT_ALLOW_MIXED_RULES)};
     tg_cli_outputs_init(&a.out);
     int st = tg_cli_outputs_read(&a.out, in);
     const char *files_from = a.files_from = tg_cli_value(in, TG_CLI_OPT_FILES_FROM);
     for (size_t i = 0; i < in->n_operands && st == TG_OK; i++) st = add_arg(&a.inputs, in->operands[i]);
     if (st == TG_OK && files_from) st = add_list(&a.inputs, files_from);
+    if (st == TG_OK && a.world_size > TG_MERGE_WORLD_MAX)
+        st = tg_cli_usage_error(in->cmd, "--world-size %lld is more than the %lld ranks merge accepts "
+                                "(docs/limits.md)", (long long)a.world_size, (long long)TG_MERGE_WORLD_MAX);
     if (st == TG_OK && a.inputs.n == 0)
         st = tg_cli_usage_error(in->cmd, "merge needs at least one RESULT.json, a DIR of them or --files-from");
     if (st == TG_OK) st = run_merge(&a);

@@ -110,6 +110,9 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
             .inconclusive_fail = o->inconclusive_fail,
             .tool_version = TG_VERSION,
             .step_summary_path = getenv("GITHUB_STEP_SUMMARY"),
+            .rules_digest = o->rules_digest,
+            .notes = o->notes,
+            .n_notes = o->n_notes,
         };
         /* a write error is kept by the outfile; a report that fails for
         ** another reason is discarded all the same */

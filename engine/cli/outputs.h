@@ -22,6 +22,9 @@ typedef struct tg_cli_outputs {
     int color;                 /* -1 auto, 0 never, 1 always */
     bool quiet;
     bool inconclusive_fail;    /* --inconclusive fail */
+    const char *rules_digest;  /* tg_report_opts's: set by check */
+    const char *const *notes;  /* tg_report_opts's: set by merge */
+    size_t n_notes;
 } tg_cli_outputs;
 
 void tg_cli_outputs_init(tg_cli_outputs *o);

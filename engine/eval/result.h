@@ -283,8 +283,9 @@ typedef struct tg_trace_result {
     tg_origin origin;
     const char *source;        /* merge: the result file it was read from; NULL */
     int64_t *missing_ranks;    /* merge's entry for the ranks of a job without a
-                                  result (status TG_ETRACE): those ranks */
-    size_t n_missing_ranks;
+                                  result (status TG_ETRACE): those ranks, as
+                                  runs: [2k] to [2k + 1], first and last */
+    size_t n_missing_ranks;    /* runs */
     tg_workload *workload;     /* what ran (every trace engine/check read has one);
                                   NULL when unreadable, or read from a result without */
     tg_timeline *timeline;     /* when the run asked for one (the HTML report); NULL otherwise */

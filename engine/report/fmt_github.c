@@ -108,6 +108,8 @@ tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
                            const tg_report_opts *opts, FILE *out)
 {
     (void)rs;
+    for (size_t i = 0; i < opts->n_notes; i++)   /* about the whole run (merge) */
+        put_command(out, "warning", NULL, "merge", opts->notes[i], NULL, NULL, NULL);
     for (size_t t = 0; t < run->n_traces; t++) {
         const tg_trace_result *tr = &run->traces[t];
         const char *file = tr->file ? tr->file : "?";

@@ -483,6 +483,11 @@ tg_status tg_report_html(const tg_run_result *run, const tg_report_opts *opts, F
     tg_html_text(&h, line, TG_TEXT_CAP_TEXT);
     fprintf(out, "</p>\n<p class=\"meta\">%s &middot; tracegate %s</p>\n", tg_run_state_sentence(state),
             opts->tool_version ? opts->tool_version : "");
+    for (size_t i = 0; i < opts->n_notes; i++) {   /* about the whole run (merge) */
+        fputs("<p class=\"note\" role=\"note\"><strong>Note:</strong> ", out);
+        tg_html_text(&h, opts->notes[i], TG_TEXT_CAP_TEXT);
+        fputs("</p>\n", out);
+    }
     fputs("</header>\n<nav aria-label=\"Traces\"><ul>\n", out);
     for (size_t t = 0; t < run->n_traces; t++) {
         fprintf(out, "<li><a href=\"#t%zu\">", t + 1);

@@ -423,9 +423,19 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
     if (t->iteration_marker) put(c, o, "iteration_marker", tg_report_json_str(t->iteration_marker));
     if (t->workload) put(c, o, "workload", workload_json(c, t->workload));
     if (t->n_missing_ranks) {
+        /* runs [first, last]: bounded by the results, not the world size */
         json_t *list = json_array();
-        for (size_t i = 0; i < t->n_missing_ranks; i++) append(c, list, json_integer((json_int_t)t->missing_ranks[i]));
+        json_int_t count = 0;
+        for (size_t i = 0; i < t->n_missing_ranks; i++) {
+            json_int_t lo = (json_int_t)t->missing_ranks[2 * i], hi = (json_int_t)t->missing_ranks[2 * i + 1];
+            json_t *run = json_array();
+            append(c, run, json_integer(lo));
+            append(c, run, json_integer(hi));
+            append(c, list, run);
+            count += hi - lo + 1;
+        }
         put(c, o, "missing_ranks", list);
+        put(c, o, "missing_rank_count", json_integer(count));
     }
     if (t->status != TG_OK)
         put(c, o, "error", tg_report_json_str(t->error ? t->error : "trace could not be read"));
@@ -502,7 +512,14 @@ tg_status tg_report_json(const tg_run_result *run, const tg_report_opts *opts, F
     put(&c, head, "tool", json_string("tracegate"));
     put(&c, head, "version", tg_report_json_str(opts->tool_version ? opts->tool_version : ""));
     put(&c, head, "schema", json_integer(1));
+    /* what judged the run: merge refuses results of different sets */
+    if (opts->rules_digest) put(&c, head, "rules_digest", json_string(opts->rules_digest));
     put(&c, head, "status", json_string(tg_run_status(run, opts)));
+    if (opts->n_notes) {
+        json_t *notes = json_array();
+        for (size_t i = 0; i < opts->n_notes; i++) append(&c, notes, tg_report_json_str(opts->notes[i]));
+        put(&c, head, "notes", notes);
+    }
     char *text = c.ok ? json_dumps(head, JSON_FLAGS) : NULL;
     json_decref(head);
     size_t len = text ? strlen(text) : 0;

@@ -240,7 +240,7 @@ static void put_property(FILE *out, const char *name, const char *value)
     fputs("/>\n", out);
 }
 
-static void put_suite(FILE *out, const tg_trace_result *t, const tg_report_opts *opts)
+static void put_suite(FILE *out, const tg_trace_result *t, const tg_report_opts *opts, bool first)
 {
     size_t n_fail = 0, n_skip = 0, n_err = t->status != TG_OK;
     for (size_t i = 0; i < t->n_results; i++) {
@@ -257,8 +257,11 @@ static void put_suite(FILE *out, const tg_trace_result *t, const tg_report_opts 
     put_attr(out, "name", file);
     fprintf(out, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"0\">\n",
             t->n_results + (t->status != TG_OK), n_fail, n_err, n_skip);
-    if (t->nsys_version || t->schema_version || t->gpu_names) {
+    /* notes about the whole run (merge): once, in the first suite */
+    size_t n_notes = first && opts ? opts->n_notes : 0;
+    if (t->nsys_version || t->schema_version || t->gpu_names || n_notes) {
         fputs("    <properties>\n", out);
+        for (size_t i = 0; i < n_notes; i++) put_property(out, "tracegate_note", opts->notes[i]);
         put_property(out, "nsys_version", t->nsys_version);
         put_property(out, "schema_version", t->schema_version);
         put_property(out, "gpus", t->gpu_names);
@@ -288,7 +291,7 @@ tg_status tg_report_junit(const tg_run_result *run, const tg_report_opts *opts, 
                  " skipped=\"%zu\" time=\"0\">\n",
             t.results + t.traces_unreadable, t.gating,
             t.errors + t.traces_unreadable, t.skipped + t.inconclusive - inconclusive_failing + t.suppressed);
-    for (size_t i = 0; i < run->n_traces; i++) put_suite(out, &run->traces[i], opts);
+    for (size_t i = 0; i < run->n_traces; i++) put_suite(out, &run->traces[i], opts, i == 0);
     fputs("</testsuites>\n", out);
     return ferror(out) ? TG_EINTERNAL : TG_OK;
 }

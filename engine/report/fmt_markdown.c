@@ -385,6 +385,11 @@ static void render(md *m, const tg_run_result *run, const tg_report_opts *opts)
     tg_report_verdict_line(run, opts, line, sizeof line);
     fprintf(m->out, "## tracegate: %s\n\n**%s**\n\n", line,
             tg_run_state_sentence(tg_report_run_state(run, opts)));
+    for (size_t i = 0; i < opts->n_notes; i++) {   /* about the whole run (merge) */
+        fputs("> **Note:** ", m->out);
+        put_md(m->out, opts->notes[i], TG_TEXT_CAP_TEXT);
+        fputs("\n\n", m->out);
+    }
     put_unreadable(m, run);
     put_suppressions(m, run);
     put_table(m, run);

@@ -379,6 +379,11 @@ tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
     put(&c, sarif_run, "results", results);
     json_t *props = json_object();
     put(&c, props, "status", json_string(tg_run_status(run, opts)));
+    if (opts->n_notes) {   /* about the whole run (merge) */
+        json_t *notes = json_array();
+        for (size_t i = 0; i < opts->n_notes; i++) append(&c, notes, tg_report_json_str(opts->notes[i]));
+        put(&c, props, "notes", notes);
+    }
     put(&c, sarif_run, "properties", props);
     append(&c, runs, sarif_run);
     put(&c, doc, "runs", runs);

@@ -294,6 +294,11 @@ tg_status tg_report_text(const tg_run_result *run, const tg_report_opts *opts, F
         put_text(out, sentence, TG_TEXT_CAP_TEXT);
         fputc('\n', out);
     }
+    for (size_t i = 0; i < opts->n_notes; i++) {   /* about the whole run (merge) */
+        fputs("note: ", out);
+        put_text(out, opts->notes[i], TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
+    }
     char line[512];
     tg_report_verdict_line(run, opts, line, sizeof line);
     tg_verdict v = tg_run_state_verdict(tg_report_run_state(run, opts));

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ interning */
 
@@ -509,8 +511,17 @@ typedef struct seen_doc {
     const char *path;          /* interned */
 } seen_doc;
 
+/* What judged one document's traces (its version and rules_digest, NULL
+** when absent) and which traces of the run it gave. */
+typedef struct doc_rules {
+    const char *version, *digest;   /* interned */
+    size_t first, n;
+} doc_rules;
+
 struct tg_merge {
     tg_run_result *run;
+    doc_rules *docs;
+    size_t n_docs, cap_docs;
     size_t cap;                /* run->traces' room, grown by doubling */
     strset set;
     seen_doc *seen;
@@ -537,6 +548,7 @@ void tg_merge_free(tg_merge *m)
     free(m->set.lens);
     free(m->seen);
     free(m->slots);
+    free(m->docs);
     free(m);
 }
 
@@ -563,19 +575,47 @@ static bool merge_made(json_t *trace)
     return json_object_get(trace, "missing_ranks") != NULL;
 }
 
-/* The bytes of the file at path, read whole (json_load_file reads with a
-** getc per byte, a tenth of a merge's time); NULL with errno. */
-static char *slurp(const char *path, size_t *len, struct stat *sb)
+/* What a file of this mode is, for the sentence refusing it. */
+static const char *file_kind(mode_t m)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket"
+         : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : "not a regular file";
+}
+
+/* The bytes of the file at path, read whole (json_load_file reads with a
+** getc per byte, a tenth of a merge's time); NULL with *why (static text
+** or strerror) when it cannot be read. A result is a regular file: it is
+** opened without blocking (a FIFO without a writer would hold merge
+** forever) and refused when it is anything else (docs/formats.md, "merge"). */
+static char *slurp(const char *path, size_t *len, struct stat *sb, const char **why)
+{
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        struct stat lsb;
+        *why = errno == ENOENT && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)
+             ? "a symbolic link to nothing (its target does not exist)" : strerror(errno);
+        return NULL;
+    }
+    bool stated = fstat(fd, sb) == 0;
+    if (!stated || !S_ISREG(sb->st_mode)) {
+        *why = !stated ? strerror(errno) : file_kind(sb->st_mode);
+        close(fd);
+        return NULL;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    FILE *f = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        *why = strerror(errno);
+        close(fd);
+        return NULL;
+    }
     char *buf = NULL;
     size_t cap = 0, n;
-    bool ok = fstat(fileno(f), sb) == 0;
-    *len = 0;
+    bool ok = true;
     do {
         if (*len == cap) {
-            char *more = ok ? realloc(buf, cap = cap ? cap * 2 : 65536) : NULL;
+            char *more = realloc(buf, cap = cap ? cap * 2 : 65536);
             if (!more) {
                 ok = false;
                 break;
@@ -585,12 +625,11 @@ static char *slurp(const char *path, size_t *len, struct stat *sb)
         n = fread(buf + *len, 1, cap - *len, f);
         *len += n;
     } while (n > 0);
-    ok = ok && !ferror(f);
-    int err = errno;
+    int err = ferror(f) ? (errno ? errno : EIO) : ok ? 0 : ENOMEM;
     fclose(f);
-    if (!ok) {
+    if (err) {
         free(buf);
-        errno = err ? err : EIO;
+        *why = strerror(err);
         return NULL;
     }
     return buf;
@@ -601,7 +640,8 @@ static bool same_bytes(const char *path, const char *buf, size_t len)
 {
     size_t n;
     struct stat sb;
-    char *other = slurp(path, &n, &sb);
+    const char *why;
+    char *other = slurp(path, &n, &sb, &why);
     bool same = other && n == len && !memcmp(other, buf, len);
     free(other);
     return same;
@@ -669,8 +709,14 @@ static json_t *load_doc(tg_merge *m, const char *path, json_error_t *err, tg_dia
 {
     size_t len;
     struct stat sb;
-    char *buf = slurp(path, &len, &sb);
-    if (!buf) return json_load_file(path, 0, err);   /* says why, as before */
+    const char *why = NULL;
+    char *buf = slurp(path, &len, &sb, &why);
+    if (!buf) {
+        tg_diag_add(diag, TG_DIAG_ERROR, TG_EUSAGE, (tg_pos){.file = path}, NULL,
+                    "cannot read the result: %s (a result is a readable regular file)", why ? why : "unreadable");
+        *st = TG_EUSAGE;
+        return NULL;
+    }
     *st = seen_check(m, path, buf, len, &sb, diag);
     json_t *doc = *st == TG_OK ? json_loadb(buf, len, 0, err) : NULL;
     free(buf);
@@ -722,9 +768,27 @@ tg_status tg_merge_read(tg_merge *m, const char *path, tg_diag *diag)
         t->source = source;
         added++;
     }
+    if (st == TG_OK && added) {
+        doc_rules d = {.version = str_of(&a, doc, "version"), .digest = str_of(&a, doc, "rules_digest"),
+                       .first = run->n_traces, .n = added};
+        if (!TG_PUSH(m->docs, m->n_docs, m->cap_docs, d)) st = TG_EINTERNAL;
+    }
     if (st == TG_OK) run->n_traces += added;
     json_decref(doc);
     return st;
+}
+
+size_t tg_merge_n_docs(const tg_merge *m)
+{
+    return m->n_docs;
+}
+
+void tg_merge_doc(const tg_merge *m, size_t i, const char **version, const char **digest, size_t *first, size_t *n)
+{
+    *version = m->docs[i].version;
+    *digest = m->docs[i].digest;
+    *first = m->docs[i].first;
+    *n = m->docs[i].n;
 }
 
 tg_status tg_result_read_json(const char *path, tg_run_result *run, tg_diag *diag)

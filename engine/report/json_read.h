@@ -24,6 +24,23 @@ tg_merge *tg_merge_new(tg_run_result *run);
 tg_status tg_merge_read(tg_merge *m, const char *path, tg_diag *diag);
 void tg_merge_free(tg_merge *m);   /* the run keeps what was read */
 
+/* The documents read (those that gave traces): the tracegate version and
+** rules_digest each records (NULL when absent: a result of an older
+** tracegate, or a merge of mixed rule sets), and its traces
+** run->traces[first .. first + n). */
+size_t tg_merge_n_docs(const tg_merge *m);
+void tg_merge_doc(const tg_merge *m, size_t i, const char **version, const char **digest, size_t *first, size_t *n);
+
+/* Results of one merge must be judged alike (docs/formats.md, "merge"):
+** the documents read by m are sorted by what judged them (version and
+** rules_digest; a document without a digest is a side of its own). One
+** side: TG_OK, *digest its rules_digest (the merged result records it).
+** More: one sentence naming the ranks (as runs) of each side; without
+** allow it is an error (TG_EUSAGE), with allow a warning and *note (in
+** run->arena) the sentence every format states; *digest NULL. */
+tg_status tg_merge_rules(const tg_merge *m, const tg_run_result *run, bool allow, tg_diag *diag, const char **note,
+                         const char **digest);
+
 /* One file, as tg_merge_read on a merge of its own. */
 tg_status tg_result_read_json(const char *path, tg_run_result *run, tg_diag *diag);
 
@@ -36,6 +53,13 @@ tg_status tg_result_read_json(const char *path, tg_run_result *run, tg_diag *dia
 ** present, and without such a gap a warning says the world size is
 ** unknown. */
 tg_status tg_merge_ranks(tg_run_result *run, int64_t world_size, tg_diag *diag);
+
+/* The largest world size merge accepts (docs/limits.md): --world-size
+** above it is a usage error; a result claiming more is not trusted (a
+** warning, the world size then unknown). Missing ranks are kept as runs
+** (tg_trace_result.missing_ranks), so a merge's work and output are
+** bounded by the results given whatever the world size. */
+#define TG_MERGE_WORLD_MAX ((int64_t)1 << 20)
 
 /* Cross-rank straggler rule, per job: every trace with a p50 steady
 ** iteration period (its workload's, else iteration-time-regression's

@@ -101,6 +101,7 @@ typedef struct rank_check {
     tg_diag *diag;
     size_t errors;             /* reported; the ones after them are counted */
     size_t more;
+    size_t untrusted;          /* world sizes above TG_MERGE_WORLD_MAX, ignored */
     tg_trace_result *added;    /* entries for missing ranks */
     size_t n_added;
 } rank_check;
@@ -127,6 +128,14 @@ static int64_t group_world(rank_check *rc, const member *m, size_t g, size_t e)
         const tg_trace_result *t = &rc->run->traces[m[k].i];
         int64_t ws = t->origin.world_size;
         if (ws <= 0) continue;
+        if (ws > TG_MERGE_WORLD_MAX) {   /* a claim, not trusted (docs/limits.md) */
+            if (!rc->untrusted++)
+                tg_diag_add(rc->diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                            "%s says the world%s has %lld ranks, more than the %lld merge accepts "
+                            "(docs/limits.md): not trusted, so that world size is not used", where(a, t),
+                            of_job(a, m[g].job), (long long)ws, (long long)TG_MERGE_WORLD_MAX);
+            continue;
+        }
         if (w < 0) {
             w = ws;
             from = t;
@@ -142,38 +151,43 @@ static int64_t group_world(rank_check *rc, const member *m, size_t g, size_t e)
     return w;
 }
 
-/* The ranks of [0, w) not in the sorted present[0..n), into *out (arena);
-** their count. */
-static size_t missing_ranks(tg_arena *a, const int64_t *present, size_t n, int64_t w, int64_t **out)
+/* The ranks of [0, w) not in the sorted present[0..n) (distinct, < w),
+** as runs: (*out)[2k] to (*out)[2k + 1] (arena), at most n + 1 of them
+** whatever w is -- a world size is a claim of the results or of an
+** option, and the work and the output are bounded by the results given
+** (docs/limits.md, "merge"). Their number; the ranks they hold in *count. */
+static size_t missing_runs(tg_arena *a, const int64_t *present, size_t n, int64_t w, int64_t **out, int64_t *count)
 {
-    size_t count = (size_t)w - n, k = 0, m = 0;   /* present holds distinct ranks < w */
-    *out = tg_arena_alloc(a, (count ? count : 1) * sizeof **out);
+    *out = tg_arena_alloc(a, 2 * (n + 1) * sizeof **out);
+    *count = 0;
     if (!*out) return 0;
-    for (int64_t r = 0; r < w && m < count; r++) {
-        while (k < n && present[k] < r) k++;
-        if (k < n && present[k] == r) continue;
-        (*out)[m++] = r;
+    size_t runs = 0;
+    int64_t next = 0;          /* the lowest rank not yet accounted for */
+    for (size_t k = 0; k <= n; k++) {
+        int64_t upto = k < n ? present[k] : w;   /* ranks next..upto-1 are missing */
+        if (upto > next) {
+            (*out)[2 * runs] = next;
+            (*out)[2 * runs + 1] = upto - 1;
+            runs++;
+            *count += upto - next;
+        }
+        if (k < n) next = present[k] + 1;
     }
-    return m;
+    return runs;
 }
 
-/* "3, 5-7, 12": runs of the sorted ranks, at most 20 then "and N more". */
-static char *rank_runs(tg_arena *a, const int64_t *ranks, size_t n)
+/* "3, 5-7, 12": the runs, at most 20 then "and N more". */
+static char *rank_runs(tg_arena *a, const int64_t *runs, size_t n)
 {
     char buf[512] = "";
-    size_t len = 0, runs = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1) j++;
-        if (runs++ < 20) {
-            int c = j > i ? snprintf(buf + len, sizeof buf - len, "%s%lld-%lld", len ? ", " : "",
-                                     (long long)ranks[i], (long long)ranks[j])
-                          : snprintf(buf + len, sizeof buf - len, "%s%lld", len ? ", " : "", (long long)ranks[i]);
-            if (c > 0 && (size_t)c < sizeof buf - len) len += (size_t)c;
-        }
-        i = j + 1;
+    size_t len = 0;
+    for (size_t i = 0; i < n && i < 20; i++) {
+        long long lo = (long long)runs[2 * i], hi = (long long)runs[2 * i + 1];
+        int c = hi > lo ? snprintf(buf + len, sizeof buf - len, "%s%lld-%lld", len ? ", " : "", lo, hi)
+                        : snprintf(buf + len, sizeof buf - len, "%s%lld", len ? ", " : "", lo);
+        if (c > 0 && (size_t)c < sizeof buf - len) len += (size_t)c;
     }
-    return runs > 20 ? tg_arena_printf(a, "%s and %zu more runs of ranks", buf, runs - 20) : tg_arena_strdup(a, buf);
+    return n > 20 ? tg_arena_printf(a, "%s and %zu more runs of ranks", buf, n - 20) : tg_arena_strdup(a, buf);
 }
 
 /* The entry that stands for a group's missing ranks: those of [0, w)
@@ -184,9 +198,9 @@ static bool add_missing(rank_check *rc, const char *job, int64_t w, bool known, 
                         size_t unranked)
 {
     tg_arena *a = rc->run->arena;
-    int64_t *missing;
-    size_t n_missing = missing_ranks(a, present, n, w, &missing);
-    char *list = missing ? rank_runs(a, missing, n_missing) : NULL;
+    int64_t *missing, n_missing;
+    size_t n_runs = missing_runs(a, present, n, w, &missing, &n_missing);
+    char *list = missing ? rank_runs(a, missing, n_runs) : NULL;
     const char *note = !unranked ? ""
                      : tg_arena_printf(a, " (%zu result%s name%s no rank: give check --rank or --rank-pattern)",
                                        unranked, unranked > 1 ? "s" : "", unranked > 1 ? "" : "s");
@@ -202,10 +216,10 @@ static bool add_missing(rank_check *rc, const char *job, int64_t w, bool known, 
     x->status = TG_ETRACE;
     x->origin = (tg_origin){.rank = -1, .world_size = known ? w : -1, .job = job};
     x->missing_ranks = missing;
-    x->n_missing_ranks = n_missing;
-    x->error = tg_arena_printf(a, "no result for %zu of %s%s (rank%s %s): their check did not run, "
+    x->n_missing_ranks = n_runs;
+    x->error = tg_arena_printf(a, "no result for %lld of %s%s (rank%s %s): their check did not run, "
                                "failed before writing its result, or the result was not given to merge; a missing "
-                               "rank is not a pass%s%s", n_missing, of ? of : "", of_job(a, job),
+                               "rank is not a pass%s%s", (long long)n_missing, of ? of : "", of_job(a, job),
                                n_missing > 1 ? "s" : "", list ? list : "", unknown ? unknown : "", note ? note : "");
     return missing && list && note && of && unknown && x->file && x->error;
 }
@@ -251,6 +265,11 @@ static bool check_group(rank_check *rc, const member *m, size_t g, size_t e)
 
 tg_status tg_merge_ranks(tg_run_result *run, int64_t world_size, tg_diag *diag)
 {
+    if (world_size > TG_MERGE_WORLD_MAX) {
+        tg_diag_error(diag, TG_EUSAGE, "--world-size %lld is more than the %lld ranks merge accepts (docs/limits.md)",
+                      (long long)world_size, (long long)TG_MERGE_WORLD_MAX);
+        return TG_EUSAGE;
+    }
     member *m = members_of(run);
     size_t n = run->n_traces, groups = 0;
     for (size_t g = 0; g < n; g = group_end(m, n, g)) groups++;
@@ -276,6 +295,153 @@ tg_status tg_merge_ranks(tg_run_result *run, int64_t world_size, tg_diag *diag)
     free(rc.added);
     free(m);
     return st;
+}
+
+/* ----------------------------------------------------------- rule sets */
+
+/* A side: the documents judged by one rule set (or one document without
+** a digest), by version and digest. */
+typedef struct judged {
+    const char *version, *digest;
+    size_t doc;
+} judged;
+
+static int cmp_str(const char *a, const char *b)
+{
+    if (!a || !b) return (a != NULL) - (b != NULL);
+    return strcmp(a, b);
+}
+
+static int cmp_judged(const void *pa, const void *pb)
+{
+    const judged *a = pa, *b = pb;
+    int c = cmp_str(a->digest, b->digest);
+    if (!c) c = cmp_str(a->version, b->version);
+    if (!c && !a->digest) c = (a->doc > b->doc) - (a->doc < b->doc);   /* each its own side */
+    return c ? c : (a->doc > b->doc) - (a->doc < b->doc);
+}
+
+static bool same_side(const judged *a, const judged *b)
+{
+    return a->digest && b->digest && !cmp_str(a->digest, b->digest) && !cmp_str(a->version, b->version);
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+#define MAX_SIDES 4
+
+/* "ranks 0-2, 5 (and 1 result without a rank, a.json)" of the side
+** j[0..n); NULL when out of memory. */
+static const char *side_ranks(const tg_merge *m, const tg_run_result *run, const judged *j, size_t n, tg_arena *a)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *v, *d;
+        size_t first, count;
+        tg_merge_doc(m, j[k].doc, &v, &d, &first, &count);
+        total += count;
+    }
+    int64_t *ranks = malloc((total ? total : 1) * sizeof *ranks);
+    int64_t *runs = malloc(2 * (total ? total : 1) * sizeof *runs);
+    if (!ranks || !runs) {
+        free(ranks);
+        free(runs);
+        return NULL;
+    }
+    size_t nr = 0, unranked = 0;
+    const char *file = NULL;
+    for (size_t k = 0; k < n; k++) {
+        const char *v, *d;
+        size_t first, count;
+        tg_merge_doc(m, j[k].doc, &v, &d, &first, &count);
+        for (size_t i = first; i < first + count; i++) {
+            const tg_trace_result *t = &run->traces[i];
+            if (tg_origin_has_rank(&t->origin)) ranks[nr++] = t->origin.rank;
+            else if (!unranked++) file = t->source;
+        }
+    }
+    qsort(ranks, nr, sizeof *ranks, cmp_i64);
+    size_t n_runs = 0;
+    for (size_t i = 0; i < nr; i++) {
+        if (n_runs && ranks[i] <= runs[2 * n_runs - 1] + 1) {
+            if (ranks[i] > runs[2 * n_runs - 1]) runs[2 * n_runs - 1] = ranks[i];
+            continue;
+        }
+        runs[2 * n_runs] = runs[2 * n_runs + 1] = ranks[i];
+        n_runs++;
+    }
+    const char *list = nr ? rank_runs(a, runs, n_runs) : "";
+    bool one = nr == 1 && runs[0] == runs[1];
+    const char *text = !list ? NULL
+                     : !unranked ? tg_arena_printf(a, "rank%s %s", one ? "" : "s", list)
+                     : tg_arena_printf(a, "%s%s%s%zu result%s without a rank (%s%s)", nr ? "rank" : "",
+                                       nr ? (one ? " " : "s ") : "", nr ? tg_arena_printf(a, "%s and ", list) : "",
+                                       unranked, unranked > 1 ? "s" : "", file ? file : "(unnamed)",
+                                       unranked > 1 ? ", ..." : "");
+    free(ranks);
+    free(runs);
+    return text;
+}
+
+tg_status tg_merge_rules(const tg_merge *m, const tg_run_result *run, bool allow, tg_diag *diag, const char **note,
+                         const char **digest)
+{
+    *note = *digest = NULL;
+    size_t n = tg_merge_n_docs(m);
+    if (!n) return TG_OK;
+    judged *j = malloc(n * sizeof *j);
+    if (!j) goto oom;
+    for (size_t i = 0; i < n; i++) {
+        size_t first, count;
+        tg_merge_doc(m, i, &j[i].version, &j[i].digest, &first, &count);
+        j[i].doc = i;
+    }
+    qsort(j, n, sizeof *j, cmp_judged);
+    size_t sides = 0;
+    for (size_t i = 0; i < n; i++) sides += !i || !same_side(&j[i - 1], &j[i]);
+    if (sides == 1) {   /* one set, or one result that does not record it */
+        *digest = j[0].digest;
+        free(j);
+        return TG_OK;
+    }
+    /* "ranks 0-2 by rules sha256:0123456789ab (tracegate 0.9); rank 3 by ..." */
+    tg_arena *a = run->arena;
+    const char *text = "";
+    size_t shown = 0;
+    for (size_t i = 0, e; text && i < n; i = e) {
+        for (e = i + 1; e < n && same_side(&j[i], &j[e]); e++) {}
+        if (shown++ == MAX_SIDES) {
+            text = tg_arena_printf(a, "%s; and %zu more", text, sides - MAX_SIDES);
+            break;
+        }
+        const char *ranks = side_ranks(m, run, j + i, e - i, a);
+        const char *by = j[i].digest ? tg_arena_printf(a, "rules %.19s (tracegate %s)", j[i].digest,
+                                                       j[i].version ? j[i].version : "of unknown version")
+                                     : tg_arena_printf(a, "rules not recorded (a result of tracegate %s, older "
+                                                          "than rules_digest, or a merge of mixed rules)",
+                                                       j[i].version ? j[i].version : "of unknown version");
+        text = ranks && by ? tg_arena_printf(a, "%s%s%s judged by %s", text, *text ? "; " : "", ranks, by) : NULL;
+    }
+    free(j);
+    if (!text) goto oom;
+    if (!allow) {
+        tg_diag_error(diag, TG_EUSAGE, "the results were judged by %zu different rule sets, so their verdicts do not "
+                      "add up to one: %s; check every rank with the same rules, --set and suppressions (and the same "
+                      "tracegate), or give merge --allow-mixed-rules", sides, text);
+        return TG_EUSAGE;
+    }
+    *note = tg_arena_printf(a, "results judged by %zu different rule sets were merged (--allow-mixed-rules): %s",
+                            sides, text);
+    if (!*note) goto oom;
+    tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL, "%s", *note);
+    return TG_OK;
+oom:
+    tg_diag_error(diag, TG_EINTERNAL, "out of memory while comparing the rule sets of the results");
+    return TG_EINTERNAL;
 }
 
 /* ----------------------------------------------------------- stragglers */

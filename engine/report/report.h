@@ -32,6 +32,15 @@ typedef struct tg_report_opts {
     /* github: append the markdown summary to this file (the CLI passes
     ** $GITHUB_STEP_SUMMARY); NULL = no summary. */
     const char *step_summary_path;
+    /* json: the identity of the rule set that judged the run ("sha256:" and
+    ** 64 hex digits, docs/formats.md "Where a result comes from"); NULL:
+    ** none (a merge of results judged by different sets writes none). */
+    const char *rules_digest;
+    /* Sentences about the whole run that every format states (merge:
+    ** "results judged by different rule sets were merged, as
+    ** --allow-mixed-rules allowed: ..."). */
+    const char *const *notes;
+    size_t n_notes;
 } tg_report_opts;
 
 /* True when this result makes the run fail under opts: a FAIL at or

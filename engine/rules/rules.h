@@ -106,6 +106,16 @@ tg_status tg_rules_lint(const char *const *paths, size_t n_paths, tg_diag *diag)
 /* tg_suggest, the "did you mean" of every error message about a name:
 ** common/vocab.h (the command line uses it too). */
 
+/* The set's part of a result's rule-set digest (docs/formats.md, "Where a
+** result comes from"), fed to h (common/sha256.h): every rule by id (its
+** severity, enabled, source, params after --set, texts and compiled
+** trees: `explain` less where it was defined) and every named list, so
+** that the same files and --set give the same digest whatever the order
+** or path they were read from, and any change of a rule, a param or a
+** severity changes it. False when out of memory. */
+struct tg_sha256;
+bool tg_rules_digest(const tg_ruleset *rs, struct tg_sha256 *h);
+
 /* `tracegate explain`: the rule's text and its compiled tree, readable.
 ** Returns a malloc'd string, NULL if the rule is unknown. */
 char *tg_rules_explain(const tg_ruleset *rs, const char *id);

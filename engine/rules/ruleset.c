@@ -7,6 +7,7 @@
 ** plus warnings about what is defined but never used.
 */
 #include "load.h"
+#include "../common/sha256.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -295,4 +296,84 @@ bool tg_rules_read_field(const tg_ruleset *rs, bool (*pred)(const tg_field_def *
     for (size_t i = 0; rs && i < rs->n; i++)
         if (rs->rules[i].info.enabled && rule_reads(&rs->rules[i], pred)) return true;
     return false;
+}
+
+/* ------------------------------------------------------------- digest */
+
+static int cmp_rule_id(const void *pa, const void *pb)
+{
+    const tg_rule *a = *(const tg_rule *const *)pa, *b = *(const tg_rule *const *)pb;
+    return strcmp(a->info.id, b->info.id);
+}
+
+static int cmp_list_name(const void *pa, const void *pb)
+{
+    const struct tg_ruleset_list *a = *(const struct tg_ruleset_list *const *)pa;
+    const struct tg_ruleset_list *b = *(const struct tg_ruleset_list *const *)pb;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a > b) - (a < b);
+}
+
+static void digest_value(tg_sha256 *h, tg_value v)
+{
+    char buf[64];
+    int n = 0;
+    switch (v.type) {
+    case TG_TY_STRING: tg_sha256_str(h, v.u.s ? v.u.s : ""); return;
+    case TG_TY_BOOL: n = snprintf(buf, sizeof buf, "b%d", v.u.b); break;
+    case TG_TY_INT: n = snprintf(buf, sizeof buf, "i%lld:%d", (long long)v.u.i, (int)v.unit); break;
+    case TG_TY_FLOAT: n = snprintf(buf, sizeof buf, "f%a:%d", v.u.f, (int)v.unit); break;
+    default: n = snprintf(buf, sizeof buf, "null"); break;
+    }
+    tg_sha256_field(h, buf, n > 0 ? (size_t)n : 0);
+}
+
+/* The text of explain without where the rule was defined (the same rules
+** read from another path, or moved in their file, are the same rules) and
+** without "(from --set)" (a param's value counts, not who set it). */
+static bool digest_rule(tg_sha256 *h, const tg_ruleset *rs, const tg_rule *r)
+{
+    char *text = tg_rules_explain(rs, r->info.id);
+    if (!text) return false;
+    for (char *line = text; *line;) {
+        char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        static const char from_set[] = "   (from --set)";
+        if (strncmp(line, "  defined:  ", 12) != 0) {
+            size_t keep = n;
+            if (keep >= sizeof from_set - 1 && !memcmp(line + keep - (sizeof from_set - 1), from_set, sizeof from_set - 1))
+                keep -= sizeof from_set - 1;
+            tg_sha256_field(h, line, keep);
+        }
+        line += n + (end != NULL);
+    }
+    free(text);
+    return true;
+}
+
+bool tg_rules_digest(const tg_ruleset *rs, struct tg_sha256 *h)
+{
+    const tg_rule **rules = malloc((rs->n ? rs->n : 1) * sizeof *rules);
+    const struct tg_ruleset_list **lists = malloc((rs->n_lists ? rs->n_lists : 1) * sizeof *lists);
+    bool ok = rules && lists;
+    if (ok) {
+        for (size_t i = 0; i < rs->n; i++) rules[i] = &rs->rules[i];
+        for (size_t i = 0; i < rs->n_lists; i++) lists[i] = &rs->lists[i];
+        qsort(rules, rs->n, sizeof *rules, cmp_rule_id);
+        qsort(lists, rs->n_lists, sizeof *lists, cmp_list_name);
+        tg_sha256_str(h, "rules");
+        for (size_t i = 0; ok && i < rs->n; i++) {
+            tg_sha256_str(h, "rule");
+            ok = digest_rule(h, rs, rules[i]);
+        }
+        tg_sha256_str(h, "lists");
+        for (size_t i = 0; i < rs->n_lists; i++) {
+            tg_sha256_str(h, lists[i]->name);
+            for (size_t k = 0; k < lists[i]->n; k++) digest_value(h, lists[i]->items[k]);
+            tg_sha256_str(h, NULL);
+        }
+    }
+    free(rules);
+    free(lists);
+    return ok;
 }

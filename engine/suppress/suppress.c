@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sha256.h"
 #include "../common/yaml.h"
 
 #define SUPPRESS_MAX_FILE ((size_t)1 << 20)
@@ -343,5 +344,20 @@ void tg_suppress_warn(const tg_suppressions *s, const tg_run_result *run, tg_dia
         tg_suppression_sentence(&run->suppressions[k], sentence, sizeof sentence);
         if (sentence[0])
             tg_src_msg(diag, TG_DIAG_WARNING, TG_OK, src_of(s, &s->items[k]), s->items[k].pos, "%s", sentence);
+    }
+}
+
+void tg_suppress_digest(const tg_suppressions *s, struct tg_sha256 *h)
+{
+    char buf[32];
+    tg_sha256_str(h, "suppressions");
+    for (size_t i = 0; s && i < s->n; i++) {
+        const tg_suppression *x = &s->items[i];
+        tg_sha256_str(h, x->rule);
+        tg_sha256_str(h, x->reason);
+        tg_sha256_str(h, x->trace);
+        snprintf(buf, sizeof buf, "%lld", (long long)x->max_count);
+        tg_sha256_str(h, buf);
+        tg_sha256_str(h, x->expires);
     }
 }

@@ -61,4 +61,11 @@ bool tg_suppress_apply(const tg_suppressions *s, tg_run_result *run, const char 
 ** expired, exceeded) as warnings in diag, at the suppression's line. */
 void tg_suppress_warn(const tg_suppressions *s, const tg_run_result *run, tg_diag *diag);
 
+/* The suppressions' part of a result's rule-set digest (docs/formats.md,
+** "Where a result comes from"): each entry's rule, reason, trace glob,
+** max_count and expiry, in order (not the file or line it came from). s
+** may be NULL (no suppressions). */
+struct tg_sha256;
+void tg_suppress_digest(const tg_suppressions *s, struct tg_sha256 *h);
+
 #endif
