@@ -15,6 +15,7 @@
 #include "../common/stats.h"
 #include "baseline_int.h"
 #include "../trace/trace.h"
+#include "../common/units.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -92,19 +93,19 @@ static int cmp_key(const void *a, const void *b)
 /* Entries of every trace's list (ops or ranges) pooled by (kind, name):
 ** counts and totals summed, per-iteration values weighted by each run's
 ** steady iterations; sorted, the tail past `keep` summed as "(other)". */
-static bool pool_entries(tg_baseline *b, const tg_run_result *run, bool ranges, size_t keep, tg_work_entry **out,
-                         size_t *n_out, int64_t iters)
+static bool pool_entries(tg_baseline *b, const tg_run_result *run, const bool *skip, bool ranges, size_t keep,
+                         tg_work_entry **out, size_t *n_out, int64_t iters)
 {
     size_t cap = 0, n = 0;
     for (size_t t = 0; t < run->n_traces; t++) {
-        const tg_workload *w = run->traces[t].workload;
+        const tg_workload *w = skip[t] ? NULL : run->traces[t].workload;
         if (w) cap += ranges ? w->n_ranges : w->n_ops;
     }
     tg_work_entry *e = malloc((cap + 1) * sizeof *e);
     if (!e) return false;
     /* every run's entries, weighted, then merged by (kind, name) after one sort */
     for (size_t t = 0; t < run->n_traces; t++) {
-        const tg_workload *w = run->traces[t].workload;
+        const tg_workload *w = skip[t] ? NULL : run->traces[t].workload;
         if (!w) continue;
         const tg_work_entry *list = ranges ? w->ranges : w->ops;
         size_t nl = ranges ? w->n_ranges : w->n_ops;
@@ -156,13 +157,14 @@ static bool pool_entries(tg_baseline *b, const tg_run_result *run, bool ranges, 
     return ok;
 }
 
-/* What ran, pooled over the runs that have a workload. */
-static bool record_workload(tg_baseline *b, const tg_run_result *run)
+/* What ran, pooled over the runs that have a workload and are not kept
+** as an outlier on any metric (skip[t]). */
+static bool record_workload(tg_baseline *b, const tg_run_result *run, const bool *skip)
 {
     int64_t iters = 0;
     size_t with = 0;
     for (size_t t = 0; t < run->n_traces; t++) {
-        const tg_workload *w = run->traces[t].workload;
+        const tg_workload *w = skip[t] ? NULL : run->traces[t].workload;
         if (!w) continue;
         with++;
         iters += w->steady_iterations;
@@ -172,13 +174,13 @@ static bool record_workload(tg_baseline *b, const tg_run_result *run)
     if (!w) return false;
     *w = (tg_workload){.steady_iterations = iters, .gpu_time = iters > 0 ? 0 : NAN};
     for (size_t t = 0; t < run->n_traces; t++) {
-        const tg_workload *x = run->traces[t].workload;
+        const tg_workload *x = skip[t] ? NULL : run->traces[t].workload;
         if (!x) continue;
         w->total += x->total;
         if (iters > 0 && !isnan(x->gpu_time)) w->gpu_time += x->gpu_time * (double)x->steady_iterations / (double)iters;
     }
-    if (!pool_entries(b, run, false, TG_BASELINE_MAX_WORK, &w->ops, &w->n_ops, iters) ||
-        !pool_entries(b, run, true, TG_BASELINE_MAX_RANGES, &w->ranges, &w->n_ranges, iters))
+    if (!pool_entries(b, run, skip, false, TG_BASELINE_MAX_WORK, &w->ops, &w->n_ops, iters) ||
+        !pool_entries(b, run, skip, true, TG_BASELINE_MAX_RANGES, &w->ranges, &w->n_ranges, iters))
         return false;
     b->workload = w;
     return true;
@@ -189,7 +191,7 @@ static bool record_samples(tg_baseline *b, tg_baseline_metric *m, const tg_run_r
 {
     size_t total = 0;
     for (size_t t = 0; t < run->n_traces; t++) {
-        const tg_rule_result *r = find_result(&run->traces[t], m->rule);
+        const tg_rule_result *r = tg_baseline_is_outlier(m, t) ? NULL : find_result(&run->traces[t], m->rule);
         if (r && r->samples)
             for (size_t i = 0; i < r->n_samples; i++) total += isfinite(r->samples[i]);
     }
@@ -199,7 +201,7 @@ static bool record_samples(tg_baseline *b, tg_baseline_metric *m, const tg_run_r
     if (!pool) return false;
     size_t n = 0;
     for (size_t t = 0; t < run->n_traces; t++) {
-        const tg_rule_result *r = find_result(&run->traces[t], m->rule);
+        const tg_rule_result *r = tg_baseline_is_outlier(m, t) ? NULL : find_result(&run->traces[t], m->rule);
         if (r && r->samples)
             for (size_t i = 0; i < r->n_samples; i++)
                 if (isfinite(r->samples[i])) pool[n++] = r->samples[i];
@@ -237,11 +239,170 @@ static bool record_metric(tg_baseline *b, tg_baseline_metric *m, const tg_rule_r
     }
     m->median = tg_stats_median(finite, m->n_runs);
     m->mad = tg_stats_mad(finite, m->n_runs);
-    return record_samples(b, m, run);
+    return true;
+}
+
+/* ------------------------------------------------------ outlier runs */
+
+/* How precisely run t's value of the rule is known from its own per-row
+** values: the standard error of their median; NaN without samples. */
+static double run_se(const tg_run_result *run, size_t t, const char *rule)
+{
+    const tg_rule_result *r = find_result(&run->traces[t], rule);
+    size_t n = 0;
+    double *c = r && r->samples && r->n_samples ? malloc(r->n_samples * sizeof *c) : NULL;
+    if (!c) return NAN;
+    for (size_t i = 0; i < r->n_samples; i++)
+        if (isfinite(r->samples[i])) c[n++] = r->samples[i];
+    double se = tg_stats_median_se(c, n, (double)n);
+    free(c);
+    return se;
+}
+
+/* "a, b, c" (at most 6 values, then "..."), in the metric's unit. */
+static void put_values(FILE *f, const double *v, size_t n, tg_unit unit)
+{
+    for (size_t i = 0; i < n && i < 6; i++) {
+        char buf[48];
+        tg_fmt_num_digits(buf, sizeof buf, v[i], unit, 4);
+        fprintf(f, "%s%s", i ? ", " : "", buf);
+    }
+    if (n > 6) fputs(", ...", f);
+}
+
+/* One flagged run's sentence (malloc'd), or NULL when out of memory. */
+static char *outlier_text(const tg_baseline_metric *m, const char *path, double v, const double *rest, size_t n_rest,
+                          double center, double spread, bool keep)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    char val[48], lo[48], hi[48], pct[TG_FMT_BUF];
+    tg_fmt_num_digits(val, sizeof val, v, m->unit, 4);
+    tg_fmt_num(lo, sizeof lo, center - TG_BASELINE_OUTLIER_K * spread, m->unit);
+    tg_fmt_num(hi, sizeof hi, center + TG_BASELINE_OUTLIER_K * spread, m->unit);
+    tg_fmt_change(pct, sizeof pct, center != 0 ? (v - center) / fabs(center) : NAN);
+    fprintf(f, "run %s is inconsistent with the other runs on %s (%s): %s (%s from their median) against ", path,
+            m->rule, m->metric, val, pct);
+    put_values(f, rest, n_rest, m->unit);
+    fprintf(f, ", outside %s..%s (their median +- %g x their spread)", lo, hi, TG_BASELINE_OUTLIER_K);
+    if (keep)
+        fputs("; kept because of --keep-outliers, listed in kept_outliers and left out of the value and band", f);
+    else
+        fputs("; no baseline written: drop the run, or record it with --keep-outliers (it is then listed and left "
+              "out of the value and band)", f);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The outlier guard (docs/regressions.md, "Outlier runs") on one
+** regression metric: leave-one-out, each run against the median and the
+** floored robust spread of the others. Errors (refused: true) unless
+** keep, which lists the runs in m->kept_outliers. False when out of
+** memory. */
+static bool find_outliers(tg_baseline *b, tg_baseline_metric *m, const tg_run_result *run,
+                          const tg_baseline_rules *rules, bool keep, tg_diag *diag, bool *refused)
+{
+    size_t nt = run->n_traces, n = 0;
+    if (m->direction == 0 || m->n_runs < 2) return true;
+    double *v = malloc(nt * sizeof *v), *rest = malloc(nt * sizeof *rest), *se = malloc(nt * sizeof *se);
+    size_t *idx = malloc(nt * sizeof *idx), *flag = malloc(nt * sizeof *flag);
+    bool ok = v && rest && se && idx && flag;
+    size_t n_se = 0, n_flag = 0;
+    for (size_t t = 0; ok && t < nt; t++) {
+        if (!isfinite(m->runs[t])) continue;
+        idx[n] = t;
+        v[n++] = m->runs[t];
+        double e = run_se(run, t, m->rule);
+        if (isfinite(e)) se[n_se++] = e;
+    }
+    /* the runs' own noise: the median of their standard errors */
+    double floor_se = ok && n_se ? tg_stats_median(se, n_se) : NAN;
+    if (ok && n == 2) {
+        /* two runs: no telling which is odd; against the assumed noise */
+        double center = (v[0] + v[1]) / 2;
+        double noise = rules && rules->param ? rules->param(rules->ctx, m->rule, "run_noise",
+                                                            TG_BASELINE_DEFAULT_RUN_NOISE)
+                                             : TG_BASELINE_DEFAULT_RUN_NOISE;
+        if (isnan(noise)) noise = TG_BASELINE_DEFAULT_RUN_NOISE;
+        double s = fmax(noise * fabs(center), tg_baseline_floor(center, floor_se));
+        if (fabs(v[0] - v[1]) > TG_BASELINE_OUTLIER_K * s) {
+            char a[48], c[48], pct[TG_FMT_BUF];
+            tg_fmt_num(a, sizeof a, v[0], m->unit);
+            tg_fmt_num(c, sizeof c, v[1], m->unit);
+            tg_fmt_change(pct, sizeof pct, v[0] != 0 ? (v[1] - v[0]) / fabs(v[0]) : NAN);
+            const char *pa = run->traces[idx[0]].file, *pb = run->traces[idx[1]].file;
+            if (keep) {
+                tg_diag_add(diag, TG_DIAG_WARNING, TG_OK, (tg_pos){0}, NULL,
+                            "runs %s and %s disagree on %s (%s): %s and %s (%s), more than %g x the %.3g%% "
+                            "run-to-run spread assumed; with two runs there is no telling which one is odd, so "
+                            "both are recorded (--keep-outliers)", pa ? pa : "?", pb ? pb : "?", m->rule,
+                            m->metric, a, c, pct, TG_BASELINE_OUTLIER_K, 100 * s / fabs(center));
+            } else {
+                tg_diag_error(diag, TG_EUSAGE,
+                              "runs %s and %s disagree on %s (%s): %s and %s (%s), more than %g x the %.3g%% "
+                              "run-to-run spread assumed; with two runs there is no telling which one is odd: "
+                              "no baseline written; record a third run to find it, or pass --keep-outliers",
+                              pa ? pa : "?", pb ? pb : "?", m->rule, m->metric, a, c, pct,
+                              TG_BASELINE_OUTLIER_K, 100 * s / fabs(center));
+                *refused = true;
+            }
+        }
+    } else if (ok) {
+        for (size_t i = 0; i < n; i++) {
+            size_t nr = 0;
+            for (size_t k = 0; k < n; k++)
+                if (k != i) rest[nr++] = v[k];
+            double center = tg_stats_median(rest, nr);
+            double s = fmax(tg_stats_spread(rest, nr), tg_baseline_floor(center, floor_se));
+            if (fabs(v[i] - center) > TG_BASELINE_OUTLIER_K * s) {
+                const char *path = run->traces[idx[i]].file;
+                char *text = outlier_text(m, path ? path : "?", v[i], rest, nr, center, s, keep);
+                if (!text) {
+                    ok = false;
+                    break;
+                }
+                tg_diag_add(diag, keep ? TG_DIAG_WARNING : TG_DIAG_ERROR, keep ? TG_OK : TG_EUSAGE, (tg_pos){0},
+                            NULL, "%s", text);
+                free(text);
+                flag[n_flag++] = idx[i];
+            }
+        }
+        if (ok && n_flag && !keep) *refused = true;
+        if (ok && n_flag && keep && n - n_flag < 2) {
+            tg_diag_error(diag, TG_EUSAGE, "the runs disagree on %s too much to tell the odd ones: fewer than two "
+                          "would be left to estimate from; no baseline written", m->rule);
+            *refused = true;
+        } else if (ok && n_flag && keep) {
+            m->kept_outliers = tg_arena_alloc(b->arena, n_flag * sizeof *m->kept_outliers);
+            if (!m->kept_outliers) ok = false;
+            else {
+                memcpy(m->kept_outliers, flag, n_flag * sizeof *flag);
+                m->n_kept_outliers = n_flag;
+            }
+        }
+    }
+    free(v);
+    free(rest);
+    free(se);
+    free(idx);
+    free(flag);
+    return ok;
 }
 
 tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline_rules *rules,
                                      const char *tool_version, const char *date, tg_diag *diag)
+{
+    return tg_baseline_record_opts(run, rules, tool_version, date, false, diag);
+}
+
+tg_baseline *tg_baseline_record_opts(const tg_run_result *run, const tg_baseline_rules *rules,
+                                     const char *tool_version, const char *date, bool keep_outliers,
+                                     tg_diag *diag)
 {
     if (!run || run->n_traces == 0) {
         tg_diag_error(diag, TG_EUSAGE, "a baseline needs at least one trace");
@@ -258,7 +419,7 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
     }
     tg_baseline *b = calloc(1, sizeof *b);
     if (!b || !(b->arena = tg_arena_new())) goto oom;
-    b->format_version = TG_BASELINE_FORMAT;
+    b->format_version = TG_BASELINE_FORMAT_PLAIN;
     b->tool_version = dup_or_null(b->arena, tool_version);
     b->date = dup_or_null(b->arena, date);
     b->n_runs = run->n_traces;
@@ -328,6 +489,19 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
         }
     }
     qsort(b->metrics, b->n_metrics, sizeof *b->metrics, cmp_metric);
+    /* the outlier guard, then the samples of the runs not kept as outliers */
+    bool refused = false, kept = false;
+    for (size_t i = 0; i < b->n_metrics; i++) {
+        if (!find_outliers(b, &b->metrics[i], run, rules, keep_outliers, diag, &refused)) goto oom;
+        kept |= b->metrics[i].n_kept_outliers > 0;
+    }
+    if (refused) {
+        tg_baseline_free(b);
+        return NULL;
+    }
+    if (kept) b->format_version = TG_BASELINE_FORMAT_OUTLIERS;
+    for (size_t i = 0; i < b->n_metrics; i++)
+        if (!record_samples(b, &b->metrics[i], run)) goto oom;
     if (b->n_metrics == 0) {
         tg_diag_error(diag, TG_ETRACE, "no metric could be recorded from %s: a baseline without metrics would "
                       "pass every check; no baseline written", run->n_traces == 1 ? base_name(run->traces[0].file)
@@ -335,7 +509,15 @@ tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline
         tg_baseline_free(b);
         return NULL;
     }
-    if (!record_workload(b, run)) goto oom;
+    /* the workload of the runs kept as outliers is left out too (what a
+    ** failing check says changed is against the others) */
+    bool *skip = calloc(run->n_traces, sizeof *skip);
+    if (!skip) goto oom;
+    for (size_t i = 0; i < b->n_metrics; i++)
+        for (size_t k = 0; k < b->metrics[i].n_kept_outliers; k++) skip[b->metrics[i].kept_outliers[k]] = true;
+    bool wok = record_workload(b, run, skip);
+    free(skip);
+    if (!wok) goto oom;
     return b;
 oom:
     tg_diag_error(diag, TG_EINTERNAL, "out of memory while recording the baseline");

@@ -27,10 +27,14 @@
 #include "../eval/result.h"
 #include "../rules/rules.h"
 
-#define TG_BASELINE_FORMAT 1             /* format_version written and understood */
+#define TG_BASELINE_FORMAT 2             /* newest format_version understood (1 and 2 are read) */
+#define TG_BASELINE_FORMAT_PLAIN 1       /* written when no outlier is kept */
+#define TG_BASELINE_FORMAT_OUTLIERS 2    /* written when a metric lists kept_outliers */
 #define TG_BASELINE_MAX_SAMPLES 1000     /* per-row values kept per metric */
 #define TG_BASELINE_MIN_BAND_RUNS 3      /* runs needed to measure the run-to-run spread */
 #define TG_BASELINE_BAND_K 3.0           /* band = median +- K * spread (docs/regressions.md) */
+#define TG_BASELINE_OUTLIER_K 6.0        /* a run beyond K spreads of the others is an outlier */
+#define TG_BASELINE_MIN_REL_NOISE 0.001  /* a spread is never below 0.1% of the value */
 #define TG_BASELINE_DEFAULT_MIN_CHANGE 0.05
 #define TG_BASELINE_DEFAULT_ALPHA 0.01
 #define TG_BASELINE_DEFAULT_RUN_NOISE 0.10  /* assumed relative run-to-run spread (param run_noise) */
@@ -67,7 +71,12 @@ typedef struct tg_baseline_metric {
     double median, mad;         /* of the finite per-run values; MAD raw (unscaled) */
     double *samples;            /* sorted ascending, at most TG_BASELINE_MAX_SAMPLES */
     size_t n_samples;           /* kept in samples */
-    size_t n_samples_total;     /* finite per-row values pooled over all runs */
+    size_t n_samples_total;     /* finite per-row values pooled over the runs (kept
+                                   outliers left out) */
+    size_t *kept_outliers;      /* indices into runs of the runs recorded with
+                                   --keep-outliers although inconsistent with the
+                                   others on this metric; left out of every estimate */
+    size_t n_kept_outliers;
     tg_pos pos;                 /* where the entry was loaded from (line 0: recorded) */
 } tg_baseline_metric;
 
@@ -109,6 +118,21 @@ tg_baseline *tg_baseline_record(const tg_run_result *run, const tg_ruleset *rs,
 tg_baseline *tg_baseline_record_with(const tg_run_result *run, const tg_baseline_rules *rules,
                                      const char *tool_version, const char *date,
                                      tg_diag *diag);
+/* The same, with the outlier guard's choice (docs/regressions.md, "Outlier
+** runs"): with 2 or more runs, a run inconsistent with the others on a
+** regression metric (beyond TG_BASELINE_OUTLIER_K spreads of the rest) is
+** an error (TG_EUSAGE) naming the run, the metric, its value and the
+** others' band; keep_outliers records it anyway, listed in the metric's
+** kept_outliers and left out of the estimates (a warning says so). */
+tg_baseline *tg_baseline_record_opts(const tg_run_result *run, const tg_baseline_rules *rules,
+                                     const char *tool_version, const char *date, bool keep_outliers,
+                                     tg_diag *diag);
+tg_baseline *tg_baseline_record_keep(const tg_run_result *run, const tg_ruleset *rs,
+                                     const char *tool_version, const char *date, bool keep_outliers,
+                                     tg_diag *diag);
+
+/* Is run i one of m's kept outliers? */
+bool tg_baseline_is_outlier(const tg_baseline_metric *m, size_t run);
 
 /* The recorded runs must come from one GPU model, one export schema major
 ** version and one iteration marker: otherwise an error (TG_EUSAGE) naming
@@ -180,15 +204,23 @@ tg_baseline_cmp *tg_baseline_rule_stats(const tg_baseline *b, const tg_ruleset *
 /* ------------------------------------------------------- run-to-run spread */
 
 /* How far the metric moves between runs of unchanged code
-** (docs/regressions.md): measured from the per-run values with 3+ runs
-** (tg_stats_spread), else assumed: run_noise x |median| (the rule's param;
-** NaN: TG_BASELINE_DEFAULT_RUN_NOISE), or the spread of 2 runs when that is
-** larger. The band is median +- TG_BASELINE_BAND_K x spread. */
+** (docs/regressions.md, "The spread"), from the runs not kept as outliers:
+** measured with 3+ such runs (tg_stats_spread), else assumed: run_noise x
+** |value| (the rule's param; NaN: TG_BASELINE_DEFAULT_RUN_NOISE), or the
+** sd of 2 runs when that is larger. Never below the floor (the standard
+** error of one run's median from the samples, TG_BASELINE_MIN_REL_NOISE
+** x |value|), never above |outlier - value| / TG_BASELINE_OUTLIER_K for a
+** kept outlier. value is the median of those runs. The band is value +-
+** TG_BASELINE_BAND_K x spread, its low end clamped at 0 for a time, size,
+** rate or ratio (clamped says so). */
 typedef struct tg_spread {
+    double value;              /* median of the runs used */
     double spread;             /* in the metric's unit */
-    double rel;                /* spread / |median| */
+    double rel;                /* spread / |value| */
     bool measured;             /* from 3+ runs */
-    size_t n_runs;             /* runs with a value */
+    bool clamped;              /* lo raised to 0 */
+    size_t n_runs;             /* runs with a value, kept outliers left out */
+    size_t n_outliers;         /* kept outliers left out */
     double lo, hi;             /* the band */
 } tg_spread;
 

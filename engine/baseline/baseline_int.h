@@ -7,6 +7,7 @@
 #define TG_BASELINE_INT_H
 
 #include <stdbool.h>
+#include "../common/value.h"
 
 /* Two comma-separated GPU name lists name the same set (order, repeats and
 ** blanks around names ignored). */
@@ -14,5 +15,14 @@ bool tg_baseline_same_names(const char *a, const char *b);
 
 /* Major version of "3.25.0", or -1 when absent or not a number. */
 int tg_baseline_schema_major(const char *version);
+
+/* The least spread of a metric whose value is `value` and whose runs'
+** medians are known to +- iteration_se (NaN: unknown):
+** TG_BASELINE_MIN_REL_NOISE x |value|, or iteration_se when larger
+** (docs/regressions.md, "The spread"). */
+double tg_baseline_floor(double value, double iteration_se);
+
+/* Units whose values are never below 0 (a band's low end is clamped). */
+bool tg_baseline_nonnegative(tg_unit unit);
 
 #endif

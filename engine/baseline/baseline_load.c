@@ -216,7 +216,7 @@ static bool load_runs(loader *L, const tg_ynode *n)
 
 typedef struct metric_nodes {
     tg_baseline_metric *m;
-    const tg_ynode *metric, *median, *mad, *n_runs, *runs, *samples, *n_samples;
+    const tg_ynode *metric, *median, *mad, *n_runs, *runs, *samples, *n_samples, *kept_outliers;
 } metric_nodes;
 
 static bool metric_pair(loader *L, const char *key, const tg_ynode *k, const tg_ynode *v, void *ctx)
@@ -261,6 +261,20 @@ static bool metric_pair(loader *L, const char *key, const tg_ynode *k, const tg_
         c->runs = v;
         return get_numbers(L, v, "runs", true, &m->runs, &n);
     }
+    if (!strcmp(key, "kept_outliers")) {
+        /* indices into runs (format 2): checked against them in check_metric */
+        if (v->kind != TG_Y_SEQ) {
+            LOAD_ERROR(L, v, "kept_outliers must be a list of run indices, not %s", tg_ynode_kind_name(v));
+            return false;
+        }
+        c->kept_outliers = v;
+        m->kept_outliers = tg_arena_alloc(L->b->arena, (v->n ? v->n : 1) * sizeof *m->kept_outliers);
+        if (!m->kept_outliers) return false;
+        for (size_t i = 0; i < v->n; i++)
+            if (!get_count(L, v->items[i], "kept_outliers[]", &m->kept_outliers[i])) return false;
+        m->n_kept_outliers = v->n;
+        return true;
+    }
     if (!strcmp(key, "samples"))
         return c->samples = v, get_numbers(L, v, "samples", false, &m->samples, &m->n_samples);
     unknown_key(L, k, key, "a metric entry");
@@ -303,6 +317,25 @@ static bool check_metric(loader *L, const tg_ynode *key_node, metric_nodes *c)
     }
     if (nf == 0) {
         LOAD_ERROR(L, c->runs, "'%s' has no run value to compare with", m->rule);
+        return false;
+    }
+    for (size_t i = 0; i < m->n_kept_outliers; i++) {
+        size_t k = m->kept_outliers[i];
+        const tg_ynode *at = c->kept_outliers->items[i];
+        if (k >= len || !isfinite(m->runs[k])) {
+            LOAD_ERROR(L, at, "kept_outliers of '%s' names run %zu, which %s", m->rule, k,
+                       k >= len ? "is not one of its runs (they count from 0)" : "has no value");
+            return false;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (m->kept_outliers[j] == k) {
+                LOAD_ERROR(L, at, "kept_outliers of '%s' names run %zu twice", m->rule, k);
+                return false;
+            }
+    }
+    if (m->n_kept_outliers + 2 > nf && m->n_kept_outliers) {
+        LOAD_ERROR(L, c->kept_outliers, "kept_outliers of '%s' leaves fewer than two runs to estimate from",
+                   m->rule);
         return false;
     }
     double med = tg_stats_median(finite, nf), mad = tg_stats_mad(finite, nf);
@@ -519,7 +552,7 @@ static bool load_root(loader *L, const tg_ynode *root)
     if (!get_count(L, r.format_version, "format_version", &version)) return false;
     if (version > TG_BASELINE_FORMAT || version < 1) {
         LOAD_ERROR(L, r.format_version, "baseline format version %zu is not one this tracegate "
-                   "reads (%d); re-record the baseline or use a matching tracegate", version,
+                   "reads (1 to %d); re-record the baseline or use a matching tracegate", version,
                    TG_BASELINE_FORMAT);
         return false;
     }

@@ -82,8 +82,15 @@ static tg_baseline_rules lookup_of(const tg_ruleset *rs)
 tg_baseline *tg_baseline_record(const tg_run_result *run, const tg_ruleset *rs,
                                 const char *tool_version, const char *date, tg_diag *diag)
 {
+    return tg_baseline_record_keep(run, rs, tool_version, date, false, diag);
+}
+
+tg_baseline *tg_baseline_record_keep(const tg_run_result *run, const tg_ruleset *rs,
+                                     const char *tool_version, const char *date, bool keep_outliers,
+                                     tg_diag *diag)
+{
     tg_baseline_rules rules = lookup_of(rs);
-    return tg_baseline_record_with(run, &rules, tool_version, date, diag);
+    return tg_baseline_record_opts(run, &rules, tool_version, date, keep_outliers, diag);
 }
 
 tg_status tg_baseline_apply(const tg_baseline *b, const tg_ruleset *rs, tg_run_result *run,
@@ -107,15 +114,17 @@ tg_baseline_cmp *tg_baseline_rule_stats(const tg_baseline *b, const tg_ruleset *
         const tg_baseline_metric *m = info && info->metric ? tg_baseline_find(b, info->id) : NULL;
         if (!m) continue;
         c->present = true;
-        c->value = m->median;
         c->n_baseline = m->n_samples;
-        double *vals = tg_arena_alloc(arena, (b->n_runs ? b->n_runs : 1) * sizeof *vals);
-        if (!vals) return NULL;
-        size_t nv = 0;
-        for (size_t k = 0; k < b->n_runs; k++)
-            if (isfinite(m->runs[k])) vals[nv++] = m->runs[k];
-        tg_stats_band(vals, nv, TG_BASELINE_MIN_BAND_RUNS, TG_BASELINE_BAND_K, &c->band_lo,
-                      &c->band_hi);
+        /* the numbers a check compares with: kept outliers left out, the
+        ** band only where it is measured (docs/regressions.md) */
+        tg_spread sp;
+        double noise = tg_rules_param(rs, info->id, "run_noise", TG_BASELINE_DEFAULT_RUN_NOISE);
+        if (!tg_baseline_spread(b, m, noise, &sp)) return NULL;
+        c->value = isnan(sp.value) ? m->median : sp.value;
+        if (sp.measured) {
+            c->band_lo = sp.lo;
+            c->band_hi = sp.hi;
+        }
     }
     return out;
 }

@@ -140,6 +140,12 @@ static void write_metric(writer *w, const tg_baseline *b, const tg_baseline_metr
     w_map_start(w, YAML_BLOCK_MAPPING_STYLE);
     w_key(w, "direction");
     w_scalar(w, tg_baseline_direction_name(m->direction), YAML_PLAIN_SCALAR_STYLE);
+    if (m->n_kept_outliers) {
+        w_key(w, "kept_outliers");
+        w_seq_start(w, YAML_FLOW_SEQUENCE_STYLE);
+        for (size_t i = 0; i < m->n_kept_outliers; i++) w_uint(w, m->kept_outliers[i]);
+        w_seq_end(w);
+    }
     w_key(w, "mad");
     w_num(w, m->mad);
     w_key(w, "median");
@@ -229,7 +235,7 @@ tg_status tg_baseline_write(const tg_baseline *b, FILE *out)
     fprintf(out, "# tracegate baseline, format %d: the fields are described in "
                  "baselines/README.md.\n"
                  "# Re-record with: tracegate baseline record -o FILE TRACE...\n",
-            TG_BASELINE_FORMAT);
+            b->format_version > TG_BASELINE_FORMAT_PLAIN ? b->format_version : TG_BASELINE_FORMAT_PLAIN);
     writer w = {.ok = true};
     if (!yaml_emitter_initialize(&w.em)) return TG_EINTERNAL;
     yaml_emitter_set_output_file(&w.em, out);
@@ -246,7 +252,8 @@ tg_status tg_baseline_write(const tg_baseline *b, FILE *out)
     w_key(&w, "date");
     w_str(&w, b->date);
     w_key(&w, "format_version");
-    w_uint(&w, (size_t)TG_BASELINE_FORMAT);
+    w_uint(&w, (size_t)(b->format_version > TG_BASELINE_FORMAT_PLAIN ? b->format_version
+                                                                      : TG_BASELINE_FORMAT_PLAIN));
     w_key(&w, "metrics");
     w_map_start(&w, YAML_BLOCK_MAPPING_STYLE);
     for (size_t i = 0; i < b->n_metrics; i++) write_metric(&w, b, &b->metrics[i]);

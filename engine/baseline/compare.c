@@ -186,13 +186,38 @@ static double *finite_copy(const double *x, size_t n, size_t *out_n)
     return c;
 }
 
+bool tg_baseline_is_outlier(const tg_baseline_metric *m, size_t run)
+{
+    for (size_t i = 0; i < m->n_kept_outliers; i++)
+        if (m->kept_outliers[i] == run) return true;
+    return false;
+}
+
+double tg_baseline_floor(double value, double iteration_se)
+{
+    double f = TG_BASELINE_MIN_REL_NOISE * fabs(value);
+    return isfinite(iteration_se) ? fmax(f, iteration_se) : f;
+}
+
+bool tg_baseline_nonnegative(tg_unit unit)
+{
+    return unit == TG_UNIT_NS || unit == TG_UNIT_BYTES || unit == TG_UNIT_RATIO || unit == TG_UNIT_RATE;
+}
+
 bool tg_baseline_spread(const tg_baseline *b, const tg_baseline_metric *m, double run_noise, tg_spread *out)
 {
-    *out = (tg_spread){.spread = NAN, .rel = NAN, .lo = NAN, .hi = NAN};
+    *out = (tg_spread){.value = NAN, .spread = NAN, .rel = NAN, .lo = NAN, .hi = NAN};
     size_t n = 0;
-    double *v = finite_copy(m->runs, b->n_runs, &n);
+    double *v = b->n_runs ? malloc(b->n_runs * sizeof *v) : NULL;
     if (b->n_runs && !v) return false;
-    double med = m->median, scale = fabs(med);
+    /* the estimates ignore the kept outliers (docs/regressions.md) */
+    for (size_t i = 0; i < b->n_runs; i++) {
+        if (!isfinite(m->runs[i])) continue;
+        if (tg_baseline_is_outlier(m, i)) out->n_outliers++;
+        else v[n++] = m->runs[i];
+    }
+    double med = n ? tg_stats_median(v, n) : NAN, scale = fabs(med);
+    out->value = med;
     out->n_runs = n;
     if (n >= TG_BASELINE_MIN_BAND_RUNS) {
         out->spread = tg_stats_spread(v, n);
@@ -204,9 +229,26 @@ bool tg_baseline_spread(const tg_baseline *b, const tg_baseline_metric *m, doubl
     }
     free(v);
     if (isnan(out->spread) || isnan(med)) return true;
+    /* the floor: how precisely one run's value is known from its own
+    ** iterations (the pooled samples, n_samples / runs values a run), and
+    ** TG_BASELINE_MIN_REL_NOISE */
+    double se = n && m->n_samples >= 2 ? tg_stats_median_se(m->samples, m->n_samples,
+                                                            (double)m->n_samples_total / (double)n) : NAN;
+    out->spread = fmax(out->spread, tg_baseline_floor(med, se));
+    /* a kept outlier never widens the band: it stays outside it */
+    for (size_t i = 0; i < m->n_kept_outliers; i++) {
+        size_t k = m->kept_outliers[i];
+        if (k < b->n_runs && isfinite(m->runs[k]))
+            out->spread = fmin(out->spread, fabs(m->runs[k] - med) / TG_BASELINE_OUTLIER_K);
+    }
     out->rel = scale > 0 ? out->spread / scale : NAN;
     out->lo = med - TG_BASELINE_BAND_K * out->spread;
     out->hi = med + TG_BASELINE_BAND_K * out->spread;
+    /* a period, a time, a size, a rate or a ratio is never below 0 */
+    if (out->lo < 0 && med >= 0 && tg_baseline_nonnegative(m->unit)) {
+        out->lo = 0;
+        out->clamped = true;
+    }
     return true;
 }
 
@@ -214,11 +256,15 @@ bool tg_baseline_spread(const tg_baseline *b, const tg_baseline_metric *m, doubl
 static bool fill_cmp(const tg_baseline *b, const tg_baseline_metric *m, tg_rule_result *r, double run_noise)
 {
     tg_baseline_cmp *c = &r->baseline;
-    *c = (tg_baseline_cmp){.present = true, .value = m->median, .current = r->metric_value,
+    tg_spread sp;
+    if (!tg_baseline_spread(b, m, run_noise, &sp)) return false;
+    /* the value compared with: the median of the runs not kept as outliers */
+    double value = isnan(sp.value) ? m->median : sp.value;
+    *c = (tg_baseline_cmp){.present = true, .value = value, .current = r->metric_value,
                            .p_value = NAN, .band_lo = NAN, .band_hi = NAN, .spread = NAN,
                            .workload_match = NAN, .busy_then = NAN, .busy_now = NAN};
-    if (m->median != 0)
-        c->change = (c->current - m->median) / fabs(m->median);
+    if (value != 0)
+        c->change = (c->current - value) / fabs(value);
     else
         c->change = c->current == 0 ? 0 : copysign(INFINITY, c->current);
 
@@ -232,8 +278,6 @@ static bool fill_cmp(const tg_baseline *b, const tg_baseline_metric *m, tg_rule_
         c->p_value = mwu.p_value;
     free(cur);
 
-    tg_spread sp;
-    if (!tg_baseline_spread(b, m, run_noise, &sp)) return false;
     c->n_runs = sp.n_runs;
     c->spread = sp.rel;
     c->band_measured = sp.measured;
@@ -430,7 +474,7 @@ static bool attribute(const tg_baseline *b, const tg_baseline_metric *m, const t
     const tg_workload *base = b->workload, *cur = tr->workload;
     if (!base || !cur || isnan(base->gpu_time) || isnan(cur->gpu_time)) return true;
     bool ranges = !m->samples_field || strcmp(m->samples_field, "gpu_time") != 0;
-    return tg_workload_attribute(base, cur, r->metric_value - m->median, ranges, &r->baseline, a);
+    return tg_workload_attribute(base, cur, r->metric_value - r->baseline.value, ranges, &r->baseline, a);
 }
 
 /* ------------------------------------------------------------ judging */
@@ -461,6 +505,18 @@ static bool judge(const tg_baseline *b, const tg_baseline_metric *m, const tg_tr
     if (evaluated && evaluated[0]) fprintf(f, "%s vs baseline %s", evaluated, base);
     else fprintf(f, "%s %s vs baseline %s", m->metric, cur, base);
     fprintf(f, " (%s, %s, n=%zu now vs %zu in the baseline): %s", pct, p, c->n_current, c->n_baseline, why);
+    if (m->n_kept_outliers) {
+        /* recorded with --keep-outliers: the band is the other runs' */
+        fprintf(f, "; the baseline keeps %zu outlier run%s (", m->n_kept_outliers,
+                m->n_kept_outliers == 1 ? "" : "s");
+        for (size_t i = 0; i < m->n_kept_outliers; i++) {
+            size_t k = m->kept_outliers[i];
+            char v[48];
+            tg_fmt_num(v, sizeof v, k < b->n_runs ? m->runs[k] : NAN, m->unit);
+            fprintf(f, "%s%s at %s", i ? ", " : "", k < b->n_runs && b->runs[k].trace ? b->runs[k].trace : "?", v);
+        }
+        fprintf(f, ") out of its value and band");
+    }
     if (r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE)
         tg_workload_put_changes(f, c, !m->samples_field || strcmp(m->samples_field, "gpu_time") != 0);
     bool ok = fclose(f) == 0;

@@ -37,6 +37,7 @@ typedef struct record_opts {
     const char *iteration_pattern;
     tg_missing_mode missing;
     bool allow_mismatch;
+    bool keep_outliers;
     int jobs;
     const char *const *traces;
     size_t n_traces;
@@ -49,6 +50,7 @@ static int read_record(const tg_cli_args *a, record_opts *o)
         .iteration_pattern = tg_cli_value(a, TG_CLI_OPT_PATTERN),
         .missing = tg_cli_choice(a, TG_CLI_OPT_MISSING, 0) == 1 ? TG_MISSING_SKIP : TG_MISSING_FAIL,
         .allow_mismatch = tg_cli_flag(a, TG_CLI_OPT_ALLOW_MISMATCH),
+        .keep_outliers = tg_cli_flag(a, TG_CLI_OPT_KEEP_OUTLIERS),
         .jobs = tg_cli_count(a, TG_CLI_OPT_JOBS, 1),
         .traces = a->operands,
         .n_traces = a->n_operands,
@@ -200,7 +202,7 @@ int tg_cmd_baseline_record(const tg_cli_args *a)
         goto done;
     }
     if (tg_baseline_check_results(&run, o.allow_mismatch, &diag) == TG_OK)
-        b = tg_baseline_record(&run, rs, TG_VERSION, date, &diag);
+        b = tg_baseline_record_keep(&run, rs, TG_VERSION, date, o.keep_outliers, &diag);
     rc = tg_cli_report_diag(&diag, TG_OK);
     if (!b) {
         if (rc == TG_OK) rc = TG_EINTERNAL;
@@ -246,14 +248,26 @@ static void show_metric(const tg_baseline *b, const tg_baseline_metric *m, FILE 
             m->n_runs, b->n_runs);
     tg_spread sp;
     if (tg_baseline_spread(b, m, NAN, &sp) && sp.measured) {
-        char lo[48], hi[48];
+        char lo[48], hi[48], c[48];
         tg_fmt_num(lo, sizeof lo, sp.lo, m->unit);
         tg_fmt_num(hi, sizeof hi, sp.hi, m->unit);
-        fprintf(out, "    band     %s .. %s (median +- %g x the spread of %zu runs, %.3g%%)\n", lo, hi,
-                TG_BASELINE_BAND_K, sp.n_runs, 100 * sp.rel);
+        tg_fmt_num_digits(c, sizeof c, sp.value, m->unit, 6);
+        fprintf(out, "    band     %s .. %s (%s +- %g x the spread of %zu runs, %.3g%%%s)\n", lo, hi, c,
+                TG_BASELINE_BAND_K, sp.n_runs, 100 * sp.rel, sp.clamped ? ", clamped at 0" : "");
     } else {
         fprintf(out, "    band     not measured (needs %d runs; a check assumes the rule's run_noise)\n",
                 TG_BASELINE_MIN_BAND_RUNS);
+    }
+    if (m->n_kept_outliers) {
+        fprintf(out, "    outliers kept, left out of the value and band:");
+        for (size_t i = 0; i < m->n_kept_outliers; i++) {
+            size_t k = m->kept_outliers[i];
+            fputc(' ', out);
+            show_text(out, b->runs[k].trace);
+            tg_fmt_num_digits(v, sizeof v, m->runs[k], m->unit, 6);
+            fprintf(out, " (%s)%s", v, i + 1 < m->n_kept_outliers ? "," : "");
+        }
+        fputc('\n', out);
     }
     fprintf(out, "    per run ");
     for (size_t i = 0; i < b->n_runs; i++) {

@@ -39,12 +39,23 @@ double tg_stats_mad(const double *x, size_t n);
 /* Sample standard deviation (n - 1 in the denominator); NaN for n < 2. */
 double tg_stats_sd(const double *x, size_t n);
 
-/* Spread of per-run values: TG_MAD_SCALE * MAD, robust to one odd run;
-** with fewer than TG_SPREAD_ROBUST_N values the larger of that and the
-** sd, because the MAD of a few values reads 0 when two of three runs agree
-** however far the third is (30, 30, 45 ms). NaN for n < 2. */
-#define TG_SPREAD_ROBUST_N 5
+/* Small-sample consistency factor b_n of the MAD (Croux & Rousseeuw 1992):
+** b_n x TG_MAD_SCALE x MAD estimates the sd of n normal values without the
+** bias of small n (1.196 at n = 2, 1.495 at 3, 1.363 at 4, ..., n / (n - 0.8)
+** from 10 on). 1 for n < 2. */
+double tg_stats_mad_factor(size_t n);
+
+/* Spread of per-run values: b_n x TG_MAD_SCALE x MAD, robust to one odd
+** value at every n >= 3 (no sd fallback: one odd run blows an sd up). It
+** reads 0 when two of three values agree, however far the third is: the
+** callers floor it (docs/regressions.md, "The spread"). NaN for n < 2. */
 double tg_stats_spread(const double *x, size_t n);
+
+/* Standard error of a median of n_per_value values drawn like x[0..n):
+** sqrt(pi/2) x TG_MAD_SCALE x MAD(x) / sqrt(n_per_value). How precisely
+** one run's median is known from its own iterations: the floor of a
+** run-to-run spread. NaN for n < 2 or n_per_value < 1. */
+double tg_stats_median_se(const double *x, size_t n, double n_per_value);
 
 /* Run-to-run band: median +- k * tg_stats_spread. Returns false (and NaN
 ** bounds) when n is below min_n. */

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "baseline/baseline.h"
+#include "common/stats.h"
 #include "common/units.h"
 #include "run_builder.h"
 
@@ -287,20 +288,21 @@ static void test_band_three_runs(void **state)
     tg_run_result *run = make_current(40 * MS, "NVIDIA H200", "3.11.0");
     assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
     tg_rule_result *r = result_of(run, RULE);
-    assert_true(fabs(r->baseline.band_lo - 16.6566 * MS) < 1);
-    assert_true(fabs(r->baseline.band_hi - 43.3434 * MS) < 1);
+    /* 30 +- 3 x b_3 1.495 x 1.4826 x MAD 3 ms = 30 +- 19.948 ms */
+    assert_true(fabs(r->baseline.band_lo - 10.0516 * MS) < 1e3);
+    assert_true(fabs(r->baseline.band_hi - 49.9484 * MS) < 1e3);
     assert_false(r->baseline.outside_band);
     assert_true(r->baseline.p_value < 0.01);
     assert_int_equal(r->verdict, TG_V_PASS);
-    expect_message(r, "inside the run-to-run band 16.7 ms..43.3 ms (3 x the spread of 3 baseline runs)");
+    expect_message(r, "inside the run-to-run band 10.1 ms..49.9 ms (3 x the spread of 3 baseline runs)");
     tb_run_free(run);
 
-    run = make_current(45 * MS, "NVIDIA H200", "3.11.0");
+    run = make_current(52 * MS, "NVIDIA H200", "3.11.0");
     assert_int_equal(apply(b, run, NAN, NAN, false, &d), TG_OK);
     r = result_of(run, RULE);
     assert_true(r->baseline.outside_band);
     assert_int_equal(r->verdict, TG_V_FAIL);
-    expect_message(r, "outside the run-to-run band 16.7 ms..43.3 ms");
+    expect_message(r, "outside the run-to-run band 10.1 ms..49.9 ms");
     tb_run_free(run);
     tg_baseline_free(b);
     tg_diag_clear(&d);
@@ -699,8 +701,12 @@ static void test_params_from_ruleset(void **state)
     assert_true(st[0].present);
     assert_true(st[0].value == 30 * MS);
     assert_int_equal(st[0].n_baseline, 300);
-    /* runs 30, 30, 30.2: MAD 0, sd 0.11547005383792 ms: 30 +- 0.34641016 ms */
-    assert_true(fabs(st[0].band_lo - 29.65358983848622 * MS) < 1 && fabs(st[0].band_hi - 30.34641016151378 * MS) < 1);
+    /* runs 30, 30, 30.2: MAD 0, so the floor: the standard error of one
+    ** run's median from the samples (100 a run, +- 0.5 ms), above 0.1% */
+    const tg_baseline_metric *bm = tg_baseline_find(b, RULE);
+    double se = tg_stats_median_se(bm->samples, bm->n_samples, 100);
+    assert_true(se > 0.001 * 30 * MS && se < 0.1 * MS);
+    assert_true(fabs(st[0].band_lo - (30 * MS - 3 * se)) < 1 && fabs(st[0].band_hi - (30 * MS + 3 * se)) < 1);
     assert_true(isnan(st[0].p_value) && isnan(st[0].current));
     tb_run_free(run);
     tg_rules_free(rs);
@@ -712,7 +718,7 @@ static void test_params_from_ruleset(void **state)
     r = result_of(run, RULE);
     assert_int_equal(r->verdict, TG_V_FAIL);
     expect_message(r, "beyond the 10% threshold");
-    expect_message(r, "outside the run-to-run band 29.7 ms..30.3 ms (3 x the spread of 3 baseline runs)");
+    expect_message(r, "outside the run-to-run band 29.9 ms..30.1 ms (3 x the spread of 3 baseline runs)");
     tb_run_free(run);
     tg_rules_free(rs);
     tg_baseline_free(b);

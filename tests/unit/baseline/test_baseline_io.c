@@ -450,7 +450,7 @@ static void test_malformed(void **state)
         {"format_version: 1\nruns: [a, b\n", 3, 1, "YAML syntax error"},
         {"- 1\n- 2\n", 1, 1, "not a tracegate baseline"},
         {"runs: []\nmetrics: {}\n", 1, 1, "'format_version' is missing"},
-        {"format_version: 2\nruns: []\nmetrics: {}\n", 1, 17, "format version 2"},
+        {"format_version: 3\nruns: []\nmetrics: {}\n", 1, 17, "format version 3"},
         {"format_version: one\n", 1, 17, "format_version must be a finite number"},
         {"format_version: 1\nruns: []\nmetrics: {}\n", 2, 7, "'runs' is empty"},
         {"format_version: 1\nruns:\n- {trace: a}\nruns: []\n", 4, 1, "duplicate key 'runs'"},
