@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "common/sha256.h"
 #include "report/json_read.h"
 #include "run_fixture.h"
 
@@ -291,6 +292,83 @@ static const char *first_error(const tg_diag *d)
         if (d->msgs[i].level == TG_DIAG_ERROR) return d->msgs[i].text;
     fail_msg("no error in the diag");
     return "";
+}
+
+/* Issue 31, class 8: a world size is a claim; missing ranks are runs, so
+** the entry for them is bounded by the results, not by the world. The cap
+** (TG_MERGE_WORLD_MAX, docs/limits.md) refuses a larger --world-size; a
+** result claiming more is a warning and its world size is not used. */
+static void test_world_size_bounded(void **state)
+{
+    (void)state;
+    const rank_spec spec[] = {{0, -1, "big"}, {5, -1, "big"}};
+    tg_run_result run = ranked_run(spec, 2);
+    tg_diag diag;
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, TG_MERGE_WORLD_MAX, &diag), TG_OK);
+    assert_int_equal(run.n_traces, 3);
+    const tg_trace_result *x = &run.traces[2];
+    assert_int_equal(x->n_missing_ranks, 2);   /* 1-4 and 6-1048575: two runs, not a million ranks */
+    assert_int_equal(x->missing_ranks[0], 1);
+    assert_int_equal(x->missing_ranks[1], 4);
+    assert_int_equal(x->missing_ranks[2], 6);
+    assert_int_equal(x->missing_ranks[3], TG_MERGE_WORLD_MAX - 1);
+    expect_in(x->error, "no result for 1048574 of the 1048576 ranks of job big (ranks 1-4, 6-1048575)");
+    char *json = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
+    assert_true(strlen(json) < 8192);
+    assert_non_null(strstr(json, "\"missing_rank_count\": 1048574"));
+    free(json);
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+
+    run = ranked_run(spec, 2);
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, TG_MERGE_WORLD_MAX + 1, &diag), TG_EUSAGE);
+    expect_in(first_error(&diag), "--world-size 1048577 is more than the 1048576 ranks merge accepts");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+
+    const rank_spec claims[] = {{0, 100000000, "c"}, {1, 100000000, "c"}};
+    run = ranked_run(claims, 2);
+    tg_diag_init(&diag);
+    assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_OK);
+    assert_int_equal(run.n_traces, 2);          /* no entry for 10^8 - 2 ranks */
+    assert_int_equal(diag.n_errors, 0);
+    assert_int_equal(diag.msgs[0].level, TG_DIAG_WARNING);
+    expect_in(diag.msgs[0].text, "says the world of job c has 100000000 ranks, more than the 1048576 merge accepts");
+    tg_diag_clear(&diag);
+    tg_arena_free(run.arena);
+}
+
+/* The rule-set digest's hash: FIPS 180-4's test vectors. */
+static void test_sha256(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *out; } v[] = {
+        {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        tg_sha256 h;
+        char hex[TG_SHA256_HEX];
+        tg_sha256_init(&h);
+        tg_sha256_update(&h, v[i].in, strlen(v[i].in));
+        tg_sha256_hex(&h, hex);
+        assert_string_equal(hex, v[i].out);
+    }
+    tg_sha256 h;   /* a million 'a', fed in odd pieces */
+    char hex[TG_SHA256_HEX], a[997];
+    memset(a, 'a', sizeof a);
+    tg_sha256_init(&h);
+    for (size_t left = 1000000; left;) {
+        size_t n = left < sizeof a ? left : sizeof a;
+        tg_sha256_update(&h, a, n);
+        left -= n;
+    }
+    tg_sha256_hex(&h, hex);
+    assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 /* Each rank once, the world complete: nothing added, no message; job
@@ -633,6 +711,8 @@ int main(void)
         cmocka_unit_test(test_straggler_not_read_back),
         cmocka_unit_test(test_bad_origin),
         cmocka_unit_test(test_trace_format),
+        cmocka_unit_test(test_world_size_bounded),
+        cmocka_unit_test(test_sha256),
     };
     return cmocka_run_group_tests_name("merge", tests, NULL, NULL);
 }
