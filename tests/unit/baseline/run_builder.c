@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TB_MAX_TRACES 8
+#define TB_MAX_TRACES 16
 #define TB_MAX_RULES 16
 
 tg_run_result *tb_run_new(void)
