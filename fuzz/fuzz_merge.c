@@ -48,8 +48,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* threshold and severity from the input, so every branch is reachable */
         double threshold = (double)(size % 41) / 100.0;
         tg_merge_stragglers(&run, threshold, (tg_severity)(size % 3));
+        /* a note about the whole run (merge --allow-mixed-rules), of text
+        ** the input chose: every format writes it */
+        const char *note = run.n_traces && run.traces[0].file ? run.traces[0].file : "fuzz";
         tg_report_opts ro = {.fail_on = (tg_severity)((size / 3) % 3), .tool_version = "fuzz",
-                             .quiet = size & 1};
+                             .quiet = size & 1, .notes = &note, .n_notes = (size >> 1) & 1,
+                             .rules_digest = size & 4 ? "sha256:fuzz" : NULL};
         for (int f = 0; f < TG_FMT_COUNT; f++) fz_report_checked((tg_format)f, &run, NULL, &ro);
     }
     tg_arena_free(run.arena);

@@ -423,18 +423,26 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
     if (t->iteration_marker) put(c, o, "iteration_marker", tg_report_json_str(t->iteration_marker));
     if (t->workload) put(c, o, "workload", workload_json(c, t->workload));
     if (t->n_missing_ranks) {
-        /* runs [first, last]: bounded by the results, not the world size */
-        json_t *list = json_array();
+        /* runs [first, last]: bounded by the results, not by the world
+        ** size; each rank listed too while they are few (docs/formats.md) */
+        json_t *runs = json_array();
         json_int_t count = 0;
         for (size_t i = 0; i < t->n_missing_ranks; i++) {
             json_int_t lo = (json_int_t)t->missing_ranks[2 * i], hi = (json_int_t)t->missing_ranks[2 * i + 1];
             json_t *run = json_array();
             append(c, run, json_integer(lo));
             append(c, run, json_integer(hi));
-            append(c, list, run);
+            append(c, runs, run);
             count += hi - lo + 1;
         }
-        put(c, o, "missing_ranks", list);
+        if (count <= TG_MISSING_RANKS_LISTED) {
+            json_t *list = json_array();
+            for (size_t i = 0; i < t->n_missing_ranks; i++)
+                for (int64_t r = t->missing_ranks[2 * i]; r <= t->missing_ranks[2 * i + 1]; r++)
+                    append(c, list, json_integer((json_int_t)r));
+            put(c, o, "missing_ranks", list);
+        }
+        put(c, o, "missing_rank_runs", runs);
         put(c, o, "missing_rank_count", json_integer(count));
     }
     if (t->status != TG_OK)

@@ -572,7 +572,7 @@ static bool reserve(tg_merge *m, size_t more)
 ** every merge, never read back, as its rank-straggler results are not. */
 static bool merge_made(json_t *trace)
 {
-    return json_object_get(trace, "missing_ranks") != NULL;
+    return json_object_get(trace, "missing_ranks") || json_object_get(trace, "missing_rank_runs");
 }
 
 /* What a file of this mode is, for the sentence refusing it. */

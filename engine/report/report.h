@@ -93,6 +93,11 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
 char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opts,
                              char *buf, size_t size);
 
+/* The JSON result lists each missing rank of a merge (missing_ranks)
+** while there are at most this many; missing_rank_runs and
+** missing_rank_count always say them (docs/formats.md, "merge"). */
+#define TG_MISSING_RANKS_LISTED 1024
+
 /* GitHub drops a job summary larger than this whole; the markdown report
 ** never exceeds it (docs/formats.md, "markdown"). */
 #define TG_REPORT_MARKDOWN_MAX ((size_t)1 << 20)

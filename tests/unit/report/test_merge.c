@@ -17,6 +17,8 @@
 #include "common/sha256.h"
 #include "report/json_read.h"
 #include "run_fixture.h"
+#include "schema_check.h"
+#include "tg_config.h"
 
 static const tg_report_opts plain = {.fail_on = TG_SEV_ERROR, .tool_version = "9.9.9"};
 
@@ -314,9 +316,23 @@ static void test_world_size_bounded(void **state)
     assert_int_equal(x->missing_ranks[2], 6);
     assert_int_equal(x->missing_ranks[3], TG_MERGE_WORLD_MAX - 1);
     expect_in(x->error, "no result for 1048574 of the 1048576 ranks of job big (ranks 1-4, 6-1048575)");
-    char *json = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
+    const char *note = "a note about the whole run";
+    const tg_report_opts with = {.fail_on = TG_SEV_ERROR, .tool_version = "9.9.9", .notes = &note, .n_notes = 1,
+                                 .rules_digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"};
+    char *json = fixture_render(TG_FMT_JSON, &run, NULL, &with);
     assert_true(strlen(json) < 8192);
+    /* the new members are those docs/result-schema.json describes */
+    json_error_t jerr;
+    json_t *schema = json_load_file(TG_SOURCE_ROOT "/docs/result-schema.json", 0, &jerr);
+    json_t *doc = json_loads(json, 0, &jerr);
+    char err[512];
+    assert_non_null(schema);
+    assert_non_null(doc);
+    if (!schema_check(schema, doc, true, err, sizeof err)) fail_msg("schema: %s", err);
+    json_decref(doc);
+    json_decref(schema);
     assert_non_null(strstr(json, "\"missing_rank_count\": 1048574"));
+    assert_null(strstr(json, "\"missing_ranks\""));   /* too many to list one by one */
     free(json);
     tg_diag_clear(&diag);
     tg_arena_free(run.arena);
@@ -551,7 +567,8 @@ static void test_missing_not_read_back(void **state)
     assert_int_equal(tg_merge_ranks(&run, -1, &diag), TG_OK);
     assert_int_equal(run.n_traces, 2);
     char *json = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
-    assert_non_null(strstr(json, "\"missing_ranks\": [\n        [\n          1,\n          1\n        ]\n      ]"));
+    assert_non_null(strstr(json, "\"missing_ranks\": [\n        1\n      ]"));
+    assert_non_null(strstr(json, "\"missing_rank_runs\": [\n        [\n          1,\n          1\n        ]\n      ]"));
     assert_non_null(strstr(json, "\"missing_rank_count\": 1"));
     char *path = write_temp(json);
     tg_run_result back = {.arena = tg_arena_new()};
