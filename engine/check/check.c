@@ -100,7 +100,8 @@ static unsigned host_tables(const tg_check_plan *plan)
 tg_load_opts tg_check_load_opts(const tg_check_plan *plan)
 {
     return (tg_load_opts){.kernel_rows = plan->load_all || rules_read(plan->rs, TG_SRC_KERNEL),
-                          .defer_api = !plan->load_all, .host = host_tables(plan)};
+                          .defer_api = !plan->load_all, .host = host_tables(plan),
+                          .max_memory = plan->max_memory};
 }
 
 static tg_status failed(tg_trace_result *out, const tg_diag *diag, tg_status fallback, const char *why)

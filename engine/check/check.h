@@ -27,6 +27,7 @@ typedef struct tg_check_plan {
     int64_t gap_rows_min_ns;       /* gap rows some rule can see (pushed down from rs) */
     bool timeline;                 /* also fill tg_trace_result.timeline (the HTML report) */
     int threads;                   /* cores one trace may be read with (tg_trace_read_threads) */
+    int64_t max_memory;            /* --max-memory, also while reading (tg_load_opts) */
 } tg_check_plan;
 
 /* A plan for rs with default options (the gap pushdown computed). */

@@ -17,6 +17,7 @@
 static tg_trace *open_measured(const tg_facts_plan *plan, const char *path, tg_load_opts *load, tg_diag *diag)
 {
     load->threads = tg_trace_read_threads(path, plan->threads);
+    load->max_memory = plan->max_memory;   /* held while reading too */
     if (!tg_trace_fits_with(path, load, plan->max_memory, diag)) return NULL;
     return tg_trace_open_with(path, load, diag);
 }

@@ -222,6 +222,7 @@ static int run_check(check_args *a, int n_traces, const char *const *traces)
     if (st == TG_OK) {
         plan = tg_check_plan_for(c.rs);
         plan.load_all = a->load_all;
+        plan.max_memory = a->max_memory;
         plan.iteration_pattern = a->iteration_pattern;
         plan.eval.missing = a->missing;
         plan.eval.has_baseline = c.baseline != NULL;

@@ -343,6 +343,8 @@ typedef struct tg_trace {
     char *nsys_version;        /* "2022.4.2.1", or NULL if not recorded */
     char *schema_version;      /* "3.0.0", or NULL */
     char *product_name;        /* "NVIDIA Nsight Systems", "kineto2nsys", or NULL */
+    int64_t read_bytes;        /* the most bytes the reader's meter counted while
+                                  reading (Kineto; docs/limits.md), else 0 */
     int schema_major, schema_minor;  /* -1 when not recorded */
     bool has_table[TG_TABLE_COUNT];
     const char *table_name[TG_TABLE_COUNT]; /* actual name in this file ("..._V2"), or NULL */
@@ -432,6 +434,9 @@ typedef struct tg_load_opts {
                                   the direct B-tree reader (docs/architecture.md,
                                   "Reading an export"): the same rows, slower;
                                   tests compare the two */
+    int64_t max_memory;        /* --max-memory: a reader that would hold more
+                                  stops with its sentence (docs/limits.md; the
+                                  Kineto reader); 0: no limit */
 } tg_load_opts;
 
 tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag *diag);

@@ -17,6 +17,7 @@
 #define TG_TRACE_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 
 #include "trace.h"
@@ -426,6 +427,27 @@ size_t tg_rows_page(void);
 ** mappings of tg_rows_map). 1 moved; 0 not moved, `to` mapped to fresh
 ** zero pages; -1 `to` is no longer mapped. */
 int tg_rows_move(void *from, void *to, size_t bytes);
+
+/* --max-memory while reading (see trace_mem.c): bytes charged by the
+** threads a meter is attached to, against limit (0: none). */
+typedef struct tg_mem_meter {
+    _Atomic int64_t held;      /* charged so far (never taken off) */
+    _Atomic int64_t peak;      /* the most held, a refused charge included */
+    int64_t limit;
+    _Atomic bool over;         /* a charge passed the limit: every later one fails */
+} tg_mem_meter;
+/* The meter of this thread (NULL: none); the one it had. */
+tg_mem_meter *tg_mem_attach(tg_mem_meter *m);
+/* Count bytes more; false when that passes the limit (the caller fails as
+** out of memory, and tg_mem_fail says why). */
+bool tg_mem_charge(size_t bytes);
+/* When this thread's meter passed its limit: the --max-memory sentence in
+** ld (status TG_ETRACE), true. */
+bool tg_mem_fail(tg_loader *ld);
+/* The one --max-memory sentence (tg_trace_fits_with's estimate, a reader's
+** meter): the limit, "about" or "at least", the bytes. */
+#define TG_MAX_MEMORY_SENTENCE \
+    "needs more than %s (--max-memory): loading it takes %s %s; raise the limit or check it on a bigger machine"
 
 /* TG_PUSH for the row arrays of the trace. */
 #define TG_PUSH_ROWS(arr, n, cap, mapped, val) \

@@ -75,7 +75,22 @@ typedef struct frame {
     frame_kind kind;
     key_id key;                /* last key of an object frame */
     int n;                     /* elements seen (arrays) */
+    uint64_t seen;             /* keys of used_keys met in this object (bit per key_id) */
 } frame;
+
+/* The keys each object frame reads: one of them twice is refused (jq and
+** Python keep the last, a streaming reader met the first; docs/kineto.md,
+** "Duplicate keys"). ORDER: frame_kind. */
+#define KB(k) ((uint64_t)1 << (k))
+static const uint64_t used_keys[] = {
+    [F_TOP] = KB(K_TRACE_EVENTS) | KB(K_DEVICE_PROPS) | KB(K_DIST_INFO) | KB(K_SCHEMA),
+    [F_EVENT] = KB(K_PH) | KB(K_CAT) | KB(K_NAME) | KB(K_PID) | KB(K_TID) | KB(K_TS) | KB(K_DUR) | KB(K_ARGS),
+    [F_ARGS] = KB(K_DEVICE) | KB(K_CONTEXT) | KB(K_STREAM) | KB(K_CORRELATION) | KB(K_BYTES) |
+               KB(K_REGISTERS) | KB(K_SMEM) | KB(K_GRID) | KB(K_BLOCK) | KB(K_NAME) | KB(K_LABELS),
+    [F_DEVICE] = KB(K_ID) | KB(K_NAME) | KB(K_NUM_SMS) | KB(K_TOTAL_MEM) | KB(K_MAJOR) | KB(K_MINOR),
+    [F_DIST] = KB(K_RANK) | KB(K_WORLD_SIZE),
+};
+_Static_assert(K_COUNT <= 64, "frame.seen holds a bit per key");
 
 /* A growable text buffer for one string value. */
 typedef struct textbuf {
@@ -99,6 +114,9 @@ typedef struct parser {
     tg_kin_rec *rec;           /* a second half's parser records, not emits */
     tg_kin_skip *elider;       /* events elided before yajl, or NULL */
     unsigned char *out;        /* the skipper's output */
+    key_id dup;                /* a key met twice in one object (K_NONE: none) */
+    frame_kind dup_in;         /* the object it was met in */
+    uint64_t top_seen;         /* top-level keys met (a second half's are checked against the first's) */
 } parser;
 
 static bool text_set(parser *p, textbuf *b, const unsigned char *s, size_t len)
@@ -306,10 +324,7 @@ static int on_start_array(void *ctx)
     else if (f && f->kind == F_TOP && f->key == K_DEVICE_PROPS) kind = F_DEVICES;
     else if (f && f->kind == F_ARGS && (f->key == K_GRID || f->key == K_BLOCK)) kind = F_DIMS;
     element(p);
-    if (kind == F_EVENTS) {
-        if (p->saw_events) kind = F_SKIP;      /* a second traceEvents: the first counts */
-        p->saw_events = true;
-    }
+    if (kind == F_EVENTS) p->saw_events = true;   /* a second traceEvents key is refused (on_key) */
     return push(p, kind);
 }
 
@@ -351,7 +366,17 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
 {
     parser *p = ctx;
     frame *f = top(p);
-    if (f) f->key = key_of(&p->keys, s, len);
+    if (!f) return 1;
+    f->key = key_of(&p->keys, s, len);
+    uint64_t bit = f->key != K_NONE && (size_t)f->kind < sizeof used_keys / sizeof *used_keys
+                 ? used_keys[f->kind] & KB(f->key) : 0;
+    if (bit & f->seen) {
+        p->dup = f->key;
+        p->dup_in = f->kind;
+        return 0;              /* feed says why */
+    }
+    f->seen |= bit;
+    if (f->kind == F_TOP) p->top_seen |= bit;
     return 1;
 }
 
@@ -543,6 +568,24 @@ static void fail_json(tg_loader *ld, parser *p, yajl_handle h, const unsigned ch
                      (unsigned long long)at, (long long)p->n_events);
 }
 
+/* A key the reader uses, met twice in one object: refused, since readers
+** disagree on which one counts (jq and Python: the last). */
+static void fail_duplicate(tg_loader *ld, key_id k, frame_kind in, int64_t event)
+{
+    char where[64];
+    switch (in) {
+    case F_TOP: snprintf(where, sizeof where, "at the top level"); break;
+    case F_EVENT: snprintf(where, sizeof where, "in trace event %lld", (long long)event); break;
+    case F_ARGS: snprintf(where, sizeof where, "in the args of trace event %lld", (long long)event); break;
+    case F_DEVICE: snprintf(where, sizeof where, "in a deviceProperties entry"); break;
+    default: snprintf(where, sizeof where, "in distributedInfo"); break;
+    }
+    tg_load_fail(ld, TG_ETRACE,
+                 "has the key \"%s\" twice %s: JSON readers disagree on which one counts (jq and "
+                 "Python take the last), so the trace is not read; write each key once",
+                 key_names[k], where);
+}
+
 /* Did the parse stop on a raw control character inside a string? */
 static bool stopped_on_control(yajl_handle h, const unsigned char *buf, size_t n)
 {
@@ -602,6 +645,7 @@ static void skipper_free(parser *p)
 
 typedef struct half {
     const char *path;
+    tg_mem_meter *meter;       /* the reader's, shared by both halves */
     uint64_t from;
     parser p;
     tg_kin_rec rec;
@@ -631,6 +675,7 @@ static uint64_t find_split(int fd, uint64_t size)
 static void *parse_half(void *arg)
 {
     half *hf = arg;
+    tg_mem_attach(hf->meter);
     static const char head[] = "{\"traceEvents\":[";
     tg_diag scratch;
     tg_diag_init(&scratch);
@@ -645,7 +690,8 @@ static void *parse_half(void *arg)
         n = tg_kin_input_read(&in, buf, CHUNK, &ld);
         ok = n >= 0 && parse_bytes(&hf->p, h, buf, (size_t)(n > 0 ? n : 0), n == 0) == yajl_status_ok;
     }
-    hf->ok = ok && yajl_complete_parse(h) == yajl_status_ok && !hf->p.oom && !hf->rec.oom;
+    hf->ok = ok && yajl_complete_parse(h) == yajl_status_ok && !hf->p.oom && !hf->rec.oom &&
+             !(hf->p.elider && hf->p.elider->suspect);
     if (hf->p.elider) hf->rec.n_cpu_ops += hf->p.elider->elided_ops;
     tg_kin_input_close(&in);
     if (h) yajl_free(h);
@@ -668,6 +714,8 @@ static half *half_start(const char *path, uint64_t *limit, bool elide)
     half *hf = split ? calloc(1, sizeof *hf) : NULL;
     if (!hf) return NULL;
     hf->path = path;
+    hf->meter = tg_mem_attach(NULL);
+    tg_mem_attach(hf->meter);
     hf->from = split;
     tg_kin_rec_free(&hf->rec);           /* its empty state */
     hf->p = (parser){.keys = key_lengths(), .rec = &hf->rec};
@@ -716,6 +764,7 @@ static int feed(tg_loader *ld, parser *p, yajl_handle h, tg_kin_input *in, unsig
         if (n > 0 && filter) filter_controls(filter, buf, (size_t)n);
         yajl_status st = parse_bytes(p, h, buf, (size_t)n, n == 0);
         if (st != yajl_status_ok) {
+            if (p->dup != K_NONE) return fail_duplicate(ld, p->dup, p->dup_in, p->n_events - 1), 0;
             if (p->oom || ld->failed) return fail_json(ld, p, h, buf, 0, before, false), 0;
             if (p->elider) return -2;
             if (!filter && stopped_on_control(h, buf, (size_t)n)) return -1;
@@ -735,6 +784,7 @@ static int finish_pass(tg_loader *ld, parser *p, yajl_handle h, tg_kin_input *in
         fail_json(ld, p, h, buf, 0, in->delivered, true);
         return 0;
     }
+    if (p->elider && p->elider->suspect) return -2;   /* an elided event may have said more */
     if (p->elider) p->rows.n_cpu_ops += p->elider->elided_ops;
     if (!p->saw_events) {
         tg_load_fail(ld, TG_ETRACE, "is JSON but not a PyTorch profiler trace: it has no traceEvents array");
@@ -766,6 +816,15 @@ static int parse_pass(tg_loader *ld, const char *path, ctl_filter *filter, bool 
         if (hf) {
             bool joined = half_join(hf, &p) && (!p.elider || (!p.elider->dropping && !p.elider->in_string &&
                                                                p.elider->n_carry == 0 && p.elider->depth == 2));
+            /* a top-level key on both sides of the split (traceEvents is the half's own head) */
+            uint64_t twice = p.top_seen & hf->p.top_seen & ~KB(K_TRACE_EVENTS);
+            if (fed > 0 && joined && twice) {
+                int k = 0;
+                while (!(twice & KB(k))) k++;
+                fail_duplicate(ld, (key_id)k, F_TOP, 0);
+                result = 0;
+                goto done;
+            }
             if (fed > 0 && joined) {
                 bool ok = tg_kin_rec_replay(&p.rows, &hf->rec, p.n_events);
                 p.n_events += hf->p.n_events;
@@ -787,9 +846,9 @@ done:
     return result;
 }
 
-bool tg_kin_load(tg_loader *ld, const tg_load_opts *opts)
+/* The read itself; tg_kin_load meters it. */
+static bool load(tg_loader *ld)
 {
-    (void)opts;                /* ld->kernel_rows carries what the reader needs */
     int rc = parse_pass(ld, ld->path, NULL, true);
     if (rc == -2) {            /* an error past elided events: read again to say it exactly */
         if (!reset_rows(ld)) return false;
@@ -806,4 +865,20 @@ bool tg_kin_load(tg_loader *ld, const tg_load_opts *opts)
                         ld->path, filter.replaced);
     }
     return rc > 0;
+}
+
+/* --max-memory holds while reading: every byte the rows, the names and a
+** second half's record grow by is charged to one meter (trace_mem.c), and
+** the read stops with the estimate's sentence when it would pass the limit
+** (docs/limits.md). ld->kernel_rows carries the rest of what it needs. */
+bool tg_kin_load(tg_loader *ld, const tg_load_opts *opts)
+{
+    tg_mem_meter m = {.limit = opts ? opts->max_memory : 0};
+    tg_mem_meter *was = tg_mem_attach(&m);
+    bool ok = load(ld);
+    /* a second half may have passed it alone, its failure then silent */
+    if (ok && atomic_load(&m.over)) ok = !tg_mem_fail(ld);
+    ld->t->read_bytes = atomic_load(&m.peak);
+    tg_mem_attach(was);
+    return ok;
 }

@@ -52,9 +52,12 @@ ssize_t tg_kin_input_read(tg_kin_input *in, unsigned char *buf, size_t cap, tg_l
 void tg_kin_input_close(tg_kin_input *in);
 /* A plain file read from offset on (a second parser's half). */
 bool tg_kin_input_seek(tg_kin_input *in, uint64_t offset);
-/* Uncompressed size of a file, for --max-memory: the gzip trailer's
-** (modulo 4 GiB, so at least the compressed size times 4), else its size;
-** -1 when it cannot be read. */
+/* Uncompressed size of a file, for --max-memory's estimate: the larger of
+** the gzip trailer's ISIZE (the last member's, modulo 4 GiB) and the
+** compressed size times TG_KIN_GZIP_RATIO, else its size; -1 when it
+** cannot be read. Not a bound (gzip reaches 1000x): the reader's meter
+** holds the limit while reading (docs/limits.md). */
+#define TG_KIN_GZIP_RATIO 8    /* the corpus compresses 11x to 30x: ISIZE decides there */
 int64_t tg_kin_input_size(const char *path);
 
 /* ---- trace_kineto_map.c */
@@ -151,6 +154,13 @@ typedef struct tg_kin_skip {
     bool in_string, escaped, dropping, started, top_object;
     size_t elided, elided_ops; /* events replaced by 0; of them operators */
     size_t n_carry;            /* an undecided event head, at the start of work */
+    /* an elided event's own keys (strings directly in it): a second ph,
+    ** cat or name, or an escape there, could make it an event the parser
+    ** must see (docs/kineto.md, "Duplicate keys"): `suspect`, and the
+    ** reader reads the file again without eliding */
+    uint8_t str_n, n_ph, n_cat, n_name;
+    char str_head[4];
+    bool str_escaped, suspect;
     unsigned char work[TG_KIN_CHUNK + 256];
 } tg_kin_skip;
 

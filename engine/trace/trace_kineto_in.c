@@ -290,8 +290,11 @@ int64_t tg_kin_input_size(const char *path)
     if (gz && st.st_size >= 18 && pread(fd, tail, 4, st.st_size - 4) == 4) {
         uint64_t isize = (uint64_t)tail[0] | (uint64_t)tail[1] << 8 | (uint64_t)tail[2] << 16 |
                          (uint64_t)tail[3] << 24;
-        int64_t floor4 = size * 4;     /* ISIZE wraps at 4 GiB: JSON compresses > 4x */
-        size = (int64_t)isize > floor4 ? (int64_t)isize : floor4;
+        /* ISIZE is the last member's size mod 4 GiB: a lower bound at best
+        ** (a 1-byte member appended hides the rest), so the compressed size
+        ** times the most the traces we hold compress by stands beside it */
+        int64_t floor = size > INT64_MAX / TG_KIN_GZIP_RATIO ? INT64_MAX : size * TG_KIN_GZIP_RATIO;
+        size = (int64_t)isize > floor ? (int64_t)isize : floor;
     }
     close(fd);
     return size;

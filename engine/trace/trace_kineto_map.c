@@ -52,7 +52,14 @@ static int32_t i32_or_null(int64_t v)
 
 static bool intern(tg_kin_rows *r, const char *s, size_t len, int32_t *id)
 {
-    *id = tg_strpool_intern(r->ld->t->strings, s, len);
+    tg_strpool *pool = r->ld->t->strings;
+    int32_t before = tg_strpool_count(pool);
+    *id = tg_strpool_intern(pool, s, len);
+    /* a new name: its text, its slot and its hash entry (--max-memory) */
+    if (*id >= 0 && tg_strpool_count(pool) != before && !tg_mem_charge(len + 32)) {
+        *id = -1;
+        return tg_mem_fail(r->ld), false;
+    }
     if (*id < 0) tg_load_fail(r->ld, TG_EINTERNAL, "out of memory");
     return *id >= 0;
 }
@@ -77,7 +84,7 @@ static bool times(tg_kin_rows *r, tg_table_id table, const tg_kin_event *e, int6
 
 static bool pushed(tg_kin_rows *r, bool ok)
 {
-    if (!ok) tg_load_fail(r->ld, TG_EINTERNAL, "out of memory");
+    if (!ok && !tg_mem_fail(r->ld)) tg_load_fail(r->ld, TG_EINTERNAL, "out of memory");
     return ok;
 }
 
@@ -436,7 +443,8 @@ static bool rec_put(tg_kin_rec *rec, uint32_t kind, const tg_kin_event *e, const
 {
     size_t size = (sizeof(rec_head) + alen + blen + clen + 7) & ~(size_t)7;
     if (size > UINT32_MAX) return true;                 /* a 4 GiB name: dropped */
-    if (!tg_grow((void **)&rec->buf, &rec->cap, rec->len + size, 1)) {
+    size_t cap = rec->cap;
+    if (!tg_grow((void **)&rec->buf, &rec->cap, rec->len + size, 1) || !tg_mem_charge(rec->cap - cap)) {
         rec->oom = true;
         return false;
     }

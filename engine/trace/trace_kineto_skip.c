@@ -79,6 +79,27 @@ out:
 static const bool structural[256] = {['"'] = true, ['{'] = true, ['}'] = true, ['['] = true, [']'] = true};
 static const bool in_string[256] = {['"'] = true, ['\\'] = true};
 
+/* The text w[from, to) of a string directly inside an elided event. */
+static void note_key_text(tg_kin_skip *k, const unsigned char *w, size_t from, size_t to)
+{
+    for (size_t i = from; i < to && k->str_n < 5; i++, k->str_n++)
+        if (k->str_n < 4) k->str_head[k->str_n] = (char)w[i];
+}
+
+/* That string closed: a second ph, cat or name (or an escape that might
+** spell one) makes the elision doubtful. */
+static void note_key_end(tg_kin_skip *k)
+{
+    uint8_t n = k->str_n;
+    bool is_ph = n == 2 && memcmp(k->str_head, "ph", 2) == 0;
+    bool is_cat = n == 3 && memcmp(k->str_head, "cat", 3) == 0;
+    bool is_name = n == 4 && memcmp(k->str_head, "name", 4) == 0;
+    k->n_ph += is_ph;
+    k->n_cat += is_cat;
+    k->n_name += is_name;
+    if (k->str_escaped || k->n_ph > 1 || k->n_cat > 1 || k->n_name > 1) k->suspect = true;
+}
+
 /* Copy w[from, to) to out unless dropping. */
 static inline size_t run(const tg_kin_skip *k, const unsigned char *w, size_t from, size_t to, unsigned char *out,
                          size_t o)
@@ -121,9 +142,16 @@ size_t tg_kin_skip_run(tg_kin_skip *k, const unsigned char *in, size_t n, unsign
         if (k->in_string) {
             while (j < len && !in_string[w[j]]) j++;
             o = run(k, w, i, j, out, o);
+            bool event_key = k->dropping && k->depth == k->drop_depth + 1;
+            if (event_key) note_key_text(k, w, i, j);
             if (j == len) break;
-            if (w[j] == '\\') k->escaped = true;
-            else k->in_string = false;
+            if (w[j] == '\\') {
+                k->escaped = true;
+                if (event_key) k->str_escaped = true;
+            } else {
+                k->in_string = false;
+                if (event_key) note_key_end(k);
+            }
             o = run(k, w, j, j + 1, out, o);
             i = j + 1;
             continue;
@@ -135,6 +163,8 @@ size_t tg_kin_skip_run(tg_kin_skip *k, const unsigned char *in, size_t n, unsign
         i = j;
         if (b == '"') {
             k->in_string = true;
+            k->str_n = 0;
+            k->str_escaped = false;
         } else if (b == '{' || b == '[') {
             if (b == '{' && !k->dropping && k->top_object && k->depth == 2) {
                 int c = classify(w + i, len - i, final);
@@ -149,6 +179,7 @@ size_t tg_kin_skip_run(tg_kin_skip *k, const unsigned char *in, size_t n, unsign
                     k->elided++;
                     k->drop_depth = k->depth;
                     k->dropping = true;
+                    k->n_ph = k->n_cat = k->n_name = 0;
                 }
             }
             k->depth++;

@@ -12,6 +12,13 @@
 **
 ** `mapped` is the size of an array's mapping, 0 when it is malloc'd; the
 ** trace keeps it per table (tg_trace.rows_mapped).
+**
+** --max-memory while reading (docs/limits.md): a reader attaches a meter
+** to its threads (tg_mem_attach) and every byte its row arrays grow by,
+** and whatever else it charges (tg_mem_charge: interned names, a second
+** parser's record), is counted against the limit; a growth past it fails
+** as out of memory would, and tg_mem_fail says why. Nothing is taken off
+** when freed: the count is an upper bound of what the reader holds at once.
 */
 #include "trace_int.h"
 
@@ -32,6 +39,43 @@ size_t tg_rows_page(void)
         atomic_store_explicit(&page, v, memory_order_relaxed);
     }
     return v;
+}
+
+static _Thread_local tg_mem_meter *meter;
+
+tg_mem_meter *tg_mem_attach(tg_mem_meter *m)
+{
+    tg_mem_meter *was = meter;
+    meter = m;
+    return was;
+}
+
+bool tg_mem_charge(size_t bytes)
+{
+    tg_mem_meter *m = meter;
+    if (!m) return true;
+    int64_t add = bytes > (size_t)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)bytes;
+    int64_t now = atomic_fetch_add_explicit(&m->held, add, memory_order_relaxed) + add;
+    int64_t peak = atomic_load_explicit(&m->peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(&m->peak, &peak, now, memory_order_relaxed,
+                                                                memory_order_relaxed)) {
+    }
+    if (m->limit > 0 && (now > m->limit || atomic_load_explicit(&m->over, memory_order_relaxed))) {
+        atomic_store_explicit(&m->over, true, memory_order_relaxed);
+        return false;
+    }
+    return true;
+}
+
+bool tg_mem_fail(tg_loader *ld)
+{
+    tg_mem_meter *m = meter;
+    if (!m || !atomic_load_explicit(&m->over, memory_order_relaxed)) return false;
+    char limit[32], held[32];
+    tg_format_size(m->limit, limit, sizeof limit);
+    tg_format_size(atomic_load_explicit(&m->peak, memory_order_relaxed), held, sizeof held);
+    tg_load_fail(ld, TG_ETRACE, TG_MAX_MEMORY_SENTENCE, limit, "at least", held);
+    return true;
 }
 
 static size_t round_pages(size_t bytes)
@@ -66,6 +110,7 @@ bool tg_rows_grow(void **rows, size_t *mapped, size_t *cap, size_t need, size_t 
         ncap *= 2;
     }
     size_t bytes = ncap * esz;
+    if (!tg_mem_charge(bytes - *cap * esz)) return false;
     if (bytes < TG_ROWS_MAP_MIN && !*mapped) {
         void *p = realloc(*rows, bytes);
         if (!p) return false;
