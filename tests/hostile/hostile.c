@@ -1,6 +1,8 @@
 /*
 ** The runner of hostile.h: fork + exec of $TG_BINARY with both output
-** streams collected through pipes and a deadline enforced with SIGKILL;
+** streams collected through pipes, a CPU-time budget (RLIMIT_CPU in the
+** child, its user + system time from wait4) and a wall-clock safety net
+** for a child that waits forever (SIGKILL; hostile.h says why the two);
 ** optional read-only remount of a directory in a private mount namespace
 ** (root only; unshare(CLONE_NEWNS) fails harmlessly elsewhere); and the
 ** assertions every hostile case shares.
@@ -46,16 +48,28 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The deadline holds for the plain build; a sanitized build (the test and
-** the binary are built alike) gets three times as long, as meson's
+static double budget_factor = 1.0;
+
+void hx_budget_scale(double factor)
+{
+    budget_factor = factor > 0 ? factor : 1.0;
+}
+
+/* The budget holds for the plain build; a sanitized build (the test and
+** the binary are built alike) gets three times as much, as meson's
 ** --timeout-multiplier 3 in ci/test.sh. */
-static double deadline_seconds(void)
+double hx_cpu_budget(void)
 {
     const char *s = getenv("TG_HOSTILE_TIMEOUT_SCALE");
     double scale = s ? strtod(s, NULL) : 1.0;
     if (!(scale > 0)) scale = 1.0;
     if (hx_sanitized()) scale *= 3;
-    return HX_DEADLINE * scale;
+    return HX_DEADLINE * scale * budget_factor;
+}
+
+static double wall_net_seconds(void)
+{
+    return HX_WALL_FACTOR * hx_cpu_budget();
 }
 
 bool hx_sanitized(void)
@@ -120,6 +134,10 @@ void hx_run_in(hx_result *r, const char *ro_dir, bool *ro_mounted, const char *c
     assert_int_equal(pipe2(out, O_CLOEXEC), 0);
     assert_int_equal(pipe2(err, O_CLOEXEC), 0);
     assert_int_equal(pipe2(status_pipe, O_CLOEXEC), 0);
+    double budget = r->cpu_budget = hx_cpu_budget();
+    /* the kernel stops the child (SIGXCPU, then SIGKILL) a little past its
+    ** budget: a spinning binary costs at most that, whatever the load */
+    rlim_t cpu_soft = (rlim_t)budget + 2;
     double start = now();
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -130,6 +148,9 @@ void hx_run_in(hx_result *r, const char *ro_dir, bool *ro_mounted, const char *c
         dup2(err[1], 2);
         char mounted = 0;
         if (ro_dir) mounted = remount_readonly(ro_dir) == 0;
+        struct rlimit cpu = {cpu_soft, cpu_soft + 3}, old;
+        if (getrlimit(RLIMIT_CPU, &old) == 0 && (old.rlim_max == RLIM_INFINITY || old.rlim_max >= cpu.rlim_max))
+            setrlimit(RLIMIT_CPU, &cpu);
         if (write(status_pipe[1], &mounted, 1) != 1) _exit(127);
         execv(bin, argv);
         _exit(127);
@@ -143,7 +164,7 @@ void hx_run_in(hx_result *r, const char *ro_dir, bool *ro_mounted, const char *c
     close(status_pipe[0]);
     if (ro_mounted) *ro_mounted = mounted;
 
-    double limit = deadline_seconds();
+    double limit = wall_net_seconds();
     size_t out_cap = 0, err_cap = 0;
     struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
     int open_fds = 2;
@@ -179,8 +200,17 @@ void hx_run_in(hx_result *r, const char *ro_dir, bool *ro_mounted, const char *c
     while (wait4(pid, &ws, 0, &ru) < 0 && errno == EINTR) {}
     r->seconds = now() - start;
     r->max_rss_kb = ru.ru_maxrss;
+    r->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     if (WIFEXITED(ws)) r->status = WEXITSTATUS(ws);
     if (WIFSIGNALED(ws)) r->signal = WTERMSIG(ws);
+    /* over the budget: finished late, or stopped by RLIMIT_CPU (SIGXCPU at
+    ** the soft limit, SIGKILL at the hard one) */
+    if (r->cpu_seconds > budget || r->signal == SIGXCPU ||
+        (r->signal == SIGKILL && !r->timed_out && r->cpu_seconds >= (double)cpu_soft - 0.5)) {
+        r->over_cpu = true;
+        r->timed_out = true;
+    }
     /* a stream that printed nothing is an empty string, not NULL */
     if (!r->out) assert_non_null(r->out = calloc(1, 1));
     if (!r->err) assert_non_null(r->err = calloc(1, 1));
@@ -206,14 +236,26 @@ static void report(const char *what, const hx_result *r)
 {
     const char *nl = strchr(r->err, '\n');
     int len = nl ? (int)(nl - r->err) : (int)strlen(r->err);
-    printf("  %-44s exit %d in %.2f s: %.*s\n", what, r->status, r->seconds, len > 300 ? 300 : len, r->err);
+    printf("  %-44s exit %d in %.2f s (%.2f s CPU): %.*s\n", what, r->status, r->seconds, r->cpu_seconds,
+           len > 300 ? 300 : len, r->err);
     fflush(stdout);
+}
+
+void hx_expect_in_time(const char *what, const hx_result *r)
+{
+    if (r->over_cpu)
+        fail_msg("%s: used %.2f s of CPU, over its budget of %.1f s (CPU time is work done, not the load of "
+                 "the machine: a loop or a blow-up)", what, r->cpu_seconds, r->cpu_budget);
+    if (r->timed_out)
+        fail_msg("%s: still running after %.0f s of wall clock, having used %.2f s of CPU: a hang, waiting "
+                 "for something (the wall-clock safety net, %.0f times the CPU budget of %.1f s)",
+                 what, r->seconds, r->cpu_seconds, HX_WALL_FACTOR, r->cpu_budget);
 }
 
 static void expect_exited(const char *what, const hx_result *r, int status)
 {
     report(what, r);
-    if (r->timed_out) fail_msg("%s: still running after %.1f s (hang)", what, deadline_seconds());
+    hx_expect_in_time(what, r);
     if (r->signal) fail_msg("%s: killed by signal %d; stderr:\n%s", what, r->signal, r->err);
     if (strstr(r->err, "Sanitizer") || strstr(r->err, "runtime error:"))
         fail_msg("%s: sanitizer report:\n%s", what, r->err);

@@ -12,16 +12,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Per-case deadline in seconds (tests/hostile/README.md: a gate answers
-** fast, whatever it is fed); TG_HOSTILE_TIMEOUT_SCALE multiplies it for slow machines, and an
-** AddressSanitizer build gets three times as long. */
+/* Per-case budget in CPU seconds (user + system time of the child, from
+** wait4; tests/hostile/README.md: a gate answers fast, whatever it is
+** fed). CPU time is work, not wall-clock speed: a loaded machine does not
+** change it, so a case over it did too much work (a loop, a quadratic
+** join). TG_HOSTILE_TIMEOUT_SCALE multiplies it (valgrind), an
+** AddressSanitizer build gets three times as much. The child also gets
+** RLIMIT_CPU just above it, so a spinning binary is stopped there. */
 #define HX_DEADLINE 5.0
+/* The wall-clock safety net, only for a child that waits forever without
+** using CPU (a lock, a pipe nobody writes): HX_WALL_FACTOR times the CPU
+** budget (100 s plain), so a machine slowed down 20 times does not trip it.
+** It is no speed assertion. */
+#define HX_WALL_FACTOR 20.0
 
 typedef struct hx_result {
     int status;            /* exit status, -1 when killed or not run */
     int signal;            /* terminating signal, 0 if it exited */
-    bool timed_out;        /* killed at the deadline */
-    double seconds;
+    bool timed_out;        /* stopped: over its CPU budget or past the wall-clock safety net */
+    bool over_cpu;         /* ... the CPU budget (else the safety net) */
+    double seconds;        /* wall clock, for the log only */
+    double cpu_seconds;    /* the child's user + system time (wait4) */
+    double cpu_budget;     /* the budget it ran under (hx_cpu_budget) */
     long max_rss_kb;       /* the child's peak resident memory (getrusage) */
     char *out;             /* stdout, NUL-terminated (first 8 MiB) */
     size_t out_len;
@@ -40,6 +52,15 @@ void hx_run_in(hx_result *r, const char *ro_dir, bool *ro_mounted, const char *c
 #define hx_run(r, ...) hx_run_in((r), NULL, NULL, (const char *const[]){__VA_ARGS__, NULL})
 
 void hx_free(hx_result *r);
+
+/* The CPU budget of the runs that follow is `factor` times the per-case
+** one (1 restores it): a run over n inputs (test_readonly.c) gets n. */
+void hx_budget_scale(double factor);
+/* The CPU budget of a run now, in seconds. */
+double hx_cpu_budget(void);
+/* Fails the test when r was stopped, saying by which bound: the CPU budget
+** (too much work) or the wall-clock safety net (waiting, a hang). */
+void hx_expect_in_time(const char *what, const hx_result *r);
 
 /* Number of lines of s (a final line without '\n' counts). */
 size_t hx_lines(const char *s);

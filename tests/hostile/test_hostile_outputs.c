@@ -316,7 +316,9 @@ static pid_t drain_fifo(const char *fifo, const char *into)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        alarm(30);   /* a FIFO nobody opens for writing: never wait forever */
+        /* a FIFO nobody opens for writing: never wait forever (a safety
+        ** net past the binary's run and reap's wait, hostile.h) */
+        alarm((unsigned)(2 * HX_WALL_FACTOR * hx_cpu_budget()) + 10);
         int in = open(fifo, O_RDONLY);
         int out = open(into, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (in < 0 || out < 0) _exit(1);
@@ -329,10 +331,13 @@ static pid_t drain_fifo(const char *fifo, const char *into)
     return pid;
 }
 
-/* The drain finished in a few seconds; else it is killed and the case fails. */
+/* The drain ends once the binary, which has exited, closed the FIFO; one
+** still reading after the wall-clock safety net (hostile.h: no speed check)
+** is killed and the case fails. */
 static void reap(pid_t pid, const char *what)
 {
-    for (int i = 0; i < 100; i++) {
+    double net = HX_WALL_FACTOR * hx_cpu_budget();
+    for (int i = 0; i < (int)(net * 20); i++) {
         int ws;
         if (waitpid(pid, &ws, WNOHANG) == pid) return;
         struct timespec ts = {0, 50 * 1000 * 1000};
@@ -340,7 +345,8 @@ static void reap(pid_t pid, const char *what)
     }
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    fail_msg("%s: nothing was written into the FIFO", what);
+    fail_msg("%s: nothing was written into the FIFO (its reader still waited after %.0f s, the wall-clock "
+             "safety net)", what, net);
 }
 
 static void expect_fifo(const char *what, const char *path)
