@@ -12,9 +12,16 @@
 #     it): the next run exports again;
 #   - export a report again when it changed (the same path, new bytes: the
 #     cache is keyed by content), and judge the new one;
+#   - export a private copy of the report, made while its bytes were
+#     hashed, never the report by its path again: a report rewritten just
+#     before nsys runs (by the wrapper) is judged, and cached, as the bytes
+#     hashed, and the rewritten one is exported afresh later (issue 31);
+#   - with a cache directory it cannot write, warn of that, export into a
+#     private temporary directory (removed afterwards) and go on;
 #   - take a corrupt .nsys-rep among good inputs as one unreadable trace
-#     ("nsys export ... failed") while the others are checked and reported,
-#     nothing of it left in the cache;
+#     ("`COMMAND` failed", COMMAND exactly the nsys call the wrapper saw)
+#     while the others are checked and reported, nothing of it left in the
+#     cache;
 #   - with the built-in rules, say that a capture without CUDA lacks their
 #     data (exit 3), never pass it.
 #
@@ -53,10 +60,13 @@ echo "nsys: recorded with $("$nsys" --version): short.nsys-rep ($(wc -c < "$tmp/
 # tracegate runs nsys from PATH: a wrapper that logs its calls
 mkdir "$tmp/bin"
 # (with TG_TEST_CUT_EXPORT set it writes half an export where nsys was
-# told to, then kills tracegate: a run cut short)
+# told to, then kills tracegate: a run cut short; with TG_TEST_REWRITE="SRC
+# DEST" it copies SRC over DEST first: a report rewritten after tracegate
+# hashed it)
 cat > "$tmp/bin/nsys" <<SH
 #!/bin/sh
 echo "\$*" >> "$tmp/calls"
+[ -z "\${TG_TEST_REWRITE:-}" ] || cp \$TG_TEST_REWRITE
 if [ -n "\${TG_TEST_CUT_EXPORT:-}" ]; then
     while [ \$# -gt 1 ]; do [ "\$1" = --output ] && head -c 8192 "$tmp/cut-source.sqlite" > "\$2"; shift; done
     kill -9 \$PPID
@@ -68,7 +78,7 @@ chmod +x "$tmp/bin/nsys"
 export PATH="$tmp/bin:$PATH" XDG_CACHE_HOME="$tmp/cache"
 : > "$tmp/calls"
 calls() { grep -c '^export ' "$tmp/calls"; }
-cached() { find "$tmp/cache/tracegate" -name '*.sqlite' 2>/dev/null | wc -l; }
+cached() { find "$tmp/cache/tracegate" -maxdepth 1 -name '*.sqlite' 2>/dev/null | wc -l; }
 
 cat > "$tmp/sleep.yaml" <<'YAML'
 version: 1
@@ -108,7 +118,7 @@ in_range "${ms:-0}" 190 450 || fail "first check: the sleep lasted ${ms:-?} ms, 
 echo "nsys: exported and checked: long-sleep $status, 1 nanosleep of $ms ms"
 
 # 2. the same report again: the cached export, no nsys call
-export_file=$(find "$tmp/cache/tracegate" -name '*.sqlite')
+export_file=$(find "$tmp/cache/tracegate" -maxdepth 1 -name '*.sqlite')
 before=$(stat -c '%i %Y %s' "$export_file")
 check "$tmp/run.nsys-rep"
 st=$?
@@ -127,7 +137,7 @@ TG_TEST_CUT_EXPORT=1 XDG_CACHE_HOME="$tmp/cache2" "$bin" check --rules "$tmp/sle
     >/dev/null 2>&1
 st=$?
 [ "$st" = 137 ] || fail "cut export: tracegate was not killed (exit $st)"
-[ -z "$(find "$tmp/cache2/tracegate" -name '*.sqlite' ! -name '*.partial-*')" ] ||
+[ -z "$(find "$tmp/cache2/tracegate" -maxdepth 1 -name '*.sqlite')" ] ||
     fail "cut export: the half-written export is in the cache under the report's name"
 XDG_CACHE_HOME="$tmp/cache2" check "$tmp/long.nsys-rep"
 st=$?
@@ -159,8 +169,8 @@ st=$?
 [ "$(jq '.traces | length' "$tmp/out.json")" = 3 ] || fail "corrupt report: the JSON does not hold 3 traces"
 err=$(jq -r --arg f "$tmp/cut.nsys-rep" '.traces[] | select(.file == $f) | .error' "$tmp/out.json")
 case "$err" in
-    *"export --type sqlite"*failed*) ;;
-    *) fail "corrupt report: its error is '$err', expected the failed nsys export" ;;
+    *"\`$tmp/bin/nsys $(grep -F "/report.nsys-rep" "$tmp/calls" | tail -1)\` failed (exit status "*) ;;
+    *) fail "corrupt report: its error is '$err', expected the failed nsys export, as it was called ($(tail -1 "$tmp/calls"))" ;;
 esac
 grep -qF "ERROR unreadable: $tmp/cut.nsys-rep" "$tmp/out.txt" || fail "corrupt report: the text report does not list it unreadable"
 [ "$(slept "$tmp/good.nsys-rep" | cut -d' ' -f1,2)" = "fail 1" ] || fail "corrupt report: good.nsys-rep was not checked"
@@ -171,7 +181,66 @@ st=$?
 [ "$st" = 3 ] || fail "corrupt report, gate off: exit $st, expected 3 (an unreadable trace)"
 echo "nsys: a corrupt report is one unreadable trace; the good ones were checked"
 
-# 5. the built-in rules: a capture without CUDA lacks their data
+# 5. the report rewritten between its hash and the export (here, by the
+#    wrapper, just before nsys runs): nsys exports the private copy of the
+#    bytes hashed, so the run judges them and the entry named by their hash
+#    holds their export; the rewritten report is exported afresh later
+cp "$tmp/short.nsys-rep" "$tmp/race.nsys-rep"
+n=$(calls)
+TG_TEST_REWRITE="$tmp/long.nsys-rep $tmp/race.nsys-rep" XDG_CACHE_HOME="$tmp/cache3" check "$tmp/race.nsys-rep"
+st=$?
+read -r status count ms_race <<< "$(slept "$tmp/race.nsys-rep")"
+[ "$st" = 1 ] && [ "${ms_race:-}" = "$ms" ] ||
+    fail "rewritten report: exit $st, a sleep of ${ms_race:-?} ms, expected 1 and $ms (the bytes hashed: short's)"
+cmp -s "$tmp/race.nsys-rep" "$tmp/long.nsys-rep" || fail "rewritten report: the wrapper did not rewrite it"
+last=$(tail -1 "$tmp/calls")
+case "$last" in
+    *" $tmp/cache3/tracegate/.export-"*/report.nsys-rep) ;;
+    *) fail "rewritten report: nsys was not run on a private copy in the cache: $last" ;;
+esac
+cp "$tmp/short.nsys-rep" "$tmp/short-again.nsys-rep"
+XDG_CACHE_HOME="$tmp/cache3" check "$tmp/short-again.nsys-rep"
+[ "$(slept "$tmp/short-again.nsys-rep")" = "fail 1 $ms" ] ||
+    fail "rewritten report: short's bytes are not cached as short's export: $(slept "$tmp/short-again.nsys-rep")"
+[ "$(calls)" = $((n + 1)) ] || fail "rewritten report: short's bytes were exported again"
+XDG_CACHE_HOME="$tmp/cache3" check "$tmp/race.nsys-rep"
+[ "$(slept "$tmp/race.nsys-rep" | cut -d' ' -f3)" = "$ms2" ] ||
+    fail "rewritten report: its new bytes are not judged as long's: $(slept "$tmp/race.nsys-rep")"
+[ "$(calls)" = $((n + 2)) ] || fail "rewritten report: its new bytes were not exported ($(($(calls) - n)) exports)"
+[ "$(find "$tmp/cache3/tracegate" -mindepth 1 | wc -l)" = 2 ] ||
+    fail "rewritten report: the cache holds other than 2 exports: $(find "$tmp/cache3/tracegate" -mindepth 1)"
+echo "nsys: a report rewritten after its hash is judged and cached as the bytes hashed"
+
+# 6. a cache directory of this user's that cannot be written: a warning
+#    naming it and why, the export made in a private temporary directory
+#    (removed afterwards), the report checked. Root writes any directory,
+#    so as root tracegate runs as nobody (uid 65534) on its own copies.
+ro=$tmp/ro
+mkdir -p "$ro/cache/tracegate" "$ro/tmp" "$ro/home"
+cp "$tmp/short.nsys-rep" "$ro/run.nsys-rep"
+chmod 500 "$ro/cache/tracegate"
+as=()
+if [ "$(id -u)" = 0 ]; then
+    chmod 755 "$tmp"
+    chown -R 65534:65534 "$ro"
+    as=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+    "${as[@]}" true 2>/dev/null || as=(skip)
+fi
+if [ "${as[0]:-}" = skip ]; then
+    echo "nsys: setpriv cannot run as nobody here: the read-only cache sub-case is skipped"
+else
+    "${as[@]}" env HOME="$ro/home" TMPDIR="$ro/tmp" XDG_CACHE_HOME="$ro/cache" PATH="$(dirname "$nsys"):/usr/bin:/bin"         "$bin" check --rules "$tmp/sleep.yaml" "$ro/run.nsys-rep" >"$tmp/out.txt" 2>"$tmp/err.txt"
+    st=$?
+    [ "$st" = 1 ] || fail "read-only cache: exit $st, expected 1 (exported privately, the sleep found): $(head -c 400 "$tmp/err.txt")"
+    grep -qF "tracegate: warning: cannot write the cache directory $ro/cache/tracegate: Permission denied; exporting into a private temporary directory instead" "$tmp/err.txt" ||
+        fail "read-only cache: no warning naming the directory and why: $(head -c 400 "$tmp/err.txt")"
+    ! grep -q "failed" "$tmp/err.txt" || fail "read-only cache: nsys is blamed: $(head -c 400 "$tmp/err.txt")"
+    [ -z "$(find "$ro/tmp" "$ro/cache/tracegate" -mindepth 1)" ] ||
+        fail "read-only cache: left behind: $(find "$ro/tmp" "$ro/cache/tracegate" -mindepth 1 | tr '\n' ' ')"
+    echo "nsys: a cache that cannot be written: warned of, exported privately, checked"
+fi
+
+# 7. the built-in rules: a capture without CUDA lacks their data
 "$bin" check "$tmp/run.nsys-rep" >"$tmp/out.txt" 2>&1
 st=$?
 [ "$st" = 3 ] || fail "built-in rules on an OS-runtime-only capture: exit $st, expected 3"

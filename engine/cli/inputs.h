@@ -6,6 +6,10 @@
 ** (~/.cache/tracegate), and otherwise refused with the exact command to
 ** run. A report that cannot be exported is one unreadable input, like a
 ** text file in its place: the other inputs are checked all the same.
+** A cache directory or entry that someone else could have written is not
+** used (one warning on stderr): the report is then exported into a
+** private temporary directory, removed by tg_inputs_free (inputs.c,
+** docs/limits.md "The export cache").
 */
 #ifndef TG_INPUTS_H
 #define TG_INPUTS_H
@@ -19,6 +23,7 @@ typedef struct tg_inputs {
                              report; NULL when errors[i] says why there is none */
     char **errors;        /* one sentence per input that is not a trace, or NULL */
     char **owned;         /* paths allocated here (exported reports) */
+    char *private_dir;    /* the private temporary directory of exports, or NULL */
     size_t n, n_owned;
 } tg_inputs;
 
@@ -27,7 +32,8 @@ bool tg_inputs_is_report(const char *path);
 
 /* Resolve every argument. Returns 0, or 4 (TG_EINTERNAL) when out of
 ** memory; an input that could not be exported has its sentence in
-** errors[] (nothing is printed here). */
+** errors[] (only the warnings of an untrusted or read-only cache are
+** printed here). */
 int tg_inputs_resolve(const char *const *args, size_t n, tg_inputs *out);
 void tg_inputs_free(tg_inputs *in);
 
