@@ -336,7 +336,14 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
     tg_fmt_num(hi, sizeof hi, c->band_hi, m->unit);
     band_basis(c, basis, sizeof basis);
     r->verdict = TG_V_PASS;
-    if (!exceeds) {
+    if (!exceeds && c->outside_band && (have_p ? significant : c->band_measured)) {
+        /* what would fail but for the gate is said, not passed silently
+        ** (docs/regressions.md, "The decision"); an improvement so is one */
+        if (!worse) c->improvement = true;
+        snprintf(why, size, "%ssignificant, below the %.3g%% gate: outside the run-to-run band %s..%s (%g x %s)%s",
+                 worse ? "" : "an improvement, ", min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis,
+                 significant ? " and significant within the run" : "");
+    } else if (!exceeds) {
         snprintf(why, size, "within the %.3g%% threshold", min_change * 100);
     } else if (have_p && !significant) {
         snprintf(why, size, "beyond the %.3g%% threshold but not significant within the run at alpha %.3g",

@@ -266,7 +266,8 @@ static void put_baseline_row(FILE *out, const tg_trace_result *t, const tg_rule_
     fprintf(out, " | %zu/%zu | %s | %s |\n", b->n_baseline, b->n_current,
             tg_fmt_num(match, sizeof match, b->workload_match, TG_UNIT_RATIO),
             b->regression ? "**regression**" : b->inconclusive ? "**inconclusive**"
-            : b->improvement ? "improvement" : "no significant change");
+            : b->improvement ? "improvement" : b->outside_band ? "outside the band, passed (see the message)"
+            : "no significant change");
 }
 
 static void put_baselines(md *m, const tg_run_result *run)

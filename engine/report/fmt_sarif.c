@@ -5,7 +5,8 @@
 ** rule's definition (the file and line of its YAML), since a trace has no
 ** source lines. Passes and skips are not SARIF results; unreadable traces
 ** and rule errors become tool execution notifications, which mark the
-** invocation unsuccessful. The fingerprint hashes the rule id and the
+** invocation unsuccessful (a regression rule that passed outside the
+** baseline's band is a note there, which does not). The fingerprint hashes the rule id and the
 ** trace's file name, so a finding keeps its identity across runs.
 **
 ** The texts people read in those views (message.text, rule descriptions)
@@ -306,10 +307,13 @@ static json_t *invocation_json(sarif_ctx *c, const tg_run_result *run)
         }
         for (size_t i = 0; i < tr->n_results; i++) {
             const tg_rule_result *r = &tr->results[i];
-            if (r->verdict != TG_V_ERROR) continue;
-            success = false;
+            /* a regression rule that passed outside the band (below the
+            ** gate, an improvement) is a note (docs/regressions.md) */
+            bool notice = r->verdict == TG_V_PASS && r->regression && r->baseline.present && r->baseline.outside_band;
+            if (r->verdict != TG_V_ERROR && !notice) continue;
+            if (!notice) success = false;
             json_t *n = json_object(), *ref = json_object();
-            put(c, n, "level", json_string("error"));
+            put(c, n, "level", json_string(notice ? "note" : "error"));
             char *text = NULL;
             size_t len = 0;
             FILE *m = open_memstream(&text, &len);

@@ -106,6 +106,13 @@ elif [ -r "$K/realistic_baseline_run3.json.gz" ]; then
 else
     echo "SKIP: the Kineto series is absent"
 fi
+# a significant change outside the band below min_change is said in every
+# format, not passed silently (+9.98% GPU time under a 20% gate)
+for f in text json sarif junit markdown html; do
+    expect 1 "the below-the-gate notice ($f)" "$TG" check --format "$f" --baseline "$DIR/a.yaml" \
+        --set gpu-time-regression.min_change=20% "$REG"
+    grep -q "significant, below the 20% gate" "$DIR/out" || fail "no below-the-gate notice in $f"
+done
 # the committed baselines still load and judge (format 1)
 for f in "${TG_SOURCE_ROOT:-.}"/baselines/*.yaml; do
     expect 0 "show $f" "$TG" baseline show "$f"

@@ -637,9 +637,34 @@ static void test_drv_train_gpu_time(void **state)
         tg_rule_result *r = &t->results[0];
         assert_int_equal(r->verdict, TG_V_FAIL);
         assert_true(fabs(r->baseline.band_hi - (607488 + 3 * 0.002 * 607488)) < 1e-6);
+        /* at the 2% gate: a pass, but said (a notice in every format: the
+        ** message), not passed as "within the threshold" */
         assert_int_equal(apply_noise(b, run, 0.02, NAN, 0.002, false, &d), TG_OK);
         assert_int_equal(r->verdict, TG_V_PASS);
+        assert_false(r->baseline.improvement);
+        expect_message(r, k == 0 ? "(+1.05%, " : "(+1.9%, ");
+        expect_message(r, "): significant, below the 2% gate: outside the run-to-run band");
+        tb_run_free(run);
+
+        /* the same size better: an improvement, called one */
+        double shrunk = 607488 * (k == 0 ? 1 - 0.0105 : 1 - 0.019);
+        run = tb_run_new();
+        t = tb_trace(run, "drv_train_run3.sqlite", "NVIDIA H200", "3.0.0");
+        tb_rule(run, t, RULE, "p50(period)", 1, shrunk, tb_values(run, 290, shrunk, 300, 5), 290);
+        assert_int_equal(apply_noise(b, run, 0.02, NAN, 0.002, false, &d), TG_OK);
+        r = &t->results[0];
+        assert_int_equal(r->verdict, TG_V_PASS);
+        assert_true(r->baseline.improvement);
+        expect_message(r, "): an improvement, significant, below the 2% gate: outside the run-to-run band");
+        /* inside the band and within the gate: nothing to say */
+        tb_run_free(run);
+        run = tb_run_new();
+        t = tb_trace(run, "drv_train_run3.sqlite", "NVIDIA H200", "3.0.0");
+        tb_rule(run, t, RULE, "p50(period)", 1, 607500, tb_values(run, 290, 607500, 300, 5), 290);
+        assert_int_equal(apply_noise(b, run, 0.02, NAN, 0.002, false, &d), TG_OK);
+        r = &t->results[0];
         expect_message(r, "within the 2% threshold");
+        assert_false(r->baseline.improvement);
         tb_run_free(run);
     }
     tg_baseline_free(b);
@@ -693,7 +718,10 @@ static void test_params_from_ruleset(void **state)
     assert_int_equal(tg_baseline_apply(b, rs, run, false, &d), TG_OK);
     tg_rule_result *r = result_of(run, RULE);
     assert_int_equal(r->verdict, TG_V_PASS);
-    expect_message(r, "within the 20% threshold");
+    /* +15% outside the band of three runs that agree: said, below the gate */
+    expect_message(r, "(+15%, p=7.1e-49, n=95 now vs 300 in the baseline): significant, below the 20% gate: outside "
+                      "the run-to-run band 29.9 ms..30.1 ms (3 x the spread of 3 baseline runs) and significant "
+                      "within the run");
 
     /* what baseline.STAT reads during evaluation: value and band, per rule */
     tg_baseline_cmp *st = tg_baseline_rule_stats(b, rs, run->arena);
