@@ -9,8 +9,10 @@
 #
 # Not run under valgrind: tests that are shell scripts (valgrind would check
 # bash and dash, not tracegate) and, listed below, tests whose asserts
-# valgrind itself breaks: wall-clock limits (rules/test_hostile bounds a
-# 20000-error load to 2 s, regex a 1 MiB match to 5 s) and byte
+# valgrind itself breaks: CPU-time limits measured in the test's own
+# process, which memcheck multiplies (rules/test_hostile bounds a
+# 20000-error load to 2 s of CPU); regex, whose cost is counted in matcher
+# steps, for its time (random patterns against glibc); and byte
 # comparisons of structs whose padding is never written (model_join's
 # test_rebuild_is_stable). Nor, to keep CI within its time: sort (arrays
 # of 200,000-700,000 rows, the sizes its page-moving merge needs: 3 minutes
@@ -79,7 +81,8 @@ echo "valgrind: all tests clean in $(( $(date +%s) - start )) s"
 # Phase 2: the tracegate binary itself under memcheck, on every hostile
 # input and over the whole shared corpus (test_hostile_readonly): the
 # hostile drivers run natively and start the binary through this wrapper
-# (exit 99 on any memcheck error), with their deadlines stretched.
+# (exit 99 on any memcheck error), with their CPU budgets (and so their
+# wall-clock safety nets, hostile.h) stretched 60 times.
 if [ $# -eq 0 ]; then
     wrapper="$PWD/$B/valgrind-tracegate.sh"
     printf '#!/bin/sh\nexec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect "%s" "$@"\n' \

@@ -390,10 +390,24 @@ static void test_one_trace(void **state)
 
 /* Every *.sqlite and PyTorch profiler trace (*.json.gz, docs/kineto.md;
 ** those under 4 MB, which leaves out the five 113 MB series traces: a
-** minute of suite time for the same reader) under dir, recursively
-** (symbolic links to files followed, to folders not). */
-static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
+** minute of suite time for the same reader) under dir, recursively.
+** Symbolic links are followed, to files and to folders (../shared may be
+** a link, and so may folders inside it); a folder already entered (a link
+** back up, or two links to one folder) is not entered again. */
+typedef struct dir_id {
+    dev_t dev;
+    ino_t ino;
+} dir_id;
+
+static void collect_in(const char *dir, char ***paths, size_t *n, size_t *cap, dir_id **seen, size_t *n_seen)
 {
+    struct stat here;
+    if (stat(dir, &here) != 0) return;
+    for (size_t i = 0; i < *n_seen; i++)
+        if ((*seen)[i].dev == here.st_dev && (*seen)[i].ino == here.st_ino) return;
+    *seen = realloc(*seen, (*n_seen + 1) * sizeof **seen);
+    if (!*seen) abort();
+    (*seen)[(*n_seen)++] = (dir_id){here.st_dev, here.st_ino};
     DIR *d = opendir(dir);
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
@@ -404,11 +418,12 @@ static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
         snprintf(path, size, "%s/%s", dir, e->d_name);
         struct stat st;
         size_t len = strlen(e->d_name);
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            collect(path, paths, n, cap);
-        } else if (((len > 7 && strcmp(e->d_name + len - 7, ".sqlite") == 0) ||
-                    (len > 8 && strcmp(e->d_name + len - 8, ".json.gz") == 0 && st.st_size < (4 << 20))) &&
-                   stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (stat(path, &st) != 0) {   /* a dangling link */
+        } else if (S_ISDIR(st.st_mode)) {
+            collect_in(path, paths, n, cap, seen, n_seen);
+        } else if (S_ISREG(st.st_mode) && ((len > 7 && strcmp(e->d_name + len - 7, ".sqlite") == 0) ||
+                                           (len > 8 && strcmp(e->d_name + len - 8, ".json.gz") == 0 &&
+                                            st.st_size < (4 << 20)))) {
             if (*n == *cap) *paths = realloc(*paths, (*cap = *cap ? *cap * 2 : 64) * sizeof **paths);
             (*paths)[(*n)++] = path;
             continue;
@@ -416,6 +431,14 @@ static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
         free(path);
     }
     if (d) closedir(d);
+}
+
+static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
+{
+    dir_id *seen = NULL;
+    size_t n_seen = 0;
+    collect_in(dir, paths, n, cap, &seen, &n_seen);
+    free(seen);
 }
 
 int main(int argc, char **argv)

@@ -341,7 +341,10 @@ static void test_locked_by_writer(void **state)
     if (child == 0) {
         close(ready[0]);
         close(done[1]);     /* else the read below never sees EOF */
-        alarm(60);          /* never outlive a broken parent */
+        /* never outlive a broken parent: a safety net only (the parent's
+        ** closing `done`, or its death, ends this child), long enough
+        ** for a loaded machine or valgrind */
+        alarm(600);
         sqlite3 *db = NULL;
         char ok = 0;
         if (sqlite3_open(path, &db) == SQLITE_OK &&
