@@ -915,13 +915,15 @@ static double add_table_estimate(tg_loader *ld, int i, size_t row_bytes, double 
 ** of check, info and metrics on the shared corpus (RSS 0.4-0.7x of the
 ** estimate: small exports are dominated by the fixed part) and on a
 ** one-million-range NVTX export (0.75-0.95x). */
-/* A Kineto trace: as many bytes as its JSON text (tg_kin_input_size: for
-** gzip, never less than the compressed size times TG_KIN_GZIP_RATIO). A
-** trace of nothing but kernels and launches holds about that much (its
-** rows and names, measured by the reader's meter); real captures a tenth
-** to a half (most events are cpu_op and python_function, never loaded):
-** docs/limits.md has the figures. The reader's meter holds the limit
-** where this misjudges. -2 when PATH is not JSON or gzip. */
+/* A Kineto trace: 8 MiB plus its JSON text (tg_kin_input_size: for gzip,
+** never less than the compressed size times TG_KIN_GZIP_RATIO), five
+** eighths of it for gzip. A trace of nothing but kernels and launches
+** holds about that much (its rows and names, measured by the reader's
+** meter; a plain file over 16 MiB also holds its second half's record);
+** real captures a tenth to a half of it (most events are cpu_op and
+** python_function, never loaded): docs/limits.md has the figures. The
+** reader's meter holds the limit where this misjudges. -2 when PATH is
+** not JSON or gzip. */
 static int64_t kineto_estimate(const char *path)
 {
     unsigned char head[64];
@@ -933,7 +935,10 @@ static int64_t kineto_estimate(const char *path)
         tg_kin_sniff_bytes(head, (size_t)got) == TG_KIN_NOT_JSON)
         return -2;
     int64_t text = tg_kin_input_size(path);
-    return text < 0 ? -1 : text > INT64_MAX - 8 * 1024 * 1024 ? INT64_MAX : 8 * 1024 * 1024 + text;
+    if (text < 0) return -1;
+    /* gzip: one parser, its rows; a big plain file: also the second half's record */
+    int64_t rows = tg_kin_sniff_bytes(head, (size_t)got) == TG_KIN_GZIP ? text / 8 * 5 : text;
+    return rows > INT64_MAX - 8 * 1024 * 1024 ? INT64_MAX : 8 * 1024 * 1024 + rows;
 }
 
 int64_t tg_trace_estimate_bytes(const char *path)
