@@ -17,12 +17,17 @@
 ** it), or a table with hidden columns (not every column is in the record).
 **
 ** A page is checked before its cells are used: its number within the
-** file, its type, its cell pointers, payloads and overflow chains within
-** the page; the tree is at most TG_BT_MAX_DEPTH deep and no scan reads more
-** pages than the file holds, so a damaged or hostile file ends in
-** TG_BT_CORRUPT (SQLite's "database disk image is malformed"), never in a
-** loop or a read out of bounds. A row whose payload is longer than
-** TG_MAX_VALUE_BYTES ends in TG_BT_TOOBIG, as SQLite's length limit does.
+** file, its type, its cell count (SQLite's bound), its payloads and
+** overflow chains; the tree is at most TG_BT_MAX_DEPTH deep and no scan
+** reads more pages than the file holds, so a damaged or hostile file ends
+** in TG_BT_CORRUPT (SQLite's "database disk image is malformed"), never in
+** a loop or a read out of bounds. Each record gets the checks SQLite's
+** scan makes of it (decode_record), so that what SQLite refuses, the
+** reader refuses (docs/limits.md); it refuses a little more, only where
+** tg_btree_stricter says. A row whose payload is longer than
+** TG_MAX_VALUE_BYTES ends in TG_BT_TOOBIG, as SQLite's length limit does,
+** when the cell is well-formed, and in TG_BT_CORRUPT when its size is
+** garbage (too_big). The checks are O(1) per cell and per value.
 */
 #include "trace_int.h"
 
@@ -52,6 +57,7 @@ struct tg_btree {
     level stack[TG_BT_MAX_DEPTH];
     int depth;                 /* interior pages on the stack */
     bool started, done;
+    bool stricter;             /* the error is one SQLite's scan may read past (tg_btree_stricter) */
     uint8_t *leaf;             /* the leaf page whose cells are being read */
     uint32_t leaf_page;
     int leaf_next, leaf_n;
@@ -215,7 +221,9 @@ static int page_header(const tg_btree *b, uint32_t pg, const uint8_t *buf, int *
     uint32_t head = *type == PAGE_INTERIOR ? 12 : *type == PAGE_LEAF ? 8 : 0;
     if (!head) return TG_BT_CORRUPT;
     *n = (int)get16(buf + at + 3);
-    if (at + head + 2 * (uint32_t)*n > b->usable) return TG_BT_CORRUPT;
+    /* SQLite's bound on the cells of a page (MX_CELL in btreeInitPage:
+    ** a cell takes at least 6 bytes, its pointer included) */
+    if ((uint32_t)*n > (b->page_size - 8) / 6 || at + head + 2 * (uint32_t)*n > b->usable) return TG_BT_CORRUPT;
     *ptrs = buf + at + head;
     return 0;
 }
@@ -267,8 +275,12 @@ static int next_leaf(tg_btree *b)
         }
         uint32_t child;
         if (l->next < l->n) {
-            uint32_t off = get16(l->buf + (l->page == 1 ? 100 : 0) + 12 + 2 * (uint32_t)l->next);
-            if (off + 4 > b->usable) return TG_BT_CORRUPT;
+            /* masked to the page, as SQLite takes a cell pointer (findCell) */
+            uint32_t off = get16(l->buf + (l->page == 1 ? 100 : 0) + 12 + 2 * (uint32_t)l->next) & (b->page_size - 1);
+            if (off + 4 > b->page_size) {      /* SQLite reads past the page: slack */
+                b->stricter = true;
+                return TG_BT_CORRUPT;
+            }
             child = get32(l->buf + off);
         } else {
             child = get32(l->buf + (l->page == 1 ? 100 : 0) + 8);   /* the right-most pointer */
@@ -283,25 +295,87 @@ static int next_leaf(tg_btree *b)
 
 /* ---------------------------------------------------------------- rows */
 
-/* The payload of the leaf cell at `off`: *p and *len, assembled from its
-** overflow pages when it spills. */
-static int cell_payload(tg_btree *b, uint32_t off, uint64_t *rowid, const uint8_t **p, uint64_t *len)
+/* The bytes of a value of this serial type. */
+static uint64_t serial_size(uint64_t type)
 {
-    const uint8_t *end = b->leaf + b->usable, *c = b->leaf + off;
+    static const uint8_t int_bytes[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
+    return type < 12 ? int_bytes[type] : (type - 12) / 2;
+}
+
+/* A payload longer than TG_MAX_VALUE_BYTES, whose first `local` bytes
+** are on the page at rec: TG_BT_TOOBIG when the cell is a well-formed one
+** whose value really is that long, else TG_BT_CORRUPT. A damaged size
+** varint (zeroed, or bytes of garbage) is damage, and must not read as a
+** value nsys never writes (docs/limits.md): the overflow pages it needs
+** must fit in the file, the first one be a page of the file, and the
+** record header, when it lies on the page, account for exactly `size`
+** bytes (SQLite's own rule for a record, decode_record). Only the error
+** path pays for this. */
+static int too_big(tg_btree *b, const uint8_t *rec, uint32_t local, uint64_t size)
+{
+    b->stricter = true;                        /* SQLite 3.40 reads such a cell's bytes on its page */
+    if (rec + local + 4 > b->leaf + b->usable) return TG_BT_CORRUPT;
+    uint32_t first = get32(rec + local);
+    if ((size - local) / (b->usable - 4) >= b->n_pages || first < 1 || first > b->n_pages) return TG_BT_CORRUPT;
+    const uint8_t *h = rec, *lend = rec + local;
+    uint64_t hsize;
+    if (!varint(&h, lend, &hsize) || hsize == 0 || hsize <= (uint64_t)(h - rec)) return TG_BT_CORRUPT;
+    if (hsize > local) return hsize > 98307 ? TG_BT_CORRUPT : TG_BT_TOOBIG;
+    const uint8_t *hend = rec + hsize;
+    uint64_t body = hsize;
+    while (h < hend) {
+        uint64_t type;
+        if (!varint(&h, hend, &type)) return TG_BT_CORRUPT;
+        body += serial_size(type);
+        if (body > size) return TG_BT_CORRUPT;
+    }
+    return body == size ? TG_BT_TOOBIG : TG_BT_CORRUPT;
+}
+
+/* The payload of the leaf cell at `off`: *p and *len, assembled from its
+** overflow pages when it spills; *local, how many of its bytes lie on the
+** page, and *lim, how far its record header's size may be read (past an
+** empty payload, SQLite reads it from the page's next bytes). */
+static int cell_payload(tg_btree *b, uint32_t off, uint64_t *rowid, const uint8_t **p, uint64_t *len, uint64_t *local_out,
+                        const uint8_t **lim)
+{
+    /* SQLite reads a cell's varints and its bytes on the page up to the
+    ** page's end (the reserved bytes too); past it, into its page cache's
+    ** slack, which the reader refuses */
+    const uint8_t *end = b->leaf + b->usable, *page_end = b->leaf + b->page_size, *c = b->leaf + off;
     uint64_t size;
-    if (off >= b->usable || !varint(&c, end, &size) || !varint(&c, end, rowid)) return TG_BT_CORRUPT;
-    if (size > TG_MAX_VALUE_BYTES) return TG_BT_TOOBIG;
+    if (!varint(&c, page_end, &size) || !varint(&c, page_end, rowid)) {
+        b->stricter = true;
+        return TG_BT_CORRUPT;
+    }
     uint32_t u = b->usable, max_local = u - 35;
     if (size <= max_local) {
-        if (c + size > end) return TG_BT_CORRUPT;
+        /* A payload that runs past the page is SQLite's too, up to the
+        ** page's end (fetchPayload): it is malformed only when a value
+        ** read lies past it (decode_record). */
+        uint64_t room = (uint64_t)(page_end - c);
         *p = c;
         *len = size;
+        *local_out = size < room ? size : room;
+        *lim = page_end;
         return 0;
     }
     uint32_t min_local = (u - 12) * 32 / 255 - 23;
     uint32_t local = min_local + (uint32_t)((size - min_local) % (u - 4));
     if (local > max_local) local = min_local;
-    if (c + local + 4 > end) return TG_BT_CORRUPT;
+    if (size > TG_MAX_VALUE_BYTES) return too_big(b, c, local, size);
+    if (c + local + 4 > end) {
+        /* its bytes on the page run past it: as a local payload that
+        ** does, SQLite reads what lies on the page, and any value read
+        ** past it is malformed (decode_record); the overflow pages are
+        ** never read */
+        uint64_t room = (uint64_t)(page_end - c);
+        *p = c;
+        *len = size;
+        *local_out = local < room ? local : room;
+        *lim = page_end;
+        return 0;
+    }
     if (b->payload_cap < size) {
         uint8_t *grown = realloc(b->payload, size);
         if (!grown) return TG_BT_NOMEM;
@@ -313,10 +387,15 @@ static int cell_payload(tg_btree *b, uint32_t off, uint64_t *rowid, const uint8_
     uint32_t next = get32(c + local);
     if (!b->overflow && !(b->overflow = malloc(b->page_size))) return TG_BT_NOMEM;
     uint8_t *page = b->overflow;
+    /* the reader takes a row's whole payload; SQLite's scan reads the
+    ** overflow pages only as far as the values it reads, so a chain
+    ** damaged past them (or under a record of no columns) it reads on */
     while (have < size) {
+        b->stricter = true;
         if (next == 0) return TG_BT_CORRUPT;
         int rc = read_page(b, next, page);
         if (rc) return rc;
+        b->stricter = false;
         uint64_t take = size - have < u - 4 ? size - have : u - 4;
         memcpy(b->payload + have, page + 4, take);
         have += take;
@@ -324,52 +403,84 @@ static int cell_payload(tg_btree *b, uint32_t off, uint64_t *rowid, const uint8_
     }
     *p = b->payload;
     *len = size;
+    *local_out = local;
+    *lim = b->payload + size;
     return 0;
 }
 
-/* Decode the record of one row into b->vals (the positions wanted). */
-static int decode_record(tg_btree *b, const uint8_t *rec, uint64_t len)
+/* Decode the record of one row into b->vals (the positions wanted), with
+** the checks SQLite's OP_Column makes of a record (sqlite.org's "Database
+** File Format", 2.1; vdbe.c), so that what SQLite's scan of the same
+** columns finds malformed, the reader does too:
+**  - a header size of 0 is a record of no columns: every cell NULL;
+**  - a header that does not lie on the page is at most 98307 bytes and no
+**    longer than the payload;
+**  - at least one serial type is read, and each within the header;
+**  - no value ends past the payload, and when the whole header was read
+**    the values end exactly at the payload's end.
+** An empty payload is no exception: SQLite reads the header's size from
+** the page's bytes after the cell (lim), so it is a record of no columns
+** only when that byte is 0, else malformed. SQLite reads the serial types
+** only up to the last column it is asked for; so does this. */
+static int decode_record(tg_btree *b, const uint8_t *rec, uint64_t len, uint64_t local, const uint8_t *lim)
 {
-    const uint8_t *end = rec + len, *h = rec;
-    uint64_t hsize = 0;
-    /* an empty payload is a record of no columns, as SQLite reads it */
-    if (len > 0 && (!varint(&h, end, &hsize) || hsize > len || hsize < (uint64_t)(h - rec))) return TG_BT_CORRUPT;
-    if (len == 0) h = rec;
-    const uint8_t *hend = rec + hsize, *body = hend;
     int k = 0;
-    for (; k <= b->max_pos && h < hend; k++) {
-        uint64_t type;
-        if (!varint(&h, hend, &type)) return TG_BT_CORRUPT;
-        static const uint8_t int_bytes[10] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0};
-        uint64_t size = type < 10 ? int_bytes[type] : type < 12 ? 0 : (type - 12) / 2;
-        if (size > (uint64_t)(end - body)) return TG_BT_CORRUPT;
-        if (b->want[k]) {
-            tg_cellv *v = &b->vals[k];
-            if (type == 0 || type == 10 || type == 11) {
-                v->type = SQLITE_NULL;
-            } else if (type <= 6) {
-                uint64_t u = 0;
-                for (uint64_t i = 0; i < size; i++) u = u << 8 | body[i];
-                unsigned shift = (unsigned)(64 - 8 * size);
-                v->type = SQLITE_INTEGER;
-                v->i = (int64_t)(u << shift) >> shift;    /* sign-extended */
-            } else if (type == 7) {
-                uint64_t u = 0;
-                for (int i = 0; i < 8; i++) u = u << 8 | body[i];
-                double d;
-                memcpy(&d, &u, sizeof d);
-                v->type = d != d ? SQLITE_NULL : SQLITE_FLOAT;   /* SQLite reads a NaN as NULL */
-                v->d = d;
-            } else if (type <= 9) {
-                v->type = SQLITE_INTEGER;
-                v->i = (int64_t)type - 8;
-            } else {
-                v->type = type & 1 ? SQLITE_TEXT : SQLITE_BLOB;
-                v->p = (const char *)body;
-                v->n = (int)size;
+    if (b->max_pos < 0) return 0;              /* no column read, nothing checked (as SQLite) */
+    const uint8_t *h = rec;
+    uint64_t hsize;
+    if (!varint(&h, lim, &hsize)) {
+        b->stricter = true;                    /* as in cell_payload */
+        return TG_BT_CORRUPT;
+    }
+    if (hsize != 0) {
+        /* a header past the page's bytes: SQLite reads it with the
+        ** payload's bounds checked (accessPayload), so a payload that
+        ** runs off its page is malformed there */
+        uint64_t avail = (uint64_t)(lim - rec) < len ? (uint64_t)(lim - rec) : len;   /* bytes at rec */
+        if (hsize > local && (hsize > 98307 || hsize > len || avail < len)) return TG_BT_CORRUPT;
+        const uint8_t *hend = rec + hsize;
+        uint64_t at = hsize;                   /* where the next value starts */
+        if (h >= hend) return TG_BT_CORRUPT;   /* no serial type in the header */
+        do {
+            uint64_t type;
+            if (!varint(&h, hend, &type)) return TG_BT_CORRUPT;
+            uint64_t size = serial_size(type);
+            if (size > len - at) return TG_BT_CORRUPT;
+            if (b->want[k]) {
+                tg_cellv *v = &b->vals[k];
+                const uint8_t *body = rec + at;
+                if (at > avail || size > avail - at) {
+                    if (size) return TG_BT_CORRUPT;   /* a value past the page's end */
+                    body = rec;                /* nothing is read of it */
+                }
+                if (type == 0 || type == 10 || type == 11) {
+                    v->type = SQLITE_NULL;
+                } else if (type <= 6) {
+                    uint64_t u = 0;
+                    for (uint64_t i = 0; i < size; i++) u = u << 8 | body[i];
+                    unsigned shift = (unsigned)(64 - 8 * size);
+                    v->type = SQLITE_INTEGER;
+                    v->i = (int64_t)(u << shift) >> shift;    /* sign-extended */
+                } else if (type == 7) {
+                    uint64_t u = 0;
+                    for (int i = 0; i < 8; i++) u = u << 8 | body[i];
+                    double d;
+                    memcpy(&d, &u, sizeof d);
+                    v->type = d != d ? SQLITE_NULL : SQLITE_FLOAT;   /* SQLite reads a NaN as NULL */
+                    v->d = d;
+                } else if (type <= 9) {
+                    v->type = SQLITE_INTEGER;
+                    v->i = (int64_t)type - 8;
+                } else {
+                    v->type = type & 1 ? SQLITE_TEXT : SQLITE_BLOB;
+                    v->p = (const char *)body;
+                    v->n = (int)size;
+                }
             }
-        }
-        body += size;
+            at += size;
+            k++;
+        } while (k <= b->max_pos && h < hend);
+        if (h >= hend && at != len) return TG_BT_CORRUPT;   /* values short of the payload's end */
     }
     for (; k <= b->max_pos; k++)
         if (b->want[k]) b->vals[k].type = SQLITE_NULL;   /* the record ends before the column */
@@ -408,11 +519,11 @@ int tg_btree_next(tg_btree *b)
             return rc;
         }
     }
-    uint32_t off = get16(b->leaf + (b->leaf_page == 1 ? 100 : 0) + 8 + 2 * (uint32_t)b->leaf_next++);
-    uint64_t rowid, len;
-    const uint8_t *rec;
-    int rc = cell_payload(b, off, &rowid, &rec, &len);
-    if (!rc) rc = decode_record(b, rec, len);
+    uint32_t off = get16(b->leaf + (b->leaf_page == 1 ? 100 : 0) + 8 + 2 * (uint32_t)b->leaf_next++) & (b->page_size - 1);
+    uint64_t rowid, len, local;
+    const uint8_t *rec, *lim;
+    int rc = cell_payload(b, off, &rowid, &rec, &len, &local, &lim);
+    if (!rc) rc = decode_record(b, rec, len, local, lim);
     if (rc) {
         b->done = true;
         return rc;
@@ -429,6 +540,11 @@ int tg_btree_next(tg_btree *b)
         return rc;
     }
     return 1;
+}
+
+bool tg_btree_stricter(const tg_btree *b)
+{
+    return b->stricter;
 }
 
 const tg_cellv *tg_btree_cells(const tg_btree *b)

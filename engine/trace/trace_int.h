@@ -164,6 +164,11 @@ tg_btree *tg_btree_open(const char *path, uint32_t root, const int *pos, int n);
 int tg_btree_next(tg_btree *b);
 /* The row's cells: [0] the rowid, [1..n] the columns. */
 const tg_cellv *tg_btree_cells(const tg_btree *b);
+/* Whether the scan's error is one SQLite's scan may read past instead
+** (docs/limits.md: a payload size no well-formed cell has, a cell whose
+** bytes run past its page, an overflow chain damaged past the values
+** read); fuzz-btree's oracle allows only these. */
+bool tg_btree_stricter(const tg_btree *b);
 void tg_btree_close(tg_btree *b);
 
 /* ---- trace_cols.c: tables, columns, reads */

@@ -678,6 +678,91 @@ static void test_deletes_and_autovacuum(void **state)
     }
 }
 
+/* How a damaged copy read: both readers the same rows, both refusing, only
+** the reader refusing (allowed: fuzz/README.md), only SQLite refusing (the
+** reader lenient: never allowed). */
+enum { MUT_SAME, MUT_BOTH, MUT_STRICT, MUT_LENIENT, MUT_OUTCOMES };
+static const char *const mut_outcome[] = {"same rows", "both refuse", "reader stricter", "READER LENIENT"};
+
+/* The columns of table the reader takes, as positions (at most 64), and
+** the SELECT of them; 0 when a column is hidden (the loader then never
+** reads the table directly). */
+static int mut_columns(sqlite3 *db, const char *table, int *pos, char **sql)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT name, type, pk, dflt_value IS NOT NULL, hidden FROM"
+                                            " pragma_table_xinfo(?1)", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    int n = 0, cid = 0;
+    bool hidden = false;
+    *sql = NULL;
+    assert_true(tg_fixture_append(sql, "SELECT rowid"));
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (sqlite3_column_int(st, 4)) hidden = true;
+        if (n < 64 && tg_btree_column_ok((const char *)sqlite3_column_text(st, 1), sqlite3_column_int(st, 2) != 0,
+                                         sqlite3_column_int(st, 3) != 0, false)) {
+            pos[n++] = cid;
+            assert_true(tg_fixture_append(sql, ", \"%s\"", (const char *)sqlite3_column_text(st, 0)));
+        }
+        cid++;
+    }
+    sqlite3_finalize(st);
+    assert_true(tg_fixture_append(sql, " FROM \"%s\"", table));
+    return hidden ? 0 : n;
+}
+
+/* Read table both ways (its root at root, the columns at pos) and say how
+** they compare; a row or cell that differs where neither refuses fails. */
+static int mut_compare(const char *path, const char *sql, uint32_t root, const int *pos, int n, int *strict_rc)
+{
+    sqlite3 *db = open_ro(path);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, TG_MAX_VALUE_BYTES);   /* as the loader (trace_guard.c) */
+    sqlite3_stmt *st = NULL;
+    int rs = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    tg_btree *b = tg_btree_open(path, root, pos, n);
+    assert_non_null(b);
+    int rb = 1;
+    size_t row = 0;
+    bool differ = false;
+    if (rs == SQLITE_OK) {
+        for (;; row++) {
+            rs = sqlite3_step(st);
+            rb = tg_btree_next(b);
+            if (rs != SQLITE_ROW || rb != 1) break;
+            const tg_cellv *c = tg_btree_cells(b);
+            for (int k = 0; k <= n && !differ; k++) {
+                int t = sqlite3_column_type(st, k);
+                if (t != c[k].type) differ = true;
+                else if (t == SQLITE_INTEGER) differ = sqlite3_column_int64(st, k) != c[k].i;
+                else if (t == SQLITE_FLOAT) differ = memcmp(&(double){sqlite3_column_double(st, k)}, &c[k].d, 8) != 0;
+                else if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
+                    const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, k) : sqlite3_column_blob(st, k);
+                    int len = sqlite3_column_bytes(st, k);
+                    differ = len != c[k].n || (len && memcmp(p, c[k].p, (size_t)len) != 0);
+                }
+            }
+        }
+    }
+    while (rs == SQLITE_ROW) rs = sqlite3_step(st);
+    while (rb == 1) rb = tg_btree_next(b);
+    bool stricter = tg_btree_stricter(b);
+    tg_btree_close(b);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    bool sqlite_ok = rs == SQLITE_DONE, reader_ok = rb == 0;
+    if (sqlite_ok && reader_ok && differ) fail_msg("%s: row %zu differs, and neither reader refuses", path, row);
+    if (!sqlite_ok && !reader_ok) return MUT_BOTH;
+    if (!sqlite_ok) return MUT_LENIENT;
+    if (!reader_ok) {
+        /* allowed only where SQLite's scan is known to read past damage
+        ** (tg_btree_stricter; docs/limits.md) */
+        if (!stricter) fail_msg("%s: SQLite reads %s whole, the reader says %d", path, sql, rb);
+        *strict_rc = rb;
+        return MUT_STRICT;
+    }
+    return MUT_SAME;
+}
+
 /* ---------------------------------------------------------------- tests: damage */
 
 /* SQLite's scan of table: SQLITE_DONE or its error, and the rows before. */
@@ -812,27 +897,40 @@ static void test_damaged_leaf(void **state)
         free(c.d);
     }
     /* ... even when every pointer in the page leads to a well-formed cell
-    ** (0x0102: payload 1 byte, rowid 2, a record of no columns): the
-    ** pointers past the page are never read (under ASan or valgrind) */
+    ** (the page's first): the pointers past the page are never read (under
+    ** ASan or valgrind). SQLite allows (page size - 8) / 6 cells (84 on
+    ** 512-byte pages: a cell takes 6 bytes at least); one more is
+    ** malformed, though the pointers fit */
     {
         dbfile c = file_copy(&f);
         unsigned char *pg = page(&c, leaf);
-        put16(pg + 3, 300);
-        for (uint32_t at = 8; at + 1 < 512; at += 2) put16(pg + at, 0x0102);
-        assert_int_equal(scan_damaged(bad, &c, root, &rows), TG_BT_CORRUPT);
-        assert_int_equal(rows, before);
-        put16(pg + 3, 252);                          /* as many as fit: they read */
-        assert_int_equal(scan_damaged(bad, &c, root, &rows), 0);
-        assert_int_equal(rows, 5000 - n_cells(&f, leaf) + 252);
+        uint32_t far = 0;                            /* the cell nearest the page's end */
+        for (uint32_t i = 0; i < n_cells(&c, leaf); i++)
+            if (be16(cell_ptr(&c, leaf, i)) > far) far = be16(cell_ptr(&c, leaf, i));
+        assert_true(far > 8 + 2 * 85);
+        for (uint32_t at = 8; at < 8 + 2 * 85; at += 2) put16(pg + at, far);
+        static const struct { uint32_t n; int rc; } fill[] = {{300, TG_BT_CORRUPT}, {85, TG_BT_CORRUPT}, {84, 0}};
+        for (size_t i = 0; i < 3; i++) {
+            put16(pg + 3, fill[i].n);
+            assert_int_equal(scan_damaged(bad, &c, root, &rows), fill[i].rc);
+            assert_int_equal(rows, fill[i].rc ? before : 5000 - n_cells(&f, leaf) + 84);
+            size_t srows;
+            assert_int_equal(sqlite_scan(bad, "t", &srows) & 0xFF, fill[i].rc ? SQLITE_CORRUPT : SQLITE_DONE);
+        }
         free(c.d);
     }
-    /* a cell pointer past the page, or at its last bytes */
-    static const uint32_t offs[] = {0xFFFF, 512, 513, 511, 510};
+    /* a cell pointer past the page, or at its last bytes: SQLite masks it
+    ** to the page (findCell), and so does the reader; the cell it leads
+    ** to reads as SQLite reads it, or is refused */
+    static const uint32_t offs[] = {0xFFFF, 512, 513, 511, 510, 1024 + 8};
+    static const char *const abc = "SELECT rowid, a, b, c FROM t";
+    static const int pos3[] = {0, 1, 2};
     for (size_t i = 0; i < sizeof offs / sizeof *offs; i++) {
         dbfile c = file_copy(&f);
         put16(cell_ptr(&c, leaf, 1), offs[i]);
-        assert_int_equal(scan_damaged(bad, &c, root, &rows), TG_BT_CORRUPT);
-        assert_int_equal(rows, before + 1);
+        file_save(bad, c.d, c.n);
+        int strict = 0, o = mut_compare(bad, abc, root, pos3, 3, &strict);
+        assert_true(o != MUT_LENIENT);
         free(c.d);
     }
     /* payload sizes the page cannot hold (local, or with an overflow pointer
@@ -858,8 +956,9 @@ static void test_damaged_leaf(void **state)
     }
     /* a payload of no bytes. SQLite takes the byte after the cell's
     ** varints for the record's header size: 0, a record of no columns (all
-    ** NULL), which the reader reads too; else malformed, where the reader
-    ** reads the NULLs all the same (it checks what it reads) */
+    ** NULL), which the reader reads too; else malformed, and so is it to
+    ** the reader (issue 31: it read the NULLs, and the loader skipped the
+    ** row with a warning) */
     for (int k = 0; k < 2; k++) {
         dbfile c = file_copy(&f);
         unsigned char *p = cell(&c, leaf, 1);
@@ -877,27 +976,51 @@ static void test_damaged_leaf(void **state)
             assert_int_equal(compare(bad, "t"), 5000);
         } else {
             assert_int_equal(rs & 0xFF, SQLITE_CORRUPT);
-            int rc = scan(bad, root, 3, &rows);
-            print_message("empty payload, SQLite malformed: the reader says %d after %zu rows\n", rc, rows);
-            assert_true(rc == 0 || rc == TG_BT_CORRUPT);
+            assert_int_equal(scan(bad, root, 3, &rows), TG_BT_CORRUPT);
+            assert_int_equal(rows, before + 1);
         }
         free(c.d);
     }
-    /* a payload over TG_MAX_VALUE_BYTES: too big, as SQLite's length limit
-    ** says; on the cell furthest from the page's end */
-    static const uint64_t huge[] = {(16 << 20) + 1, 1ULL << 31, 1ULL << 40, UINT64_MAX};
+    /* a payload size over TG_MAX_VALUE_BYTES on a cell that holds no such
+    ** value (a garbage varint): damage, not "a value longer than 16 MiB"
+    ** (that is test_too_big's, for a cell that does); on the cell furthest
+    ** from the page's end */
+    static const uint64_t huge[] = {(16 << 20) + 1, 1ULL << 31, 1ULL << 40, UINT64_MAX, 0x0FFFFFFFFFFFFFFFULL};
     for (size_t i = 0; i < sizeof huge / sizeof *huge; i++) {
         dbfile c = file_copy(&f);
         unsigned char *p = cell(&c, leaf, first);
         int w = put_varint(p, huge[i]);
         p[w] = 5;                                    /* a rowid */
-        assert_int_equal(scan_damaged(bad, &c, root, &rows), TG_BT_TOOBIG);
+        assert_int_equal(scan_damaged(bad, &c, root, &rows), TG_BT_CORRUPT);
         assert_int_equal(rows, before + first);
         free(c.d);
     }
-    /* the record's header: longer than the payload, shorter than its own
-    ** size varint, a serial type past the payload's end, a bad varint */
-    for (int k = 0; k < 5; k++) {
+    /* the payload-size and rowid varints of a cell zeroed (issue 31): an
+    ** empty payload, so SQLite reads the header size from the byte after
+    ** them: the record's (not 0), malformed; or, when the rowid took two
+    ** bytes, one zeroed (a record of no columns, NULLs), read alike */
+    for (int k = 0; k < 2; k++) {
+        dbfile c = file_copy(&f);
+        unsigned char *p = cell(&c, leaf, 2);
+        uint64_t size, rowid;
+        int a = get_varint(p, &size), r = get_varint(p + a, &rowid);
+        assert_true(r == 2);                         /* rowids 128 and up */
+        memset(p, 0, (size_t)(k == 0 ? a + r : a + 1));
+        if (k == 1) p[a + 1] = 0x05;                 /* a rowid of one byte, then the record's header */
+        file_save(bad, c.d, c.n);
+        size_t srows;
+        assert_int_equal(sqlite_scan(bad, "t", &srows) & 0xFF, k == 0 ? SQLITE_DONE : SQLITE_CORRUPT);
+        assert_int_equal(scan(bad, root, 3, &rows), k == 0 ? 0 : TG_BT_CORRUPT);
+        assert_int_equal(rows, k == 0 ? 5000 : before + 2);
+        if (k == 0) assert_int_equal(compare(bad, "t"), 5000);
+        free(c.d);
+    }
+    /* the record's header: longer than the payload, of size 0 (a record of
+    ** no columns, SQLite reads NULLs: k == 1), a serial type past the
+    ** payload's end, a bad varint, of size 1 (no serial type: SQLite reads
+    ** one all the same, past the header), values that end short of the
+    ** payload (a's integer made a NULL, the header read whole) */
+    for (int k = 0; k < 7; k++) {
         dbfile c = file_copy(&f);
         unsigned char *p = cell(&c, leaf, 2);
         uint64_t size, rowid;
@@ -910,9 +1033,15 @@ static void test_damaged_leaf(void **state)
         case 2: rec[2] = 0x7F; break;               /* b: 57 bytes of text */
         case 3: rec[3] = 0x6F; break;               /* c: 49 bytes of blob */
         case 4: memset(rec + 1, 0xFF, 3); break;    /* a varint that runs past the header */
+        case 5: rec[0] = 1; break;
+        case 6: assert_true(rec[1] >= 1 && rec[1] <= 6); rec[1] = 0; break;
         }
-        assert_int_equal(scan_damaged(bad, &c, root, &rows), TG_BT_CORRUPT);
-        assert_int_equal(rows, before + 2);
+        int rc = scan_damaged(bad, &c, root, &rows);
+        size_t srows;
+        assert_int_equal(sqlite_scan(bad, "t", &srows) & 0xFF, k == 1 ? SQLITE_DONE : SQLITE_CORRUPT);
+        assert_int_equal(rc, k == 1 ? 0 : TG_BT_CORRUPT);
+        assert_int_equal(rows, k == 1 ? 5000 : before + 2);
+        if (k == 1) assert_int_equal(compare(bad, "t"), 5000);
         free(c.d);
     }
     free(bad);
@@ -1592,8 +1721,10 @@ static void test_loader_corrupt(void **state)
     assert_true(opened_directly(root));
     expect_load_error(bad, true, "database disk image is malformed", "CUPTI_ACTIVITY_KIND_KERNEL");
     /* a cell pointer past the page; a payload size the page cannot hold;
-    ** an interior page that points to itself */
-    for (int k = 0; k < 3; k++) {
+    ** an interior page that points to itself; a cell's payload-size and
+    ** rowid varints zeroed (issue 31: the row read as NULLs, and the load
+    ** passed with a warning) */
+    for (int k = 0; k < 4; k++) {
         memcpy(c.d, f.d, f.n);
         if (k == 0) put16(cell_ptr(&c, leaf, 1), 0xFFF0);
         if (k == 1) {
@@ -1603,10 +1734,18 @@ static void test_loader_corrupt(void **state)
             put_varint(cell(&c, leaf, end), 100000);
         }
         if (k == 2) put32(right_ptr(&c, root), root);
+        if (k == 3) {
+            unsigned char *p = cell(&c, leaves[0], 1);   /* the first leaf: rowids of one byte */
+            uint64_t size, rowid;
+            int a = get_varint(p, &size), r = get_varint(p + a, &rowid);
+            assert_int_equal(r, 1);                  /* else the header's size would read as a zeroed byte */
+            memset(p, 0, (size_t)(a + r));
+        }
         file_save(bad, c.d, c.n);
         opens_reset();
         expect_load_error(bad, false, "database disk image is malformed", "CUPTI_ACTIVITY_KIND_KERNEL");
         assert_true(opened_directly(root));
+        if (k == 3) expect_load_error(bad, true, "database disk image is malformed", "CUPTI_ACTIVITY_KIND_KERNEL");
     }
     /* cut short, the header's page count made to agree (else the open
     ** refuses it before any read) */
@@ -1641,6 +1780,165 @@ static void test_loader_corrupt(void **state)
     tg_fixture_remove(path);
 }
 
+/* ---------------------------------------------------------------- tests: differential mutation */
+
+/* The damage done to a leaf page, by class. */
+enum {
+    DMG_ZERO_VARINTS,          /* a cell's payload-size and rowid varints zeroed */
+    DMG_CELL_BYTE,             /* a byte of a cell's first 12 (varints, record header) */
+    DMG_POINTER,               /* a byte of the cell pointer array */
+    DMG_ORDER,                 /* two cell pointers swapped, or one repeated */
+    DMG_SIZE,                  /* a payload size larger or smaller */
+    DMG_HEADER_SIZE,           /* a record header's size */
+    DMG_SERIAL_TYPE,           /* a serial type */
+    DMG_COUNT,                 /* the page's cell count */
+    DMG_PAGE_BYTE,             /* any byte of the page */
+    DMG_CLASSES
+};
+static const char *const dmg_name[] = {"zeroed varints", "cell byte", "cell pointer", "cell order", "payload size",
+                                       "header size", "serial type", "cell count", "page byte"};
+
+static void damage(dbfile *c, uint32_t leaf, int kind)
+{
+    unsigned char *pg = page(c, leaf);
+    uint32_t n = n_cells(c, leaf), i = (uint32_t)(next_rand() % n), j = (uint32_t)(next_rand() % n);
+    unsigned char *p = cell(c, leaf, i);
+    if (p + 16 > pg + c->ps) p = pg + c->ps - 16;  /* keep within the page */
+    uint64_t size, rowid, hsize;
+    int a = get_varint(p, &size), r = get_varint(p + a, &rowid), h = get_varint(p + a + r, &hsize);
+    switch (kind) {
+    case DMG_ZERO_VARINTS: memset(p, 0, (size_t)(a + r)); break;
+    case DMG_CELL_BYTE: p[next_rand() % 12] = (unsigned char)next_rand(); break;
+    case DMG_POINTER: cell_ptr(c, leaf, i)[next_rand() % 2] = (unsigned char)next_rand(); break;
+    case DMG_ORDER: {
+        unsigned char t[2];
+        memcpy(t, cell_ptr(c, leaf, i), 2);
+        if (next_rand() % 2) memcpy(cell_ptr(c, leaf, i), cell_ptr(c, leaf, j), 2);
+        memcpy(cell_ptr(c, leaf, j), t, 2);
+        break;
+    }
+    case DMG_SIZE: {
+        static const int64_t delta[] = {1, -1, 7, 100, 4096, 70000, 1 << 24, (1 << 24) + 1};
+        unsigned char tail[32];
+        memcpy(tail, p + a, sizeof tail);
+        uint64_t v = size + (uint64_t)delta[next_rand() % 8];
+        if (next_rand() % 4 == 0) v = next_rand() >> (next_rand() % 64);
+        int w = put_varint(p, v);
+        if (w != a && p + w + sizeof tail <= pg + c->ps) memcpy(p + w, tail, sizeof tail);
+        break;
+    }
+    case DMG_HEADER_SIZE: p[a + r] = (unsigned char)(next_rand() % 2 ? hsize + 1 + next_rand() % 4 : next_rand() % 128); break;
+    case DMG_SERIAL_TYPE: p[a + r + h + next_rand() % (hsize > (uint64_t)h ? hsize - (uint64_t)h : 1)] =
+                              (unsigned char)(next_rand() % 2 ? next_rand() % 13 : next_rand() & 0x7F); break;
+    case DMG_COUNT: put16(pg + hdr(leaf) + 3, (uint32_t)(next_rand() % 2 ? n + 1 + next_rand() % 8 : next_rand() % 0x10000)); break;
+    default: pg[next_rand() % c->ps] = (unsigned char)next_rand(); break;
+    }
+}
+
+/* `rounds` damaged copies of the file at path, each with one to three
+** hits on a leaf of one of its tables (at most 16), read both ways; the
+** outcomes by class into counts. The reader must refuse whatever SQLite's
+** scan of the same columns refuses. */
+static void mutate_file(const char *path, int rounds, int counts[DMG_CLASSES][MUT_OUTCOMES])
+{
+    dbfile f = file_load(path);
+    sqlite3 *db = open_ro(path);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT name, rootpage FROM sqlite_master WHERE type = 'table' AND"
+                                            " sql NOT LIKE '%WITHOUT ROWID%' AND rootpage > 0", -1, &st, NULL),
+                     SQLITE_OK);
+    struct { char *sql; uint32_t root, *leaves; size_t nl; int pos[64], n; } tabs[16];
+    int nt = 0;
+    size_t cap = f.n / f.ps;
+    while (nt < 16 && sqlite3_step(st) == SQLITE_ROW) {
+        tabs[nt].root = (uint32_t)sqlite3_column_int64(st, 1);
+        tabs[nt].n = mut_columns(db, (const char *)sqlite3_column_text(st, 0), tabs[nt].pos, &tabs[nt].sql);
+        tabs[nt].leaves = malloc(cap * sizeof *tabs[nt].leaves);
+        tabs[nt].nl = 0;
+        int depth = 0;
+        collect_leaves(&f, tabs[nt].root, tabs[nt].leaves, &tabs[nt].nl, cap, 0, &depth);
+        bool cells = tabs[nt].nl && n_cells(&f, tabs[nt].leaves[0]) > 0;
+        if (tabs[nt].n > 0 && cells) nt++;
+        else {
+            free(tabs[nt].sql);
+            free(tabs[nt].leaves);
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    assert_true(nt > 0);
+    char *bad = beside(path, "mutated.sqlite");
+    for (int round = 0; round < rounds; round++) {
+        int t = (int)(next_rand() % (uint64_t)nt), kind = round % DMG_CLASSES, hits = 1 + (int)(next_rand() % 3);
+        dbfile c = file_copy(&f);
+        for (int k = 0; k < hits; k++) {
+            uint32_t leaf = tabs[t].leaves[next_rand() % tabs[t].nl];
+            if (n_cells(&c, leaf) > 0 && n_cells(&c, leaf) < c.ps / 2) damage(&c, leaf, kind);
+        }
+        file_save(bad, c.d, c.n);
+        int strict = 0, o = mut_compare(bad, tabs[t].sql, tabs[t].root, tabs[t].pos, tabs[t].n, &strict);
+        counts[kind][o]++;
+        if (o == MUT_LENIENT || (o == MUT_STRICT && getenv("TG_TEST_VERBOSE")))
+            print_message("round %d (%s, %d hits, %s): %s (reader %d)\n", round, dmg_name[kind], hits, tabs[t].sql,
+                          mut_outcome[o], strict);
+        free(c.d);
+    }
+    for (int i = 0; i < nt; i++) {
+        free(tabs[i].sql);
+        free(tabs[i].leaves);
+    }
+    unlink(bad);
+    free(bad);
+    free(f.d);
+}
+
+static void mutate_report(const char *what, int counts[DMG_CLASSES][MUT_OUTCOMES])
+{
+    print_message("%s:\n", what);
+    for (int k = 0; k < DMG_CLASSES; k++)
+        print_message("  %-15s %4d same, %4d both refuse, %4d reader stricter, %d reader lenient\n", dmg_name[k],
+                      counts[k][MUT_SAME], counts[k][MUT_BOTH], counts[k][MUT_STRICT], counts[k][MUT_LENIENT]);
+    for (int k = 0; k < DMG_CLASSES; k++) assert_int_equal(counts[k][MUT_LENIENT], 0);
+}
+
+/* Differential mutation: leaf pages of an export damaged by class, read by
+** SQLite and by the reader; whatever SQLite's scan refuses, the reader
+** must refuse too (exit 3 in the loader). On the loader's fixture (4096-
+** byte pages, as nsys writes), a fixed seed; TG_BTREE_MUTATE=FILE[:N]
+** runs N rounds (default 700) on another export instead. */
+static void test_mutations(void **state)
+{
+    (void)state;
+    int counts[DMG_CLASSES][MUT_OUTCOMES] = {{0}};
+    rng = 0x9E3779B97F4A7C15ULL;
+    const char *other = getenv("TG_BTREE_MUTATE");
+    if (other && *other) {
+        char file[4096];
+        snprintf(file, sizeof file, "%s", other);
+        char *colon = strrchr(file, ':');
+        int rounds = colon ? atoi(colon + 1) : 700;
+        if (colon) *colon = 0;
+        /* a copy beside a fixture, never written next to the input */
+        char *dir = tg_fixture_from_sql("");
+        char *copy = beside(dir, "export.sqlite");
+        dbfile f = file_load(file);
+        file_save(copy, f.d, f.n);
+        free(f.d);
+        mutate_file(copy, rounds, counts);
+        mutate_report(file, counts);
+        unlink(copy);
+        free(copy);
+        tg_fixture_remove(dir);
+        return;
+    }
+    char *schema = schema_without_defaults(NULL, NULL);
+    char *path = loader_fixture(NULL, schema, NULL);
+    free(schema);
+    mutate_file(path, getenv("TG_CORPUS_QUICK") ? 90 : 270, counts);
+    mutate_report("the loader's fixture", counts);
+    tg_fixture_remove(path);
+}
+
 int main(void)
 {
     unsetenv("TRACEGATE_READER");        /* it would make every load read through SQLite */
@@ -1667,6 +1965,7 @@ int main(void)
         cmocka_unit_test(test_reader_env),
         cmocka_unit_test(test_loader_fallback),
         cmocka_unit_test(test_loader_corrupt),
+        cmocka_unit_test(test_mutations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
