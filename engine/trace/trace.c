@@ -219,8 +219,12 @@ static bool sibling_exists(const char *path, const char *suffix)
 
 /* Everything that can be said about the file before SQLite sees it; a
 ** file whose first bytes are gzip or JSON text is a Kineto trace
-** (*kineto set), read by trace_kineto.c. */
-static bool check_file(const char *path, tg_diag *diag, bool *kineto)
+** (*kineto set), read by trace_kineto.c. This is the run's first open of
+** the file: *id records it (resolved through symlinks; every later open
+** must find the same file, trace_guard.c), and the sidecars a writer
+** leaves are looked for beside the resolved file, where SQLite looks for
+** them (docs/limits.md, "One file per run"). */
+static bool check_file(const char *path, tg_diag *diag, bool *kineto, tg_file_id *id)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -235,11 +239,12 @@ static bool check_file(const char *path, tg_diag *diag, bool *kineto)
         fail(diag, path, TG_ETRACE, "is not a regular file, so it cannot be an nsys SQLite export");
         return false;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = tg_file_first_open(path, id);
     if (fd < 0) {
         fail(diag, path, TG_ETRACE, "cannot open the trace: %s", strerror(errno));
         return false;
     }
+    st.st_size = (off_t)id->size;   /* the file opened, should it have been swapped since the stat */
     unsigned char header[100] = {0};
     ssize_t got = read(fd, header, sizeof header);
     if (st.st_size == 0) {
@@ -289,11 +294,15 @@ static bool check_file(const char *path, tg_diag *diag, bool *kineto)
              (long)lk.l_pid);
         return false;
     }
-    if (sibling_exists(path, "-journal") || sibling_exists(path, "-wal")) {
+    /* beside the resolved file: through a symlink, SQLite (and sqlite3)
+    ** reads the -wal and rolls back the -journal beside the target */
+    const char *real = id->real;
+    if (sibling_exists(real, "-journal") || sibling_exists(real, "-wal")) {
         fail(diag, path, TG_ETRACE,
-             "has a %s file beside it, so it is being written or its writer crashed; "
+             "has a %s file beside it%s, so it is being written or its writer crashed; "
              "wait until the export is complete (or re-export it)",
-             sibling_exists(path, "-wal") ? "-wal" : "-journal");
+             sibling_exists(real, "-wal") ? "-wal" : "-journal",
+             strcmp(real, path) ? " (beside the file its path resolves to)" : "");
         return false;
     }
     return true;
@@ -591,6 +600,7 @@ static void start_early_reader(tg_loader *ld, int64_t max_steps, pthread_mutex_t
     r->pool_lock = NULL;
     r->diag = NULL;
     tg_diag_clear(&scratch);
+    if (r->changed) tg_load_changed(ld);   /* not the file of the run: no fallback */
     if (!ok) {
         r->strings = (tg_idmap){0};
         loader_close(r);
@@ -614,11 +624,15 @@ static bool load_parallel(tg_loader *ld, int64_t max_steps, bool *ok)
                            .pool_lock = &lock, .span_first = TG_NULL_I64, .span_last = TG_NULL_I64};
     pthread_t th;
     if (!tg_load_open(&side->ld, max_steps)) {
-        /* no second connection (out of memory, ...): read with one */
+        /* no second connection (out of memory, ...): read with one; but a
+        ** file that is no longer the run's is read no further */
+        bool changed = side->ld.changed;
+        if (changed) tg_load_changed(ld);
         tg_diag_clear(&side->diag);
         loader_close(&side->ld);
         free(side);
-        return false;
+        *ok = false;
+        return changed;
     }
     side->ld.strings = ld->strings;           /* shared, read only; not the side's to free */
     ld->pool_lock = &lock;
@@ -696,7 +710,10 @@ static tg_trace *open_kineto(tg_loader *ld, const tg_load_opts *opts)
         tg_trace_close(t);
         return NULL;
     }
-    bool ok = tg_kin_load(ld, opts) && finish(ld);
+    /* and the file is still the one the passes opened: the second half's
+    ** thread opens it by path (trace_kineto.c), and a file rewritten in
+    ** place is seen only here */
+    bool ok = tg_kin_load(ld, opts) && finish(ld) && tg_load_same_file(ld);
     loader_close(ld);   /* the devices noted while reading, the string map */
     if (!ok) {
         tg_trace_close(t);
@@ -720,9 +737,15 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
         return NULL;
     }
     bool kineto = false;
-    if (!check_file(path, diag, &kineto)) return NULL;
+    tg_file_id file = {0};
+    if (!check_file(path, diag, &kineto, &file)) {
+        tg_file_id_free(&file);
+        return NULL;
+    }
 
     tg_trace *t = calloc(1, sizeof *t);
+    if (t) t->file = file;
+    else tg_file_id_free(&file);
     /* TRACEGATE_READER=sqlite: every command reads through SQLite alone
     ** (docs/architecture.md, "Reading an export"; tracegate help's
     ** ENVIRONMENT), to compare when a result looks wrong */
@@ -743,6 +766,8 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     t->sqlite_reads = sqlite_reads;
 
     if (tg_load_open(&ld, opts->max_steps)) load_all(&ld, opts);
+    /* a file rewritten in place while its tables were read */
+    if (!ld.failed) tg_load_same_file(&ld);
 
     if (!ld.failed && t->apis_deferred && t->table_name[TG_TABLE_RUNTIME]) {
         t->api_reader = malloc(sizeof *t->api_reader);
@@ -806,7 +831,7 @@ tg_stream_status tg_trace_stream_apis(tg_trace *t, const tg_api_reader_cb *cb, t
     if (!ld) return t->apis_deferred ? TG_STREAM_FAILED : TG_STREAM_DONE;
     int rc = tg_load_apis_with(ld, cb);
     if (rc < 0) return TG_STREAM_STOPPED;     /* the reader stays open for tg_trace_load_apis */
-    bool ok = rc > 0 && finish_apis(ld, false);
+    bool ok = rc > 0 && finish_apis(ld, false) && tg_load_same_file(ld);
     t->n_api_rows = ld->apis_visited;
     t->apis_partial = ld->apis_visited != t->n_apis;
     reader_end(t);
@@ -822,7 +847,7 @@ bool tg_trace_load_apis(tg_trace *t, tg_diag *diag)
         return false;
     }
     if (!ld) return !t->apis_deferred;
-    bool ok = tg_load_apis(ld) && finish_apis(ld, true);
+    bool ok = tg_load_apis(ld) && finish_apis(ld, true) && tg_load_same_file(ld);
     t->apis_partial = false;
     reader_end(t);
     return ok;
@@ -839,6 +864,7 @@ void tg_trace_close(tg_trace *t)
     free(t->job);
     tg_strpool_free(t->strings);
     reader_end(t);
+    tg_file_id_free(&t->file);    /* after the API reader's thread stopped: it reads it */
     tg_trace_drop_rows(t);
     free(t);
 }

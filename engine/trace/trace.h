@@ -334,8 +334,23 @@ typedef struct tg_process {
     int32_t name;
 } tg_process;
 
+/* The one file a run reads (trace_guard.c; docs/limits.md, "One file per
+** run"): the path given, resolved through every symlink, and what fstat
+** said of it at the first open. Every later open of the run (each SQLite
+** connection, each direct read of a table, the reopen for host-side
+** tables) opens `real` and must find the same device, inode, size and
+** modification time, or the read stops. Zeroed (set false): nothing is
+** checked, the path is opened as given (traces built by hand). */
+typedef struct tg_file_id {
+    char *real;                /* malloc'd realpath of the path given */
+    uint64_t dev, ino;
+    int64_t size, mtime_s, mtime_ns;
+    bool set;
+} tg_file_id;
+
 typedef struct tg_trace {
     char *path;
+    tg_file_id file;           /* the file being read (above) */
     tg_trace_format format;    /* TG_FORMAT_NSYS for exports and traces built by hand */
     int32_t rank, world_size;  /* Kineto distributedInfo, or the environment an
                                   export recorded (trace_origin.c); -1 when not

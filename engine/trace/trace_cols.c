@@ -208,7 +208,7 @@ static tg_btree *direct_reader(tg_loader *ld, const char *table, const column_se
         if (at[i] >= 0 && !cs->direct[at[i]]) ok = false;
     }
     uint32_t root = ok ? root_page(ld, table) : 0;
-    tg_btree *bt = root ? tg_btree_open(ld->path, root, pos, n) : NULL;
+    tg_btree *bt = root ? tg_btree_open(tg_load_file_path(ld), root, pos, n) : NULL;
     free(pos);
     return bt;
 }
@@ -254,6 +254,14 @@ bool tg_row_open(tg_loader *ld, const char *table, const tg_colspec *cols, int n
     if (!ok) {
         free(sql);
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
+        return false;
+    }
+    /* every read of a table, the direct reader's open of the file or a
+    ** statement on the connection, is of the run's file (trace_guard.c) */
+    if (!tg_load_same_file(ld)) {
+        tg_btree_close(row->bt);
+        row->bt = NULL;
+        free(sql);
         return false;
     }
     if (row->bt) {

@@ -22,10 +22,13 @@
 */
 #include "trace_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The progress handler runs every this many virtual-machine steps. */
 #define PROGRESS_PERIOD 1000
@@ -70,13 +73,116 @@ void tg_load_budget_fail(tg_loader *ld, const char *what)
                      TG_SCHEMA_STEPS);
 }
 
+/* ---------------------------------------------------------------- one file per run */
+
+/*
+** A run opens its trace many times: the file check, up to three SQLite
+** connections, the direct reader once per table, the reopen for host-side
+** tables; a Kineto trace once per pass and once more for its second half.
+** A file replaced by a rename between two of them (rsync, copy-then-move,
+** a retry writing the same name) or rewritten in place would be read half
+** from each. So the first open (tg_file_first_open, by the file check)
+** resolves the path and records the file's device, inode, size and
+** modification time from fstat of the descriptor it opened, and every
+** later open goes through here and must find the same (docs/limits.md,
+** "One file per run").
+*/
+
+static void id_of(const struct stat *st, tg_file_id *id)
+{
+    id->dev = (uint64_t)st->st_dev;
+    id->ino = (uint64_t)st->st_ino;
+    id->size = (int64_t)st->st_size;
+    id->mtime_s = (int64_t)st->st_mtim.tv_sec;
+    id->mtime_ns = (int64_t)st->st_mtim.tv_nsec;
+}
+
+static bool same_id(const tg_file_id *id, const struct stat *st)
+{
+    tg_file_id now = {0};
+    id_of(st, &now);
+    return now.dev == id->dev && now.ino == id->ino && now.size == id->size && now.mtime_s == id->mtime_s &&
+           now.mtime_ns == id->mtime_ns;
+}
+
+const tg_file_id *tg_load_file(const tg_loader *ld)
+{
+    return ld->t && ld->t->file.set ? &ld->t->file : NULL;
+}
+
+const char *tg_load_file_path(const tg_loader *ld)
+{
+    const tg_file_id *id = tg_load_file(ld);
+    return id ? id->real : ld->path;
+}
+
+int tg_file_first_open(const char *path, tg_file_id *id)
+{
+    *id = (tg_file_id){0};
+    char *real = realpath(path, NULL);
+    if (!real) return -1;
+    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        fd = -1;
+        errno = e;
+    }
+    if (fd < 0) {
+        int e = errno;
+        free(real);
+        errno = e;
+        return -1;
+    }
+    id_of(&st, id);
+    id->real = real;
+    id->set = true;
+    return fd;
+}
+
+void tg_file_id_free(tg_file_id *id)
+{
+    free(id->real);
+    *id = (tg_file_id){0};
+}
+
+int tg_file_open(const tg_file_id *id, const char *path)
+{
+    bool checked = id && id->set;
+    int fd = open(checked ? id->real : path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || !checked) return fd;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && same_id(id, &st)) return fd;
+    close(fd);
+    return TG_FILE_CHANGED;
+}
+
+void tg_load_changed(tg_loader *ld)
+{
+    tg_load_fail(ld, TG_ETRACE,
+                 "the file changed while tracegate was reading it (replaced or rewritten); "
+                 "re-run on a stable copy");
+    ld->changed = true;
+}
+
+bool tg_load_same_file(tg_loader *ld)
+{
+    const tg_file_id *id = tg_load_file(ld);
+    struct stat st;
+    if (!id || (stat(id->real, &st) == 0 && same_id(id, &st))) return true;
+    tg_load_changed(ld);
+    return false;
+}
+
 /* ---------------------------------------------------------------- opening */
 
 bool tg_load_open(tg_loader *ld, int64_t max_steps)
 {
+    const tg_file_id *id = tg_load_file(ld);
     struct stat st;
-    int64_t file_bytes = stat(ld->path, &st) == 0 ? (int64_t)st.st_size : 0;
-    char *uri = tg_trace_uri(ld->path);
+    int64_t file_bytes = id ? id->size : stat(ld->path, &st) == 0 ? (int64_t)st.st_size : 0;
+    char *uri = tg_trace_uri(tg_load_file_path(ld));
     /* NOMUTEX: the connection never leaves this thread (a deferred API
     ** table is read by the thread that builds the model), and the per-call
     ** mutex is a tenth of the load time on big tables. */
@@ -87,6 +193,9 @@ bool tg_load_open(tg_loader *ld, int64_t max_steps)
         tg_load_sqlite_fail(ld, rc, "opening it read-only");
         return false;
     }
+    /* SQLite opened the file in sqlite3_open_v2: what the path names now
+    ** is what it reads (a file swapped in before is seen here) */
+    if (!tg_load_same_file(ld)) return false;
     sqlite3_db_config(ld->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
     sqlite3_db_config(ld->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
     sqlite3_db_config(ld->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);

@@ -66,6 +66,7 @@ typedef struct tg_loader {
     int64_t steps, step_budget;
     bool reading;              /* past the schema: the read budget applies */
     bool budget_hit;           /* the progress handler interrupted SQLite */
+    bool changed;              /* failed: the file is no longer the run's (tg_load_changed) */
     /* reading in parallel (trace.c, docs/architecture.md "Reading an
     ** export"): interning into the trace's string pool is locked while two
     ** loaders read at once; NULL otherwise */
@@ -117,10 +118,37 @@ void tg_load_warn_rows(tg_loader *ld, int table, const char *fields);
 /* The longest value SQLite may hand the loader (any name or text). */
 #define TG_MAX_VALUE_BYTES (16 << 20)
 
-/* Open ld->path read-only with the guards, list its tables (the schema
-** budget) and arm the read budget: max_steps, or tg_load_read_budget of the
-** file's size when 0. False when failed (diag set). */
+/* Open ld's file (tg_load_file_path) read-only with the guards, check it
+** is still the file of the run (tg_load_same_file), list its tables (the
+** schema budget) and arm the read budget: max_steps, or
+** tg_load_read_budget of the file's size when 0. False when failed (diag
+** set). */
 bool tg_load_open(tg_loader *ld, int64_t max_steps);
+
+/* One file per run (tg_file_id, docs/limits.md): every open of the trace
+** file goes through these. */
+#define TG_FILE_CHANGED (-2)
+/* The run's file of ld (its trace's), NULL when none is recorded (a
+** scratch loader: the --max-memory estimate). */
+const tg_file_id *tg_load_file(const tg_loader *ld);
+/* The path to open for ld: the resolved file when recorded, else ld->path. */
+const char *tg_load_file_path(const tg_loader *ld);
+/* The first open of a run: resolve path (realpath), open the file it
+** names read-only and record what fstat says of it in *id. The fd, or -1
+** (errno set; *id left unset). */
+int tg_file_first_open(const char *path, tg_file_id *id);
+void tg_file_id_free(tg_file_id *id);
+/* A later open: open id's file (path when id is NULL or unset) read-only;
+** the fd, -1 (errno set), or TG_FILE_CHANGED when what fstat says of it
+** differs from id (the fd is then closed). */
+int tg_file_open(const tg_file_id *id, const char *path);
+/* Whether ld's file, stat'ed now, is still the one recorded (true when
+** nothing is recorded); false fails ld with the sentence of
+** tg_load_changed. Called right after every open that is not an fd of
+** tg_file_open's (SQLite's connections, the direct reader). */
+bool tg_load_same_file(tg_loader *ld);
+/* Fail ld: the file changed while it was being read (status TG_ETRACE). */
+void tg_load_changed(tg_loader *ld);
 int64_t tg_load_read_budget(int64_t file_bytes);
 /* (Re)install the step counter on ld->db for ld (after moving the loader). */
 void tg_load_watch(tg_loader *ld);

@@ -41,7 +41,13 @@ static ssize_t read_plain(tg_kin_input *in, unsigned char *buf, size_t cap, tg_l
 
 bool tg_kin_input_open(tg_kin_input *in, const char *path, tg_loader *ld)
 {
-    *in = (tg_kin_input){.fd = open(path, O_RDONLY | O_CLOEXEC)};
+    /* the run's file, or none (trace_guard.c, docs/limits.md "One file per run") */
+    int fd = tg_file_open(tg_load_file(ld), path);
+    *in = (tg_kin_input){.fd = fd < 0 ? -1 : fd};
+    if (fd == TG_FILE_CHANGED) {
+        tg_load_changed(ld);
+        return false;
+    }
     if (in->fd < 0) {
         tg_load_fail(ld, TG_ETRACE, "cannot open the trace: %s", strerror(errno));
         return false;
