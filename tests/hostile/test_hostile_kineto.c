@@ -6,7 +6,9 @@
 ** wrote into strings. Each bad file makes check, info and metrics exit 3
 ** with one line naming the file and the problem, within the deadline; the
 ** control characters load with one warning; --max-memory refuses a trace
-** whose JSON is too big before reading it. Fixtures are written here.
+** whose JSON is too big before reading it; a key the reader uses given
+** twice in one object (jq and Python would read the last) is refused,
+** plain and gzip. Fixtures are written here.
 */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -99,6 +101,41 @@ static void test_good_trace_loads(void **state)
     free(plain);
     free(gz);
     free(anon);
+}
+
+static void test_duplicate_keys(void **state)
+{
+    world *w = *state;
+    /* the trace with a key doubled: traceEvents at the top, ts in an event, stream in its args */
+    static const struct { const char *from, *to, *part; } cases[] = {
+        {"]}\n", "], \"traceEvents\": []}\n", "has the key \"traceEvents\" twice at the top level"},
+        {"\"ts\": 1005.125,", "\"ts\": 1005.125, \"ts\": 9,", "has the key \"ts\" twice in trace event 2"},
+        {"\"stream\": 7, \"correlation\": 11,", "\"stream\": 7, \"stream\": 8, \"correlation\": 11,",
+         "has the key \"stream\" twice in the args of trace event 2"},
+        {"\"numSms\": 132}", "\"numSms\": 132, \"id\": 1}", "has the key \"id\" twice in a deviceProperties entry"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *at = strstr(trace_json, cases[i].from);
+        assert_non_null(at);
+        size_t head = (size_t)(at - trace_json), flen = strlen(cases[i].from), tlen = strlen(cases[i].to);
+        size_t len = sizeof trace_json - 1 - flen + tlen;
+        char *text = malloc(len + 1);
+        assert_non_null(text);
+        memcpy(text, trace_json, head);
+        memcpy(text + head, cases[i].to, tlen);
+        strcpy(text + head + tlen, at + flen);
+        char *p = hx_path(w->dir, "dup.json"), *gz = hx_path(w->dir, "dup.json.gz");
+        hx_write_file(p, text, len);
+        hx_expect_bad_trace(cases[i].part, p, cases[i].part);
+        unsigned char *z;
+        size_t n = gzip_of(text, len, &z);
+        hx_write_file(gz, z, n);
+        hx_expect_bad_trace(cases[i].part, gz, cases[i].part);
+        free(z);
+        free(p);
+        free(gz);
+        free(text);
+    }
 }
 
 static void test_truncated_gzip(void **state)
@@ -240,6 +277,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_good_trace_loads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated_gzip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_gzip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_json, setup, teardown),
