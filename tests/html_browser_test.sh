@@ -245,7 +245,8 @@ if [ -f "$torch/realistic_regressed.sqlite" ]; then
     grep -q 'What changed against the baseline' "$tmp/regressed.html" || fail "real: no contributor chart"
     open_report "$tmp/regressed.html" "realistic_regressed against its baseline" FAIL 5 false "SELECT"
     # 3. Kineto: the same charts, evidence reproduced with jq
-    kineto=$(find "$traces/kineto/h200" -maxdepth 1 -name '*.json*' 2>/dev/null | sort | head -1)
+    # -L: the corpus and folders in it may be symbolic links
+    kineto=$(find -L "$traces/kineto/h200" -maxdepth 1 -name '*.json*' 2>/dev/null | sort | head -1)
     if [ -n "$kineto" ]; then
         "$bin" check -o html="$tmp/kineto.html" -o json="$tmp/kineto.json" "$kineto" >/dev/null 2>&1
         open_report "$tmp/kineto.html" "Kineto $(basename "$kineto")" "$(jq -r .status "$tmp/kineto.json" | tr a-z A-Z)" \
