@@ -154,10 +154,10 @@ typedef struct tg_kin_skip {
     bool in_string, escaped, dropping, started, top_object;
     size_t elided, elided_ops; /* events replaced by 0; of them operators */
     size_t n_carry;            /* an undecided event head, at the start of work */
-    /* an elided event's own keys (strings directly in it): a second ph,
-    ** cat or name, or an escape there, could make it an event the parser
-    ** must see (docs/kineto.md, "Duplicate keys"): `suspect`, and the
-    ** reader reads the file again without eliding */
+    /* an elided event's own keys (strings directly in it followed by ':'):
+    ** a second ph, cat or name, or an escape in a key, could make it an
+    ** event the parser must see (docs/kineto.md, "Duplicate keys"):
+    ** `suspect`, and the reader reads the file again without eliding */
     uint8_t str_n, n_ph, n_cat, n_name;
     char str_head[4];
     bool str_escaped, suspect;

@@ -86,10 +86,13 @@ static void note_key_text(tg_kin_skip *k, const unsigned char *w, size_t from, s
         if (k->str_n < 4) k->str_head[k->str_n] = (char)w[i];
 }
 
-/* That string closed: a second ph, cat or name (or an escape that might
-** spell one) makes the elision doubtful. */
-static void note_key_end(tg_kin_skip *k)
+/* That string closed at w[at]: a key (a ':' follows, or the text ends
+** before telling) that is a second ph, cat or name, or holds an escape
+** that might spell one, makes the elision doubtful. Values never do. */
+static void note_key_end(tg_kin_skip *k, const unsigned char *w, size_t at, size_t len)
 {
+    size_t m = ws(w, at + 1, len);
+    if (m < len && w[m] != ':') return;
     uint8_t n = k->str_n;
     bool is_ph = n == 2 && memcmp(k->str_head, "ph", 2) == 0;
     bool is_cat = n == 3 && memcmp(k->str_head, "cat", 3) == 0;
@@ -150,7 +153,7 @@ size_t tg_kin_skip_run(tg_kin_skip *k, const unsigned char *in, size_t n, unsign
                 if (event_key) k->str_escaped = true;
             } else {
                 k->in_string = false;
-                if (event_key) note_key_end(k);
+                if (event_key) note_key_end(k, w, j, len);
             }
             o = run(k, w, j, j + 1, out, o);
             i = j + 1;

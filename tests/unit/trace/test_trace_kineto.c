@@ -538,6 +538,13 @@ static void test_duplicate_keys(void **state)
             "has the key \"ph\" twice in trace event 0");
     refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"python_function\", \"c\\u0061t\": \"kernel\", \"ts\": 1}]}",
             "has the key \"cat\" twice in trace event 0");
+    /* an escape in an elided event's value, a value spelling a key: no doubt, it loads */
+    tg_trace *w = open_text("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"C:\\\\x\\\\a.py(1): f\", "
+                            "\"ts\": 1, \"args\": {\"name\": \"cat\"}}, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                            "\"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7, "
+                            "\"correlation\": 1}}]}", NULL);
+    assert_int_equal(w->n_kernels, 1);
+    tg_trace_close(w);
     /* keys the reader does not use may repeat; so may a used key in two objects */
     tg_trace *t = open_text("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
                             "\"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"queued\": 0, \"queued\": 1, \"device\": 0, "
