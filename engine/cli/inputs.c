@@ -1,7 +1,8 @@
 /*
-** Resolving trace arguments: see inputs.h. The cache key is a 64-bit FNV-1a
-** hash of the report's bytes, so a re-run on the same report reuses the
-** export and a changed report is exported again.
+** Resolving trace arguments: see inputs.h. The cache key is the SHA-256 of
+** the report's bytes (common/sha256.h), so a re-run on the same report
+** reuses the export, a changed report is exported again, and no report can
+** be made to collide with another's entry (a 64-bit FNV-1a could be).
 **
 ** The cache is trusted only as far as nobody else can write it (README,
 ** "Nsight Systems reports"; docs/limits.md, "The export cache"): its
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #include "../common/common.h"
+#include "../common/sha256.h"
 #include "../trace/trace.h"
 
 bool tg_inputs_is_report(const char *path)
@@ -66,25 +68,25 @@ static char *sentence(const char *fmt, ...)
     return s;
 }
 
-#define FNV_OFFSET 1469598103934665603ULL
-#define FNV_PRIME 1099511628211ULL
-
-/* Read fd from where it is to its end, hashing the bytes into *h and, when
-** out >= 0, writing them there. 0; or an errno in *rerr (reading the
-** report failed) or *werr (writing the copy failed), returning -1. */
-static int hash_copy(int fd, int out, uint64_t *h, int *rerr, int *werr)
+/* Read fd from where it is to its end, hashing the bytes into h (the
+** SHA-256 as hex digits) and, when out >= 0, writing them there. 0; or an
+** errno in *rerr (reading the report failed) or *werr (writing the copy
+** failed), returning -1. */
+static int hash_copy(int fd, int out, char h[TG_SHA256_HEX], int *rerr, int *werr)
 {
     unsigned char buf[65536];
-    *h = FNV_OFFSET;
+    tg_sha256 s;
+    tg_sha256_init(&s);
+    h[0] = 0;
     for (;;) {
         ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return *rerr = errno, -1;
-        if (n == 0) return 0;
-        for (ssize_t i = 0; i < n; i++) {
-            *h ^= buf[i];
-            *h *= FNV_PRIME;
+        if (n == 0) {
+            tg_sha256_hex(&s, h);
+            return 0;
         }
+        tg_sha256_update(&s, buf, (size_t)n);
         for (ssize_t done = 0; out >= 0 && done < n;) {
             ssize_t w = write(out, buf + done, (size_t)(n - done));
             if (w < 0 && errno == EINTR) continue;
@@ -277,7 +279,7 @@ enum { DONE, REPORT_ERROR, DIR_ERROR };
 ** DONE; REPORT_ERROR with the report's sentence in *why; DIR_ERROR with
 ** the errno of writing in the directory in *werr. */
 static int export_into(const resolver *r, const char *report, int fd, int dfd, const char *dir, const char *stem,
-                       uint64_t *h, char **why, int *werr)
+                       char h[TG_SHA256_HEX], char **why, int *werr)
 {
     const char *suffix = tg_trace_report_suffix(report);
     char *copy_name = sentence("%s%s", stem, suffix);
@@ -365,10 +367,10 @@ static char *export_to_cache(resolver *r, const char *report, int fd, char **why
         remove_dir(r->cache_fd, stage_name);
         goto cannot_write;
     }
-    uint64_t h = 0;
-    int rc = export_into(r, report, fd, sfd, stage, "report", &h, why, &werr);
-    char name[32];
-    snprintf(name, sizeof name, "%016llx.sqlite", (unsigned long long)h);
+    char h[TG_SHA256_HEX] = "";
+    int rc = export_into(r, report, fd, sfd, stage, "report", h, why, &werr);
+    char name[TG_SHA256_HEX + 8];
+    snprintf(name, sizeof name, "%s.sqlite", h);
     if (rc == DONE && renameat(sfd, "report.sqlite", r->cache_fd, name) != 0) {
         werr = errno;
         rc = DIR_ERROR;
@@ -410,9 +412,9 @@ static char *export_privately(resolver *r, const char *report, int fd, size_t i,
     }
     char stem[32];
     snprintf(stem, sizeof stem, "%zu", i);
-    uint64_t h;
+    char h[TG_SHA256_HEX];
     int werr = 0;
-    int rc = export_into(r, report, fd, r->private_fd, *r->private_dir, stem, &h, why, &werr);
+    int rc = export_into(r, report, fd, r->private_fd, *r->private_dir, stem, h, why, &werr);
     if (rc == DIR_ERROR)
         *why = sentence("%s: cannot write the private temporary directory %s to export it into: %s", report,
                         *r->private_dir, strerror(werr));
@@ -436,16 +438,16 @@ static char *resolve_report(resolver *r, const char *report, size_t i, char **wh
         close(fd);
         return NULL;
     }
-    uint64_t h;
+    char h[TG_SHA256_HEX];
     int rerr = 0, werr = 0;
     char *path = NULL;
-    if (hash_copy(fd, -1, &h, &rerr, &werr) != 0) {
+    if (hash_copy(fd, -1, h, &rerr, &werr) != 0) {
         *why = sentence("%s: cannot read the report: %s", report, strerror(rerr));
         goto done;
     }
     look_at_cache(r);
-    char name[32];
-    snprintf(name, sizeof name, "%016llx.sqlite", (unsigned long long)h);
+    char name[TG_SHA256_HEX + 8];
+    snprintf(name, sizeof name, "%s.sqlite", h);
     int found = r->cache_fd >= 0 ? look_up(r, name) : BAD;
     if (found == HIT) {
         path = sentence("%s/%s", r->cache, name);

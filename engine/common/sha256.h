@@ -2,9 +2,9 @@
 ** SHA-256 (FIPS 180-4), for identities that must be the same on every
 ** machine and change with any change of what they name: the rule-set
 ** digest a JSON result records (docs/formats.md, "Where a result comes
-** from"), which merge compares. (engine/cli/inputs.c keys its .nsys-rep
-** export cache by a 64-bit FNV-1a of the report; this is the project's
-** one cryptographic hash, for whatever needs one.)
+** from"), which merge compares, and the name of a .nsys-rep report's cached
+** export (engine/cli/inputs.c: the hash of the report's bytes). The
+** project's one cryptographic hash, for whatever needs one.
 */
 #ifndef TG_SHA256_H
 #define TG_SHA256_H
