@@ -93,14 +93,16 @@ expect 2 "merge of no traces" "holds no traces" -- "$bin" merge "$tmp/empty.json
 printf '{"tool":"tracegate","version":"0.1.0","schema":1,"status":"pass","traces":[{"file":"x.sqlite"}]}' > "$tmp/noresults.json"
 expect 2 "merge of a trace without results" "has no rule results and no error" -- "$bin" merge "$tmp/noresults.json"
 
-# 7. merge exits with the merged verdict: a rank straggler fails it
+# 7. merge exits with the merged verdict: a rank straggler fails it (the
+#    results judged by one rule set: merge refuses a mix, docs/formats.md)
+digest=$(printf 'one rule set' | sha256sum | cut -d' ' -f1)
 for rank in 0 1 2; do
     period=$([ $rank = 2 ] && echo 40000000 || echo 30000000)
-    printf '{"tool":"tracegate","version":"0.1.0","schema":1,"status":"pass","traces":[{"file":"rank%s.sqlite",
+    printf '{"tool":"tracegate","version":"0.1.0","schema":1,"rules_digest":"sha256:%s","status":"pass","traces":[{"file":"rank%s.sqlite",
       "nsys_version":null,"schema_version":"3.0.0","results":[{"rule":"iteration-time-regression",
       "title":"t","status":"skip","severity":"error","count":20,"message":"no baseline given","advice":null,
       "values":{"count":20,"p50_period_ns":%s},"evidence":[],"reproduce":null,"metric":"p50(period)",
-      "metric_value":%s}]}]}' "$rank" "$period" "$period" > "$tmp/r$rank.json"
+      "metric_value":%s}]}]}' "$digest" "$rank" "$period" "$period" > "$tmp/r$rank.json"
 done
 expect 1 "merge with a straggler" "rank-straggler" -- "$bin" merge "$tmp/r0.json" "$tmp/r1.json" "$tmp/r2.json"
 expect 0 "merge without a straggler" "PASS" -- "$bin" merge "$tmp/r0.json" "$tmp/r1.json"
