@@ -102,6 +102,8 @@ slept() {
                         | "\(.status) \(.count) \(.values.sum_duration_ns / 1e6 | floor)"' "$tmp/out.json"
 }
 in_range() { [ "$1" -ge "$2" ] 2>/dev/null && [ "$1" -le "$3" ]; }
+# bounds that only tell the 200 ms program from the 500 ms one: a loaded
+# host oversleeps, so no bound asks for speed (tests/hostile/README.md)
 
 # 1. exported on the fly, then checked
 cp "$tmp/short.nsys-rep" "$tmp/run.nsys-rep"
@@ -110,7 +112,7 @@ st=$?
 [ "$st" = 1 ] || fail "first check: exit $st, expected 1 (the sleep found): $(head -c 300 "$tmp/err.txt")"
 read -r status count ms <<< "$(slept "$tmp/run.nsys-rep")"
 [ "$status $count" = "fail 1" ] || fail "first check: long-sleep is '$status $count', expected 'fail 1'"
-in_range "${ms:-0}" 190 450 || fail "first check: the sleep lasted ${ms:-?} ms, expected about 200"
+in_range "${ms:-0}" 190 489 || fail "first check: the sleep lasted ${ms:-?} ms, expected about 200"
 [ "$(jq -r '.traces[0].nsys_version' "$tmp/out.json")" = "$("$nsys" --version | grep -o '20[0-9.]*' | head -1)" ] ||
     fail "first check: the trace's nsys version is not the recording nsys's"
 [ "$(calls)" = 1 ] || fail "first check: $(calls) nsys exports, expected 1"
@@ -142,7 +144,7 @@ st=$?
 XDG_CACHE_HOME="$tmp/cache2" check "$tmp/long.nsys-rep"
 st=$?
 read -r status count ms_cut <<< "$(slept "$tmp/long.nsys-rep")"
-[ "$st" = 1 ] && in_range "${ms_cut:-0}" 490 900 ||
+[ "$st" = 1 ] && in_range "${ms_cut:-0}" 490 60000 ||
     fail "cut export: the next run gave exit $st and a sleep of ${ms_cut:-?} ms, expected 1 and about 500"
 [ "$(calls)" = $((n + 2)) ] || fail "cut export: $(($(calls) - n)) nsys exports, expected 2 (the cut one, then a whole one)"
 echo "nsys: an export cut short is exported again by the next run"
@@ -154,7 +156,7 @@ check "$tmp/run.nsys-rep"
 st=$?
 [ "$st" = 1 ] || fail "changed report: exit $st, expected 1"
 read -r status count ms2 <<< "$(slept "$tmp/run.nsys-rep")"
-in_range "${ms2:-0}" 490 900 || fail "changed report: the sleep lasted ${ms2:-?} ms, expected about 500 (the new report's)"
+in_range "${ms2:-0}" 490 60000 || fail "changed report: the sleep lasted ${ms2:-?} ms, expected about 500 (the new report's)"
 [ "$(calls)" = $((n + 1)) ] || fail "changed report: $(($(calls) - n)) nsys exports, expected 1"
 [ "$(cached)" = 2 ] || fail "changed report: $(cached) exports in the cache, expected 2"
 echo "nsys: the changed report was exported again: a nanosleep of $ms2 ms"

@@ -105,7 +105,7 @@ CONF
 slurmctld -f "$SLURM_CONF" || skip "slurmctld does not start: $(tail -3 "$tmp/log/slurmctld.log" 2>/dev/null)"
 slurmd -f "$SLURM_CONF" || skip "slurmd does not start: $(tail -3 "$tmp/log/slurmd.log" 2>/dev/null)"
 up=0
-for _ in $(seq 60); do
+for _ in $(seq 360); do   # up to 3 min: a safety net on a loaded host, the node is up in about a second
     state=$(sinfo -h -n "$node" -o %t 2>/dev/null)
     case "$state" in idle*|mix*|alloc*) up=1; break ;; esac
     sleep 0.5
