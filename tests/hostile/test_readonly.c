@@ -1,6 +1,6 @@
 /*
 ** The read-only guarantee (docs/architecture.md, the check's step 5.1) on the real corpus: every file under
-** $TG_SHARED_TRACES is hashed (SHA-256, below) with its size and mtime,
+** $TG_SHARED_TRACES is hashed (SHA-256, common/sha256.h) with its size and mtime,
 ** then `check --missing-data=skip`, `info` and `metrics` run over every
 ** export there, then everything is hashed again. Nothing may change, and
 ** no -journal, -wal or -shm file may appear anywhere in the tree. Skips
@@ -25,85 +25,7 @@
 #include <cmocka.h>
 
 #include "hostile.h"
-
-/* ---------------------------------------------------------------- SHA-256 (FIPS 180-4) */
-
-typedef struct sha256 {
-    uint32_t h[8];
-    uint64_t len;
-    uint8_t buf[64];
-    size_t n;
-} sha256;
-
-static const uint32_t K[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void sha256_block(sha256 *s, const uint8_t *p)
-{
-    uint32_t w[64];
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3], e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
-    for (int i = 0; i < 64; i++) {
-        uint32_t t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-        uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
-    }
-    s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d;
-    s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
-}
-
-static void sha256_init(sha256 *s)
-{
-    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    memset(s, 0, sizeof *s);
-    memcpy(s->h, h0, sizeof h0);
-}
-
-static void sha256_update(sha256 *s, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    s->len += len;
-    while (len > 0) {
-        size_t take = 64 - s->n < len ? 64 - s->n : len;
-        memcpy(s->buf + s->n, p, take);
-        s->n += take;
-        p += take;
-        len -= take;
-        if (s->n == 64) {
-            sha256_block(s, s->buf);
-            s->n = 0;
-        }
-    }
-}
-
-static void sha256_hex(sha256 *s, char out[65])
-{
-    uint64_t bits = s->len * 8;
-    uint8_t pad = 0x80, zero = 0;
-    sha256_update(s, &pad, 1);
-    while (s->n != 56) sha256_update(s, &zero, 1);
-    uint8_t be[8];
-    for (int i = 0; i < 8; i++) be[i] = (uint8_t)(bits >> (56 - 8 * i));
-    sha256_update(s, be, 8);
-    for (int i = 0; i < 8; i++) snprintf(out + 8 * i, 9, "%08x", s->h[i]);
-}
+#include "common/sha256.h"
 
 /* ---------------------------------------------------------------- the tree */
 
@@ -153,15 +75,15 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
     e->ino = st->st_ino;
     e->size = st->st_size;
     e->mtime = st->st_mtim;
-    sha256 s;
-    sha256_init(&s);
+    tg_sha256 s;
+    tg_sha256_init(&s);
     FILE *f = fopen(path, "rb");
     if (!f) fail_msg("cannot read %s: %s", path, strerror(errno));
     static uint8_t buf[1 << 16];
     size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&s, buf, got);
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) tg_sha256_update(&s, buf, got);
     fclose(f);
-    sha256_hex(&s, e->digest);
+    tg_sha256_hex(&s, e->digest);
     bool seen = false;   /* the same export through another link */
     for (size_t i = 0; i + 1 < t->n; i++) seen |= t->e[i].dev == e->dev && t->e[i].ino == e->ino;
     if (len > 7 && strcmp(path + len - 7, ".sqlite") == 0 && !seen) {
@@ -253,16 +175,16 @@ static void test_corpus_unchanged(void **state)
 static void test_sha256(void **state)
 {
     (void)state;
-    sha256 s;
+    tg_sha256 s;
     char hex[65];
-    sha256_init(&s);
-    sha256_update(&s, "abc", 3);
-    sha256_hex(&s, hex);
+    tg_sha256_init(&s);
+    tg_sha256_update(&s, "abc", 3);
+    tg_sha256_hex(&s, hex);
     assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    sha256_init(&s);
+    tg_sha256_init(&s);
     const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    sha256_update(&s, two, strlen(two));
-    sha256_hex(&s, hex);
+    tg_sha256_update(&s, two, strlen(two));
+    tg_sha256_hex(&s, hex);
     assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
