@@ -222,7 +222,12 @@ mkdir -p "$ro/cache/tracegate" "$ro/tmp" "$ro/home"
 cp "$tmp/short.nsys-rep" "$ro/run.nsys-rep"
 chmod 500 "$ro/cache/tracegate"
 as=()
+robin=$bin
 if [ "$(id -u)" = 0 ]; then
+    # nobody may not reach the build (a clone in a 0700 directory): run a
+    # copy of the binary (static over libtracegate) from its own directory
+    robin=$ro/tracegate
+    cp "$bin" "$robin"
     chmod 755 "$tmp"
     chown -R 65534:65534 "$ro"
     as=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
@@ -231,7 +236,8 @@ fi
 if [ "${as[0]:-}" = skip ]; then
     echo "nsys: setpriv cannot run as nobody here: the read-only cache sub-case is skipped"
 else
-    "${as[@]}" env HOME="$ro/home" TMPDIR="$ro/tmp" XDG_CACHE_HOME="$ro/cache" PATH="$(dirname "$nsys"):/usr/bin:/bin"         "$bin" check --rules "$tmp/sleep.yaml" "$ro/run.nsys-rep" >"$tmp/out.txt" 2>"$tmp/err.txt"
+    "${as[@]}" env HOME="$ro/home" TMPDIR="$ro/tmp" XDG_CACHE_HOME="$ro/cache" PATH="$(dirname "$nsys"):/usr/bin:/bin" \
+        "$robin" check --rules "$tmp/sleep.yaml" "$ro/run.nsys-rep" >"$tmp/out.txt" 2>"$tmp/err.txt"
     st=$?
     [ "$st" = 1 ] || fail "read-only cache: exit $st, expected 1 (exported privately, the sleep found): $(head -c 400 "$tmp/err.txt")"
     grep -qF "tracegate: warning: cannot write the cache directory $ro/cache/tracegate: Permission denied; exporting into a private temporary directory instead" "$tmp/err.txt" ||
