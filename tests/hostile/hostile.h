@@ -80,6 +80,9 @@ void hx_expect_warnings(const char *what, const hx_result *r, int status, size_t
 
 /* Small helpers for the cases. */
 bool hx_sanitized(void);                     /* built with AddressSanitizer */
+/* Whether a child's peak RSS is the binary's own: $TG_BINARY is an ELF
+** executable (not a wrapper script such as valgrind's) of a plain build. */
+bool hx_rss_is_the_binarys(void);
 long hx_rss_cap_kb(long plain_kb);           /* a plain build's memory bound, with ASan's room */
 char *hx_tempdir(void);                      /* fresh private directory, malloc'd */
 void hx_rmtree(const char *dir);             /* remove a directory made by hx_tempdir */
