@@ -9,5 +9,5 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     gcc libc6-dev meson ninja-build pkg-config \
     libyaml-dev libsqlite3-dev libcmocka-dev libjansson-dev \
-    libyajl-dev zlib1g-dev jq \
+    libyajl-dev zlib1g-dev libpq-dev jq \
     libxml2-utils sqlite3 >/dev/null

@@ -14,8 +14,9 @@ allowed=(
   "report:common trace model rules eval"
   "suppress:common trace model rules eval"
   "check:common trace model rules eval baseline"
+  "history:common trace model rules eval baseline report"
   "ruletest:common trace model rules eval baseline check"
-  "cli:common trace model rules eval baseline report suppress check ruletest"
+  "cli:common trace model rules eval baseline report suppress check ruletest history"
 )
 # (report, baseline and suppress sit side by side above eval; check runs the
 # pipeline; ruletest and cli are its clients.)

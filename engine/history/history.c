@@ -1,0 +1,2 @@
+/* placeholder: filled by its owner (see engine/history/history.h) */
+#include "history.h"

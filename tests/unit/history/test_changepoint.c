@@ -1,0 +1,2 @@
+/* placeholder: replaced by its owner */
+int main(void) { return 77; }
