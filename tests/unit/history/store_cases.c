@@ -1,0 +1,2 @@
+/* placeholder: replaced by its owner */
+#include "store_cases.h"
