@@ -29,10 +29,6 @@
 #define TG_HISTORY_BASELINE_MAX 10   /* runs a baseline draws at most */
 #define TG_HISTORY_BASELINE_MIN 3    /* runs a baseline needs */
 
-/* The verdict a history keeps per run and per rule; X(ID, name). */
-#define TG_HIST_VERDICT_LIST(X) \
-    X(PASS, "pass") X(FAIL, "fail") X(INCONCLUSIVE, "inconclusive") X(SKIP, "skip") X(ERROR, "error")
-
 /* One rule with a metric, on one run. */
 typedef struct tg_hist_metric {
     const char *rule;           /* rule id */
@@ -41,7 +37,7 @@ typedef struct tg_hist_metric {
     tg_unit unit;
     int direction;              /* +1 higher_is_worse, -1 lower_is_worse, 0 trend */
     double value;               /* NaN: no value on this run */
-    const char *verdict;        /* the rule's verdict on the run (TG_HIST_VERDICT_LIST names) */
+    const char *verdict;        /* the rule's verdict on the run (a tg_verdict_names word) */
     double *samples;            /* sorted, at most TG_HISTORY_SAMPLES; NULL when none
                                    (or not loaded) */
     size_t n_samples;
@@ -67,7 +63,8 @@ typedef struct tg_hist_run {
                                    (tg_history_metrics_digest): runs with another one are
                                    never pooled into a baseline of this one */
     const char *tool_version;
-    const char *verdict;        /* the run's verdict: pass, fail, inconclusive, error */
+    const char *verdict;        /* the run's status (a TG_RUN_STATE_LIST name, common/vocab.h: pass,
+                                   fail, error), as the check's exit status gave it */
     bool regressed;             /* a regression rule failed against the history */
     int64_t epoch;              /* the id of the run the baseline that judged it started
                                    at (an accepted change point); 0: none */
@@ -139,6 +136,9 @@ typedef struct tg_hist_meta {
     const char *label, *time, *branch;
     const char *workload;       /* --workload: the key, instead of matching; NULL */
     const char *rules_digest, *tool_version;
+    const char *verdict;        /* the run's status as the check's gate judged it */
+    bool regressed;             /* a regression rule failed against the history */
+    int64_t epoch;              /* tg_hist_run.epoch */
 } tg_hist_meta;
 
 /* The history's record of an evaluated trace (status TG_OK): its metrics
