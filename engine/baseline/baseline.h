@@ -230,4 +230,16 @@ bool tg_baseline_spread(const tg_baseline *b, const tg_baseline_metric *m, doubl
 
 const char *tg_baseline_direction_name(int direction);  /* higher_is_worse, ... */
 
+/* Two comma-separated GPU name lists name the same set (order, repeats and
+** blanks around names ignored). */
+bool tg_baseline_same_names(const char *a, const char *b);
+
+/* Major version of "3.25.0", or -1 when absent or not a number. */
+int tg_baseline_schema_major(const char *version);
+
+/* Share of base's GPU time (its listed names, TG_BASELINE_OTHER aside)
+** whose names cur runs at all: the workload fingerprint's measure
+** (docs/regressions.md, "The workload"). NaN when either has no GPU work. */
+double tg_baseline_workload_match(const tg_workload *base, const tg_workload *cur);
+
 #endif

@@ -9,13 +9,6 @@
 #include <stdbool.h>
 #include "../common/value.h"
 
-/* Two comma-separated GPU name lists name the same set (order, repeats and
-** blanks around names ignored). */
-bool tg_baseline_same_names(const char *a, const char *b);
-
-/* Major version of "3.25.0", or -1 when absent or not a number. */
-int tg_baseline_schema_major(const char *version);
-
 /* The least spread of a metric whose value is `value` and whose runs'
 ** medians are known to +- iteration_se (NaN: unknown):
 ** TG_BASELINE_MIN_REL_NOISE x |value|, or iteration_se when larger

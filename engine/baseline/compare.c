@@ -416,7 +416,7 @@ static double weight(const tg_work_entry *e)
 
 /* Share of the baseline's GPU time (its listed names) whose names this
 ** trace runs at all. NaN when either side has no GPU work. */
-static double workload_match(const tg_workload *base, const tg_workload *cur)
+double tg_baseline_workload_match(const tg_workload *base, const tg_workload *cur)
 {
     double total = 0, present = 0;
     for (size_t i = 0; i < base->n_ops; i++) {
@@ -577,7 +577,7 @@ static bool apply_trace(const tg_baseline *b, const tg_baseline_rules *rules, tg
                               "comparison cannot be made", r->metric,
                               r->metric_missing ? r->metric_missing : "it has no value", bname);
         } else {
-            double match = b->workload && tr->workload ? workload_match(b->workload, tr->workload) : NAN;
+            double match = b->workload && tr->workload ? tg_baseline_workload_match(b->workload, tr->workload) : NAN;
             double min_match = rule_param(rules, r->rule, "min_workload_match", TG_BASELINE_DEFAULT_MIN_MATCH);
             if (!isnan(match) && match < min_match) {
                 char got[32], want[32];

@@ -174,6 +174,8 @@ typedef struct tg_hist_choice {
     size_t n_needed;            /* runs still needed (TG_HISTORY_BASELINE_MIN - n_usable) */
     const tg_hist_accept *since;/* the accepted change point the baseline starts at, or NULL */
     size_t n_other_metrics;     /* runs of the workload left out for another metrics digest */
+    const char *cut_label;      /* the first run after an unaccepted regression change
+                                   point, where the usable runs end; NULL when none */
 } tg_hist_choice;
 
 /* The baseline of a run of workload `workload` from runs (one workload's,
