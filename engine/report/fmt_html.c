@@ -99,7 +99,7 @@ static void put_badge(html *h, const tg_rule_result *r)
 
 /* ---------------------------------------------------------------- head */
 
-static const char style[] =
+const char tg_html_style[] =
     ":root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa;--pass:#1a7f37;"
     "--fail:#cf222e;--warn:#9a6700;--skip:#57606a;--err:#8250df;--sup:#0969da;--band:#ddf4ff;--busy:#2da44e}\n"
     "*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;"
@@ -153,7 +153,7 @@ static void put_head(html *h, const char *verdict)
           "img-src data:\">\n<title>tracegate: ", h->out);
     tg_html_text(h, verdict, TG_TEXT_CAP_TEXT);
     fprintf(h->out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n"
-                    "<a class=\"skip\" href=\"#findings\">Skip to the findings</a>\n", style);
+                    "<a class=\"skip\" href=\"#findings\">Skip to the findings</a>\n", tg_html_style);
 }
 
 /* ----------------------------------------------------------- findings */

@@ -24,15 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define W 880.0
-#define ML 78.0      /* left margin: the axis labels */
-#define MR 16.0
-#define MT 14.0
+#define W TG_HTML_W
+#define ML TG_HTML_ML      /* left margin: the axis labels */
+#define MR TG_HTML_MR
+#define MT TG_HTML_MT
 #define MB 34.0
 #define TABLE_ROWS 200
 
-/* A round step for about n ticks up to max: 1, 2 or 5 x 10^k. */
-static double nice_step(double max, int n)
+double tg_html_nice_step(double max, int n)
 {
     if (!(max > 0)) return 1;
     double raw = max / n, p = pow(10, floor(log10(raw))), f = raw / p;
@@ -88,15 +87,19 @@ static void hline(html *h, const char *cls, double y, const char *label)
     fputc('\n', h->out);
 }
 
-static void y_axis(html *h, double ymax, double height, tg_unit unit)
+/* From 0, labels need three digits; from ymin > 0 (a trend over a
+** narrow range), as many as tell 10.02 ms from 10.04 ms, up to 6. */
+void tg_html_y_axis(html *h, double ymin, double ymax, double height, tg_unit unit)
 {
-    double step = nice_step(ymax, 4);
+    double span = ymax - ymin, step = tg_html_nice_step(span, 4), top = fmax(fabs(ymin), fabs(ymax));
+    int digits = 3;
+    if (step > 0 && top / step > 10) digits = (int)fmin(6, ceil(log10(top / step)) + 1);
     char buf[TG_FMT_BUF];
-    for (double y = 0; y <= ymax * 1.0001; y += step) {
-        double py = MT + height * (1 - y / ymax);
+    for (double y = ceil(ymin / step) * step; y <= ymin + span * 1.0001; y += step) {
+        double py = MT + height * (1 - (y - ymin) / span);
         fprintf(h->out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                ML, W - MR, py, py, ML - 6, py + 4, tg_fmt_num(buf, sizeof buf, y, unit));
+                ML, W - MR, py, py, ML - 6, py + 4, tg_fmt_num_digits(buf, sizeof buf, y == 0 ? 0 : y, unit, digits));
     }
     fprintf(h->out, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>\n", ML, ML, MT, MT + height);
 }
@@ -156,7 +159,7 @@ static void iteration_chart(html *h, const tg_trace_result *tr, size_t t, const 
     if (b && !isnan(b->band_hi) && b->band_hi > ymax) ymax = b->band_hi;
     if (b && !isnan(b->value) && b->value > ymax) ymax = b->value;
     if (!(ymax > 0)) return;
-    ymax = nice_step(ymax * 1.08, 4) * ceil(ymax * 1.08 / nice_step(ymax * 1.08, 4));
+    ymax = tg_html_nice_step(ymax * 1.08, 4) * ceil(ymax * 1.08 / tg_html_nice_step(ymax * 1.08, 4));
     double height = 170, total = MT + height + MB;
     char id[48], med[TG_FMT_BUF], lo[TG_FMT_BUF], hi[TG_FMT_BUF], base[TG_FMT_BUF];
     snprintf(id, sizeof id, "t%zu-%s", t + 1, s->key);
@@ -181,7 +184,7 @@ static void iteration_chart(html *h, const tg_trace_result *tr, size_t t, const 
         fprintf(h->out, "<rect class=\"band\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>baseline band "
                         "%s to %s</title></rect>\n", ML, y1, W - ML - MR, y2 - y1 > 1 ? y2 - y1 : 1, lo, hi);
     }
-    y_axis(h, ymax, height, TG_UNIT_NS);
+    tg_html_y_axis(h, 0, ymax, height, TG_UNIT_NS);
     if (b && !isnan(b->value)) {
         char label[96];
         snprintf(label, sizeof label, "baseline %s", base);
@@ -233,7 +236,7 @@ void tg_html_iteration_charts(html *h, const tg_trace_result *tr, size_t t)
 
 static void time_axis(html *h, const tg_timeline *tl, double y)
 {
-    double span = (double)(tl->to - tl->from), step = nice_step(span, 6);
+    double span = (double)(tl->to - tl->from), step = tg_html_nice_step(span, 6);
     char buf[TG_FMT_BUF];
     for (double x = 0; x <= span * 1.0001; x += step) {
         double px = ML + (W - ML - MR) * x / span;

@@ -1,7 +1,9 @@
 /*
-** Private to the HTML report (fmt_html.c writes the document, html_chart.c
-** its inline SVG charts): the writer state, escaping, and the anchors that
-** link a drawn gap or iteration to the evidence row that cites it.
+** Private to the HTML pages (fmt_html.c writes the check report,
+** html_chart.c its inline SVG charts; engine/history/trend_html.c, the
+** history's trend page, shares the style, the escaping and the axes): the
+** writer state, escaping, and the anchors that link a drawn gap or
+** iteration to the evidence row that cites it.
 */
 #ifndef TG_REPORT_HTML_INT_H
 #define TG_REPORT_HTML_INT_H
@@ -28,6 +30,27 @@ const char *tg_html_evidence_id(size_t t, size_t i, size_t k, char *buf, size_t 
 ** rowid), or NULL: what a drawn gap or iteration links to. */
 const char *tg_html_cited(const tg_trace_result *tr, size_t t, const char *table, int64_t rowid, char *buf,
                           size_t size);
+
+/* The style sheet of every tracegate page (fmt_html.c): the check report
+** and the history's trend page (engine/history/trend_html.c) look alike.
+** No '<' or '&' in it: a page that is also well-formed XML may embed it. */
+extern const char tg_html_style[];
+
+/* The charts' geometry in SVG user units (html_chart.c): the width, and
+** the margins around the plot (the left one holds the axis labels). */
+#define TG_HTML_W 880.0
+#define TG_HTML_ML 78.0
+#define TG_HTML_MR 16.0
+#define TG_HTML_MT 14.0
+
+/* A round step for about n ticks over a span of max: 1, 2 or 5 x 10^k. */
+double tg_html_nice_step(double max, int n);
+
+/* A chart's value axis from ymin (bottom) to ymax (top) over a plot of
+** height starting TG_HTML_MT from the top: a grid line and a label in unit
+** at each round step, with the digits that tell neighbouring labels apart
+** (three at least, as every number of a report). */
+void tg_html_y_axis(html *h, double ymin, double ymax, double height, tg_unit unit);
 
 /* The charts of one trace (html_chart.c): iterations with the baseline
 ** band, device utilization with its gaps, what changed against the
