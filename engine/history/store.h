@@ -43,6 +43,11 @@ typedef struct tg_store_ops {
                       void *ctx, tg_diag *diag);
     /* Run several statements without params or results (the schema). */
     tg_status (*script)(tg_store *s, const char *sql, tg_diag *diag);
+    /* The one query of the database's own catalog: the names of the
+    ** tables it holds, one per row, for the sentence that refuses a
+    ** database that holds tables but is no history ("it holds other
+    ** tables: ..."); NULL: that sentence names none. */
+    const char *tables_sql;
 } tg_store_ops;
 
 /* The rows, in the order claims is asked: PostgreSQL first, SQLite last
