@@ -121,6 +121,10 @@ tg_status tg_history_append(tg_history *h, tg_hist_run *runs, size_t n, bool rep
 tg_status tg_history_load(tg_history *h, const char *workload, unsigned what, tg_arena *arena, tg_hist_run **runs,
                           size_t *n, tg_diag *diag);
 
+/* The most recent run of every workload key (loaded with work), in history
+** order: what a new run is matched against (tg_history_match). */
+tg_status tg_history_latest(tg_history *h, tg_arena *arena, tg_hist_run **runs, size_t *n, tg_diag *diag);
+
 /* The accepted change points, in order of acceptance. */
 tg_status tg_history_accepts(tg_history *h, tg_arena *arena, tg_hist_accept **out, size_t *n, tg_diag *diag);
 
