@@ -389,6 +389,27 @@ static tg_status pg_commit(tg_store *s, tg_diag *diag)
 
 /* -------------------------------------------------------- statements */
 
+/* The rows of one result to row; false when row said out of memory. */
+static bool pg_rows(const PGresult *res, tg_store_row_fn row, void *ctx, const char ***vals, int *cap)
+{
+    int cols = PQnfields(res);
+    if (cols > *cap) {
+        const char **grown = realloc(*vals, (size_t)cols * sizeof *grown);
+        if (!grown) return false;
+        *vals = grown;
+        *cap = cols;
+    }
+    for (int r = 0; r < PQntuples(res); r++) {
+        for (int c = 0; c < cols; c++) (*vals)[c] = PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
+        if (!row(ctx, (size_t)cols, *vals)) return false;
+    }
+    return true;
+}
+
+/* Rows come one result each (single-row mode), so that a load of a large
+** history never holds its whole result in libpq beside what the caller
+** builds of it. Every result is read to the end, also after an error:
+** the connection is then ready for the next statement. */
 static tg_status pg_exec(tg_store *s, const char *sql, const char *const *params, size_t n, tg_store_row_fn row,
                          void *ctx, tg_diag *diag)
 {
@@ -396,24 +417,22 @@ static tg_status pg_exec(tg_store *s, const char *sql, const char *const *params
         tg_diag_error(diag, TG_EINTERNAL, "%s: a statement with %zu parameters (at most 65535)", s->shown, n);
         return TG_EINTERNAL;
     }
-    PGresult *res = PQexecParams(s->conn, sql, (int)n, NULL, params, NULL, NULL, 0);
-    ExecStatusType rs = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-    if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {
-        tg_status st = pg_fail(s, res, "a query", diag);
-        PQclear(res);
-        return st;
-    }
+    if (!PQsendQueryParams(s->conn, sql, (int)n, NULL, params, NULL, NULL, 0)) return pg_fail(s, NULL, "a query", diag);
+    if (row) PQsetSingleRowMode(s->conn);   /* refused: the rows come in one result, as good */
     tg_status st = TG_OK;
-    int rows = PQntuples(res), cols = PQnfields(res);
-    const char **vals = row && rows > 0 ? calloc(cols > 0 ? (size_t)cols : 1, sizeof *vals) : NULL;
-    if (row && rows > 0 && !vals) st = TG_EINTERNAL;
-    for (int r = 0; st == TG_OK && row && r < rows; r++) {
-        for (int c = 0; c < cols; c++) vals[c] = PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
-        if (!row(ctx, (size_t)cols, vals)) st = TG_EINTERNAL;
+    const char **vals = NULL;
+    int cap = 0;
+    for (PGresult *res; (res = PQgetResult(s->conn)); PQclear(res)) {
+        ExecStatusType rs = PQresultStatus(res);
+        if (st != TG_OK) continue;
+        if (rs != PGRES_SINGLE_TUPLE && rs != PGRES_TUPLES_OK && rs != PGRES_COMMAND_OK) {
+            st = pg_fail(s, res, "a query", diag);
+        } else if (row && !pg_rows(res, row, ctx, &vals, &cap)) {
+            tg_diag_error(diag, TG_EINTERNAL, "out of memory reading %s", s->shown);
+            st = TG_EINTERNAL;
+        }
     }
-    if (st != TG_OK) tg_diag_error(diag, st, "out of memory reading %s", s->shown);
     free(vals);
-    PQclear(res);
     return st;
 }
 
