@@ -64,16 +64,18 @@ typedef struct cp_pair {
     size_t i;
 } cp_pair;
 
-/* The search's state. Per position of the series (each segment owns its
-** slice [lo, hi)): the value less the segment's minimum (so the sums are
-** of distances, not of large offsets that cancel), its rank in the
-** segment and its distance sum D. Permutations shuffle a slice in place;
-** x is never shuffled and restores a slice when its segment is cut. */
+/* The search's state. Each segment owns the slice [lo, hi) of the arrays:
+** rank[lo + i], the rank in the segment of the point at position i of its
+** current order, and by rank r, value[lo + r], its value less the
+** segment's minimum (so the sums are of distances, not of large offsets
+** that cancel) and dist[lo + r], its distance sum D. Permutations shuffle
+** the ranks only; x is never shuffled and restores a slice when its
+** segment is cut. inv[j] = 1 / j spares the scan its divisions. */
 typedef struct cp_state {
     const double *x;
     size_t n, min_seg;
-    double *v, *dist;
-    size_t *rank;
+    double *value, *dist, *inv;
+    uint32_t *rank;
     cp_node *tree;      /* Fenwick tree over ranks, n + 1 nodes */
     cp_pair *pairs;     /* sorting scratch */
     cp_seg *segs;       /* in order; at most n / min_seg + 1 */
@@ -123,43 +125,43 @@ static bool cp_splittable(const cp_state *s, const cp_seg *g)
 static double cp_scan(cp_state *s, const cp_seg *g, double stop_at, size_t *at)
 {
     size_t len = g->hi - g->lo, m = s->min_seg;
-    const double *v = s->v + g->lo, *dist = s->dist + g->lo;
-    const size_t *rank = s->rank + g->lo;
+    const double *value = s->value + g->lo, *dist = s->dist + g->lo, *inv = s->inv;
+    const uint32_t *rank = s->rank + g->lo;
     cp_node *tree = s->tree;
     memset(tree, 0, (len + 1) * sizeof *tree);
+    /* q is compared without its factor 2 / len */
+    double scale = 2.0 / (double)len, stop = stop_at / scale;
     double within_left = 0, cross = 0, sum = 0, best = -INFINITY;
     size_t best_at = 0;
     if (s->work) s->work->scans++;
     for (size_t t = 0; t + m < len; t++) {
-        size_t below = 0;
-        double sum_below = 0;
-        for (size_t k = rank[t]; k > 0; k &= k - 1) {
+        size_t r = rank[t], below = 0;
+        double v = value[r], sum_below = 0;
+        for (size_t k = r; k > 0; k &= k - 1) {
             below += tree[k].count;
             sum_below += tree[k].sum;
         }
-        double a = v[t] * (double)below - sum_below + (sum - sum_below) - v[t] * (double)(t - below);
-        for (size_t k = rank[t] + 1; k <= len; k += k & -k) {
+        double a = v * (double)below - sum_below + (sum - sum_below) - v * (double)(t - below);
+        for (size_t k = r + 1; k <= len; k += k & -k) {
             tree[k].count++;
-            tree[k].sum += v[t];
+            tree[k].sum += v;
         }
-        sum += v[t];
+        sum += v;
         within_left += a;
-        cross += dist[t] - 2 * a;
+        cross += dist[r] - 2 * a;
         size_t left = t + 1, right = len - left;
         if (left < m) continue;
         double within_right = g->total - within_left - cross;
-        double q = cross;
-        if (left > 1) q -= (double)right * within_left / (double)(left - 1);
-        if (right > 1) q -= (double)left * within_right / (double)(right - 1);
-        q *= 2.0 / (double)len;
+        /* inv[0] = 0: a side of one point has no pairs */
+        double q = cross - (double)right * within_left * inv[left - 1] - (double)left * within_right * inv[right - 1];
         if (q > best) {
             best = q;
             best_at = g->lo + left;
-            if (q >= stop_at) break;
+            if (q >= stop) break;
         }
     }
     *at = best_at;
-    return best;
+    return best * scale;
 }
 
 /* Fill g's slice from x in series order (ranks, distance sums, the total)
@@ -178,10 +180,9 @@ static void cp_prepare(cp_state *s, cp_seg *g)
     double before = 0;   /* sum of the sorted values below rank j */
     for (size_t j = 0; j < len; j++) {
         double vj = s->pairs[j].v - lowest;
-        size_t at = g->lo + s->pairs[j].i;
-        s->v[at] = vj;
-        s->rank[at] = j;
-        s->dist[at] = vj * (double)j - before + (all - before - vj) - vj * (double)(len - 1 - j);
+        s->rank[g->lo + s->pairs[j].i] = (uint32_t)j;
+        s->value[g->lo + j] = vj;
+        s->dist[g->lo + j] = vj * (double)j - before + (all - before - vj) - vj * (double)(len - 1 - j);
         g->total += vj * ((double)j * 2 - (double)(len - 1));
         before += vj;
     }
@@ -192,12 +193,12 @@ static void cp_prepare(cp_state *s, cp_seg *g)
 
 static void cp_shuffle(cp_state *s, const cp_seg *g)
 {
+    uint32_t *rank = s->rank + g->lo;
     for (size_t i = g->hi - g->lo; i > 1; i--) {
-        size_t a = g->lo + i - 1, b = g->lo + cp_below(&s->rng, i);
-        double v = s->v[a], d = s->dist[a];
-        size_t r = s->rank[a];
-        s->v[a] = s->v[b], s->dist[a] = s->dist[b], s->rank[a] = s->rank[b];
-        s->v[b] = v, s->dist[b] = d, s->rank[b] = r;
+        size_t b = cp_below(&s->rng, i);
+        uint32_t r = rank[i - 1];
+        rank[i - 1] = rank[b];
+        rank[b] = r;
     }
 }
 
@@ -268,8 +269,9 @@ static void cp_resolve(const tg_cp_opts *opts, double *p, size_t *min_seg, size_
 
 static void cp_free(cp_state *s)
 {
-    free(s->v);
+    free(s->value);
     free(s->dist);
+    free(s->inv);
     free(s->rank);
     free(s->tree);
     free(s->pairs);
@@ -296,18 +298,22 @@ static bool cp_run(const double *x, size_t n, const tg_cp_opts *opts, tg_cp **ou
     if (work) work->permutations_max = R;
     if (n < 2 * min_seg) return true;
     size_t max_segs = n / min_seg + 1;
-    s.v = malloc(n * sizeof *s.v);
+    if (n > UINT32_MAX) return false;   /* ranks are 32 bits: 4 billion runs */
+    s.value = malloc(n * sizeof *s.value);
     s.dist = malloc(n * sizeof *s.dist);
+    s.inv = malloc(n * sizeof *s.inv);
     s.rank = malloc(n * sizeof *s.rank);
     s.tree = malloc((n + 1) * sizeof *s.tree);
     s.pairs = malloc(n * sizeof *s.pairs);
     s.segs = malloc(max_segs * sizeof *s.segs);
     tg_cp *cps = malloc((max_segs - 1) * sizeof *cps);
-    if (!s.v || !s.dist || !s.rank || !s.tree || !s.pairs || !s.segs || !cps) {
+    if (!s.value || !s.dist || !s.inv || !s.rank || !s.tree || !s.pairs || !s.segs || !cps) {
         cp_free(&s);
         free(cps);
         return false;
     }
+    s.inv[0] = 0;
+    for (size_t j = 1; j < n; j++) s.inv[j] = 1 / (double)j;
     s.segs[0] = (cp_seg){.lo = 0, .hi = n};
     s.n_segs = 1;
     cp_prepare(&s, &s.segs[0]);
@@ -324,8 +330,8 @@ static bool cp_run(const double *x, size_t n, const tg_cp_opts *opts, tg_cp **ou
     for (size_t i = 0; i < found; i++) {
         for (size_t k = 1; k < s.n_segs; k++)
             if (s.segs[k].lo == cps[i].index) {
-                cps[i].before = cp_median(x, s.segs[k - 1].lo, s.segs[k - 1].hi, s.v);
-                cps[i].after = cp_median(x, s.segs[k].lo, s.segs[k].hi, s.v);
+                cps[i].before = cp_median(x, s.segs[k - 1].lo, s.segs[k - 1].hi, s.value);
+                cps[i].after = cp_median(x, s.segs[k].lo, s.segs[k].hi, s.value);
             }
     }
     cp_free(&s);

@@ -20,8 +20,10 @@
 ** item 4: 20 unchanged runs give no change point (drv_train GPU time, the
 ** realistic step period, the Kineto series' step period with its +-15%
 ** run-to-run noise); 20 drv_train runs followed by 10 runs 1% (and 2%)
-** slower in GPU time give exactly one change point, at the first slow run;
-** the same for a +10% step period on the realistic workload. The
+** slower in GPU time give exactly one change point, at the first slow run,
+** in each of 100 bootstrap draws; a +10% step period on the realistic
+** workload does in most draws with 10 slower runs and nearly all with 20
+** (the rates are printed; docs/regressions.md has them). The
 ** false-alarm rate: 1,000 shuffles of each unchanged series, at most 5
 ** with a change point (p 0.001 per test).
 */
@@ -512,36 +514,55 @@ static void test_real_unchanged(void **state)
     }
 }
 
-/* 20 unchanged runs and 10 slower ones: one change point, at run 20. */
-static void expect_step(const real_series *s, bool gpu, double slower)
+/* 20 unchanged runs and n_after slower ones, over 100 bootstrap draws:
+** how many give exactly one change point, at run 20 (the first slow run),
+** and (*near) how many exactly one within 3 runs of it; none may give one
+** further off or more than two. */
+static size_t step_found(const real_series *s, bool gpu, double slower, size_t n_after, size_t *near)
 {
-    for (uint64_t seed = 42; seed < 45; seed++) {
-        double *x = nightly(s, gpu, 30, 20, slower, seed);
-        found f = detect(x, 30, NULL);
-        printf("%s %s +%g%% from run 20 of 30 (seed %llu): %zu change point(s)", s->name,
-               gpu ? "GPU time" : "step period", slower * 100, (unsigned long long)seed, f.n);
-        for (size_t i = 0; i < f.n; i++)
-            printf(" at %zu (p %.4f, %.6g -> %.6g)", f.cp[i].index, f.cp[i].p, f.cp[i].before, f.cp[i].after);
-        printf("\n");
-        assert_int_equal(f.n, 1);
-        assert_int_equal(f.cp[0].index, 20);
-        assert_true(fabs(f.cp[0].after / f.cp[0].before - 1 - slower) < slower / 2);
+    size_t exact = 0, one = 0, none = 0;
+    for (uint64_t seed = 1; seed <= 100; seed++) {
+        double *x = nightly(s, gpu, 20 + n_after, 20, slower, seed);
+        found f = detect(x, 20 + n_after, NULL);
+        assert_true(f.n <= 2);
+        for (size_t i = 0; i < f.n; i++) assert_true(f.cp[i].index >= 17 && f.cp[i].index <= 23);
+        none += f.n == 0;
+        one += f.n == 1;
+        if (f.n == 1 && f.cp[0].index == 20) {
+            exact++;
+            assert_true(fabs(f.cp[0].after / f.cp[0].before - 1 - slower) < slower / 2);
+        }
         free(f.cp);
         free(x);
     }
+    printf("%s %s +%g%% from run 20 of %zu: exactly one change point, at 20, in %zu of 100 draws "
+           "(one elsewhere %zu, none %zu, two %zu)\n", s->name, gpu ? "GPU time" : "step period", slower * 100,
+           20 + n_after, exact, one - exact, none, 100 - one - none);
+    *near = one;
+    return exact;
 }
 
 static void test_real_drv_train_slower(void **state)
 {
     (void)state;
-    expect_step(&real[0], true, 0.01);
-    expect_step(&real[0], true, 0.02);
+    size_t near;
+    assert_int_equal(step_found(&real[0], true, 0.01, 10, &near), 100);
+    assert_int_equal(step_found(&real[0], true, 0.02, 10, &near), 100);
 }
 
 static void test_real_realistic_period(void **state)
 {
     (void)state;
-    expect_step(&real[1], false, 0.10);
+    /* The period moves 6% between the two real runs and a run's median
+    ** some more between resamples: 10 slower runs are not always enough at
+    ** p 0.001, 20 nearly are; the noise moves the change point by a run or
+    ** two in some draws (measured: 69 and 78 of 100 with 10, 87 and 98 with
+    ** 20) */
+    size_t near10, near20;
+    size_t after10 = step_found(&real[1], false, 0.10, 10, &near10);
+    size_t after20 = step_found(&real[1], false, 0.10, 20, &near20);
+    assert_true(after10 >= 60 && near10 >= 70);
+    assert_true(after20 >= 80 && near20 >= 95);
 }
 
 /* The false-alarm rate: shuffles of the unchanged series have no order, so
