@@ -31,29 +31,12 @@ root="$TG_SOURCE_ROOT"
 traces="${TG_SHARED_TRACES:-}"
 # shellcheck source=tests/require.sh
 . "$root/tests/require.sh"
-browser=""
-for b in chromium chromium-browser google-chrome; do
-    if command -v "$b" >/dev/null; then browser=$(command -v "$b"); break; fi
-done
-[ -n "$browser" ] ||
-    tg_skip html_browser "no Chromium (chromium, chromium-browser or google-chrome) on PATH; bash ci/browser-deps.sh installs Debian's chromium"
+# shellcheck source=tests/browser.sh
+. "$root/tests/browser.sh"
+tg_browser_find html_browser
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# each run gets its own profile; root needs --no-sandbox. The timeout is a
-# safety net against a browser that never exits, not a speed check: a
-# start takes seconds, and 180 s leaves a loaded machine room to spare.
-chrome() {
-    timeout 180 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
-        --user-data-dir="$tmp/profile" "$@"
-}
-chrome --dump-dom about:blank >/dev/null 2>"$tmp/start.err"
-st=$?
-if [ "$st" = 124 ]; then
-    echo "FAILED: $browser --headless on about:blank still running after 180 s (the safety net: a hang, not slowness)"
-    exit 1
-elif [ "$st" != 0 ]; then
-    tg_skip html_browser "$browser does not start headless: $(grep -v dbus "$tmp/start.err" | tail -2)"
-fi
+tg_browser_start html_browser
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 # required input absent: a failure in CI, a note elsewhere
