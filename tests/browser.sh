@@ -38,3 +38,31 @@ tg_browser_start() {
         tg_skip "$1" "$browser does not start headless: $(grep -v dbus "$tmp/start.err" | tail -2)"
     fi
 }
+
+# tg_browser_check WHAT PAGE [CANARY]: open $tmp/check.html, a harness
+# page that loads PAGE in a frame (same origin with
+# --allow-file-access-from-files) and writes PASS, or what failed, into
+# <pre id="result">, which --dump-dom prints; fail (the caller's fail)
+# unless it says PASS and PAGE logged nothing to the console. CANARY, a
+# page that must log (an outside image its CSP blocks), loaded by the
+# harness beside PAGE, proves the console check sees such messages.
+tg_browser_check() {
+    local what=$1 page=$2 canary=${3:-}
+    chrome --allow-file-access-from-files --enable-logging=stderr --v=0 --virtual-time-budget=10000 \
+        --window-size=1400,1000 --dump-dom "file://$tmp/check.html" >"$tmp/dom" 2>"$tmp/log"
+    grep -q '<pre id="result">PASS</pre>' "$tmp/dom" ||
+        fail "$what: $(grep -o '<pre id="result">[^<]*' "$tmp/dom" | cut -c18- | head -c 1500)"
+    # the page itself logs nothing: no error, no blocked or failed load
+    grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$page")" > "$tmp/console"
+    [ -s "$tmp/console" ] && fail "$what: console messages: $(head -c 800 "$tmp/console")"
+    # the positive control: the canary's blocked image is logged, in the
+    # form the check above looks for
+    if [ -n "$canary" ]; then
+        grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$canary")" | grep -F "Content Security Policy" > "$tmp/canary"
+        if [ -s "$tmp/canary" ]; then
+            echo "ok   console canary: $(head -1 "$tmp/canary" | sed 's/.*CONSOLE[^]]*] //' | cut -c1-110)..."
+        else
+            fail "$what: the console canary $(basename "$canary") logged nothing: the console check cannot see messages ($(grep -c CONSOLE "$tmp/log") CONSOLE lines)"
+        fi
+    fi
+}

@@ -177,23 +177,7 @@ printed() {
 open_report() {
     local report=$1 what=$2 canary=${7:-} before=$failures
     harness "$report" "${report%.html}.json" "${@:3}"
-    chrome --allow-file-access-from-files --enable-logging=stderr --v=0 --virtual-time-budget=10000 \
-        --window-size=1400,1000 --dump-dom "file://$tmp/check.html" >"$tmp/dom" 2>"$tmp/log"
-    grep -q '<pre id="result">PASS</pre>' "$tmp/dom" ||
-        fail "$what: $(grep -o '<pre id="result">[^<]*' "$tmp/dom" | cut -c18- | head -c 1500)"
-    # the report itself logs nothing: no error, no blocked or failed load
-    grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$report")" > "$tmp/console"
-    [ -s "$tmp/console" ] && fail "$what: console messages: $(head -c 800 "$tmp/console")"
-    # the positive control: the canary's blocked image is logged, in the
-    # form the check above looks for
-    if [ -n "$canary" ]; then
-        grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$canary")" | grep -F "Content Security Policy" > "$tmp/canary"
-        if [ -s "$tmp/canary" ]; then
-            echo "ok   console canary: $(head -1 "$tmp/canary" | sed 's/.*CONSOLE[^]]*] //' | cut -c1-110)..."
-        else
-            fail "$what: the console canary $(basename "$canary") logged nothing: the console check cannot see messages ($(grep -c CONSOLE "$tmp/log") CONSOLE lines)"
-        fi
-    fi
+    tg_browser_check "$what" "$report" "$canary"
     printed_findings=0
     printed "$report" "$what"
     [ "$failures" = "$before" ] &&

@@ -138,20 +138,7 @@ HTML
 open_page() {
     local page=$1 what=$2 canary=${6:-} before=$failures
     harness "$page" "$3" "$4" "$5" "$canary"
-    chrome --allow-file-access-from-files --enable-logging=stderr --v=0 --virtual-time-budget=20000 \
-        --window-size=1400,1000 --dump-dom "file://$tmp/check.html" >"$tmp/dom" 2>"$tmp/log"
-    grep -q '<pre id="result">PASS</pre>' "$tmp/dom" ||
-        fail "$what: $(grep -o '<pre id="result">[^<]*' "$tmp/dom" | cut -c18- | head -c 1500)"
-    grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$page")" > "$tmp/console"
-    [ -s "$tmp/console" ] && fail "$what: console messages: $(head -c 800 "$tmp/console")"
-    if [ -n "$canary" ]; then
-        grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$canary")" | grep -F "Content Security Policy" > "$tmp/canary"
-        if [ -s "$tmp/canary" ]; then
-            echo "ok   console canary: $(head -1 "$tmp/canary" | sed 's/.*CONSOLE[^]]*] //' | cut -c1-110)..."
-        else
-            fail "$what: the console canary logged nothing: the console check cannot see messages"
-        fi
-    fi
+    tg_browser_check "$what" "$page" "$canary"
     [ "$failures" = "$before" ] &&
         echo "ok   $what ($(wc -c < "$page") bytes, $(grep -c '<svg' "$page") charts, $4 change points)"
 }
