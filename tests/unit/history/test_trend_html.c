@@ -218,6 +218,11 @@ static void large(tg_arena *a, tg_hist_view *v, size_t n, size_t m)
     }
 }
 
+static const char *kind_of_change(const tg_hist_change *c)
+{
+    return c->accepted ? "accepted" : c->regression ? "regression" : c->improvement ? "improvement" : "change";
+}
+
 /* The page of v in memory (malloc'd), its length in *len. */
 static char *render(const tg_hist_view *v, const char *title, size_t *len)
 {
@@ -615,6 +620,72 @@ static void test_large(void **state)
     tg_arena_free(a);
 }
 
+/* The page of what tg_history_view (history_view.c) makes of 30 runs
+** whose step period grows 10% at run 20, with their work recorded: every
+** change point it finds is marked and explained, with the contributors it
+** attributed, and the page is as well-formed and self-contained. */
+static void test_real_view(void **state)
+{
+    (void)state;
+    enum { N = 30, STEP = 20 };
+    tg_arena *a = tg_arena_new();
+    tg_hist_run *r = make_runs(a, N, 2, 1, "w5555aaaa5555", "sgemm<&>");
+    for (size_t i = 0; i < N; i++) {
+        double wiggle = 1 + 0.002 * (double)((i * 7) % 5), slow = i >= STEP ? 1.1 : 1;
+        double gemm = 6e6 * (i >= STEP ? 1.2 : 1) * wiggle, attn = 3e6 * wiggle;
+        r[i].metrics[0].value = gemm + attn;
+        r[i].metrics[1].value = 10e6 * slow * wiggle;
+        tg_workload *w = tg_arena_alloc(a, sizeof *w);
+        tg_work_entry *ops = tg_arena_alloc(a, 2 * sizeof *ops);
+        ops[0] = (tg_work_entry){.name = "sgemm<&>", .kind = TG_WORK_KERNEL, .count = 100, .total = gemm * 100,
+                                 .time = gemm, .launches = 1};
+        ops[1] = (tg_work_entry){.name = "attn", .kind = TG_WORK_KERNEL, .count = 100, .total = attn * 100,
+                                 .time = attn, .launches = 1};
+        *w = (tg_workload){.steady_iterations = 100, .gpu_time = gemm + attn, .period = r[i].metrics[1].value,
+                           .idle = r[i].metrics[1].value - gemm - attn, .total = (gemm + attn) * 100, .ops = ops,
+                           .n_ops = 2};
+        r[i].work = w;
+    }
+    tg_hist_view v;
+    tg_cp_opts opts = TG_CP_OPTS_DEFAULT;
+    assert_true(tg_history_view(r, N, NULL, 0, &opts, a, &v));
+    assert_int_equal(v.n_series, 2);
+    size_t len;
+    char *html = render(&v, "real view", &len);
+    check_structure(html);
+    check_xmllint(html, len);
+    check_self_contained(html);
+    size_t found = 0;
+    char want[160];
+    for (size_t j = 0; j < v.n_series; j++)
+        for (size_t c = 0; c < v.series[j].n_changes; c++) {
+            const tg_hist_change *x = &v.series[j].changes[c];
+            found++;
+            snprintf(want, sizeof want, "<a href=\"#s%zu-c%zu\"><title>change point at run %zu, %s:", j + 1, c + 1,
+                     x->index + 1, x->label);
+            assert_non_null(strstr(html, want));
+            snprintf(want, sizeof want, "<article class=\"change %s\" id=\"s%zu-c%zu\"", kind_of_change(x), j + 1,
+                     c + 1);
+            assert_non_null(strstr(html, want));
+            for (size_t k = 0; k < x->cmp.n_contributors; k++) {
+                snprintf(want, sizeof want, "<tr><td><code>%s</code></td>",
+                         !strcmp(x->cmp.contributors[k].name, "sgemm<&>") ? "sgemm&lt;&amp;&gt;"
+                                                                           : x->cmp.contributors[k].name);
+                assert_non_null(strstr(html, want));
+            }
+        }
+    /* the period's step: one change point, at run 20, a regression */
+    const tg_hist_series *period = &v.series[1];
+    assert_string_equal(period->rule, "iteration-time-regression");
+    if (period->n_changes != 1 || period->changes[0].index != STEP)
+        fail_msg("tg_history_view found %zu change points in the period (want 1 at %d)", period->n_changes, STEP);
+    assert_true(period->changes[0].regression);
+    assert_true(found >= 1);
+    assert_non_null(strstr(html, "<p class=\"verdict fail\" role=\"status\">"));
+    free(html);
+    tg_arena_free(a);
+}
+
 /* ------------------------------------------------------- --write DIR */
 
 static int write_page(const char *dir, const char *name, const tg_hist_view *v, const char *title)
@@ -674,6 +745,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_charts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_change_explained, setup, teardown),
         cmocka_unit_test(test_large),
+        cmocka_unit_test(test_real_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
