@@ -38,7 +38,7 @@
 #define MR TG_HTML_MR
 #define MT TG_HTML_MT
 #define PLOT_H 180.0        /* the plot; below it the run labels, slanted */
-#define MB 78.0
+#define MB 86.0
 #define POINTS_MAX 150      /* runs drawn one element each, with a tooltip */
 #define HITS_MAX 150        /* above that: tooltips over slices of runs */
 #define X_LABELS 10         /* run labels under a chart, besides the change points' */
@@ -51,7 +51,8 @@
 /* What the trend page adds to the check report's style (tg_html_style). */
 static const char trend_style[] =
     "svg .dots{fill:none;stroke:#0550ae;stroke-width:4;stroke-linecap:round}"
-    "svg .dots.fail{stroke:var(--fail);stroke-width:7}svg .pt.fail{fill:var(--fail);stroke:#fff}\n"
+    "svg .dots.fail{stroke:var(--fail);stroke-width:7}svg .dots.dense{stroke-width:2}svg .dots.fail.dense"
+    "{stroke-width:4}svg .pt.fail{fill:var(--fail);stroke:#fff}\n"
     "svg .hit{fill:transparent}svg .hit:hover{fill:rgba(9,105,218,.08)}svg .xl{font-size:10px}"
     "svg .xl.cp{font-weight:700}\n"
     "svg .cpl{stroke-width:2}svg .cpl.regression{stroke:var(--fail)}svg .cpl.improvement{stroke:var(--pass)}"
@@ -307,7 +308,7 @@ static void dots(const plot *p)
         bool any = false;
         for (size_t i = 0; i < s->n; i++) {
             if (!isfinite(s->values[i]) || failed(s, i) != (bool)fail) continue;
-            if (!any) fprintf(out, "<path class=\"dots%s\" d=\"", fail ? " fail" : "");
+            if (!any) fprintf(out, "<path class=\"dots%s%s\" d=\"", fail ? " fail" : "", p->dx < 2.5 ? " dense" : "");
             fprintf(out, "M%.1f,%.1fh0", px(p, i), py(p, s->values[i]));
             any = true;
         }
@@ -429,7 +430,7 @@ static void run_labels(const plot *p)
     for (size_t i = 0; i < s->n; i++) {
         if (!mark[i]) continue;
         double x = px(p, i);
-        fprintf(out, "<text class=\"xl%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" transform=\"rotate(-35 %.1f %.1f)\">",
+        fprintf(out, "<text class=\"xl%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" transform=\"rotate(-45 %.1f %.1f)\">",
                 mark[i] == 2 ? " cp" : "", x, y, x, y);
         put_short(p->h, s->runs[i]->label);
         fputs("<title>", out);

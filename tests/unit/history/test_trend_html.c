@@ -608,7 +608,7 @@ static void test_large(void **state)
     assert_true(len < LARGE_BOUND);
     assert_int_equal(count(html, "<svg role=\"img\""), LARGE_METRICS);
     assert_int_equal(count(html, "<circle"), 0);
-    assert_int_equal(count(html, "<path class=\"dots fail\""), LARGE_METRICS);
+    assert_int_equal(count(html, "<path class=\"dots fail dense\""), LARGE_METRICS);
     assert_true(count(html, "<rect class=\"hit\"") <= 150 * LARGE_METRICS);
     assert_int_equal(count(html, "<line class=\"cpl regression\""), LARGE_METRICS);
     /* the summary names the latest runs, not all: 40 rows per series */
