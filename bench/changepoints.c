@@ -30,15 +30,7 @@
 #define N_SERIES 20
 #define N_POINTS 1000
 
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t *s) { return ((double)(next_u64(s) >> 11) + 0.5) / 9007199254740992.0; }
+static double uniform(uint64_t *s) { return ((double)(tg_cp_random(s) >> 11) + 0.5) / 9007199254740992.0; }
 
 static double normal(uint64_t *s) { return sqrt(-2 * log(uniform(s))) * cos(6.283185307179586 * uniform(s)); }
 

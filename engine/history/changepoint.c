@@ -84,23 +84,15 @@ typedef struct cp_state {
     tg_cp_work *work;
 } cp_state;
 
-static uint64_t cp_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [0, bound), without modulo bias (Lemire 2019). */
 static size_t cp_below(uint64_t *state, size_t bound)
 {
-    unsigned __int128 m = (unsigned __int128)cp_next(state) * bound;
+    unsigned __int128 m = (unsigned __int128)tg_cp_random(state) * bound;
     uint64_t low = (uint64_t)m;
     if (low < bound) {
         uint64_t floor = -(uint64_t)bound % bound;
         while (low < floor) {
-            m = (unsigned __int128)cp_next(state) * bound;
+            m = (unsigned __int128)tg_cp_random(state) * bound;
             low = (uint64_t)m;
         }
     }

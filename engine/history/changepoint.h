@@ -9,6 +9,17 @@
 
 #include "history.h"
 
+/* The generator of the permutations (splitmix64, Steele et al. 2014):
+** the next 64 random bits of *state. The tests and the bench draw their
+** synthetic noise from it too. */
+static inline uint64_t tg_cp_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
 /* The work one call of tg_changepoints_counted did. */
 typedef struct tg_cp_work {
     uint64_t tests;         /* permutation tests run (one per candidate split) */
