@@ -178,6 +178,7 @@ static const char *const pg_usage_states[] = {
     "08",       /* connection exception: the server went away */
     "57P",      /* operator intervention: the server shutting down */
     "53",       /* insufficient resources: disk full, too many connections */
+    "3F000",    /* invalid_schema_name: a search_path naming no schema that exists */
 };
 
 static tg_status pg_status_of(const char *sqlstate)

@@ -9,13 +9,14 @@
 ** empty database (tg_case_N, created here); then what only PostgreSQL
 ** has: a server that is not there or does not answer (one sentence, no
 ** hang beyond the connect timeout), a refused password or role (the
-** password never shown), a database holding other tables (refused,
-** nothing created), a newer schema (refused), a role granted SELECT only
-** (read, never written), two first writers creating the schema at once
-** (ten processes: every run lands), a writer waiting for the writers' lock
-** past TG_HISTORY_BUSY_MS (refused; a reader does not wait), and the row
-** itself: doubles exact through text, a read transaction that may not
-** write, a failed transaction that cannot commit.
+** password never shown), a database holding other tables or a search_path
+** without a schema (refused, nothing created), a newer schema (refused), a
+** role granted SELECT only (read, never written), two first writers
+** creating the schema at once (ten processes: every run lands), a writer
+** waiting for the writers' lock past TG_HISTORY_BUSY_MS (refused; a reader
+** does not wait), and the row itself: settings, doubles exact through
+** text, a read transaction that may not write, a failed transaction that
+** cannot commit.
 **
 ** Run by hand: bash tests/unit/history/pg_test.sh BUILD/tests/unit/history/history_test_store_pg
 */
@@ -333,6 +334,25 @@ static void test_other_tables(void **state)
     refused_as_is(uri, "orders");
 }
 
+/* A search_path naming no schema that exists: nowhere to make a history,
+** so writing is refused with one sentence (exit 2) and nothing made. */
+static void test_no_schema(void **state)
+{
+    (void)state;
+    char uri[1200];
+    snprintf(uri, sizeof uri, "%s&options=-csearch_path%%3Dtg_no_such_schema", fresh_db(NULL));
+    char *before = db_contents();
+    tg_diag d;
+    tg_diag_init(&d);
+    assert_null(tg_history_open(uri, TG_HISTORY_WRITE, &d));
+    one_sentence(&d, TG_EUSAGE, "3F000", NULL);
+    tg_diag_clear(&d);
+    char *after = db_contents();
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+}
+
 /* A history written by a newer tracegate: refused, and left as it was. */
 static void test_newer_schema(void **state)
 {
@@ -639,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_server_absent),
         cmocka_unit_test(test_refused_login),
         cmocka_unit_test(test_other_tables),
+        cmocka_unit_test(test_no_schema),
         cmocka_unit_test(test_newer_schema),
         cmocka_unit_test(test_read_only_role),
         cmocka_unit_test(test_writer_lock_timeout),
