@@ -194,21 +194,25 @@ static bool hs_time_ok(const char *t)
     return true;
 }
 
-/* The name messages give db: a URI's password (user:PASSWORD@, or a
-** password= parameter) masked. */
+/* The name messages give db: a URI's password (user:PASSWORD@host, up to
+** the authority's last '@', which a password may hold; or a password=
+** parameter) masked. */
 static char *hs_shown(const char *db)
 {
     const char *scheme = strstr(db, "://");
     char *out = malloc(strlen(db) + 4);
     if (!out) return NULL;
     if (!scheme) return strcpy(out, db);
-    const char *auth = scheme + 3, *at = strchr(auth, '@'), *colon = strchr(auth, ':');
+    const char *auth = scheme + 3, *auth_end = auth + strcspn(auth, "/?#"), *at = NULL;
+    for (const char *p = auth; p < auth_end; p++)
+        if (*p == '@') at = p;
+    const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
     char *o = out;
     for (const char *p = db; *p;) {
-        if (at && colon && colon < at && p == colon + 1) {
+        if (colon && p == colon + 1) {
             o = stpcpy(o, "***");
             p = at;
-        } else if (strncmp(p, "password=", 9) == 0 && (p == db || p[-1] == '?' || p[-1] == '&')) {
+        } else if (strncmp(p, "password=", 9) == 0 && p > auth_end && (p[-1] == '?' || p[-1] == '&')) {
             o = stpcpy(o, "password=***");
             p += 9;
             while (*p && *p != '&') p++;
@@ -627,7 +631,7 @@ static bool hs_lay_out(hs_loader *ld, tg_hist_run **out)
             else w->ops[w->n_ops++] = ld->work[k].e;
         }
     }
-    qsort(ld->runs, ld->n, sizeof *ld->runs, hs_history_order);
+    if (ld->n) qsort(ld->runs, ld->n, sizeof *ld->runs, hs_history_order);
     *out = ld->n ? tg_arena_alloc(a, ld->n * sizeof **out) : NULL;
     if (ld->n && !*out) return false;
     if (ld->n) memcpy(*out, ld->runs, ld->n * sizeof **out);
@@ -944,7 +948,7 @@ tg_status tg_history_append(tg_history *h, tg_hist_run *runs, size_t n, bool rep
     if (st == TG_OK) st = h->ops->commit(h->s, diag);
     if (st == TG_OK) {
         /* the caller's runs learn what the store gave them only once it is theirs */
-        memcpy(runs, done, n * sizeof *runs);
+        if (n) memcpy(runs, done, n * sizeof *runs);
     } else if (began) {
         h->ops->rollback(h->s);
     }

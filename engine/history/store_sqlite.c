@@ -155,8 +155,8 @@ static bool sq_check_path(const char *db, bool create, tg_diag *diag)
         }
         int err;
         if (!sq_dir_writable(db, &err)) {
-            tg_diag_error(diag, TG_EUSAGE, "%s cannot be created: its directory is not writable (%s)", db,
-                          strerror(err));
+            tg_diag_error(diag, TG_EUSAGE, "%s cannot be created: its directory %s (%s)", db,
+                          err == ENOENT ? "does not exist" : "is not writable", strerror(err));
             return false;
         }
         return true;
