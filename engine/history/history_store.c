@@ -36,7 +36,6 @@
 #include <time.h>
 
 #include "../common/sha256.h"
-#include "../model/model.h"
 #include "store.h"
 
 #define HS_APPLICATION "tracegate history"
@@ -182,16 +181,62 @@ static void hs_now(char buf[32])
     strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* The one form of a time the history takes: ISO 8601 UTC to the second
-** ("2026-12-07T03:00:00Z"). One form, so that the history order, which
-** compares times as text, is the order of time. */
-static bool hs_time_ok(const char *t)
+/* Does t[0..) have the shape (d: a digit, any other byte itself)? */
+static bool hs_shaped(const char *t, const char *shape)
 {
-    static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
-    if (strlen(t) != sizeof shape - 1) return false;
-    for (size_t i = 0; shape[i]; i++)
-        if (shape[i] == 'd' ? !(t[i] >= '0' && t[i] <= '9') : t[i] != shape[i]) return false;
+    for (; *shape; t++, shape++)
+        if (*shape == 'd' ? !(*t >= '0' && *t <= '9') : *t != *shape) return false;
     return true;
+}
+
+static int hs_digits(const char *t, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) v = v * 10 + (t[i] - '0');
+    return v;
+}
+
+/* A time as the history keeps it: ISO 8601 UTC to the second
+** ("2026-12-07T03:00:00Z"), from an ISO 8601 date ("2026-12-07": its
+** midnight) or date and time with Z or an offset ("+02:00", "+0200")
+** and any fraction of a second (dropped). One form, so that the history
+** order, which compares times as text, is the order of time. False when t
+** is no such time (a day past the month's end included). */
+static bool hs_time_utc(const char *t, char out[32])
+{
+    if (!hs_shaped(t, "dddd-dd-dd")) return false;
+    struct tm tm = {.tm_year = hs_digits(t, 4) - 1900, .tm_mon = hs_digits(t + 5, 2) - 1,
+                    .tm_mday = hs_digits(t + 8, 2)};
+    const char *p = t + 10;
+    long offset = 0;
+    if (*p) {
+        if (!hs_shaped(p, "Tdd:dd:dd")) return false;
+        tm.tm_hour = hs_digits(p + 1, 2), tm.tm_min = hs_digits(p + 4, 2), tm.tm_sec = hs_digits(p + 7, 2);
+        p += 9;
+        if (*p == '.' && p[1] >= '0' && p[1] <= '9')
+            for (p++; *p >= '0' && *p <= '9';) p++;
+        if (*p == 'Z') {
+            p++;
+        } else if ((*p == '+' || *p == '-') && (hs_shaped(p + 1, "dd:dd") || hs_shaped(p + 1, "dddd"))) {
+            bool colon = p[3] == ':';
+            int hh = hs_digits(p + 1, 2), mm = hs_digits(p + (colon ? 4 : 3), 2);
+            if (hh > 23 || mm > 59) return false;
+            offset = (*p == '+' ? 1 : -1) * (hh * 3600L + mm * 60L);
+            p += colon ? 6 : 5;
+        } else {
+            return false;
+        }
+        if (*p) return false;
+    }
+    struct tm want = tm;
+    time_t utc = timegm(&tm);
+    /* timegm carries February 30 into March: a date it moved is no date */
+    if (utc == (time_t)-1 || tm.tm_mday != want.tm_mday || tm.tm_mon != want.tm_mon || tm.tm_hour != want.tm_hour ||
+        tm.tm_min != want.tm_min || tm.tm_sec != want.tm_sec)
+        return false;
+    utc -= offset;
+    if (!gmtime_r(&utc, &tm)) return false;
+    return strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 20;
 }
 
 /* The name messages give db: a URI's password (user:PASSWORD@host, up to
@@ -237,19 +282,17 @@ static bool hs_has(const hs_list *l, const char *name)
 static tg_status hs_tables(tg_history *h, tg_arena *a, hs_list *out, tg_diag *diag)
 {
     *out = (hs_list){.arena = a};
-    if (!h->ops->tables_sql) return TG_OK;
-    tg_status st = hs_exec(h, h->ops->tables_sql, NULL, 0, hs_list_row, out, diag);
-    return st;
+    return h->ops->tables_sql ? hs_exec(h, h->ops->tables_sql, NULL, 0, hs_list_row, out, diag) : TG_OK;
 }
 
 static tg_status hs_refuse_foreign(tg_history *h, const hs_list *tables, tg_diag *diag)
 {
-    char names[512] = "";
+    /* each name cut at 64 bytes: HS_TABLES_SHOWN of them fit */
+    char names[HS_TABLES_SHOWN * 70 + 32] = "";
     size_t len = 0;
     for (size_t i = 0; i < tables->n && i < HS_TABLES_SHOWN; i++)
-        len += (size_t)snprintf(names + len, len < sizeof names ? sizeof names - len : 0, "%s%s", i ? ", " : "",
-                                tables->items[i]);
-    if (tables->n > HS_TABLES_SHOWN && len < sizeof names)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%.64s", i ? ", " : "", tables->items[i]);
+    if (tables->n > HS_TABLES_SHOWN)
         snprintf(names + len, sizeof names - len, " and %zu more", tables->n - HS_TABLES_SHOWN);
     if (tables->n)
         tg_diag_error(diag, TG_EUSAGE, "%s is not a tracegate history (it holds other tables: %s)", h->shown, names);
@@ -422,10 +465,12 @@ static void hs_loader_free(hs_loader *ld)
     free(ld->work);
 }
 
+/* A string of a row in the caller's arena: UTF-8, as every string of a
+** run is, whatever a file someone else wrote holds. */
 static const char *hs_dup(tg_arena *a, const char *s, bool *ok)
 {
     if (!s) return NULL;
-    const char *d = tg_arena_strdup(a, s);
+    const char *d = tg_utf8_valid(s, strlen(s)) ? tg_arena_strdup(a, s) : tg_utf8_clean(a, s);
     if (!d) *ok = false;
     return d;
 }
@@ -608,7 +653,7 @@ static int hs_history_order(const void *pa, const void *pb)
 
 /* Lay the rows out in the arena: each run's metrics and work entries
 ** (rows of one run are consecutive: ORDER BY run_id, seq), the runs in
-** history order. with_work: whether the runs keep their workloads. */
+** history order. */
 static bool hs_lay_out(hs_loader *ld, tg_hist_run **out)
 {
     tg_arena *a = ld->arena;
@@ -695,12 +740,6 @@ typedef struct hs_cands {
     size_t n, cap;
 } hs_cands;
 
-static int hs_cmp_i64(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 static int hs_cmp_id(const void *pa, const void *pb)
 {
     const tg_hist_run *a = pa, *b = pb;
@@ -720,18 +759,18 @@ static tg_status hs_candidates(tg_history *h, bool with_work, tg_arena *arena, h
         if (!seen && !TG_PUSH(out->runs, out->n, out->cap, all[i])) return hs_oom(h, diag);
     }
     if (!with_work || !out->n) return TG_OK;
+    /* their work entries: a loader of these runs alone, in id order */
+    hs_loader ld = {.arena = arena, .what = TG_HIST_LOAD_WORK, .runs = malloc(out->n * sizeof *ld.runs),
+                    .n = out->n, .cap = out->n};
     int64_t *ids = tg_arena_alloc(arena, out->n * sizeof *ids);
-    if (!ids) return hs_oom(h, diag);
-    for (size_t i = 0; i < out->n; i++) ids[i] = out->runs[i].id;
-    qsort(ids, out->n, sizeof *ids, hs_cmp_i64);
-    hs_loader ld = {.arena = arena, .what = TG_HIST_LOAD_WORK};
-    for (size_t i = 0; i < out->n; i++)
-        if (!TG_PUSH(ld.runs, ld.n, ld.cap, out->runs[i])) {
-            hs_loader_free(&ld);
-            return hs_oom(h, diag);
-        }
+    if (!ld.runs || !ids) {
+        hs_loader_free(&ld);
+        return hs_oom(h, diag);
+    }
+    memcpy(ld.runs, out->runs, out->n * sizeof *ld.runs);
     qsort(ld.runs, ld.n, sizeof *ld.runs, hs_cmp_id);
-    st = hs_load_work(h, &ld, NULL, ids, out->n, arena, diag);
+    for (size_t i = 0; i < ld.n; i++) ids[i] = ld.runs[i].id;
+    st = hs_load_work(h, &ld, NULL, ids, ld.n, arena, diag);
     tg_hist_run *laid = NULL;
     if (st == TG_OK && ld.bad_id) st = hs_bad_rows(h, &ld, diag);
     if (st == TG_OK && !hs_lay_out(&ld, &laid)) st = hs_oom(h, diag);
@@ -867,7 +906,8 @@ static tg_status hs_insert_run(tg_history *h, const tg_hist_run *r, const char *
 }
 
 /* A stored run of the same workload and label: refused, or deleted
-** (replace) and its accepted change points moved to the new run. */
+** (replace), and what pointed at it (an accepted change point, the epoch
+** of the runs judged since) points at the new run. */
 static tg_status hs_take_label(tg_history *h, const tg_hist_run *r, bool replace, const char *new_id, tg_arena *a,
                                tg_diag *diag)
 {
@@ -877,7 +917,8 @@ static tg_status hs_take_label(tg_history *h, const tg_hist_run *r, bool replace
                            diag);
     if (st != TG_OK || !old.got) return st;
     if (!replace) {
-        tg_diag_error(diag, TG_EUSAGE, "%s already holds a run labelled %s of workload %s; pass --replace to replace it",
+        tg_diag_error(diag, TG_EUSAGE,
+                      "%s already holds a run labelled %s of workload %s; pass --replace to replace it",
                       h->shown, r->label, r->workload);
         return TG_EUSAGE;
     }
@@ -886,6 +927,7 @@ static tg_status hs_take_label(tg_history *h, const tg_hist_run *r, bool replace
                                           "DELETE FROM tg_work WHERE run_id = $1", "DELETE FROM tg_runs WHERE id = $1"};
     for (size_t i = 0; i < 3 && st == TG_OK; i++) st = hs_exec(h, deletes[i], id, 1, NULL, NULL, diag);
     if (st == TG_OK) st = hs_exec(h, "UPDATE tg_accepts SET run_id = $1 WHERE run_id = $2", moved, 2, NULL, NULL, diag);
+    if (st == TG_OK) st = hs_exec(h, "UPDATE tg_runs SET epoch = $1 WHERE epoch = $2", moved, 2, NULL, NULL, diag);
     return st;
 }
 
@@ -908,15 +950,17 @@ static tg_status hs_append_one(tg_history *h, const tg_hist_run *in, tg_hist_run
         tg_diag_error(diag, TG_EUSAGE, "a run without a label or a trace file name cannot be added to %s", h->shown);
         return TG_EUSAGE;
     }
-    char now[32];
-    hs_now(now);
-    out->time = in->time ? in->time : tg_arena_strdup(h->arena, now);
-    if (!ok || !out->time) return hs_oom(h, diag);
-    if (!hs_time_ok(out->time)) {
-        tg_diag_error(diag, TG_EUSAGE, "the time of run %s (%s) is not ISO 8601 UTC to the second, as 2026-12-07T03:00:00Z",
-                      out->label, out->time);
+    if (!ok) return hs_oom(h, diag);
+    char time[32];
+    if (!in->time) {
+        hs_now(time);
+    } else if (!hs_time_utc(in->time, time)) {
+        tg_diag_error(diag, TG_EUSAGE, "the time of run %s (%s) is not an ISO 8601 time, as 2026-12-07T03:00:00Z",
+                      out->label, in->time);
         return TG_EUSAGE;
     }
+    out->time = in->time && strcmp(in->time, time) == 0 ? in->time : tg_arena_strdup(h->arena, time);
+    if (!out->time) return hs_oom(h, diag);
     const char *key = in->workload ? in->workload : tg_history_match(in, c->runs, c->n, TG_BASELINE_DEFAULT_MIN_MATCH);
     if (!key) key = hs_new_key(in, c, a);
     out->workload = key == in->workload ? hs_text(h->arena, key, &ok) : key ? tg_arena_strdup(h->arena, key) : NULL;
@@ -936,19 +980,20 @@ static tg_status hs_append_one(tg_history *h, const tg_hist_run *in, tg_hist_run
 
 tg_status tg_history_append(tg_history *h, tg_hist_run *runs, size_t n, bool replace, tg_diag *diag)
 {
+    if (!n) return TG_OK;
     bool match = false;
     for (size_t i = 0; i < n; i++) match |= !runs[i].workload;
     tg_arena *a = tg_arena_new();
-    tg_hist_run *done = n ? calloc(n, sizeof *done) : NULL;
+    tg_hist_run *done = calloc(n, sizeof *done);
     hs_cands c = {0};
-    tg_status st = !a || (n && !done) ? hs_oom(h, diag) : h->ops->begin_write(h->s, diag);
+    tg_status st = !a || !done ? hs_oom(h, diag) : h->ops->begin_write(h->s, diag);
     bool began = st == TG_OK;
     if (st == TG_OK) st = hs_candidates(h, match, a, &c, diag);
     for (size_t i = 0; i < n && st == TG_OK; i++) st = hs_append_one(h, &runs[i], &done[i], replace, &c, a, diag);
     if (st == TG_OK) st = h->ops->commit(h->s, diag);
     if (st == TG_OK) {
         /* the caller's runs learn what the store gave them only once it is theirs */
-        if (n) memcpy(runs, done, n * sizeof *runs);
+        memcpy(runs, done, n * sizeof *runs);
     } else if (began) {
         h->ops->rollback(h->s);
     }
@@ -1023,7 +1068,7 @@ static tg_status hs_accept_runs(tg_history *h, const char *label, const char *re
     }
     hs_list_free(&runs);
     if (st == TG_OK && !*added) {
-        tg_diag_error(diag, TG_EUSAGE, "%s already holds the acceptance of run %s", h->shown, label);
+        tg_diag_error(diag, TG_EUSAGE, "run %s is already accepted in %s", label, h->shown);
         st = TG_EUSAGE;
     }
     return st;
@@ -1040,14 +1085,16 @@ tg_status tg_history_accept(tg_history *h, const char *label, const char *reason
         tg_diag_error(diag, TG_EUSAGE, "accepting run %s in %s needs a reason (--reason)", label, h->shown);
         return TG_EUSAGE;
     }
-    char now[32];
-    hs_now(now);
-    if (!time) time = now;
-    if (!hs_time_ok(time)) {
-        tg_diag_error(diag, TG_EUSAGE, "the time of the acceptance (%s) is not ISO 8601 UTC to the second, as 2026-12-07T03:00:00Z",
+    char utc[32];
+    if (!time) {
+        hs_now(utc);
+    } else if (!hs_time_utc(time, utc)) {
+        tg_diag_error(diag, TG_EUSAGE,
+                      "the time of the acceptance (%s) is not an ISO 8601 time, as 2026-12-07T03:00:00Z",
                       time);
         return TG_EUSAGE;
     }
+    time = utc;
     tg_arena *a = tg_arena_new();
     bool ok = true;
     const char *clean_reason = a ? hs_text(a, reason, &ok) : NULL;

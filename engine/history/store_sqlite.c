@@ -6,14 +6,20 @@
 **
 ** What the row adds to the SQL of history_store.c:
 **   - parameters $N become ?N, every value is bound as text (the columns'
-**     affinity makes numbers of them), and a REAL column is returned as
-**     "%.17g" (sqlite3_column_text would round it to 15 digits);
+**     affinity makes numbers of them: SQLite's conversion gives back the
+**     double that "%.17g" printed for magnitudes from 1e-250 to 1e250,
+**     measured on random doubles; it is not correctly rounded nearer the
+**     ends of the range, where no time, size or ratio lies), and a REAL
+**     column is returned as "%.17g" (sqlite3_column_text would round it
+**     to 15 digits);
 **   - a READ open never creates anything (SQLITE_OPEN_READONLY); a WRITE
 **     open may create the file, and is refused when the file or its
 **     directory (where the rollback journal goes) cannot be written;
 **   - the rollback journal (a new file's default) with synchronous=FULL:
 **     a writer killed mid-append leaves a hot journal that the next
-**     connection plays back, and the history is as it was before;
+**     connection plays back, and the history is as it was before; a READ
+**     open that meets one has it played back (the one write it makes:
+**     what it restores is the history as it was);
 **   - writers BEGIN IMMEDIATE and wait for each other up to the busy
 **     timeout: TG_HISTORY_BUSY_MS, default 60 s (ten CI jobs appending to
 **     one file on a loaded machine), then "... is locked";

@@ -251,6 +251,8 @@ static void test_round_trip(void **state)
     runs[0].metrics[2].direction = 0;
     runs[0].metrics[2].unit = TG_UNIT_NONE;
     runs[0].metrics[2].samples[1] = 2.2250738585072014e-240;
+    runs[0].metrics[2].value = INFINITY;
+    runs[0].work->idle = -INFINITY;
     runs[0].work->ops[1].kind = TG_WORK_MEMCPY;
     runs[0].work->ops[1].name = "[memcpy HtoD]";
     runs[0].work->ops[2].name = "(other)";
@@ -330,6 +332,56 @@ static void test_history_order(void **state)
     free(db);
 }
 
+/* Times: ISO 8601 in the forms people and date(1) write, kept in one
+** (UTC to the second, Z), so that history order is time order; what is
+** no time refused, naming the run and the text. */
+static void test_times(void **state)
+{
+    (void)state;
+    char *db = fresh();
+    tg_arena *a = tg_arena_new();
+    tg_history *h = open_ok(db, TG_HISTORY_WRITE);
+    static const char *const given[][2] = {
+        {"2026-12-07T05:00:00+02:00", "2026-12-07T03:00:00Z"}, {"2026-12-07", "2026-12-07T00:00:00Z"},
+        {"2026-12-07T03:00:00.999Z", "2026-12-07T03:00:00Z"}, {"2026-12-06T22:00:00-0530", "2026-12-07T03:30:00Z"},
+        {"2024-02-29T23:59:59Z", "2024-02-29T23:59:59Z"}, {"2026-12-31T23:30:00-01:00", "2027-01-01T00:30:00Z"},
+    };
+    for (size_t i = 0; i < sizeof given / sizeof *given; i++) {
+        tg_hist_run r = make_run(a, "gemm", tg_arena_printf(a, "t%zu", i), given[i][0], (int)i);
+        append_ok(h, &r, 1, false);
+        assert_string_equal(r.time, given[i][1]);
+    }
+    static const char *const refused[] = {"yesterday", "2026-02-30T00:00:00Z", "2026-12-07T03:00:00",
+                                          "2026-12-07T25:00:00Z", "2026-12-07T03:00:00+0:00", "2026-12-07 03:00:00Z",
+                                          "2026-12-07T03:00:00Z trailing", ""};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        tg_hist_run r = make_run(a, "gemm", "bad-time", refused[i], 1);
+        tg_diag d;
+        tg_diag_init(&d);
+        expect_error(&d, tg_history_append(h, &r, 1, false, &d), TG_EUSAGE, "bad-time", refused[i], (char *)NULL);
+        tg_diag_clear(&d);
+    }
+    tg_diag d;
+    tg_diag_init(&d);
+    assert_int_equal(tg_history_accept(h, "t0", "moved", "2026-12-08T01:00:00+01:00", &d), TG_OK);
+    expect_error(&d, tg_history_accept(h, "t1", "moved", "soon", &d), TG_EUSAGE, "soon", (char *)NULL);
+    tg_diag_clear(&d);
+    tg_diag_init(&d);
+    tg_hist_accept *acc;
+    size_t n_acc;
+    assert_int_equal(tg_history_accepts(h, a, &acc, &n_acc, &d), TG_OK);
+    tg_diag_clear(&d);
+    assert_int_equal(n_acc, 1);
+    assert_string_equal(acc[0].time, "2026-12-08T00:00:00Z");
+    tg_hist_run *got;
+    size_t n = load_ok(h, NULL, 0, a, &got);
+    assert_int_equal(n, sizeof given / sizeof *given);
+    for (size_t i = 1; i < n; i++) assert_true(strcmp(got[i - 1].time, got[i].time) <= 0);
+    tg_history_close(h);
+    tg_arena_free(a);
+    free(db);
+}
+
 /* One transaction: an append that fails on its third run stores none of
 ** the three, and the caller's runs are as they were. */
 static void test_one_transaction(void **state)
@@ -381,6 +433,7 @@ static void test_label_and_replace(void **state)
     tg_history *h = open_ok(db, TG_HISTORY_WRITE);
     tg_hist_run r1 = make_run(a, "gemm", "abc123", "2026-12-01T00:00:00Z", 1);
     tg_hist_run r2 = make_run(a, "gemm", "def456", "2026-12-02T00:00:00Z", 2);
+    r2.epoch = 1;   /* judged by a baseline that starts at abc123 */
     append_ok(h, &r1, 1, false);
     append_ok(h, &r2, 1, false);
     tg_diag d;
@@ -403,6 +456,7 @@ static void test_label_and_replace(void **state)
     assert_string_equal(again.workload, r1.workload);
     assert_int_equal(load_ok(h, NULL, TG_HIST_LOAD_SAMPLES | TG_HIST_LOAD_WORK, a, &got), 2);
     assert_string_equal(got[0].label, "def456");
+    assert_int_equal(got[0].epoch, 3);
     tg_hist_run want = again;
     assert_run(&want, &got[1], TG_HIST_LOAD_SAMPLES | TG_HIST_LOAD_WORK);
     tg_hist_accept *acc;
@@ -789,7 +843,8 @@ static char *make_history(size_t n)
     char *db = fresh();
     tg_arena *a = tg_arena_new();
     tg_hist_run *runs = tg_arena_alloc(a, n * sizeof *runs);
-    for (size_t i = 0; i < n; i++) runs[i] = make_run(a, "gemm", tg_arena_printf(a, "h%zu", i), "2026-12-01T00:00:00Z", (int)i);
+    for (size_t i = 0; i < n; i++)
+        runs[i] = make_run(a, "gemm", tg_arena_printf(a, "h%zu", i), "2026-12-01T00:00:00Z", (int)i);
     tg_history *h = open_ok(db, TG_HISTORY_WRITE);
     append_ok(h, runs, n, false);
     tg_history_close(h);
@@ -990,6 +1045,13 @@ static void test_read_only(void **state)
     else
         assert_int_equal(WEXITSTATUS(status), 0);
     assert_unchanged(&before);
+    /* a read-only file in a writable directory: root writes through it */
+    assert_int_equal(chmod(sub, 0755), 0);
+    if (geteuid() != 0) {
+        before = take_snap(moved);
+        expect_refused(moved, TG_HISTORY_WRITE, TG_EUSAGE, "read-only");
+        assert_unchanged(&before);
+    }
     chmod(sub, 0755);
     chmod(moved, 0644);
     free(db);
@@ -1046,7 +1108,7 @@ int tg_store_cases_run(const char *(*fresh_db)(void *ctx), void *ctx, bool sqlit
     g.fresh = fresh_db;
     g.ctx = ctx;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_history_order),
+        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_history_order), cmocka_unit_test(test_times),
         cmocka_unit_test(test_one_transaction), cmocka_unit_test(test_label_and_replace),
         cmocka_unit_test(test_workload_keys), cmocka_unit_test(test_accept),
         cmocka_unit_test(test_ten_writers),   cmocka_unit_test(test_killed_writer),
