@@ -202,6 +202,45 @@ static found one_step_at(size_t n, uint64_t seed, size_t at, double level, doubl
     return f;
 }
 
+/* A regression fixed later: a block of slow runs with normal ones on both
+** sides. Against the whole rest, the runs after the block dilute it; the
+** windows (halves, quarters, ... of a segment at either end) find it. */
+static void test_regression_fixed(void **state)
+{
+    (void)state;
+    size_t at[] = {10, 20};
+    double level[] = {4, -4};
+    size_t both = 0, exact = 0;
+    for (uint64_t seed = 1; seed <= 100; seed++) {
+        double *x = series(40, seed, at, level, 2);
+        found f = detect(x, 40, NULL);
+        assert_true(f.n <= 2);
+        if (f.n == 2 && f.cp[0].index + 1 >= 10 && f.cp[0].index <= 11 && f.cp[1].index + 1 >= 20 &&
+            f.cp[1].index <= 21) {
+            both++;
+            exact += f.cp[0].index == 10 && f.cp[1].index == 20;
+        }
+        free(f.cp);
+        free(x);
+    }
+    printf("4 sd from 10 to 20 of 40: %zu of 100 draws with both within a run, %zu exactly\n", both, exact);
+    assert_true(both >= 95 && exact >= 85);
+    /* 20 slow nights in the middle of 1,000 */
+    at[0] = 500;
+    at[1] = 520;
+    level[0] = 3;
+    level[1] = -3;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        double *x = series(1000, seed, at, level, 2);
+        found f = detect(x, 1000, NULL);
+        assert_int_equal(f.n, 2);
+        assert_true(f.cp[0].index + 2 >= 500 && f.cp[0].index <= 502);
+        assert_true(f.cp[1].index + 2 >= 520 && f.cp[1].index <= 522);
+        free(f.cp);
+        free(x);
+    }
+}
+
 static void test_step_at_the_end(void **state)
 {
     (void)state;
@@ -368,27 +407,34 @@ static void test_options(void **state)
 static void test_work_bound(void **state)
 {
     (void)state;
-    /* No change: the test stops at its second exceedance, far before R. */
+    /* No change: two tests (the whole-rest statistic, then the windows'),
+    ** each stopped at its second exceedance, far before R. */
     double *noise = series(1000, 4, NULL, NULL, 0);
     found f = detect(noise, 1000, NULL);
+    printf("1,000 points of noise: %llu tests, %llu permutations, %llu scans\n", (unsigned long long)f.work.tests,
+           (unsigned long long)f.work.permutations, (unsigned long long)f.work.scans);
     assert_int_equal(f.n, 0);
-    assert_int_equal(f.work.tests, 1);
+    assert_int_equal(f.work.tests, 2);
     assert_true(f.work.permutations < f.work.permutations_max / 10);
-    /* one scan of the series, then at most one per permutation (one segment) */
-    assert_true(f.work.scans <= 1 + f.work.permutations);
+    /* both statistics of the series once, then one scan per permutation
+    ** (one segment) */
+    assert_true(f.work.scans <= 2 + f.work.permutations);
     free(noise);
     /* One change: accepting takes all R permutations; the two segments are
-    ** tested once more, together (one permutation scans both at most). */
+    ** then tested together, by both statistics (a permutation scans both
+    ** segments at most). */
     size_t at[] = {600};
     double level[] = {1};
     double *x = series(1000, 4, at, level, 1);
     f = detect(x, 1000, NULL);
+    printf("a step at 600 of 1,000: %llu tests, %llu permutations, %llu scans\n", (unsigned long long)f.work.tests,
+           (unsigned long long)f.work.permutations, (unsigned long long)f.work.scans);
     assert_int_equal(f.n, 1);
     assert_int_equal(f.cp[0].index, 600);
-    assert_int_equal(f.work.tests, 2);
+    assert_int_equal(f.work.tests, 3);
     assert_true(f.work.permutations >= f.work.permutations_max);
     assert_true(f.work.permutations < f.work.permutations_max + f.work.permutations_max / 10);
-    assert_true(f.work.scans <= 3 + f.work.permutations_max + 2 * (f.work.permutations - f.work.permutations_max));
+    assert_true(f.work.scans <= 6 + f.work.permutations_max + 2 * (f.work.permutations - f.work.permutations_max));
     free(f.cp);
     free(x);
 }
@@ -613,7 +659,8 @@ int main(void)
     const struct CMUnitTest synthetic[] = {
         cmocka_unit_test(test_constant),       cmocka_unit_test(test_too_short),
         cmocka_unit_test(test_white_noise),    cmocka_unit_test(test_one_step),
-        cmocka_unit_test(test_two_steps),      cmocka_unit_test(test_step_at_the_end),
+        cmocka_unit_test(test_two_steps),      cmocka_unit_test(test_regression_fixed),
+        cmocka_unit_test(test_step_at_the_end),
         cmocka_unit_test(test_one_outlier_night), cmocka_unit_test(test_ties),
         cmocka_unit_test(test_not_finite),     cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_options),        cmocka_unit_test(test_work_bound),
