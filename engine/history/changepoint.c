@@ -106,8 +106,8 @@ static size_t cp_below(uint64_t *state, size_t bound)
     unsigned __int128 m = (unsigned __int128)tg_cp_random(state) * bound;
     uint64_t low = (uint64_t)m;
     if (low < bound) {
-        uint64_t floor = -(uint64_t)bound % bound;
-        while (low < floor) {
+        uint64_t threshold = -(uint64_t)bound % bound;
+        while (low < threshold) {
             m = (unsigned __int128)tg_cp_random(state) * bound;
             low = (uint64_t)m;
         }
@@ -127,51 +127,6 @@ static bool cp_splittable(const cp_state *s, const cp_seg *g)
     return g->hi - g->lo >= 2 * s->min_seg;
 }
 
-/* The largest statistic over the splits of g in the slice's current order,
-** and where (*at, the first point after the split); stops at the first split
-** reaching stop_at. Ties keep the first split. */
-static double cp_scan(cp_state *s, const cp_seg *g, double stop_at, size_t *at)
-{
-    size_t len = g->hi - g->lo, m = s->min_seg;
-    const double *value = s->value + g->lo, *dist = s->dist + g->lo, *inv = s->inv;
-    const uint32_t *rank = s->rank + g->lo;
-    cp_node *tree = s->tree;
-    memset(tree, 0, (len + 1) * sizeof *tree);
-    /* q is compared without its factor 2 / len */
-    double scale = 2.0 / (double)len, stop = stop_at / scale;
-    double within_left = 0, cross = 0, sum = 0, best = -INFINITY;
-    size_t best_at = 0;
-    if (s->work) s->work->scans++;
-    for (size_t t = 0; t + m < len; t++) {
-        size_t r = rank[t], below = 0;
-        double v = value[r], sum_below = 0;
-        for (size_t k = r; k > 0; k &= k - 1) {
-            below += tree[k].count;
-            sum_below += tree[k].sum;
-        }
-        double a = v * (double)below - sum_below + (sum - sum_below) - v * (double)(t - below);
-        for (size_t k = r + 1; k <= len; k += k & -k) {
-            tree[k].count++;
-            tree[k].sum += v;
-        }
-        sum += v;
-        within_left += a;
-        cross += dist[r] - 2 * a;
-        size_t left = t + 1, right = len - left;
-        if (left < m) continue;
-        double within_right = g->total - within_left - cross;
-        /* inv[0] = 0: a side of one point has no pairs */
-        double q = cross - (double)right * within_left * inv[left - 1] - (double)left * within_right * inv[right - 1];
-        if (q > best) {
-            best = q;
-            best_at = g->lo + left;
-            if (q >= stop) break;
-        }
-    }
-    *at = best_at;
-    return best * scale;
-}
-
 /* Add the point of rank r (value v) to the tree of a segment of len, and
 ** return the sum of its distances to the points added before it (count of
 ** them, their sum). */
@@ -188,6 +143,42 @@ static double cp_add(cp_node *tree, size_t len, size_t r, double v, size_t count
         tree[k].sum += v;
     }
     return v * (double)below - sum_below + (sum - sum_below) - v * (double)(count - below);
+}
+
+/* The largest statistic over the splits of g in the slice's current order,
+** and where (*at, the first point after the split); stops at the first split
+** reaching stop_at. Ties keep the first split. */
+static double cp_scan(cp_state *s, const cp_seg *g, double stop_at, size_t *at)
+{
+    size_t len = g->hi - g->lo, m = s->min_seg;
+    const double *value = s->value + g->lo, *dist = s->dist + g->lo, *inv = s->inv;
+    const uint32_t *rank = s->rank + g->lo;
+    cp_node *tree = s->tree;
+    memset(tree, 0, (len + 1) * sizeof *tree);
+    /* q is compared without its factor 2 / len */
+    double scale = 2.0 / (double)len, stop = stop_at / scale;
+    double within_left = 0, cross = 0, sum = 0, best = -INFINITY;
+    size_t best_at = 0;
+    if (s->work) s->work->scans++;
+    for (size_t t = 0; t + m < len; t++) {
+        size_t r = rank[t];
+        double v = value[r], a = cp_add(tree, len, r, v, t, sum);
+        sum += v;
+        within_left += a;
+        cross += dist[r] - 2 * a;
+        size_t left = t + 1, right = len - left;
+        if (left < m) continue;
+        double within_right = g->total - within_left - cross;
+        /* inv[0] = 0: a side of one point has no pairs */
+        double q = cross - (double)right * within_left * inv[left - 1] - (double)left * within_right * inv[right - 1];
+        if (q > best) {
+            best = q;
+            best_at = g->lo + left;
+            if (q >= stop) break;
+        }
+    }
+    *at = best_at;
+    return best * scale;
 }
 
 /* The largest statistic over the splits of the window [a, b) of g (offsets
