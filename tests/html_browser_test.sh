@@ -31,29 +31,12 @@ root="$TG_SOURCE_ROOT"
 traces="${TG_SHARED_TRACES:-}"
 # shellcheck source=tests/require.sh
 . "$root/tests/require.sh"
-browser=""
-for b in chromium chromium-browser google-chrome; do
-    if command -v "$b" >/dev/null; then browser=$(command -v "$b"); break; fi
-done
-[ -n "$browser" ] ||
-    tg_skip html_browser "no Chromium (chromium, chromium-browser or google-chrome) on PATH; bash ci/browser-deps.sh installs Debian's chromium"
+# shellcheck source=tests/browser.sh
+. "$root/tests/browser.sh"
+tg_browser_find html_browser
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# each run gets its own profile; root needs --no-sandbox. The timeout is a
-# safety net against a browser that never exits, not a speed check: a
-# start takes seconds, and 180 s leaves a loaded machine room to spare.
-chrome() {
-    timeout 180 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
-        --user-data-dir="$tmp/profile" "$@"
-}
-chrome --dump-dom about:blank >/dev/null 2>"$tmp/start.err"
-st=$?
-if [ "$st" = 124 ]; then
-    echo "FAILED: $browser --headless on about:blank still running after 180 s (the safety net: a hang, not slowness)"
-    exit 1
-elif [ "$st" != 0 ]; then
-    tg_skip html_browser "$browser does not start headless: $(grep -v dbus "$tmp/start.err" | tail -2)"
-fi
+tg_browser_start html_browser
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 # required input absent: a failure in CI, a note elsewhere
@@ -194,23 +177,7 @@ printed() {
 open_report() {
     local report=$1 what=$2 canary=${7:-} before=$failures
     harness "$report" "${report%.html}.json" "${@:3}"
-    chrome --allow-file-access-from-files --enable-logging=stderr --v=0 --virtual-time-budget=10000 \
-        --window-size=1400,1000 --dump-dom "file://$tmp/check.html" >"$tmp/dom" 2>"$tmp/log"
-    grep -q '<pre id="result">PASS</pre>' "$tmp/dom" ||
-        fail "$what: $(grep -o '<pre id="result">[^<]*' "$tmp/dom" | cut -c18- | head -c 1500)"
-    # the report itself logs nothing: no error, no blocked or failed load
-    grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$report")" > "$tmp/console"
-    [ -s "$tmp/console" ] && fail "$what: console messages: $(head -c 800 "$tmp/console")"
-    # the positive control: the canary's blocked image is logged, in the
-    # form the check above looks for
-    if [ -n "$canary" ]; then
-        grep "CONSOLE" "$tmp/log" | grep -F "$(basename "$canary")" | grep -F "Content Security Policy" > "$tmp/canary"
-        if [ -s "$tmp/canary" ]; then
-            echo "ok   console canary: $(head -1 "$tmp/canary" | sed 's/.*CONSOLE[^]]*] //' | cut -c1-110)..."
-        else
-            fail "$what: the console canary $(basename "$canary") logged nothing: the console check cannot see messages ($(grep -c CONSOLE "$tmp/log") CONSOLE lines)"
-        fi
-    fi
+    tg_browser_check "$what" "$report" "$canary"
     printed_findings=0
     printed "$report" "$what"
     [ "$failures" = "$before" ] &&

@@ -43,18 +43,21 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 
-# the two reports, recorded at once (CPU sampling and context switches
-# off: a container may not allow them)
+# the two reports, one after the other (CPU sampling and context switches
+# off: a container may not allow them). Two nsys sessions at once can
+# collide (CI's sanitizer suite once lost both while other tests ran), so
+# they are sequential, and a failed recording is tried once more.
 record() {  # record NAME SECONDS
-    timeout 120 "$nsys" profile -t osrt -s none --cpuctxsw=none --force-overwrite true \
-        -o "$tmp/$1" /bin/sleep "$2" >"$tmp/$1.log" 2>&1
+    local try
+    for try in 1 2; do
+        timeout 120 "$nsys" profile -t osrt -s none --cpuctxsw=none --force-overwrite true \
+            -o "$tmp/$1" /bin/sleep "$2" >"$tmp/$1.log" 2>&1 && [ -s "$tmp/$1.nsys-rep" ] && return 0
+        echo "nsys: recording $1 failed (try $try): $(tail -n 3 "$tmp/$1.log" | tr '\n' ' ')"
+    done
+    return 1
 }
-record short 0.2 &
-short=$!
-record long 0.5 &
-long=$!
-wait "$short" && wait "$long" && [ -s "$tmp/short.nsys-rep" ] && [ -s "$tmp/long.nsys-rep" ] ||
-    tg_skip nsys "$nsys profile cannot record here: $(tail -3 "$tmp/short.log" "$tmp/long.log" | tr '\n' ' ')"
+record short 0.2 && record long 0.5 ||
+    tg_skip nsys "$nsys profile cannot record here: $(tail -n 3 "$tmp/short.log" "$tmp/long.log" | tr '\n' ' ')"
 echo "nsys: recorded with $("$nsys" --version): short.nsys-rep ($(wc -c < "$tmp/short.nsys-rep") bytes), long.nsys-rep"
 
 # tracegate runs nsys from PATH: a wrapper that logs its calls

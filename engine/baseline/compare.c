@@ -320,6 +320,69 @@ static void no_test_advice(const tg_baseline_cmp *c, char *buf, size_t size)
                  c->n_baseline, c->n_baseline == 1 ? "" : "s", TG_BASELINE_MIN_BAND_RUNS);
 }
 
+/* z of a two-sided test at alpha: Phi^-1(1 - alpha / 2), by bisection on
+** erfc (60 halvings: far below any alpha's precision). */
+static double z_two_sided(double alpha)
+{
+    double lo = 0, hi = 40;
+    for (int i = 0; i < 60; i++) {
+        double mid = (lo + hi) / 2;
+        if (erfc(mid / sqrt(2.0)) > alpha) lo = mid;
+        else hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* How many steady iterations would let the within-run test tell a change
+** of c->change from this trace's own spread (docs/regressions.md, "What an
+** inconclusive result needs"): the sample size per side for a two-sided
+** test at alpha with 80% power on a shift of that size, times pi / 3 for
+** Mann-Whitney's efficiency against a t-test, at least
+** TG_BASELINE_MIN_SAMPLES; 0 when the spread is unknown. */
+static size_t iterations_needed(const tg_rule_result *r, const tg_baseline_cmp *c, double alpha)
+{
+    size_t n = 0;
+    double *x = finite_copy(r->samples, r->n_samples, &n);
+    if (!x || n < 3 || !(fabs(c->change) > 0) || !(fabs(c->value) > 0)) {
+        free(x);
+        return 0;
+    }
+    double sigma = tg_stats_spread(x, n) / fabs(c->value);
+    free(x);
+    if (!(sigma > 0)) return TG_BASELINE_MIN_SAMPLES;
+    double z = z_two_sided(alpha) + 0.8416;   /* Phi^-1(0.8) */
+    double need = ceil(2 * pow(z * sigma / fabs(c->change), 2) * M_PI / 3);
+    if (!(need < 1e9)) return 0;
+    return need < TG_BASELINE_MIN_SAMPLES ? TG_BASELINE_MIN_SAMPLES : (size_t)need;
+}
+
+/* "; 2 more baseline runs, or about 40 steady iterations of this trace
+** (it gives 6), would decide it": what an inconclusive result needs. */
+static void what_decides(const tg_rule_result *r, const tg_baseline_cmp *c, double alpha, char *buf, size_t size)
+{
+    size_t runs = c->n_runs < TG_BASELINE_MIN_BAND_RUNS ? TG_BASELINE_MIN_BAND_RUNS - c->n_runs : 0;
+    size_t iters = iterations_needed(r, c, alpha);
+    bool more_iters = iters > c->n_current;
+    if (!runs && !more_iters) {
+        *buf = 0;
+        return;
+    }
+    size_t l = (size_t)snprintf(buf, size, "; ");
+    if (runs && l < size)
+        l += (size_t)snprintf(buf + l, size - l, "%zu more baseline run%s", runs, runs == 1 ? "" : "s");
+    if (more_iters && l < size)
+        l += (size_t)snprintf(buf + l, size - l, "%sabout %zu steady iterations of this trace (it gives %zu)",
+                              runs ? ", or " : "", iters, c->n_current);
+    if (l < size) snprintf(buf + l, size - l, " would decide it");
+}
+
+/* s += t, within size. */
+static void append(char *s, size_t size, const char *t)
+{
+    size_t l = strlen(s);
+    if (l + 1 < size) snprintf(s + l, size - l, "%s", t);
+}
+
 /* Decide a regression rule's verdict; `why` gets the reason. */
 static void decide(tg_rule_result *r, double min_change, double alpha, const tg_baseline_metric *m,
                    char *why, size_t size)
@@ -367,12 +430,14 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
             r->verdict = TG_V_INCONCLUSIVE;
             c->inconclusive = true;
         }
-        char advice[256];
+        char advice[256], needs[160];
         no_test_advice(c, advice, sizeof advice);
+        what_decides(r, c, alpha, needs, sizeof needs);
         snprintf(why, size, "%s: beyond the %.3g%% threshold and outside %s..%s (%g x %s), but with fewer "
                  "than %d values per side there is no within-run test, and the spread is not measured; %s",
                  worse ? "inconclusive" : "improvement not claimed", min_change * 100, lo, hi,
                  TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_SAMPLES, advice);
+        if (worse) append(why, size, needs);
     } else if (c->band_measured) {
         snprintf(why, size, "beyond the %.3g%% threshold but inside the run-to-run band %s..%s (%g x %s)",
                  min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis);
@@ -384,10 +449,13 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
             snprintf(short_trace, sizeof short_trace, " (and this trace gives %zu value%s, too few for the "
                      "within-run test: capture at least %d steady iterations)", c->n_current,
                      c->n_current == 1 ? "" : "s", TG_BASELINE_MIN_SAMPLES);
+        char needs[160];
+        what_decides(r, c, alpha, needs, sizeof needs);
         snprintf(why, size, "inconclusive: beyond the %.3g%% threshold%s, but inside %s..%s, what run-to-run "
                  "noise can do (%g x %s); record at least %d runs in the baseline to measure the spread%s",
                  min_change * 100, significant ? " and significant within the run" : "", lo, hi,
                  TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_BAND_RUNS, short_trace);
+        append(why, size, needs);
     } else {
         snprintf(why, size, "an improvement beyond the %.3g%% threshold, but inside %s..%s (%g x %s): "
                  "not claimed", min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis);
@@ -491,7 +559,7 @@ static bool judge(const tg_baseline *b, const tg_baseline_metric *m, const tg_tr
                   double min_change, double alpha, const char *evaluated, tg_arena *arena)
 {
     tg_baseline_cmp *c = &r->baseline;
-    char why[768];
+    char why[1024];
     decide(r, min_change, alpha, m, why, sizeof why);
     if ((r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE) && !attribute(b, m, tr, r, arena))
         return false;

@@ -31,7 +31,8 @@ typedef struct tg_store_ops {
     void (*close)(tg_store *s);
     /* BEGIN for a writer that must see every other writer's commit before
     ** it reads (SQLite: BEGIN IMMEDIATE with a busy timeout; PostgreSQL:
-    ** BEGIN and an exclusive lock on the history's lock table). */
+    ** BEGIN and the writers' advisory transaction lock, which needs no
+    ** table, with lock_timeout). */
     tg_status (*begin_write)(tg_store *s, tg_diag *diag);
     tg_status (*begin_read)(tg_store *s, tg_diag *diag);
     tg_status (*commit)(tg_store *s, tg_diag *diag);

@@ -40,9 +40,16 @@
 #define PG_CONNECT_S_DEFAULT 10
 #define PG_BUSY_MS_DEFAULT 60000
 
+/* What a URI's password is, kept to scrub messages (pg_scrub): the one of
+** the user information and up to three password= parameters, each as
+** written and percent-decoded. */
+#define PG_SECRETS 8
+
 struct tg_store {
     PGconn *conn;
     char *shown;        /* the URI with its password masked */
+    char *secrets[PG_SECRETS];  /* the password as written in the URI (pg_shown) */
+    size_t n_secrets;
     long busy_ms;       /* lock_timeout of every transaction */
 };
 
@@ -53,14 +60,34 @@ static bool pg_claims(const char *db)
 
 /* ---------------------------------------------------------- messages */
 
-/* Replace s[from..to) with "***" in a malloc'd copy of s (s is freed). */
-static char *pg_mask_range(char *s, size_t from, size_t to)
+/* Replace s[from..to) with "***" in a malloc'd copy of s (s is freed),
+** keeping the replaced bytes, and their percent-decoded form, in
+** secrets. */
+static char *pg_mask_range(char *s, size_t from, size_t to, char **secrets, size_t *n_secrets)
 {
     size_t n = strlen(s);
     char *out = malloc(n - (to - from) + 4);
-    if (!out) {
-        free(s);
+    char *raw = strndup(s + from, to - from), *decoded = strndup(s + from, to - from);
+    if (!out || !raw || !decoded) {
+        free(out), free(raw), free(decoded), free(s);
         return NULL;
+    }
+    char *d = decoded;
+    for (const char *p = raw; *p; p++) {
+        unsigned byte;
+        if (*p == '%' && sscanf(p + 1, "%2x", &byte) == 1 && p[1] && p[2]) {
+            *d++ = (char)byte;
+            p += 2;
+        } else {
+            *d++ = *p;
+        }
+    }
+    *d = '\0';
+    if (*n_secrets + 2 <= PG_SECRETS) {   /* a URI with more passwords still has them all masked */
+        secrets[(*n_secrets)++] = raw;
+        secrets[(*n_secrets)++] = decoded;
+    } else {
+        free(raw), free(decoded);
     }
     memcpy(out, s, from);
     memcpy(out + from, "***", 3);
@@ -70,44 +97,59 @@ static char *pg_mask_range(char *s, size_t from, size_t to)
 }
 
 /* The URI as messages show it: the password of "user:PASSWORD@host" and
-** the value of any password= parameter become ***. The user information
-** is taken to end at the last '@' of the URI, not at the first '/' as
-** libpq reads it: a password holding an unescaped '/' is then masked too
-** (libpq misreads such a URI, and its error must not show the rest). The
+** the value of a password= parameter become ***. The user information is
+** taken to end at the last '@' of the URI, not at the first '/' as libpq
+** reads it: a password holding an unescaped '/' is then masked too. The
 ** cost is a URI with an '@' in a parameter and a port but no user, whose
 ** port and path are masked: too much hidden, nothing shown. NULL when out
 ** of memory. */
-static char *pg_shown(const char *uri)
+static char *pg_shown(const char *uri, char **secrets, size_t *n_secrets)
 {
     char *s = strdup(uri);
     if (!s) return NULL;
     const char *scheme_end = strstr(s, "://");
     size_t start = scheme_end ? (size_t)(scheme_end - s) + 3 : 0;
-    const char *at = strrchr(s + start, '@');
+    /* the parameters first: a password= value holding an '@' must not
+    ** count as the end of the user information */
+    const char *q = strchr(s + start, '?');
+    for (size_t from = q ? (size_t)(q - s) : strlen(s); s && s[from];) {
+        const char *p = strstr(s + from, "password=");
+        if (!p) break;
+        size_t name = (size_t)(p - s), v = name + 9, e = v + strcspn(s + v, "&");
+        bool param = s[name - 1] == '?' || s[name - 1] == '&';
+        if (param && e > v) s = pg_mask_range(s, v, e, secrets, n_secrets);
+        from = param && e > v ? v + 3 : name + 1;
+    }
+    const char *at = s ? strrchr(s + start, '@') : NULL;
     if (at) {
         const char *colon = memchr(s + start, ':', (size_t)(at - (s + start)));
-        if (colon && colon + 1 < at) s = pg_mask_range(s, (size_t)(colon + 1 - s), (size_t)(at - s));
-    }
-    for (size_t from = start; s;) {
-        const char *q = strchr(s + from, '?');
-        const char *p = q ? strstr(q, "password=") : NULL;
-        if (!p) break;
-        /* only a parameter's name: after '?' or '&' */
-        if (p[-1] != '?' && p[-1] != '&') {
-            from = (size_t)(p - s) + 1;
-            continue;
-        }
-        size_t v = (size_t)(p - s) + 9, e = v + strcspn(s + v, "&");
-        if (e > v && strncmp(s + v, "***", e - v) != 0) s = pg_mask_range(s, v, e);
-        from = v + 3;
+        if (colon && colon + 1 < at)
+            s = pg_mask_range(s, (size_t)(colon + 1 - s), (size_t)(at - s), secrets, n_secrets);
     }
     return s;
 }
 
+/* Mask in line every piece of the URI's password (its parts between URI
+** delimiters, of 3 bytes or more): libpq may quote what it misread of a
+** malformed URI ('invalid integer value "PASS" for connection option
+** "port"' for "user:PASS/WORD@host"). */
+static void pg_scrub(const tg_store *s, char *line)
+{
+    for (size_t i = 0; i < s->n_secrets; i++)
+        for (const char *piece = s->secrets[i]; *piece;) {
+            size_t n = strcspn(piece, "/?&=:@#");
+            for (char *p = line; n >= 3 && (p = memmem(p, strlen(p), piece, n)); p += 3) {
+                memcpy(p, "***", 3);
+                memmove(p + 3, p + n, strlen(p + n) + 1);
+            }
+            piece += n + (piece[n] != '\0');
+        }
+}
+
 /* The first line of a libpq or server message, without a trailing
-** period or blanks and with runs of blanks made one (libpq writes
-** "FATAL:  role ..."), in buf. */
-static const char *pg_first_line(const char *msg, char *buf, size_t size)
+** period or blanks, with runs of blanks made one (libpq writes
+** "FATAL:  role ...") and the password scrubbed, in buf. */
+static const char *pg_first_line(const tg_store *s, const char *msg, char *buf, size_t size)
 {
     size_t n = 0;
     for (const char *p = msg ? msg : ""; *p && *p != '\n' && n + 1 < size; p++) {
@@ -118,6 +160,7 @@ static const char *pg_first_line(const char *msg, char *buf, size_t size)
     while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '.')) n--;
     buf[n] = '\0';
     if (n == 0) snprintf(buf, size, "no message from libpq");
+    pg_scrub(s, buf);
     return buf;
 }
 
@@ -135,6 +178,7 @@ static const char *const pg_usage_states[] = {
     "08",       /* connection exception: the server went away */
     "57P",      /* operator intervention: the server shutting down */
     "53",       /* insufficient resources: disk full, too many connections */
+    "3F000",    /* invalid_schema_name: a search_path naming no schema that exists */
 };
 
 static tg_status pg_status_of(const char *sqlstate)
@@ -154,7 +198,7 @@ static tg_status pg_fail(tg_store *s, const PGresult *res, const char *doing, tg
     const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     tg_status st = pg_status_of(sqlstate);
     if (!sqlstate && PQstatus(s->conn) == CONNECTION_BAD) st = TG_EUSAGE;   /* the server went away */
-    pg_first_line(primary ? primary : PQerrorMessage(s->conn), line, sizeof line);
+    pg_first_line(s, primary ? primary : PQerrorMessage(s->conn), line, sizeof line);
     if (sqlstate)
         tg_diag_error(diag, st, "%s refused %s: %s (SQLSTATE %s)", s->shown, doing, line, sqlstate);
     else
@@ -230,6 +274,7 @@ static void pg_close(tg_store *s)
     if (!s) return;
     PQfinish(s->conn);
     free(s->shown);
+    for (size_t i = 0; i < s->n_secrets; i++) free(s->secrets[i]);
     free(s);
 }
 
@@ -238,8 +283,8 @@ static tg_store *pg_open(const char *db, bool create, bool *exists, tg_diag *dia
     (void)create;   /* the database must exist; WRITE makes the schema (history_store.c) */
     long connect_s;
     tg_store *s = calloc(1, sizeof *s);
-    if (!s || !(s->shown = pg_shown(db))) {
-        free(s);
+    if (!s || !(s->shown = pg_shown(db, s->secrets, &s->n_secrets))) {
+        pg_close(s);
         tg_diag_error(diag, TG_EINTERNAL, "out of memory opening a PostgreSQL history");
         return NULL;
     }
@@ -264,7 +309,7 @@ static tg_store *pg_open(const char *db, bool create, bool *exists, tg_diag *dia
     if (PQstatus(s->conn) != CONNECTION_OK) {
         char line[512];
         tg_diag_error(diag, TG_EUSAGE, "%s cannot be opened: %s", s->shown,
-                      pg_first_line(PQerrorMessage(s->conn), line, sizeof line));
+                      pg_first_line(s, PQerrorMessage(s->conn), line, sizeof line));
         pg_close(s);
         return NULL;
     }
@@ -345,6 +390,27 @@ static tg_status pg_commit(tg_store *s, tg_diag *diag)
 
 /* -------------------------------------------------------- statements */
 
+/* The rows of one result to row; false when row said out of memory. */
+static bool pg_rows(const PGresult *res, tg_store_row_fn row, void *ctx, const char ***vals, int *cap)
+{
+    int cols = PQnfields(res);
+    if (cols > *cap) {
+        const char **grown = realloc(*vals, (size_t)cols * sizeof *grown);
+        if (!grown) return false;
+        *vals = grown;
+        *cap = cols;
+    }
+    for (int r = 0; r < PQntuples(res); r++) {
+        for (int c = 0; c < cols; c++) (*vals)[c] = PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
+        if (!row(ctx, (size_t)cols, *vals)) return false;
+    }
+    return true;
+}
+
+/* Rows come one result each (single-row mode), so that a load of a large
+** history never holds its whole result in libpq beside what the caller
+** builds of it. Every result is read to the end, also after an error:
+** the connection is then ready for the next statement. */
 static tg_status pg_exec(tg_store *s, const char *sql, const char *const *params, size_t n, tg_store_row_fn row,
                          void *ctx, tg_diag *diag)
 {
@@ -352,24 +418,22 @@ static tg_status pg_exec(tg_store *s, const char *sql, const char *const *params
         tg_diag_error(diag, TG_EINTERNAL, "%s: a statement with %zu parameters (at most 65535)", s->shown, n);
         return TG_EINTERNAL;
     }
-    PGresult *res = PQexecParams(s->conn, sql, (int)n, NULL, params, NULL, NULL, 0);
-    ExecStatusType rs = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-    if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {
-        tg_status st = pg_fail(s, res, "a query", diag);
-        PQclear(res);
-        return st;
-    }
+    if (!PQsendQueryParams(s->conn, sql, (int)n, NULL, params, NULL, NULL, 0)) return pg_fail(s, NULL, "a query", diag);
+    if (row) PQsetSingleRowMode(s->conn);   /* refused: the rows come in one result, as good */
     tg_status st = TG_OK;
-    int rows = PQntuples(res), cols = PQnfields(res);
-    const char **vals = row && rows > 0 ? calloc(cols > 0 ? (size_t)cols : 1, sizeof *vals) : NULL;
-    if (row && rows > 0 && !vals) st = TG_EINTERNAL;
-    for (int r = 0; st == TG_OK && row && r < rows; r++) {
-        for (int c = 0; c < cols; c++) vals[c] = PQgetisnull(res, r, c) ? NULL : PQgetvalue(res, r, c);
-        if (!row(ctx, (size_t)cols, vals)) st = TG_EINTERNAL;
+    const char **vals = NULL;
+    int cap = 0;
+    for (PGresult *res; (res = PQgetResult(s->conn)); PQclear(res)) {
+        ExecStatusType rs = PQresultStatus(res);
+        if (st != TG_OK) continue;
+        if (rs != PGRES_SINGLE_TUPLE && rs != PGRES_TUPLES_OK && rs != PGRES_COMMAND_OK) {
+            st = pg_fail(s, res, "a query", diag);
+        } else if (row && !pg_rows(res, row, ctx, &vals, &cap)) {
+            tg_diag_error(diag, TG_EINTERNAL, "out of memory reading %s", s->shown);
+            st = TG_EINTERNAL;
+        }
     }
-    if (st != TG_OK) tg_diag_error(diag, st, "out of memory reading %s", s->shown);
     free(vals);
-    PQclear(res);
     return st;
 }
 

@@ -88,14 +88,16 @@ static void hline(html *h, const char *cls, double y, const char *label)
 }
 
 /* From 0, labels need three digits; from ymin > 0 (a trend over a
-** narrow range), as many as tell 10.02 ms from 10.04 ms, up to 6. */
+** narrow range), as many as tell 10.02 ms from 10.04 ms, up to 6. The
+** first tick is the round value at or above ymin (ymin / step of a round
+** ymin may come out a hair above its integer). */
 void tg_html_y_axis(html *h, double ymin, double ymax, double height, tg_unit unit)
 {
     double span = ymax - ymin, step = tg_html_nice_step(span, 4), top = fmax(fabs(ymin), fabs(ymax));
     int digits = 3;
     if (step > 0 && top / step > 10) digits = (int)fmin(6, ceil(log10(top / step)) + 1);
     char buf[TG_FMT_BUF];
-    for (double y = ceil(ymin / step) * step; y <= ymin + span * 1.0001; y += step) {
+    for (double y = ceil(ymin / step - 1e-9) * step; y <= ymin + span * 1.0001; y += step) {
         double py = MT + height * (1 - (y - ymin) / span);
         fprintf(h->out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",

@@ -239,6 +239,7 @@ static void test_min_change(void **state)
     expect_message(r, "inconclusive: beyond the 1% threshold and significant within the run, but inside "
                       "21 ms..39 ms");
     expect_message(r, "record at least 3 runs in the baseline");
+    expect_message(r, "; 1 more baseline run would decide it");
     tb_run_free(run);
 
     /* where runs are known to agree (run_noise 0.5%: band 30 +- 0.45 ms) it fails */
@@ -412,6 +413,11 @@ static void test_short_trace_advice(void **state)
         else
             expect_message(r, "record at least 3 runs in the baseline to measure the spread (and this trace gives "
                               "3 values, too few for the within-run test: capture at least 10 steady iterations)");
+        /* what would decide it, counted: the runs the band needs, and the
+        ** iterations the within-run test needs for a change this size at
+        ** this trace's spread (docs/regressions.md) */
+        expect_message(r, "; 1 more baseline run, or about ");
+        expect_message(r, "steady iterations of this trace (it gives 3) would decide it");
         tb_run_free(run);
     }
     tg_diag_clear(&d);

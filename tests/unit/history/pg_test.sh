@@ -55,6 +55,7 @@ fi
 # ------------------------------------------------------------- cluster
 tmp=$(mktemp -d /tmp/tg-pg-XXXXXX)
 chmod 0755 "$tmp"
+cd "$tmp" || exit 1   # the server's user may not enter the caller's directory (initdb, psql say so)
 data=$tmp/data
 sock=$tmp/sock
 # shellcheck disable=SC2317  # run by the EXIT trap
