@@ -49,6 +49,9 @@ int tg_cli_history_judge(tg_cli_history *h, const tg_ruleset *rs, const struct t
                          tg_run_result *run, bool allow_mismatch);
 int tg_cli_history_record(tg_cli_history *h, const tg_run_result *run, const tg_report_opts *gate, bool replace);
 void tg_cli_history_close(tg_cli_history *h);
+/* The sentences every format states: per trace judged, which runs of the
+** history judged it (or why none). */
+const char *const *tg_cli_history_notes(const tg_cli_history *h, size_t *n);
 /* --label, --time (normalised to UTC into time_buf), --branch and
 ** --workload into meta; a usage error (said) when one is malformed, or
 ** --label or --time is given with more than one run. */

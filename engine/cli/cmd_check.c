@@ -209,6 +209,7 @@ static int evaluate_and_report(check_args *a, check_state *c, tg_check_plan *pla
     if (c->history && eval_status != TG_EINTERNAL) {
         int st = tg_cli_history_judge(c->history, c->rs, &a->meta, run, a->allow_mismatch);
         if (st != TG_OK) return st;
+        a->out.notes = tg_cli_history_notes(c->history, &a->out.n_notes);
     }
     if (c->baseline && eval_status != TG_EINTERNAL) {
         bool fits = tg_baseline_apply(c->baseline, c->rs, run, a->allow_mismatch, &diag) == TG_OK;

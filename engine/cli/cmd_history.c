@@ -95,8 +95,44 @@ struct tg_cli_history {
     tg_history *h;
     tg_hist_run *runs;          /* one per trace of the run judged; label NULL: not recorded */
     size_t n;
+    const char **notes;         /* one per trace judged: what judged it */
+    size_t n_notes;
     tg_arena *arena;
 };
+
+const char *const *tg_cli_history_notes(const tg_cli_history *c, size_t *n)
+{
+    *n = c ? c->n_notes : 0;
+    return c ? c->notes : NULL;
+}
+
+/* The sentence every format states for a trace judged against the
+** history: which runs its baseline is, or why there is none. */
+static const char *note_of(const tg_cli_history *c, const tg_trace_result *tr, const tg_hist_run *hr,
+                           const tg_hist_choice *ch)
+{
+    const char *file = tr->file ? tr->file : "(unnamed trace)";
+    const char *db = tg_history_name(c->h);
+    if (!hr->workload)
+        return tg_arena_printf(c->arena, "%s: its workload is new to %s (its kernels match none of the workloads "
+                               "there); it is judged once the history holds %d of its runs", file, db,
+                               TG_HISTORY_BASELINE_MIN);
+    if (!ch->n_used)
+        return tg_arena_printf(c->arena, "%s: %s holds %zu usable run%s of workload %s; a baseline needs %d",
+                               file, db, ch->n_usable, ch->n_usable == 1 ? "" : "s", hr->workload,
+                               TG_HISTORY_BASELINE_MIN);
+    const char *l0 = ch->used[0]->label, *l1 = ch->used[ch->n_used - 1]->label;
+    char since[512] = "";
+    if (ch->since)
+        snprintf(since, sizeof since, ", since the change accepted at %s (%s)", ch->since->label,
+                 ch->since->reason ? ch->since->reason : "");
+    char cut[256] = "";
+    if (ch->cut_label)
+        snprintf(cut, sizeof cut, ", before the change at %s that is not accepted", ch->cut_label);
+    return tg_arena_printf(c->arena, "%s: judged against %zu run%s of workload %s in %s: %s%s%s%s%s", file,
+                           ch->n_used, ch->n_used == 1 ? "" : "s", hr->workload, db, l0, ch->n_used > 1 ? " .. " : "",
+                           ch->n_used > 1 ? l1 : "", since, cut);
+}
 
 int tg_cli_history_open(const char *db, bool record, tg_cli_history **out)
 {
@@ -157,7 +193,8 @@ int tg_cli_history_judge(tg_cli_history *c, const tg_ruleset *rs, const tg_hist_
                          bool allow_mismatch)
 {
     c->runs = tg_arena_alloc(c->arena, (run->n_traces ? run->n_traces : 1) * sizeof *c->runs);
-    if (!c->runs) return TG_EINTERNAL;
+    c->notes = tg_arena_alloc(c->arena, (run->n_traces ? run->n_traces : 1) * sizeof *c->notes);
+    if (!c->runs || !c->notes) return TG_EINTERNAL;
     c->n = run->n_traces;
     tg_diag diag;
     tg_diag_init(&diag);
@@ -199,8 +236,14 @@ int tg_cli_history_judge(tg_cli_history *c, const tg_ruleset *rs, const tg_hist_
             st = TG_EINTERNAL;
             break;
         }
+        if (!b) ch.n_used = 0;
+        if (!(c->notes[c->n_notes++] = note_of(c, tr, hr, &ch))) {
+            tg_baseline_free(b);
+            st = TG_EINTERNAL;
+            break;
+        }
         if (!b) {
-            if (!too_few_runs(tr, &ch, c->db, ta)) st = TG_EINTERNAL;
+            if (!too_few_runs(tr, &ch, tg_history_name(c->h), ta)) st = TG_EINTERNAL;
             continue;
         }
         tg_run_result one = {.arena = run->arena, .traces = tr, .n_traces = 1};

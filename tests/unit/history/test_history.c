@@ -240,11 +240,11 @@ static void test_baseline_last_ten(void **state)
     assert_non_null(b);
     assert_int_equal(ch.n_used, 10);
     assert_int_equal(ch.n_usable, 13);
-    assert_string_equal(ch.used[0]->label, "n3");
+    assert_string_equal(ch.used[0]->label, "n4");
     assert_string_equal(ch.used[9]->label, "n14");
     for (size_t i = 0; i < ch.n_used; i++) assert_string_not_equal(ch.used[i]->label, "n13");
     assert_int_equal(b->n_runs, 10);
-    assert_non_null(strstr(b->path, "10 runs, n3 .. n14"));
+    assert_non_null(strstr(b->path, "10 runs, n4 .. n14"));
     tg_baseline_free(b);
     tg_diag_clear(&d);
 }
