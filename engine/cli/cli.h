@@ -11,6 +11,7 @@
 
 #include "../check/check.h"
 #include "../common/common.h"
+#include "../common/sha256.h"
 #include "../common/text.h"
 #include "../eval/eval.h"
 #include "../model/model.h"
@@ -30,6 +31,37 @@ int tg_cmd_rules_fields(const tg_cli_args *a);     /* cmd_fields.c */
 int tg_cmd_baseline_record(const tg_cli_args *a);  /* cmd_baseline.c */
 int tg_cmd_baseline_show(const tg_cli_args *a);    /* cmd_baseline.c */
 int tg_cmd_merge(const tg_cli_args *a);            /* cmd_merge.c */
+int tg_cmd_history_add(const tg_cli_args *a);      /* cmd_history.c */
+int tg_cmd_history_show(const tg_cli_args *a);     /* cmd_history.c */
+int tg_cmd_history_accept(const tg_cli_args *a);   /* cmd_history.c */
+int tg_cmd_history_report(const tg_cli_args *a);   /* cmd_history.c */
+
+/* check --history (cmd_history.c, docs/history.md): open the history
+** (to append to it unless !record); judge each trace's regression rules
+** against the baseline the history gives its workload (or make them
+** inconclusive, saying how many more runs are needed); after the
+** suppressions and the gate, append the traces judged as runs, in one
+** transaction. Each returns an exit status, having said why. */
+typedef struct tg_cli_history tg_cli_history;
+struct tg_hist_meta;
+int tg_cli_history_open(const char *db, bool record, tg_cli_history **out);
+int tg_cli_history_judge(tg_cli_history *h, const tg_ruleset *rs, const struct tg_hist_meta *meta,
+                         tg_run_result *run, bool allow_mismatch);
+int tg_cli_history_record(tg_cli_history *h, const tg_run_result *run, const tg_report_opts *gate, bool replace);
+void tg_cli_history_close(tg_cli_history *h);
+/* The sentences every format states: per trace judged, which runs of the
+** history judged it (or why none). */
+const char *const *tg_cli_history_notes(const tg_cli_history *h, size_t *n);
+/* --label, --time (normalised to UTC into time_buf), --branch and
+** --workload into meta; a usage error (said) when one is malformed, or
+** --label or --time is given with more than one run. */
+int tg_cli_history_meta(const tg_cli_args *a, size_t n_runs, struct tg_hist_meta *meta, char time_buf[32]);
+
+/* The identity of what judges a run (docs/formats.md, "Where a result
+** comes from"): "sha256:" and the hex of the compiled rules, their params
+** and severities, and the suppressions (NULL: none), into out. */
+struct tg_suppressions;
+int tg_cli_rules_digest(const tg_ruleset *rs, const struct tg_suppressions *s, char out[8 + TG_SHA256_HEX]);
 
 /* One line on stderr: "tracegate: ", the printf-formatted message run
 ** through tg_text_escape (engine/common/text.h, docs/formats.md) as a

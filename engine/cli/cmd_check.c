@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../baseline/baseline.h"
+#include "../history/history.h"
 #include "../common/sha256.h"
 #include "../suppress/suppress.h"
 #include "../report/report.h"
@@ -27,6 +28,10 @@ typedef struct check_args {
     tg_cli_outputs out;
     tg_missing_mode missing;
     const char *baseline;
+    const char *history;       /* --history DB */
+    bool record, replace;      /* not --no-record; --replace */
+    tg_hist_meta meta;         /* --label, --time, --branch, --workload */
+    char time_buf[32];
     bool allow_mismatch;
     const char *iteration_pattern;
     int jobs;
@@ -34,6 +39,24 @@ typedef struct check_args {
     bool load_all;             /* --load all */
     tg_origin_opts origin;     /* --rank, --world-size, --rank-pattern, --job, --host */
 } check_args;
+
+/* --history and what goes with it (docs/history.md). */
+static int read_history_args(const tg_cli_args *in, check_args *a)
+{
+    a->history = tg_cli_value(in, TG_CLI_OPT_HISTORY);
+    a->record = !tg_cli_flag(in, TG_CLI_OPT_NO_RECORD);
+    a->replace = tg_cli_flag(in, TG_CLI_OPT_REPLACE);
+    const tg_cli_option_id only[] = {TG_CLI_OPT_NO_RECORD, TG_CLI_OPT_REPLACE, TG_CLI_OPT_LABEL, TG_CLI_OPT_TIME,
+                                     TG_CLI_OPT_BRANCH, TG_CLI_OPT_WORKLOAD};
+    const char *names[] = {"--no-record", "--replace", "--label", "--time", "--branch", "--workload"};
+    for (size_t i = 0; !a->history && i < sizeof only / sizeof *only; i++)
+        if (in->n_values[only[i]] || tg_cli_flag(in, only[i]))
+            return tg_cli_usage_error(in->cmd, "%s goes with --history DB", names[i]);
+    if (a->history && a->baseline)
+        return tg_cli_usage_error(in->cmd, "--history and --baseline are two baselines: give one");
+    if (!a->history) return TG_OK;
+    return tg_cli_history_meta(in, in->n_operands, &a->meta, a->time_buf);
+}
 
 /* The parsed command line (options.h) into check_args. */
 static int read_args(const tg_cli_args *in, check_args *a)
@@ -56,6 +79,8 @@ static int read_args(const tg_cli_args *in, check_args *a)
     a->origin.job = tg_cli_value(in, TG_CLI_OPT_JOB);
     a->origin.host = tg_cli_value(in, TG_CLI_OPT_HOST);
     if (tg_cli_param_sets(in, &a->sets) != TG_OK) return TG_EINTERNAL;
+    st = read_history_args(in, a);
+    if (st != TG_OK) return st;
     a->rule_paths = tg_cli_rule_paths(in->values[TG_CLI_OPT_RULES], in->n_values[TG_CLI_OPT_RULES], &a->n_rules);
     return a->rule_paths ? TG_OK : TG_EUSAGE;
 }
@@ -65,6 +90,7 @@ typedef struct check_state {
     tg_ruleset *rs;
     tg_suppressions *suppressions;
     tg_baseline *baseline;
+    tg_cli_history *history;
     tg_inputs inputs;
     tg_run_result run;
     char digest[8 + TG_SHA256_HEX];   /* "sha256:" and the hex digits */
@@ -75,6 +101,7 @@ static void check_free(check_state *c)
     if (c->run.arena) tg_cli_run_free(&c->run);
     tg_inputs_free(&c->inputs);
     tg_baseline_free(c->baseline);
+    tg_cli_history_close(c->history);
     tg_suppress_free(c->suppressions);
     tg_rules_free(c->rs);
 }
@@ -132,7 +159,8 @@ static int check_origin(check_args *a, int n_traces, const char *const *traces)
 static int check_outputs(check_args *a, check_state *c, int n_traces, const char *const *traces)
 {
     tg_cli_reads reads = {0};
-    bool listed = tg_cli_reads_add_rules(&reads, c->rs) && tg_cli_reads_add(&reads, a->baseline, "baseline");
+    bool listed = tg_cli_reads_add_rules(&reads, c->rs) && tg_cli_reads_add(&reads, a->baseline, "baseline") &&
+                  tg_cli_reads_add(&reads, a->history, "history");
     for (size_t i = 0; listed && i < a->args->n_values[TG_CLI_OPT_SUPPRESS]; i++)
         listed = tg_cli_reads_add(&reads, a->args->values[TG_CLI_OPT_SUPPRESS][i], "suppression file");
     for (int i = 0; listed && i < n_traces; i++) listed = tg_cli_reads_add(&reads, traces[i], "trace");
@@ -178,6 +206,11 @@ static int evaluate_and_report(check_args *a, check_state *c, tg_check_plan *pla
     }
     tg_cli_report_diag(&diag, TG_OK);   /* an option replacing what a trace recorded */
     tg_diag_clear(&diag);
+    if (c->history && eval_status != TG_EINTERNAL) {
+        int st = tg_cli_history_judge(c->history, c->rs, &a->meta, run, a->allow_mismatch);
+        if (st != TG_OK) return st;
+        a->out.notes = tg_cli_history_notes(c->history, &a->out.n_notes);
+    }
     if (c->baseline && eval_status != TG_EINTERNAL) {
         bool fits = tg_baseline_apply(c->baseline, c->rs, run, a->allow_mismatch, &diag) == TG_OK;
         int st = tg_cli_report_diag(&diag, fits ? TG_OK : TG_EUSAGE);   /* or the allowed mismatch's warnings */
@@ -188,26 +221,38 @@ static int evaluate_and_report(check_args *a, check_state *c, tg_check_plan *pla
     if (tg_cli_apply_suppressions(c->suppressions, run) != TG_OK) eval_status = TG_EINTERNAL;
     tg_report_opts gate = tg_cli_outputs_gate(&a->out);
     int st = tg_cli_exit_status(run, &gate, eval_status);
+    /* the run joins the history once judged; one that could not be added
+    ** is said, and the check's status says it too */
+    int hst = c->history && a->record && eval_status != TG_EINTERNAL
+                  ? tg_cli_history_record(c->history, run, &gate, a->replace) : TG_OK;
     /* a report that could not be written is exit 4 whatever the verdict */
     int wst = tg_cli_outputs_write(&a->out, run, c->rs);
-    return wst != TG_OK ? wst : st;
+    return wst != TG_OK ? wst : hst != TG_OK && st <= TG_FAIL ? hst : st;
 }
 
 /* The identity of what judges the traces, which the JSON result records
 ** and merge compares (docs/formats.md, "Where a result comes from"): the
 ** compiled rules with their params and severities, and the suppressions. */
-static int rules_digest(check_args *a, check_state *c)
+int tg_cli_rules_digest(const tg_ruleset *rs, const tg_suppressions *s, char out[8 + TG_SHA256_HEX])
 {
     tg_sha256 h;
     tg_sha256_init(&h);
     tg_sha256_str(&h, "tracegate rule-set digest 1");
-    if (!tg_rules_digest(c->rs, &h)) return TG_EINTERNAL;
-    tg_suppress_digest(c->suppressions, &h);
+    if (!tg_rules_digest(rs, &h)) return TG_EINTERNAL;
+    tg_suppress_digest(s, &h);
     char hex[TG_SHA256_HEX];
     tg_sha256_hex(&h, hex);
-    snprintf(c->digest, sizeof c->digest, "sha256:%s", hex);
-    a->out.rules_digest = c->digest;
+    snprintf(out, 8 + TG_SHA256_HEX, "sha256:%s", hex);
     return TG_OK;
+}
+
+static int rules_digest(check_args *a, check_state *c)
+{
+    int st = tg_cli_rules_digest(c->rs, c->suppressions, c->digest);
+    a->out.rules_digest = c->digest;
+    a->meta.rules_digest = c->digest;
+    a->meta.tool_version = TG_VERSION;
+    return st;
 }
 
 static int run_check(check_args *a, int n_traces, const char *const *traces)
@@ -218,6 +263,8 @@ static int run_check(check_args *a, int n_traces, const char *const *traces)
     if (st == TG_OK) st = tg_inputs_resolve(traces, (size_t)n_traces, &c.inputs);
     if (st == TG_OK) st = check_origin(a, n_traces, traces);
     if (st == TG_OK) st = check_outputs(a, &c, n_traces, traces);
+    /* a history that cannot be used is said before any trace is read */
+    if (st == TG_OK && a->history) st = tg_cli_history_open(a->history, a->record, &c.history);
     tg_check_plan plan = {0};
     if (st == TG_OK) {
         plan = tg_check_plan_for(c.rs);
@@ -225,7 +272,7 @@ static int run_check(check_args *a, int n_traces, const char *const *traces)
         plan.max_memory = a->max_memory;
         plan.iteration_pattern = a->iteration_pattern;
         plan.eval.missing = a->missing;
-        plan.eval.has_baseline = c.baseline != NULL;
+        plan.eval.has_baseline = c.baseline != NULL || c.history != NULL;
         plan.timeline = tg_cli_outputs_want_timeline(&a->out);   /* the HTML report draws it */
         st = check_memory(a, &c, &plan);
     }

@@ -103,6 +103,8 @@ tg_history *tg_history_open(const char *db, tg_history_mode mode, tg_diag *diag)
 void tg_history_close(tg_history *h);
 /* "sqlite" or "postgresql". */
 const char *tg_history_kind(const tg_history *h);
+/* The history's name as messages give it: a URI's password masked. */
+const char *tg_history_name(const tg_history *h);
 
 /* Append runs in one transaction: all of them or, on any error, none (a
 ** crash mid-append leaves the history as it was). A run without a

@@ -68,6 +68,11 @@ const char *tg_history_kind(const tg_history *h)
     return h->ops->name;
 }
 
+const char *tg_history_name(const tg_history *h)
+{
+    return h->shown;
+}
+
 /* ---------------------------------------------------------------- schema */
 
 static const char hs_schema[] =

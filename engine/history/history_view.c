@@ -309,9 +309,17 @@ static void put_change_text(FILE *f, const tg_hist_series *s, const tg_hist_chan
     if (c->accepted) fprintf(f, ", accepted (%s)", c->accepted->reason ? c->accepted->reason : "");
     fputc('\n', f);
     if (c->cmp.n_contributors) {
-        fputs("      ", f);
-        tg_workload_put_changes(f, &c->cmp, wall_time(s));
-        fputc('\n', f);
+        /* the check's sentence, less the "; " that joins it to a verdict */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (!m) return;
+        tg_workload_put_changes(m, &c->cmp, wall_time(s));
+        fclose(m);
+        const char *p = buf ? buf : "";
+        while (*p == ';' || *p == ' ') p++;
+        fprintf(f, "      %s\n", p);
+        free(buf);
     }
 }
 
