@@ -414,32 +414,3 @@ oom:
     tg_diag_error(diag, TG_EINTERNAL, "out of memory while choosing the history's baseline");
     return NULL;
 }
-
-/* ----------------------------------------------------- latest runs */
-
-tg_status tg_history_latest(tg_history *h, tg_arena *arena, tg_hist_run **out, size_t *n_out, tg_diag *diag)
-{
-    *out = NULL;
-    *n_out = 0;
-    tg_hist_run *all = NULL;
-    size_t n = 0;
-    tg_status st = tg_history_load(h, NULL, 0, arena, &all, &n, diag);
-    if (st != TG_OK || n == 0) return st;
-    /* the last run of each key in history order, then each with its work */
-    tg_hist_run *res = tg_arena_alloc(arena, n * sizeof *res);
-    if (!res) return TG_EINTERNAL;
-    size_t k = 0;
-    for (size_t i = n; i-- > 0;) {
-        bool seen = false;
-        for (size_t j = 0; j < k && !seen; j++) seen = same_text(res[j].workload, all[i].workload);
-        if (seen) continue;
-        tg_hist_run *runs = NULL;
-        size_t m = 0;
-        st = tg_history_load(h, all[i].workload, TG_HIST_LOAD_WORK, arena, &runs, &m, diag);
-        if (st != TG_OK) return st;
-        if (m) res[k++] = runs[m - 1];
-    }
-    *out = res;
-    *n_out = k;
-    return TG_OK;
-}

@@ -787,6 +787,27 @@ static tg_status hs_candidates(tg_history *h, bool with_work, tg_arena *arena, h
     return st;
 }
 
+tg_status tg_history_latest(tg_history *h, tg_arena *arena, tg_hist_run **runs, size_t *n, tg_diag *diag)
+{
+    *runs = NULL;
+    *n = 0;
+    hs_cands c = {0};
+    tg_status st = h->ops->begin_read(h->s, diag);
+    if (st != TG_OK) return st;
+    st = hs_candidates(h, true, arena, &c, diag);
+    if (st == TG_OK) st = h->ops->commit(h->s, diag);
+    if (st != TG_OK) h->ops->rollback(h->s);
+    tg_hist_run *out = st == TG_OK && c.n ? tg_arena_alloc(arena, c.n * sizeof *out) : NULL;
+    if (st == TG_OK && c.n && !out) st = hs_oom(h, diag);
+    if (st == TG_OK && c.n) {
+        memcpy(out, c.runs, c.n * sizeof *out);
+        *runs = out;
+        *n = c.n;
+    }
+    free(c.runs);
+    return st;
+}
+
 /* A new workload's key: "w" and 12 hex digits of the SHA-256 of its GPU,
 ** format, marker and top op names; "-2", "-3", ... after it while another
 ** workload holds that key. In arena. */
