@@ -288,7 +288,7 @@ static char *outlier_text(const tg_baseline_metric *m, const char *path, double 
     put_values(f, rest, n_rest, m->unit);
     fprintf(f, ", outside %s..%s (their median +- %g x their spread)", lo, hi, TG_BASELINE_OUTLIER_K);
     if (keep)
-        fputs("; kept because of --keep-outliers, listed in kept_outliers and left out of the value and band", f);
+        fputs("; kept as an outlier: listed in kept_outliers and left out of the value and band", f);
     else
         fputs("; no baseline written: drop the run, or record it with --keep-outliers (it is then listed and left "
               "out of the value and band)", f);

@@ -74,7 +74,7 @@ expect 2 "run1+regressed: two runs that disagree" "$TG" baseline record -o "$DIR
 grep -q "runs $R1 and $REG disagree on gpu-time-regression.*no telling which one is odd" "$DIR/err" ||
     fail "two disagreeing runs are not both named"
 expect 0 "--keep-outliers" "$TG" baseline record --keep-outliers -o "$DIR/k.yaml" "$R1" "$R2" "$REG"
-grep -q "kept because of --keep-outliers" "$DIR/err" || fail "--keep-outliers kept the run silently"
+grep -q "kept as an outlier: listed in kept_outliers" "$DIR/err" || fail "--keep-outliers kept the run silently"
 grep -q '^format_version: 2$' "$DIR/k.yaml" || fail "a baseline with kept outliers is not format 2"
 [ "$(grep -c '^    kept_outliers: \[2\]$' "$DIR/k.yaml")" -eq 2 ] || fail "kept_outliers does not list run 2 on both rules"
 expect 0 "show a baseline with kept outliers" "$TG" baseline show "$DIR/k.yaml"
