@@ -289,6 +289,12 @@ int tg_cli_history_record(tg_cli_history *c, const tg_run_result *run, const tg_
         tg_run_result one = {.arena = run->arena, .traces = (tg_trace_result *)tr, .n_traces = 1};
         c->runs[i].verdict = tg_run_status(&one, gate);
         c->runs[i].regressed = regressed(tr);
+        /* the rules' verdicts as judged against the history, not as the
+        ** run was kept before it was judged */
+        for (size_t m = 0; m < c->runs[i].n_metrics; m++)
+            for (size_t k = 0; k < tr->n_results; k++)
+                if (tr->results[k].rule && !strcmp(tr->results[k].rule, c->runs[i].metrics[m].rule))
+                    c->runs[i].metrics[m].verdict = tg_verdict_name(tr->results[k].verdict);
         c->runs[k++] = c->runs[i];
     }
     if (k == 0) return TG_OK;

@@ -151,12 +151,16 @@ static void bands(tg_hist_series *s, const tg_hist_accept *acc, size_t n_acc)
 {
     double v[TG_HISTORY_BASELINE_MAX];
     size_t start = 0;
+    int64_t since = 0;          /* the accepted run the baseline starts at */
     for (size_t i = 0; i < s->n; i++) {
         for (size_t k = 0; k < n_acc; k++)
-            if (same_text(acc[k].workload, s->workload) && acc[k].run_id == s->runs[i]->id) start = i;
+            if (same_text(acc[k].workload, s->workload) && acc[k].run_id == s->runs[i]->id) start = i, since = acc[k].run_id;
         size_t m = 0;
+        /* as tg_history_baseline: a run that regressed is no baseline,
+        ** unless it was judged before the change it carries was accepted */
         for (size_t j = i; j-- > start && m < TG_HISTORY_BASELINE_MAX;)
-            if (isfinite(s->values[j]) && !s->runs[j]->regressed) v[m++] = s->values[j];
+            if (isfinite(s->values[j]) && (!s->runs[j]->regressed || (since && s->runs[j]->epoch != since)))
+                v[m++] = s->values[j];
         s->band_lo[i] = s->band_hi[i] = NAN;
         if (m < TG_HISTORY_BASELINE_MIN) continue;
         double med = tg_stats_median(v, m);

@@ -100,6 +100,11 @@ jq -e '.change_points[0] | .after > .before and .p <= 0.001 and (.contributors |
     >/dev/null && ok "change point: after > before, p <= 0.001, contributors named" ||
     bad "change point values: $(jq -c '.change_points[0]' "$T/show.json")"
 
+# the history keeps each rule's verdict as judged against it
+v=$(jq -r '.workloads[0].series[] | select(.rule == "gpu-time-regression") | .runs[] | select(.label == "n21") |
+    .verdict' "$T/show.json")
+[ "$v" = fail ] && ok "n21's verdict in the history: fail" || bad "n21's stored verdict: $v"
+
 # a slow night after n30 fails until the change is accepted; then passes
 "$TG" check --history "$db" --no-record "$T/slow1.02-1.sqlite" >"$T/out" 2>&1
 [ $? = 1 ] && ok "slow run fails while the change is not accepted" || { bad "slow run did not fail"; cat "$T/out"; }
