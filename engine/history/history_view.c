@@ -298,6 +298,36 @@ bool tg_history_view(const tg_hist_run *runs, size_t n, const tg_hist_accept *ac
 
 /* ------------------------------------------------------------- show */
 
+/* s as an SQL string literal, in arena. */
+static char *sql_quote(tg_arena *a, const char *s)
+{
+    size_t n = 2;
+    for (const char *p = s; *p; p++) n += 1 + (*p == '\'');
+    char *q = tg_arena_alloc(a, n + 1), *o = q;
+    if (!q) return NULL;
+    *o++ = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') *o++ = '\'';
+        *o++ = *p;
+    }
+    *o++ = '\'';
+    *o = 0;
+    return q;
+}
+
+/* The SQL that gives a series' values from the history (docs/history.md,
+** "Where the numbers come from"): the runs of its workload in history
+** order, with the value of its rule as the series defines it. */
+static const char *series_query(const tg_hist_series *s, tg_arena *a)
+{
+    char *w = sql_quote(a, s->workload ? s->workload : ""), *r = sql_quote(a, s->rule),
+         *m = sql_quote(a, s->metric ? s->metric : "");
+    if (!w || !r || !m) return NULL;
+    return tg_arena_printf(a, "SELECT r.label, r.time, m.value FROM tg_runs r LEFT JOIN tg_metrics m ON m.run_id = "
+                           "r.id AND m.rule = %s AND m.metric = %s WHERE r.workload = %s ORDER BY r.time, r.id;",
+                           r, m, w);
+}
+
 static const tg_hist_metric *metric_of(const tg_hist_series *s, size_t i)
 {
     return find_metric(s->runs[i], s->rule);
@@ -344,6 +374,10 @@ tg_status tg_history_write_text(FILE *f, const tg_hist_view *v)
         }
         fprintf(f, "  %s (%s, %s): %zu change point%s\n", s->rule, s->metric, tg_baseline_direction_name(s->direction),
                 s->n_changes, s->n_changes == 1 ? "" : "s");
+        tg_arena *qa = tg_arena_new();
+        const char *q = qa ? series_query(s, qa) : NULL;
+        if (q) fprintf(f, "    query: %s\n", q);
+        tg_arena_free(qa);
         for (size_t i = 0; i < s->n; i++) {
             char val[48];
             const tg_hist_metric *m = metric_of(s, i);
@@ -434,6 +468,10 @@ tg_status tg_history_write_json(FILE *f, const tg_hist_view *v)
         put(&ok, o, "metric", json_string(s->metric));
         put(&ok, o, "unit", json_string(tg_unit_key(s->unit)));
         put(&ok, o, "direction", json_string(tg_baseline_direction_name(s->direction)));
+        tg_arena *qa = tg_arena_new();
+        const char *q = qa ? series_query(s, qa) : NULL;
+        put(&ok, o, "query", q ? json_string(q) : NULL);
+        tg_arena_free(qa);
         for (size_t i = 0; i < s->n; i++) {
             const tg_hist_run *r = s->runs[i];
             const tg_hist_metric *m = metric_of(s, i);

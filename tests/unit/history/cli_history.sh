@@ -100,6 +100,14 @@ jq -e '.change_points[0] | .after > .before and .p <= 0.001 and (.contributors |
     >/dev/null && ok "change point: after > before, p <= 0.001, contributors named" ||
     bad "change point values: $(jq -c '.change_points[0]' "$T/show.json")"
 
+# every number show gives comes with the SQL that gives it from the history
+jq -r '.workloads[0].series[] | select(.rule == "gpu-time-regression") | .query' "$T/show.json" >"$T/q.sql"
+sqlite3 -separator ' ' "$db" <"$T/q.sql" | awk '{print $1, $3 + 0}' >"$T/q.out"
+jq -r '.workloads[0].series[] | select(.rule == "gpu-time-regression") | .runs[] | "\(.label) \(.value)"' \
+    "$T/show.json" | awk '{print $1, $2 + 0}' >"$T/j.out"
+[ -s "$T/q.out" ] && cmp -s "$T/q.out" "$T/j.out" && ok "the series' query gives its values ($(wc -l <"$T/q.out") runs)" ||
+    { bad "the series' query"; diff "$T/q.out" "$T/j.out" | head -5; }
+
 # the history keeps each rule's verdict as judged against it
 v=$(jq -r '.workloads[0].series[] | select(.rule == "gpu-time-regression") | .runs[] | select(.label == "n21") |
     .verdict' "$T/show.json")
