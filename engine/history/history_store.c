@@ -53,6 +53,29 @@ const tg_store_ops *tg_store_for(const char *db)
     return &tg_store_sqlite_ops;
 }
 
+bool tg_store_env_long(const char *name, long def, long lo, long hi, const char *unit, long *out, tg_diag *diag)
+{
+    const char *v = getenv(name);
+    *out = def;
+    if (!v || !*v) return true;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        tg_diag_error(diag, TG_EUSAGE, "%s must be a whole number of %s from %ld to %ld, not '%s'", name, unit, lo, hi,
+                      v);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+bool tg_store_busy_ms(long *out, tg_diag *diag)
+{
+    return tg_store_env_long("TG_HISTORY_BUSY_MS", TG_STORE_BUSY_MS_DEFAULT, 0, TG_STORE_BUSY_MS_MAX, "milliseconds",
+                             out, diag);
+}
+
 const char *tg_history_kind(const tg_history *h)
 {
     return h->ops->name;
@@ -207,36 +230,6 @@ static bool hs_time_utc(const char *t, char out[32])
     return strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 20;
 }
 
-/* The name messages give db: a URI's password (user:PASSWORD@host, up to
-** the authority's last '@', which a password may hold; or a password=
-** parameter) masked. */
-static char *hs_shown(const char *db)
-{
-    const char *scheme = strstr(db, "://");
-    char *out = malloc(strlen(db) + 4);
-    if (!out) return NULL;
-    if (!scheme) return strcpy(out, db);
-    const char *auth = scheme + 3, *auth_end = auth + strcspn(auth, "/?#"), *at = NULL;
-    for (const char *p = auth; p < auth_end; p++)
-        if (*p == '@') at = p;
-    const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-    char *o = out;
-    for (const char *p = db; *p;) {
-        if (colon && p == colon + 1) {
-            o = stpcpy(o, "***");
-            p = at;
-        } else if (strncmp(p, "password=", 9) == 0 && p > auth_end && (p[-1] == '?' || p[-1] == '&')) {
-            o = stpcpy(o, "password=***");
-            p += 9;
-            while (*p && *p != '&') p++;
-        } else {
-            *o++ = *p++;
-        }
-    }
-    *o = 0;
-    return out;
-}
-
 /* ---------------------------------------------------------------- open */
 
 static bool hs_has(const hs_list *l, const char *name)
@@ -364,12 +357,14 @@ tg_history *tg_history_open(const char *db, tg_history_mode mode, tg_diag *diag)
     tg_history *h = calloc(1, sizeof *h);
     if (h) {
         h->ops = tg_store_for(db);
-        h->shown = hs_shown(db);
+        h->shown = h->ops->shown ? h->ops->shown(db) : strdup(db);
         h->arena = tg_arena_new();
     }
     if (!h || !h->shown || !h->arena) {
+        /* never db itself: it may hold a password */
+        if (h && h->shown) tg_diag_error(diag, TG_EINTERNAL, "out of memory opening the history %s", h->shown);
+        else tg_diag_error(diag, TG_EINTERNAL, "out of memory opening a history");
         tg_history_close(h);
-        tg_diag_error(diag, TG_EINTERNAL, "out of memory opening the history %s", db);
         return NULL;
     }
     bool exists = false;

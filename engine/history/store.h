@@ -23,6 +23,10 @@ typedef struct tg_store_ops {
     /* Does db name this store? ("postgresql://", "postgres://" for the
     ** PostgreSQL row; the SQLite row takes the rest.) */
     bool (*claims)(const char *db);
+    /* The name messages give db, the history's name (tg_history_name):
+    ** the password of a URI this row reads masked as the row reads it.
+    ** malloc'd; NULL when out of memory. A NULL member: db as given. */
+    char *(*shown)(const char *db);
     /* Connect. create: WRITE mode (an SQLite file may be created). A
     ** failure is one sentence naming db (the library's words after it);
     ** *exists false when the database holds no table at all (a new
@@ -56,5 +60,19 @@ typedef struct tg_store_ops {
 extern const tg_store_ops tg_store_pg_ops;
 extern const tg_store_ops tg_store_sqlite_ops;
 const tg_store_ops *tg_store_for(const char *db);
+
+/* The settings of the rows, from the environment (history_store.c). */
+#define TG_STORE_BUSY_MS_DEFAULT 60000   /* TG_HISTORY_BUSY_MS unset or empty */
+#define TG_STORE_BUSY_MS_MAX 86400000    /* a day */
+
+/* A whole number in [lo, hi] from environment variable name, def when it
+** is unset or empty; false with one sentence naming it ("... must be a
+** whole number of <unit> from lo to hi, not '...'") when it is anything
+** else. */
+bool tg_store_env_long(const char *name, long def, long lo, long hi, const char *unit, long *out, tg_diag *diag);
+
+/* TG_HISTORY_BUSY_MS: how long a writer waits for another writer's lock,
+** in milliseconds, the same rule for every row (tg_store_env_long). */
+bool tg_store_busy_ms(long *out, tg_diag *diag);
 
 #endif

@@ -21,12 +21,12 @@
 **     TG_HISTORY_CONNECT_S (default 10 s).
 **
 ** Every message is one sentence that names the database by its URI with
-** the password masked (pg_shown); libpq's notices never reach stderr
+** the password masked (pg_shown), as history_store.c's messages and
+** tg_history_name do (store.h, shown); libpq's notices never reach stderr
 ** (the library prints nothing).
 */
 #include "store.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +38,6 @@
 #define PG_WRITER_LOCK_KEY 0x7467686973740001LL
 
 #define PG_CONNECT_S_DEFAULT 10
-#define PG_BUSY_MS_DEFAULT 60000
 
 /* What a URI's password is, kept to scrub messages (pg_scrub): the one of
 ** the user information and up to three password= parameters, each as
@@ -129,6 +128,16 @@ static char *pg_shown(const char *uri, char **secrets, size_t *n_secrets)
     return s;
 }
 
+/* The name messages give db (store.h): pg_shown, the secrets let go. */
+static char *pg_shown_db(const char *db)
+{
+    char *secrets[PG_SECRETS];
+    size_t n = 0;
+    char *shown = pg_shown(db, secrets, &n);
+    while (n) free(secrets[--n]);
+    return shown;
+}
+
 /* Mask in line every piece of the URI's password (its parts between URI
 ** delimiters, of 3 bytes or more): libpq may quote what it misread of a
 ** malformed URI ('invalid integer value "PASS" for connection option
@@ -214,27 +223,6 @@ static void pg_quiet(void *arg, const char *message)
     (void)message;
 }
 
-/* --------------------------------------------------------- settings */
-
-/* A whole number in [lo, hi] from environment variable name, or def when
-** unset or empty; false (with a sentence) when it is something else. */
-static bool pg_env_long(const char *name, long def, long lo, long hi, const char *unit, long *out, tg_diag *diag)
-{
-    const char *v = getenv(name);
-    *out = def;
-    if (!v || !*v) return true;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        tg_diag_error(diag, TG_EUSAGE, "%s must be a whole number of %s from %ld to %ld, not '%s'", name, unit, lo, hi,
-                      v);
-        return false;
-    }
-    *out = x;
-    return true;
-}
-
 /* ------------------------------------------------------------- open */
 
 /* Run statements without params or results (doing: what they are, for
@@ -288,8 +276,8 @@ static tg_store *pg_open(const char *db, bool create, bool *exists, tg_diag *dia
         tg_diag_error(diag, TG_EINTERNAL, "out of memory opening a PostgreSQL history");
         return NULL;
     }
-    if (!pg_env_long("TG_HISTORY_CONNECT_S", PG_CONNECT_S_DEFAULT, 1, 3600, "seconds", &connect_s, diag) ||
-        !pg_env_long("TG_HISTORY_BUSY_MS", PG_BUSY_MS_DEFAULT, 0, 86400000, "milliseconds", &s->busy_ms, diag)) {
+    if (!tg_store_env_long("TG_HISTORY_CONNECT_S", PG_CONNECT_S_DEFAULT, 1, 3600, "seconds", &connect_s, diag) ||
+        !tg_store_busy_ms(&s->busy_ms, diag)) {
         pg_close(s);
         return NULL;
     }
@@ -445,6 +433,7 @@ static tg_status pg_script(tg_store *s, const char *sql, tg_diag *diag)
 const tg_store_ops tg_store_pg_ops = {
     .name = "postgresql",
     .claims = pg_claims,
+    .shown = pg_shown_db,
     .open = pg_open,
     .close = pg_close,
     .begin_write = pg_begin_write,

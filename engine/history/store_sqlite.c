@@ -21,8 +21,9 @@
 **     open that meets one has it played back (the one write it makes:
 **     what it restores is the history as it was);
 **   - writers BEGIN IMMEDIATE and wait for each other up to the busy
-**     timeout: TG_HISTORY_BUSY_MS, default 60 s (ten CI jobs appending to
-**     one file on a loaded machine), then "... is locked";
+**     timeout: TG_HISTORY_BUSY_MS (tg_store_busy_ms), default 60 s (ten CI
+**     jobs appending to one file on a loaded machine), then "... is
+**     locked";
 **   - a history is a file anyone may hand us, so the connection runs with
 **     SQLite's defensive settings and without triggers and views (the
 **     schema has none; a crafted file's would run on our inserts).
@@ -36,7 +37,6 @@
 
 #include <errno.h>
 #include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +45,6 @@
 
 #include <sqlite3.h>
 
-#define SQ_BUSY_MS_DEFAULT 60000
 #define SQ_STMT_CACHE 24          /* prepared statements kept (an append runs ~8 kinds) */
 #define SQ_MAX_PARAMS 999         /* the smallest SQLITE_MAX_VARIABLE_NUMBER of any build */
 
@@ -66,18 +65,6 @@ struct tg_store {
 static bool sq_claims(const char *db)
 {
     return db != NULL;
-}
-
-/* TG_HISTORY_BUSY_MS, a count of milliseconds (tests set a short one). */
-static int sq_busy_ms(void)
-{
-    const char *env = getenv("TG_HISTORY_BUSY_MS");
-    if (!env || !*env) return SQ_BUSY_MS_DEFAULT;
-    char *end;
-    errno = 0;
-    long v = strtol(env, &end, 10);
-    if (errno || *end || v < 0 || v > INT_MAX) return SQ_BUSY_MS_DEFAULT;
-    return (int)v;
 }
 
 /* ---------------------------------------------------------- messages */
@@ -234,7 +221,8 @@ static int sq_roll_back_hot_journal(const char *db, int busy_ms)
 
 static tg_store *sq_open(const char *db, bool create, bool *exists, tg_diag *diag)
 {
-    if (!db || !sq_check_path(db, create, diag)) return NULL;
+    long busy_ms;
+    if (!db || !tg_store_busy_ms(&busy_ms, diag) || !sq_check_path(db, create, diag)) return NULL;
     tg_store *s = calloc(1, sizeof *s);
     if (s) s->name = strdup(db);
     if (!s || !s->name) {
@@ -242,7 +230,7 @@ static tg_store *sq_open(const char *db, bool create, bool *exists, tg_diag *dia
         tg_diag_error(diag, TG_EINTERNAL, "out of memory opening %s", db);
         return NULL;
     }
-    s->busy_ms = sq_busy_ms();
+    s->busy_ms = (int)busy_ms;   /* at most TG_STORE_BUSY_MS_MAX */
     int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     int rc = sq_connect(db, flags, s->busy_ms, &s->db);
     if (rc == SQLITE_OK && create && sqlite3_db_readonly(s->db, "main") == 1) {

@@ -322,6 +322,49 @@ static void test_refused_login(void **state)
     tg_diag_clear(&d);
 }
 
+/* A password holding '@' (which the test's role, trusted on the socket,
+** does not need), in the user information and as a parameter: the
+** history's own sentences (tg_history_open's refusal of another program's
+** database) and its name (tg_history_name) mask all of it, as the row
+** does (store.h, shown). */
+static void test_password_with_at(void **state)
+{
+    (void)state;
+    fresh_db(NULL);
+    sql_in_case("CREATE TABLE orders (id integer PRIMARY KEY)");
+    const char *db = cluster.name;
+    char uri[1024], param[1100], want[1024];
+    uri_of(db, cluster.user, "tg-s3cr@t-wo@rd", uri, sizeof uri);
+    snprintf(param, sizeof param, "%s&password=tg-s3cr@t-wo@rd", uri_of(db, NULL, NULL, want, sizeof want));
+    const char *const uris[] = {uri, param};
+    for (size_t i = 0; i < 2; i++) {
+        tg_diag d;
+        tg_diag_init(&d);
+        assert_null(tg_history_open(uris[i], TG_HISTORY_READ, &d));
+        one_sentence(&d, TG_EUSAGE, "it holds other tables: orders", "s3cr");
+        if (i == 0)
+            snprintf(want, sizeof want, "postgresql://%s:***@/%s?host=%s&port=%s is not", cluster.user, db,
+                     cluster.host, cluster.port);
+        else
+            snprintf(want, sizeof want, "postgresql:///%s?host=%s&port=%s&user=%s&password=*** is not", db,
+                     cluster.host, cluster.port, cluster.user);
+        one_sentence(&d, TG_EUSAGE, want, "wo@rd");
+        print_message("  %s\n", d.msgs[0].text);
+        tg_diag_clear(&d);
+    }
+    /* a history there: its name masked the same way */
+    sql_in_case("DROP TABLE orders");
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_history *h = tg_history_open(uri, TG_HISTORY_WRITE, &d);
+    if (!h) fail_msg("cannot open %s: %s", uri, d.n ? d.msgs[0].text : "?");
+    snprintf(want, sizeof want, "postgresql://%s:***@/%s?host=%s&port=%s", cluster.user, db, cluster.host,
+             cluster.port);
+    assert_string_equal(tg_history_name(h), want);
+    tg_history_close(h);
+    tg_diag_clear(&d);
+}
+
 /* ------------------------------------------------------ not a history */
 
 /* A database of another program: refused for reading and for writing,
@@ -596,7 +639,8 @@ static void test_row_claims(void **state)
 }
 
 /* A setting that is not a number in its range is refused, naming it,
-** before anything is connected. */
+** before anything is connected; TG_HISTORY_BUSY_MS with the sentence the
+** SQLite row gives (test_store.c, test_busy_setting). */
 static void test_row_settings(void **state)
 {
     (void)state;
@@ -612,6 +656,10 @@ static void test_row_settings(void **state)
         assert_null(tg_store_pg_ops.open(uri, false, &exists, &d));
         unsetenv(bad[i][0]);
         one_sentence(&d, TG_EUSAGE, bad[i][0], NULL);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "TG_HISTORY_BUSY_MS must be a whole number of milliseconds from 0 to 86400000, not '%s'", bad[i][1]);
+        if (strcmp(bad[i][0], "TG_HISTORY_BUSY_MS") == 0) assert_string_equal(d.msgs[0].text, want);
         tg_diag_clear(&d);
     }
 }
@@ -658,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_row_transactions),
         cmocka_unit_test(test_server_absent),
         cmocka_unit_test(test_refused_login),
+        cmocka_unit_test(test_password_with_at),
         cmocka_unit_test(test_other_tables),
         cmocka_unit_test(test_no_schema),
         cmocka_unit_test(test_newer_schema),
