@@ -55,6 +55,12 @@ tg_timeline *tg_eval_timeline(const tg_model *m, tg_arena *arena);
 ** (e->rows), from the trace w came from: SQL on an export, jq on a Kineto
 ** trace (docs/regressions.md); NULL without iterations, or out of memory. */
 const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *arena);
+/* The query that gives w's GPU busy time per steady iteration (every
+** kernel, copy and set launched in one; launches, time, time per
+** iteration): with the iteration rule's own query, which gives the
+** period, it splits a period's change into busy and waiting
+** (docs/regressions.md); NULL without iterations or GPU work. */
+const char *tg_workload_busy_query(const tg_workload *w, tg_arena *arena);
 
 /* What changed from workload `then` to `now` (eval_contrib.c): the GPU
 ** work names (and, with ranges, the NVTX ranges) whose time per steady

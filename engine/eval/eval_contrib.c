@@ -76,6 +76,7 @@ bool tg_workload_attribute(const tg_workload *base, const tg_workload *cur, doub
 {
     c->busy_then = base->gpu_time;
     c->busy_now = cur->gpu_time;
+    c->busy_query = tg_workload_busy_query(cur, a);
     size_t cap = base->n_ops + cur->n_ops + (ranges ? base->n_ranges + cur->n_ranges : 0);
     tg_contributor *ops = malloc((cap ? cap : 1) * sizeof *ops);
     if (!ops) return false;

@@ -285,6 +285,60 @@ static void put_jq(FILE *f, const tg_workload *w, const tg_work_entry *e)
     }
 }
 
+/* Does w list GPU work of kind k (so that its table is in the trace)? */
+static bool has_kind(const tg_workload *w, tg_work_kind k)
+{
+    for (size_t i = 0; i < w->n_ops; i++)
+        if (w->ops[i].kind == k && strcmp(w->ops[i].name, TG_WORK_OTHER)) return true;
+    return false;
+}
+
+/* The busy query's SQL: every kernel, copy and set launched in a steady
+** iteration, as put_op_sql counts one name's. */
+static void put_busy_sql(FILE *f, const tg_workload *w)
+{
+    static const tg_work_kind kinds[] = {TG_WORK_KERNEL, TG_WORK_MEMCPY, TG_WORK_MEMSET};
+    const char *tables[] = {w->table_kernel, w->table_memcpy, w->table_memset};
+    fprintf(f, "WITH steady AS (%s), op AS (", w->sql_steady);
+    bool first = true;
+    for (size_t k = 0; k < 3; k++) {
+        if (!has_kind(w, kinds[k])) continue;
+        fprintf(f, "%sSELECT start, end, correlationId AS corr, (globalPid >> 24) & 16777215 AS pid FROM %s",
+                first ? "" : " UNION ALL ", tables[k]);
+        first = false;
+    }
+    fprintf(f, ") SELECT COUNT(*) AS launches, SUM(op.end - op.start) AS gpu_time_ns, SUM(op.end - op.start) / "
+               "%lld.0 AS per_iteration_ns FROM op WHERE EXISTS (SELECT 1 FROM %s r JOIN steady s ON s.pid = op.pid "
+               "AND r.start BETWEEN s.start AND s.end WHERE r.correlationId = op.corr AND "
+               "((r.globalTid >> 24) & 16777215) = op.pid);",
+            (long long)w->steady_iterations, w->table_runtime);
+}
+
+const char *tg_workload_busy_query(const tg_workload *w, tg_arena *a)
+{
+    if (!w || (!w->sql_steady && !w->jq_views) || w->steady_iterations <= 0) return NULL;
+    if (!has_kind(w, TG_WORK_KERNEL) && !has_kind(w, TG_WORK_MEMCPY) && !has_kind(w, TG_WORK_MEMSET)) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    if (w->jq_views) {
+        fputs(w->jq_views, f);
+        fputs("[$kernel[], $memcpy[], $memset[] | select(.steady)] as $r | {launches: ($r | length), gpu_time_ns: "
+              "($r | map(.duration) | add // 0), per_iteration_ns: (($r | map(.duration) | add // 0) / "
+              "$trace.steady_iterations)}", f);
+    } else {
+        put_busy_sql(f, w);
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    const char *out = tg_arena_strdup(a, buf);
+    free(buf);
+    return out;
+}
+
 const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *a)
 {
     if (!w || !e || (!w->sql_steady && !w->jq_views)) return NULL;

@@ -135,6 +135,7 @@ typedef struct tg_baseline_cmp {
     double workload_match;     /* share of the baseline's GPU time whose kernels this
                                   trace runs; NaN when not compared */
     double busy_then, busy_now;        /* GPU time per steady iteration; NaN without */
+    const char *busy_query;    /* what gives busy_now on this trace (tg_workload_busy_query), or NULL */
     tg_contributor *contributors;      /* what changed most, by |delta| */
     size_t n_contributors;
 } tg_baseline_cmp;

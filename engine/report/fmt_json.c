@@ -155,6 +155,7 @@ static json_t *baseline_json(jctx *c, const tg_baseline_cmp *b)
     if (!isnan(b->busy_then) || !isnan(b->busy_now)) {
         put(c, o, "gpu_busy_baseline", tg_report_json_num(b->busy_then));
         put(c, o, "gpu_busy_current", tg_report_json_num(b->busy_now));
+        if (b->busy_query) put(c, o, "gpu_busy_query", tg_report_json_str(b->busy_query));
     }
     if (b->n_contributors) put(c, o, "contributors", tg_report_json_contributors(b->contributors, b->n_contributors));
     return o;

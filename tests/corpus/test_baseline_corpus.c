@@ -134,6 +134,19 @@ static void check_contributors(json_t *doc)
     assert_true(json_number_value(json_object_get(b, "gpu_busy_current")) >
                 json_number_value(json_object_get(b, "gpu_busy_baseline")));
     assert_true(json_number_value(json_object_get(b, "workload_match")) > 0.9);
+    /* the busy side of the split comes with its query: run on the trace,
+    ** it gives the GPU time per iteration the finding states */
+    {
+        char tr[1024];
+        snprintf(tr, sizeof tr, "%s/h200-torch/realistic_regressed.sqlite", corpus_traces);
+        const char *bq = json_string_value(json_object_get(b, "gpu_busy_query"));
+        assert_non_null(bq);
+        double n_ops = NAN, busy = NAN;
+        assert_true(run_query(tr, bq, &n_ops, &busy));
+        double want = json_number_value(json_object_get(b, "gpu_busy_current"));
+        if (!(fabs(busy - want) <= 1e-6 * fmax(1, want)))
+            fail_msg("the busy query gives %.17g ns per iteration, the finding %.17g", busy, want);
+    }
 
     char trace[1024];
     snprintf(trace, sizeof trace, "%s/h200-torch/realistic_regressed.sqlite", corpus_traces);

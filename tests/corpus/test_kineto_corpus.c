@@ -549,6 +549,36 @@ static json_t *run_jq(const char *trace, const char *const *programs, size_t n)
     return doc;
 }
 
+/* A period's regression splits into GPU busy time and waiting
+** (docs/regressions.md), and the busy side comes with its jq program: on
+** the trace it gives the GPU time per steady iteration the finding
+** states. */
+static void test_busy_query_with_jq(void **state)
+{
+    (void)state;
+    char base[512], good[512], bad[512];
+    snprintf(base, sizeof base, "%s/idle.yaml", tmpdir);
+    snprintf(good, sizeof good, "%s/kineto/h200/gpu_idle_good.json.gz", corpus_traces);
+    snprintf(bad, sizeof bad, "%s/kineto/h200/gpu_idle_bad.json.gz", corpus_traces);
+    assert_int_equal(corpus_run("baseline record -o '%s' '%s' 2>/dev/null", base, good), 0);
+    int st;
+    json_t *doc = corpus_json(&st, "check --format json --baseline '%s' '%s'", base, bad);
+    json_t *r = corpus_result(doc, "iteration-time-regression");
+    assert_string_equal(corpus_status(doc, "iteration-time-regression"), "fail");
+    json_t *b = json_object_get(r, "baseline");
+    const char *program = json_string_value(json_object_get(b, "gpu_busy_query"));
+    assert_non_null(program);
+    json_t *outs = run_jq(bad, &program, 1);
+    assert_int_equal(json_array_size(outs), 1);
+    json_t *got = json_array_get(json_array_get(outs, 0), 0);
+    double busy = json_number_value(json_object_get(got, "per_iteration_ns"));
+    double want = json_number_value(json_object_get(b, "gpu_busy_current"));
+    if (!(fabs(busy - want) <= 1e-6 * fmax(1, want)))
+        fail_msg("the busy program gives %.17g ns per iteration, the finding %.17g", busy, want);
+    json_decref(outs);
+    json_decref(doc);
+}
+
 /* metrics' `queries` on a Kineto trace (docs/formats.md): each jq program
 ** gives the count first, then at most ten of the counted rows, each of the
 ** kind counted; every count has a query. */
@@ -636,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_baseline_format_mismatch),
         cmocka_unit_test(test_public_captures),
         cmocka_unit_test(test_metrics_queries_with_jq),
+        cmocka_unit_test(test_busy_query_with_jq),
     };
     return cmocka_run_group_tests_name("corpus kineto", tests, setup, teardown);
 }
