@@ -186,6 +186,20 @@ if [ -d "$K" ]; then
         { bad "kineto slow"; cat "$T/out"; }
 fi
 
+# ------------------------------------------------- ten runners at once
+db=$T/ten.db
+pids=()
+for n in $(seq 1 10); do
+    "$TG" history add --db "$db" --label "p$n" --time "$(day "$n")" "$D/drv_train_run$(( (n - 1) % 3 + 1 )).sqlite" \
+        >"$T/p$n.out" 2>&1 &
+    pids+=($!)
+done
+f=0
+for p in "${pids[@]}"; do wait "$p" || f=1; done
+n=$("$TG" history show --db "$db" --format json | jq '.runs')
+[ $f = 0 ] && [ "$n" = 10 ] && ok "ten history add at once on one SQLite file: 10 runs" ||
+    { bad "ten at once: $n runs"; cat "$T"/p*.out; }
+
 # ------------------------------------------------------------ bad --db
 echo "not a database, just text" >"$T/random.db"
 mkdir "$T/dir.db"

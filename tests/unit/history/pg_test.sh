@@ -116,4 +116,42 @@ export TG_PG_READER=tg_reader TG_PG_PW_ROLE=tg_pw TG_PG_PW=tg-right-password
 "$bin"
 rc=$?
 [ "$rc" = 0 ] || { echo "history_pg: test_store_pg exited $rc; the server's log ends:"; tail -20 "$tmp/server.log"; }
+
+# The commands on the same server, as a team's CI runners use it: a
+# password in the URI (masked in every message), ten runners adding at
+# once, a check judged against what they added. Needs the shared traces.
+cli() {
+    local tg=${TG_BINARY:-} traces=${TG_SHARED_TRACES:-} f=0
+    if [ -z "$tg" ] || [ ! -x "$tg" ] || [ ! -d "$traces/h200-nsys" ]; then
+        echo "history_pg: the commands' part skipped: no TG_BINARY or shared traces"
+        return 0
+    fi
+    psql_admin -c "CREATE DATABASE tg_cli OWNER tg_pw" || return 1
+    local uri="postgresql://tg_pw:tg-right-password@/tg_cli?host=$sock&port=$port" d=$traces/h200-nsys pids=()
+    for n in $(seq 1 10); do
+        "$tg" history add --db "$uri" --label "n$n" --time "2026-11-$(printf %02d "$n")T03:00:00Z" \
+            "$d/drv_train_run$(( (n - 1) % 3 + 1 )).sqlite" >"$tmp/add$n.out" 2>&1 &
+        pids+=($!)
+    done
+    for n in $(seq 1 10); do
+        wait "${pids[$((n - 1))]}" || { echo "history_pg: FAILED: history add n$n:"; cat "$tmp/add$n.out"; f=1; }
+    done
+    local runs
+    runs=$("$tg" history show --db "$uri" --format json | jq '.runs')
+    [ "$runs" = 10 ] || { echo "history_pg: FAILED: ten runners added at once, the history holds $runs"; f=1; }
+    "$tg" check --history "$uri" --no-record "$d/drv_train_run2.sqlite" >"$tmp/check.out" 2>&1 ||
+        { echo "history_pg: FAILED: check --history on PostgreSQL:"; cat "$tmp/check.out"; f=1; }
+    grep -q "judged against 10 runs of workload" "$tmp/check.out" ||
+        { echo "history_pg: FAILED: check --history does not say what judged it"; f=1; }
+    if grep -q "tg-right-password" "$tmp/check.out" "$tmp"/add*.out; then
+        echo "history_pg: FAILED: a message shows the password"; f=1
+    fi
+    grep -q "tg_pw:\*\*\*@" "$tmp/check.out" || { echo "history_pg: FAILED: the note does not mask the password"; f=1; }
+    "$tg" history add --db "$uri" --label n1 "$d/drv_train_run1.sqlite" >/dev/null 2>"$tmp/dup.err"
+    [ $? = 2 ] && grep -q "already holds a run labelled n1" "$tmp/dup.err" ||
+        { echo "history_pg: FAILED: a label twice"; cat "$tmp/dup.err"; f=1; }
+    [ $f = 0 ] && echo "history_pg: the commands on PostgreSQL: 10 runners at once, check --history, masked password: ok"
+    return $f
+}
+if [ "$rc" = 0 ]; then cli || rc=1; fi
 exit "$rc"
