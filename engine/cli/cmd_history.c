@@ -436,6 +436,9 @@ static int gather(const tg_cli_args *a, add_state *s, const tg_hist_meta *meta, 
         tg_run_result one = {.arena = src->arena, .traces = tr, .n_traces = 1};
         tg_hist_meta m = *meta;
         m.verdict = tg_run_status(&one, &gate);
+        /* a result judged against a baseline says whether it regressed:
+        ** such a run is no baseline */
+        m.regressed = from_result && regressed(tr);
         if (!tg_history_run_of(tr, s->rs, &m, s->arena, &runs[i])) st = TG_EINTERNAL;
     }
     free(traces);

@@ -108,6 +108,17 @@ jq -r '.workloads[0].series[] | select(.rule == "gpu-time-regression") | .runs[]
 [ -s "$T/q.out" ] && cmp -s "$T/q.out" "$T/j.out" && ok "the series' query gives its values ($(wc -l <"$T/q.out") runs)" ||
     { bad "the series' query"; diff "$T/q.out" "$T/j.out" | head -5; }
 
+# a JSON result of check is a run too, regressed as it was judged
+db2=$T/from-json.db
+"$TG" history add --db "$db2" --label j21 "$T/c21.json" >/dev/null || bad "history add RESULT.json"
+"$TG" history show --db "$db2" --format json >"$T/j.json"
+want=$(jq '.traces[0].results[] | select(.rule == "gpu-time-regression") | .baseline.current' "$T/c21.json")
+got=$(jq '.workloads[0].series[] | select(.rule == "gpu-time-regression") | .runs[0].value' "$T/j.json")
+[ "$want" = "$got" ] && [ "$want" != null ] && ok "history add RESULT.json keeps its value ($got)" ||
+    bad "RESULT.json: value $got, the result's $want"
+sqlite3 "$db2" "SELECT regressed FROM tg_runs" | grep -qx 1 && ok "a result that regressed is kept as regressed" ||
+    bad "RESULT.json's regression not kept"
+
 # the history keeps each rule's verdict as judged against it
 v=$(jq -r '.workloads[0].series[] | select(.rule == "gpu-time-regression") | .runs[] | select(.label == "n21") |
     .verdict' "$T/show.json")
