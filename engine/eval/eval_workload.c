@@ -18,6 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a memstream wrote (f over *buf, which fclose sets), closed,
+** copied into the arena, freed; NULL when it could not be written. */
+static const char *stream_text(FILE *f, char **buf, tg_arena *a)
+{
+    const char *out = fclose(f) == 0 ? tg_arena_strdup(a, *buf) : NULL;
+    free(*buf);
+    return out;
+}
+
 static const char *table_of(const tg_trace *t, int id)
 {
     return t->table_name[id] ? t->table_name[id] : tg_table_names[id];
@@ -37,13 +46,7 @@ static const char *steady_cte(const tg_model *m, tg_arena *a)
     for (size_t i = 0; i < m->n_iterations; i++)
         if (m->iterations[i].steady) fprintf(f, "%s%lld", n++ ? ", " : "", (long long)m->iterations[i].rowid);
     fputc(')', f);
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    const char *out = tg_arena_strdup(a, buf);
-    free(buf);
-    return out;
+    return stream_text(f, &buf, a);
 }
 
 /* The table a work entry's rows are in. */
@@ -330,13 +333,7 @@ const char *tg_workload_busy_query(const tg_workload *w, tg_arena *a)
     } else {
         put_busy_sql(f, w);
     }
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    const char *out = tg_arena_strdup(a, buf);
-    free(buf);
-    return out;
+    return stream_text(f, &buf, a);
 }
 
 const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_arena *a)
@@ -349,11 +346,5 @@ const char *tg_workload_query(const tg_workload *w, const tg_work_entry *e, tg_a
     if (w->jq_views) put_jq(f, w, e);
     else if (e->kind == TG_WORK_NVTX) put_range_sql(f, w, e);
     else put_op_sql(f, w, e);
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    const char *out = tg_arena_strdup(a, buf);
-    free(buf);
-    return out;
+    return stream_text(f, &buf, a);
 }
