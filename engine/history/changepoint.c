@@ -43,14 +43,30 @@
 ** split that reaches the observed statistic. Accepting a split takes all
 ** R permutations.
 **
+** Most of an accepted test's permutations fall far below the observed
+** statistic, and an exact scan of each is the whole cost of `history show`
+** and `check --history` over long histories (issue 30 item 8). So before
+** scanning a permuted segment, the whole-rest test bounds its largest
+** statistic from above at a fraction of a scan's cost (cp_bound, which
+** says how: 16 counters per point, no tree); the scan runs only when the
+** bound does not settle that the permutation stays below the observed
+** one. The permutations drawn, their order and every decision are the
+** same as with a scan of each: the bound only skips scans whose answer it
+** proves. The searches of a workload's metrics run on every core
+** (tg_changepoints_batch).
+**
 ** Deterministic: the permutations come from splitmix64 seeded with
 ** opts.seed, so a series gets the same answer on every run.
 */
 #include "changepoint.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/stats.h"
 
@@ -283,6 +299,93 @@ static void cp_shuffle(cp_state *s, const cp_seg *g)
     }
 }
 
+/* Thresholds (ranks) of the bound's walks; a multiple of 4 lanes. */
+#define CP_BOUND_LEVELS 16
+/* Longest segment the walks' int32 arithmetic takes (len^2 < 2^31). */
+#define CP_BOUND_MAX_LEN 46340
+/* Four int32 lanes (GCC's and Clang's vector extension): the walks of four
+** thresholds in one SSE2 register. */
+typedef int32_t cp_lanes __attribute__((vector_size(16)));
+
+/* Does no split of g, in the slice's current order, reach the statistic
+** `reach`? True only when an upper bound of every split's statistic proves
+** it; false when the bound cannot tell (then a scan must).
+**
+** Why it holds. The statistic q is (m k / len) times the energy distance of
+** the two sides with U-statistic within-terms; that is at most the
+** V-statistic distance, which in one dimension is 2 * integral (F - G)^2 dt
+** for the sides' empirical distribution functions F and G. With
+** S(t) = (number of the first m points <= t) - m H(t), H the segment's
+** own distribution function, F - G = len S / (m k), so
+**
+**   q(m) <= 2 len / (m k) * sum_r w_r S_m(r)^2
+**
+** over the gaps r between consecutive sorted values (width w_r, where
+** H = (r + 1) / len). S is walked, for every m at once, at 16 rank
+** thresholds b_j only (integers len * S, so the walk is exact); between two
+** thresholds |S_m(r)| <= max(A_j, A_j+1) + mu (b_j+1 - b_j) / len, where
+** A_j is the walk's largest |S| at b_j over all m and mu = min(m, k) (the
+** counts are monotone in r, H linear); and |S| <= mu always. The right
+** side's factor is bounded over ranges of mu. A margin of 1e-6 of `reach`
+** covers the rounding of the scan this stands in for. */
+static bool cp_bound(const cp_state *s, const cp_seg *g, double reach)
+{
+    size_t len = g->hi - g->lo;
+    if (len > CP_BOUND_MAX_LEN || len < 2 * s->min_seg || !(reach > 0)) return false;
+    const uint32_t *rank = s->rank + g->lo;
+    const double *value = s->value + g->lo;
+    enum { L = CP_BOUND_LEVELS, V = CP_BOUND_LEVELS / 4 };
+    int32_t n = (int32_t)len;
+    cp_lanes thr[V], down[V], d[V], hi[V], lo[V];
+    size_t b[L + 2];     /* the thresholds with the ends: b[0] = 0, b[L + 1] = len - 1 */
+    b[0] = 0;
+    b[L + 1] = len - 1;
+    for (int j = 0; j < L; j++) {
+        b[j + 1] = (size_t)(j + 1) * (len - 1) / (L + 1);
+        thr[j / 4][j % 4] = (int32_t)b[j + 1];
+        down[j / 4][j % 4] = (int32_t)b[j + 1] + 1;
+    }
+    for (int v = 0; v < V; v++) d[v] = hi[v] = lo[v] = (cp_lanes){0};
+    /* len * S_m(b_j) for m = 1 .. len, and its extremes: 16 lanes, no
+    ** branch (a comparison of lanes gives -1 where true, 0 where not) */
+    for (size_t t = 0; t < len; t++) {
+        int32_t r = (int32_t)rank[t];
+        for (int v = 0; v < V; v++) {
+            d[v] += ((thr[v] >= r) & n) - down[v];
+            cp_lanes up = d[v] > hi[v], dn = d[v] < lo[v];
+            hi[v] = (d[v] & up) | (hi[v] & ~up);
+            lo[v] = (d[v] & dn) | (lo[v] & ~dn);
+        }
+    }
+    /* A at each threshold: |S(0)| <= 1 (one point has rank 0), S(len - 1) = 0 */
+    double a[L + 2], y[L + 1], w[L + 1], delta[L + 1];
+    a[0] = 1;
+    a[L + 1] = 0;
+    for (int j = 0; j < L; j++) {
+        int32_t h = hi[j / 4][j % 4], l = -lo[j / 4][j % 4];
+        a[j + 1] = (double)(h > l ? h : l) / (double)len;
+    }
+    for (int j = 0; j <= L; j++) {
+        y[j] = fmax(a[j], a[j + 1]);
+        w[j] = value[b[j + 1]] - value[b[j]];
+        delta[j] = (double)(b[j + 1] - b[j]) / (double)len;
+    }
+    double limit = reach * (1 - 1e-6), flen = (double)len;
+    /* mu in [mu0, mu1]: 2 len / (mu k) is largest at mu0, the squares at mu1 */
+    for (size_t mu0 = s->min_seg, mu1; mu0 <= len / 2; mu0 = mu1 + 1) {
+        mu1 = mu0 + mu0 / 4;
+        if (mu1 > len / 2) mu1 = len / 2;
+        double sum = 0, m1 = (double)mu1;
+        for (int j = 0; j <= L; j++) {
+            double sj = y[j] + m1 * delta[j];
+            if (sj > m1) sj = m1;
+            sum += w[j] * sj * sj;
+        }
+        if (2 * flen / ((double)mu0 * (flen - (double)mu0)) * sum >= limit) return false;
+    }
+    return true;
+}
+
 /* The permutation test of the best split of segment c by statistic stat:
 ** true when at most `limit` of R permutations reach it, with *p. Stops at
 ** the exceedance that settles a rejection. */
@@ -291,7 +394,7 @@ static bool cp_test(cp_state *s, size_t c, int stat, size_t R, size_t limit, dou
     /* Permuted statistics equal to the observed one in exact arithmetic
     ** (ties) may differ from it in the last bits: they count as reaching. */
     double observed = s->segs[c].q[stat], reach = observed - 1e-9 * fabs(observed);
-    size_t exceed = 0;
+    size_t exceed = 0, bounds = 0, bounded = 0;
     if (s->work) s->work->tests++;
     for (size_t r = 0; r < R; r++) {
         if (s->work) s->work->permutations++;
@@ -303,6 +406,18 @@ static bool cp_test(cp_state *s, size_t c, int stat, size_t R, size_t limit, dou
             if (!g->best[stat]) continue;   /* too short, or constant: never reaches */
             size_t at;
             cp_shuffle(s, g);
+            /* The whole-rest statistic is bounded first (cp_bound) while the
+            ** bound keeps settling permutations: a test where it rarely
+            ** does (a change barely above the noise) stops trying after 16
+            ** tries, so it costs such a test at most a few scans' time. */
+            if (stat == CP_WHOLE && (bounds < 16 || 2 * bounded >= bounds)) {
+                bounds++;
+                if (cp_bound(s, g, reach)) {
+                    bounded++;
+                    if (s->work) s->work->bounded++;
+                    continue;
+                }
+            }
             hit = cp_stat(s, g, stat, reach, &at) >= reach;
         }
         if (hit && ++exceed > limit) return false;
@@ -468,4 +583,54 @@ bool tg_changepoints_counted(const double *x, size_t n, const tg_cp_opts *opts, 
 bool tg_changepoints(const double *x, size_t n, const tg_cp_opts *opts, tg_cp **out, size_t *n_out)
 {
     return tg_changepoints_counted(x, n, opts, out, n_out, NULL);
+}
+
+/* ------------------------------------------------------------ batches */
+
+/* The 20 metrics of a workload are 20 independent searches: `history
+** show` and `check --history` run them on every core (issue 30 item 8),
+** workers taking the next job from a shared counter, as the check's
+** pipeline takes traces (engine/cli/pipeline.c). */
+typedef struct cp_batch {
+    tg_cp_job *jobs;
+    size_t n;
+    const tg_cp_opts *opts;
+    atomic_size_t next;
+} cp_batch;
+
+static void *cp_worker(void *arg)
+{
+    cp_batch *b = arg;
+    for (size_t i; (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
+        tg_cp_job *j = &b->jobs[i];
+        j->ok = tg_changepoints(j->x, j->n, b->opts, &j->cps, &j->n_cps);
+    }
+    return NULL;
+}
+
+static int cp_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+bool tg_changepoints_batch(tg_cp_job *jobs, size_t n, const tg_cp_opts *opts, int threads)
+{
+    if (threads <= 0) threads = cp_cores();
+    if ((size_t)threads > n) threads = n ? (int)n : 1;
+    if (threads > 64) threads = 64;
+    cp_batch b = {.jobs = jobs, .n = n, .opts = opts};
+    atomic_init(&b.next, 0);
+    for (size_t i = 0; i < n; i++) jobs[i].cps = NULL, jobs[i].n_cps = 0, jobs[i].ok = false;
+    pthread_t th[64];
+    int started = 0;
+    for (int t = 1; t < threads; t++)   /* a thread that does not start leaves its share to the others */
+        if (pthread_create(&th[started], NULL, cp_worker, &b) == 0) started++;
+    cp_worker(&b);   /* this thread works too (alone with one core) */
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) ok = ok && jobs[i].ok;
+    return ok;
 }

@@ -16,6 +16,7 @@
 #include "../common/sha256.h"
 #include "../common/stats.h"
 #include "../trace/trace.h"
+#include "changepoint.h"
 
 static const char *dup_or_null(tg_arena *a, const char *s)
 {
@@ -303,23 +304,35 @@ static const tg_hist_accept *latest_accept(const tg_hist_accept *acc, size_t n, 
 static bool narrow_by_changes(const tg_hist_run *const *cand, size_t n, const tg_ruleset *rs, size_t *from,
                               size_t *to, const char **cut_label)
 {
-    double *v = n ? malloc(n * sizeof *v) : NULL;
-    if (n && !v) return false;
-    tg_cp_opts opts = TG_CP_OPTS_DEFAULT;
+    /* the series of every regression rule first, then their change points
+    ** at once, on every core (tg_changepoints_batch: the searches are most
+    ** of what a check against a long history costs, issue 30 item 8) */
+    size_t n_rules = 0;
     for (size_t i = 0; i < tg_rules_count(rs); i++) {
         const tg_rule_info *ri = tg_rules_info(rs, i);
+        n_rules += ri->enabled && ri->regression && ri->metric;
+    }
+    const tg_rule_info **rule = malloc((n_rules ? n_rules : 1) * sizeof *rule);
+    size_t n_values = n_rules * n;
+    double *v = malloc((n_values ? n_values : 1) * sizeof *v);
+    tg_cp_job *jobs = calloc(n_rules ? n_rules : 1, sizeof *jobs);
+    bool ok = rule && v && jobs;
+    for (size_t i = 0, j = 0; ok && i < tg_rules_count(rs); i++) {
+        const tg_rule_info *ri = tg_rules_info(rs, i);
         if (!ri->enabled || !ri->regression || !ri->metric) continue;
-        size_t m = 0;
-        for (size_t k = 0; k < n; k++) v[m++] = find_metric(cand[k], ri->id)->value;
-        tg_cp *cps = NULL;
-        size_t n_cps = 0;
-        if (!tg_changepoints(v, m, &opts, &cps, &n_cps)) {
-            free(v);
-            return false;
-        }
+        for (size_t k = 0; k < n; k++) v[j * n + k] = find_metric(cand[k], ri->id)->value;
+        rule[j] = ri;
+        jobs[j] = (tg_cp_job){.x = v + j * n, .n = n};
+        j++;
+    }
+    tg_cp_opts opts = TG_CP_OPTS_DEFAULT;
+    ok = ok && tg_changepoints_batch(jobs, n_rules, &opts, 0);
+    for (size_t j = 0; ok && j < n_rules; j++) {
+        const tg_rule_info *ri = rule[j];
+        const tg_cp *cps = jobs[j].cps;
         /* a change below the rule's gate is noise to the gate: it moves nothing */
         double gate = tg_rules_param(rs, ri->id, "min_change", TG_BASELINE_DEFAULT_MIN_CHANGE);
-        for (size_t c = 0; c < n_cps; c++) {
+        for (size_t c = 0; c < jobs[j].n_cps; c++) {
             double before = cps[c].before, rel = before != 0 ? (cps[c].after - before) / fabs(before) : INFINITY;
             if (!(fabs(rel) > gate)) continue;
             bool worse = (ri->regression > 0) == (cps[c].after > cps[c].before);
@@ -329,10 +342,12 @@ static bool narrow_by_changes(const tg_hist_run *const *cand, size_t n, const tg
                 *cut_label = cand[cps[c].index]->label;
             }
         }
-        free(cps);
     }
+    for (size_t j = 0; jobs && j < n_rules; j++) free(jobs[j].cps);
+    free(jobs);
     free(v);
-    return true;
+    free(rule);
+    return ok;
 }
 
 tg_baseline *tg_history_baseline(const tg_hist_run *runs, size_t n, const tg_hist_accept *accepts, size_t n_accepts,
