@@ -48,7 +48,7 @@
 ** and `check --history` over long histories (issue 30 item 8). So before
 ** scanning a permuted segment, the whole-rest test bounds its largest
 ** statistic from above at a fraction of a scan's cost (cp_bound, which
-** says how: 16 counters per point, no tree); the scan runs only when the
+** says how: 8 counters per point, no tree); the scan runs only when the
 ** bound does not settle that the permutation stays below the observed
 ** one. The permutations drawn, their order and every decision are the
 ** same as with a scan of each: the bound only skips scans whose answer it
@@ -299,8 +299,11 @@ static void cp_shuffle(cp_state *s, const cp_seg *g)
     }
 }
 
-/* Thresholds (ranks) of the bound's walks; a multiple of 4 lanes. */
-#define CP_BOUND_LEVELS 16
+/* Thresholds (ranks) of the bound's walks; a multiple of 4 lanes. 16
+** settle more permutations of a change near the noise, 8 do clear ones at
+** half the cost: on the bench history (bench/history-scale) history show
+** took 0.45 s with 16 and 0.37 s with 8. */
+#define CP_BOUND_LEVELS 8
 /* Longest segment the walks' int32 arithmetic takes (len^2 < 2^31). */
 #define CP_BOUND_MAX_LEN 46340
 /* Four int32 lanes (GCC's and Clang's vector extension): the walks of four
@@ -321,7 +324,7 @@ typedef int32_t cp_lanes __attribute__((vector_size(16)));
 **   q(m) <= 2 len / (m k) * sum_r w_r S_m(r)^2
 **
 ** over the gaps r between consecutive sorted values (width w_r, where
-** H = (r + 1) / len). S is walked, for every m at once, at 16 rank
+** H = (r + 1) / len). S is walked, for every m at once, at 8 rank
 ** thresholds b_j only (integers len * S, so the walk is exact); between two
 ** thresholds |S_m(r)| <= max(A_j, A_j+1) + mu (b_j+1 - b_j) / len, where
 ** A_j is the walk's largest |S| at b_j over all m and mu = min(m, k) (the
@@ -346,7 +349,7 @@ static bool cp_bound(const cp_state *s, const cp_seg *g, double reach)
         down[j / 4][j % 4] = (int32_t)b[j + 1] + 1;
     }
     for (int v = 0; v < V; v++) d[v] = hi[v] = lo[v] = (cp_lanes){0};
-    /* len * S_m(b_j) for m = 1 .. len, and its extremes: 16 lanes, no
+    /* len * S_m(b_j) for m = 1 .. len, and its extremes: 8 lanes, no
     ** branch (a comparison of lanes gives -1 where true, 0 where not) */
     for (size_t t = 0; t < len; t++) {
         int32_t r = (int32_t)rank[t];
