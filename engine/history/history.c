@@ -327,22 +327,32 @@ static bool narrow_by_changes(const tg_hist_run *const *cand, size_t n, const tg
     }
     tg_cp_opts opts = TG_CP_OPTS_DEFAULT;
     ok = ok && tg_changepoints_batch(jobs, n_rules, &opts, 0);
+    /* per rule, in the order of its change points: an improvement starts a
+    ** new normal (the runs after it; after a regression, the fix of it); a
+    ** regression with no improvement after it ends the normal runs. The
+    ** rules then agree on the runs every one of them finds normal. */
     for (size_t j = 0; ok && j < n_rules; j++) {
         const tg_rule_info *ri = rule[j];
         const tg_cp *cps = jobs[j].cps;
+        size_t lo = 0, hi = n;
+        const char *cut = NULL;
         /* a change below the rule's gate is noise to the gate: it moves nothing */
         double gate = tg_rules_param(rs, ri->id, "min_change", TG_BASELINE_DEFAULT_MIN_CHANGE);
         for (size_t c = 0; c < jobs[j].n_cps; c++) {
             double before = cps[c].before, rel = before != 0 ? (cps[c].after - before) / fabs(before) : INFINITY;
             if (!(fabs(rel) > gate)) continue;
             bool worse = (ri->regression > 0) == (cps[c].after > cps[c].before);
-            if (!worse && cps[c].index > *from && cps[c].index < *to) *from = cps[c].index;
-            if (worse && cps[c].index > *from && cps[c].index < *to) {
-                *to = cps[c].index;
-                *cut_label = cand[cps[c].index]->label;
+            if (!worse) {
+                lo = cps[c].index, hi = n, cut = NULL;
+            } else if (hi == n) {
+                hi = cps[c].index;
+                cut = cand[cps[c].index]->label;
             }
         }
+        if (lo > *from) *from = lo;
+        if (hi < *to) *to = hi, *cut_label = cut;
     }
+    if (*to < *from) *to = *from;   /* no run every rule finds normal */
     for (size_t j = 0; jobs && j < n_rules; j++) free(jobs[j].cps);
     free(jobs);
     free(v);
@@ -380,8 +390,14 @@ tg_baseline *tg_history_baseline(const tg_hist_run *runs, size_t n, const tg_his
         if (!judged_all(r, rs)) continue;
         cand[n_cand++] = r;
     }
-    size_t from = 0, to = n_cand;
-    if (!narrow_by_changes(cand, n_cand, rs, &from, &to, &choice->cut_label)) goto oom;
+    /* the change points that bound the baseline are searched over the last
+    ** TG_HISTORY_CHANGE_WINDOW usable runs: what a check costs stays bounded
+    ** however long the history (issue 30 item 8); history show searches the
+    ** whole history */
+    size_t off = n_cand > TG_HISTORY_CHANGE_WINDOW ? n_cand - TG_HISTORY_CHANGE_WINDOW : 0;
+    size_t lo = 0, hi = n_cand - off;
+    if (!narrow_by_changes(cand + off, n_cand - off, rs, &lo, &hi, &choice->cut_label)) goto oom;
+    size_t from = off + lo, to = off + hi;
     choice->n_usable = to - from;
     if (choice->n_usable < TG_HISTORY_BASELINE_MIN) {
         choice->n_needed = TG_HISTORY_BASELINE_MIN - choice->n_usable;

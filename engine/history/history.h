@@ -28,6 +28,7 @@
 #define TG_HISTORY_SAMPLES 250       /* per-row values kept per metric and run */
 #define TG_HISTORY_BASELINE_MAX 10   /* runs a baseline draws at most */
 #define TG_HISTORY_BASELINE_MIN 3    /* runs a baseline needs */
+#define TG_HISTORY_CHANGE_WINDOW 100 /* usable runs whose change points bound a baseline */
 
 /* One rule with a metric, on one run. */
 typedef struct tg_hist_metric {

@@ -309,6 +309,27 @@ static void test_baseline_accept_and_cut(void **state)
     tg_diag_clear(&d);
 }
 
+/* A regression that was fixed: the runs after the fix are the normal
+** again, not the runs before the regression (a baseline stuck there would
+** never move on). */
+static void test_baseline_after_fix(void **state)
+{
+    fx *f = *state;
+    tg_hist_run *r = series(f, 36, 1e5, 2e6);
+    for (size_t i = 12; i < 24; i++) r[i].metrics[0].value *= 1.10;
+    tg_hist_choice ch;
+    tg_diag d;
+    tg_diag_init(&d);
+    tg_baseline *b = tg_history_baseline(r, 36, NULL, 0, &r[36], f->rs, "t", f->a, &ch, &d);
+    assert_non_null(b);
+    assert_null(ch.cut_label);
+    assert_int_equal(ch.n_used, 10);
+    assert_string_equal(ch.used[0]->label, "n27");
+    assert_string_equal(ch.used[9]->label, "n36");
+    tg_baseline_free(b);
+    tg_diag_clear(&d);
+}
+
 static void test_view(void **state)
 {
     fx *f = *state;
@@ -372,6 +393,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_baseline_last_ten, setup, teardown),
         cmocka_unit_test_setup_teardown(test_baseline_outlier_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_baseline_accept_and_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_baseline_after_fix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_view, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
