@@ -224,8 +224,8 @@ int tg_cli_history_judge(tg_cli_history *c, const tg_ruleset *rs, const tg_hist_
         tg_hist_accept *acc = NULL;
         size_t n_runs = 0, n_acc = 0;
         if (hr->workload) {
-            st = tg_history_load(c->h, hr->workload, TG_HIST_LOAD_SAMPLES | TG_HIST_LOAD_WORK, c->arena, &runs,
-                                 &n_runs, &diag);
+            st = tg_history_load(c->h, hr->workload, TG_HIST_LOAD_SAMPLES | TG_HIST_LOAD_WORK | TG_HIST_LOAD_RECENT,
+                                 c->arena, &runs, &n_runs, &diag);
             if (st == TG_OK) st = tg_history_accepts(c->h, c->arena, &acc, &n_acc, &diag);
             if (st != TG_OK) break;
         }

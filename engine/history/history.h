@@ -118,6 +118,12 @@ tg_status tg_history_append(tg_history *h, tg_hist_run *runs, size_t n, bool rep
 /* What tg_history_load reads besides the run's fields and metric values. */
 #define TG_HIST_LOAD_SAMPLES 1u
 #define TG_HIST_LOAD_WORK 2u
+/* Only the workload's latest TG_HISTORY_RECENT runs (with a workload):
+** what a check reads (its baseline is drawn from the last
+** TG_HISTORY_CHANGE_WINDOW usable ones), so that its cost does not grow
+** with the history. */
+#define TG_HIST_LOAD_RECENT 4u
+#define TG_HISTORY_RECENT (3 * TG_HISTORY_CHANGE_WINDOW)
 
 /* The runs of one workload (all when workload is NULL), in history order:
 ** by time, then id. Everything in arena. */

@@ -183,10 +183,18 @@ static bool hs_work_row_fn(void *ctx, size_t n, const char *const *c)
     return ok && TG_PUSH(ld->work, ld->n_work, ld->cap_work, r);
 }
 
-/* What narrows a query of rows x of runs to one workload's. */
-static const char *hs_where_workload(const char *workload)
+/* The latest TG_HISTORY_RECENT runs of the workload ($1), for
+** TG_HIST_LOAD_RECENT: a check reads those, not the whole history. */
+#define HS_RECENT_IDS "(SELECT id FROM tg_runs WHERE workload = $1 ORDER BY time DESC, id DESC LIMIT %d)"
+
+/* What narrows a query of rows x of runs to one workload's (and to its
+** recent runs). */
+static const char *hs_where_workload(const char *workload, unsigned what, tg_arena *scratch)
 {
-    return workload ? " JOIN tg_runs r ON r.id = x.run_id WHERE r.workload = $1" : "";
+    if (!workload) return "";
+    if (!(what & TG_HIST_LOAD_RECENT)) return " JOIN tg_runs r ON r.id = x.run_id WHERE r.workload = $1";
+    return tg_arena_printf(scratch, " JOIN tg_runs r ON r.id = x.run_id WHERE r.workload = $1 AND r.id IN "
+                           HS_RECENT_IDS, TG_HISTORY_RECENT);
 }
 
 static tg_status hs_load_rows(tg_history *h, hs_loader *ld, const char *workload, tg_arena *scratch,
@@ -194,15 +202,19 @@ static tg_status hs_load_rows(tg_history *h, hs_loader *ld, const char *workload
 {
     const char *const params[] = {workload};
     size_t np = workload ? 1 : 0;
-    const char *sql = tg_arena_printf(scratch, "SELECT " HS_RUN_COLS " FROM tg_runs%s ORDER BY id",
-                                      workload ? " WHERE workload = $1" : "");
+    const char *recent = workload && (ld->what & TG_HIST_LOAD_RECENT)
+                             ? tg_arena_printf(scratch, " AND id IN " HS_RECENT_IDS, TG_HISTORY_RECENT) : "";
+    const char *where = recent ? tg_arena_printf(scratch, "%s%s", workload ? " WHERE workload = $1" : "", recent) : NULL;
+    const char *x_where = hs_where_workload(workload, ld->what, scratch);
+    if (!where || !x_where) return hs_oom(h, diag);
+    const char *sql = tg_arena_printf(scratch, "SELECT " HS_RUN_COLS " FROM tg_runs%s ORDER BY id", where);
     if (!sql) return hs_oom(h, diag);
     tg_status st = hs_exec(h, sql, params, np, hs_run_row, ld, diag);
     if (st != TG_OK || !ld->n || (ld->what & HS_LOAD_RUNS_ONLY)) return st;
     sql = tg_arena_printf(scratch,
                           "SELECT x.run_id, x.rule, x.metric, x.samples_field, x.unit, x.direction, x.value,"
                           " x.verdict, %s FROM tg_metrics x%s ORDER BY x.run_id, x.seq",
-                          ld->what & TG_HIST_LOAD_SAMPLES ? "x.samples" : "NULL", hs_where_workload(workload));
+                          ld->what & TG_HIST_LOAD_SAMPLES ? "x.samples" : "NULL", x_where);
     if (!sql) return hs_oom(h, diag);
     return hs_exec(h, sql, params, np, hs_metric_row_fn, ld, diag);
 }
@@ -215,8 +227,9 @@ static tg_status hs_load_work(tg_history *h, hs_loader *ld, const char *workload
 {
     if (!ids) {
         const char *const params[] = {workload};
-        const char *sql = tg_arena_printf(scratch, "SELECT " HS_WORK_COLS " FROM tg_work x%s ORDER BY x.run_id, x.seq",
-                                          hs_where_workload(workload));
+        const char *where = hs_where_workload(workload, ld->what, scratch);
+        const char *sql = where ? tg_arena_printf(scratch, "SELECT " HS_WORK_COLS " FROM tg_work x%s ORDER BY "
+                                                  "x.run_id, x.seq", where) : NULL;
         return sql ? hs_exec(h, sql, params, workload ? 1 : 0, hs_work_row_fn, ld, diag) : hs_oom(h, diag);
     }
     tg_status st = TG_OK;
