@@ -138,11 +138,12 @@ sqlite3 "$tmp/no-nvtx.sqlite" "DELETE FROM NVTX_EVENTS;"
 expect 3 "empty NVTX table" "the capture holds no NVTX ranges, so there are no iterations" -- \
     "$bin" check --fail-on never --baseline "$base" "$tmp/no-nvtx.sqlite"
 
-# 8d. half the iterations' GPU work lost: the periods cannot be judged
+# 8d. half the iterations' GPU work lost: the launches without a GPU record
+# make every rule on GPU work an error (docs/rules.md, "Lost data")
 cp "$example" "$tmp/half-gpu.sqlite"
 sqlite3 "$tmp/half-gpu.sqlite" "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0;
     DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid % 2 = 0;"
-expect 3 "every other iteration without GPU work" "too few to judge" -- \
+expect 3 "every other iteration without GPU work" "have no GPU record" -- \
     "$bin" check --fail-on never --baseline "$base" "$tmp/half-gpu.sqlite"
 grep -q "PASS .*iteration-variance" "$tmp/out" && fail "iteration-variance passed over half the GPU work"
 grep -q "ERROR .*gpu-time-regression" "$tmp/out" || fail "gpu-time-regression judged half the GPU work"

@@ -145,6 +145,7 @@ tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_r
         st = failed(out, diag, TG_EINTERNAL, "the trace model could not be built");
     } else {
         out->api_streamed = t->apis_partial;
+        out->coverage = m->coverage;
         out->gpu_names = gpu_names(t, out->arena);
         st = tg_eval_model(plan->rs, m, &plan->eval, out->arena, out, diag);
         if (st == TG_OK) st = tg_eval_causes(plan->rs, m, &plan->eval, out->arena, out, diag);

@@ -60,6 +60,10 @@ typedef struct tg_facts_plan {
 ** streamed for the row count and the processes that made calls. NULL with
 ** the reason in diag (load warnings there too). */
 tg_trace *tg_check_open_info(const tg_facts_plan *plan, const char *path, tg_diag *diag);
+/* The same, building the model check builds (the API table streamed, one
+** row per process kept) for what the CUDA activity covers, into *cov
+** (NULL: tg_check_open_info). NULL with a diag when it cannot. */
+tg_trace *tg_check_open_info_with(const tg_facts_plan *plan, const char *path, tg_coverage *cov, tg_diag *diag);
 
 /* What metrics reports on, in two steps so that each one's messages can
 ** be told apart: the trace opened as check opens it, with the host side

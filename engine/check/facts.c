@@ -13,6 +13,8 @@
 
 #include "../common/idmap.h"
 
+#include <string.h>
+
 /* Open path with load, measured first against plan->max_memory. */
 static tg_trace *open_measured(const tg_facts_plan *plan, const char *path, tg_load_opts *load, tg_diag *diag)
 {
@@ -45,6 +47,40 @@ tg_trace *tg_check_open_info(const tg_facts_plan *plan, const char *path, tg_dia
     if (st == TG_STREAM_DONE || (st == TG_STREAM_STOPPED && tg_trace_load_apis(t, diag))) return t;
     tg_trace_close(t);
     return NULL;
+}
+
+/* The model's keep_api for info: one row per new process, as above. */
+static bool keep_new_process_row(void *ctx, const tg_model *m, const tg_api *row)
+{
+    (void)m;
+    return keep_new_process(ctx, (tg_api *)row) != 0;
+}
+
+tg_trace *tg_check_open_info_with(const tg_facts_plan *plan, const char *path, tg_coverage *cov, tg_diag *diag)
+{
+    if (!cov) return tg_check_open_info(plan, path, diag);
+    memset(cov, 0, sizeof *cov);
+    tg_load_opts load = {.defer_api = true};
+    tg_trace *t = open_measured(plan, path, &load, diag);
+    if (!t) return NULL;
+    /* the launch pass counts what check counts (the same lean load and
+    ** stream), so info and check give one account */
+    tg_idmap pids = {0};
+    tg_model_params params = {.iteration_pattern = plan->iteration_pattern, .keep_api = keep_new_process_row,
+                              .keep_ctx = &pids, .skip_nvtx_gpu = true};
+    tg_model *m = tg_model_build(t, &params, diag);
+    tg_idmap_free(&pids);
+    if (!m) {
+        /* info never needed the model before: read it as ever, without
+        ** the coverage, and say nothing of the model */
+        tg_trace_close(t);
+        tg_diag_clear(diag);
+        tg_diag_init(diag);
+        return tg_check_open_info(plan, path, diag);
+    }
+    *cov = m->coverage;
+    tg_model_free(m);
+    return t;
 }
 
 tg_trace *tg_check_open_metrics(const tg_facts_plan *plan, const char *path, tg_diag *diag)

@@ -27,7 +27,8 @@ int tg_cmd_info(const tg_cli_args *a)
         const char *path = a->operands[i];
         tg_diag diag;
         tg_diag_init(&diag);
-        tg_trace *t = tg_check_open_info(&plan, path, &diag);
+        tg_coverage cov;
+        tg_trace *t = tg_check_open_info_with(&plan, path, &cov, &diag);
         int rc = tg_cli_report_diag(&diag, TG_OK);   /* errors and load warnings */
         if (!t) {
             if (status == TG_OK || rc == TG_EINTERNAL) status = rc ? rc : TG_ETRACE;
@@ -39,10 +40,10 @@ int tg_cmd_info(const tg_cli_args *a)
         }
         tg_diag_clear(&diag);
         if (json) {
-            json_t *doc = tg_info_json(t, pattern);
+            json_t *doc = tg_info_json_with(t, pattern, &cov);
             if (!doc || json_array_append_new(traces, doc) != 0) status = TG_EINTERNAL;
         } else {
-            char *text = tg_info_text(t, pattern);
+            char *text = tg_info_text_with(t, pattern, &cov);
             if (text) {
                 fputs(text, stdout);
                 if (i + 1 < a->n_operands) fputc('\n', stdout);

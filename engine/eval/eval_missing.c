@@ -330,13 +330,52 @@ static bool no_events(const tg_rule *r, const tg_model *m, const tg_eval_opts *o
                                    tg_trace_table_option(t, (tg_table_id)first)));
 }
 
+/* ------------------------------------------------------ lost data */
+
+/* Does the verdict read GPU ops or the calls that launch them? */
+static bool rule_reads_gpu(const tg_rule *r)
+{
+    switch (r->source) {
+    case TG_SRC_KERNEL: case TG_SRC_MEMCPY: case TG_SRC_MEMSET: case TG_SRC_API: case TG_SRC_DEVICE: case TG_SRC_GAP:
+        return true;
+    default:
+        return rule_op_tables(r) != 0 || rule_reads_launch(r) || rule_reads_iteration_gpu(r);
+    }
+}
+
+/* Data recorded, then lost: an error whatever --missing-data says, since
+** recording it again with the same options would not help and a skip
+** would let a damaged capture pass (docs/rules.md, "Lost data"). */
+static bool lost(tg_rule_result *res, const char *message)
+{
+    res->missing_data = true;
+    res->verdict = TG_V_ERROR;
+    res->error_status = TG_ETRACE;
+    res->message = message;
+    return true;
+}
+
+/* The rule reads GPU ops or launch calls, and the capture lost them
+** (tg_coverage_lost). */
+static bool data_lost(const tg_rule *r, const tg_model *m, tg_rule_result *res, tg_arena *arena)
+{
+    char what[512];
+    if (!rule_reads_gpu(r) || !tg_coverage_lost(&m->coverage, what, sizeof what)) return false;
+    return lost(res, tg_arena_printf(arena,
+        "rule %s reads GPU work and the calls that launched it, but %s, the data recorded and then lost "
+        "(dropped activity buffers, or a profiler that stopped recording), so this is an error, not a skip",
+        r->info.id, what));
+}
+
 bool tg_missing_before(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
                        tg_arena *arena)
 {
+    /* lost data before iterations without GPU work, which it explains:
+    ** never a skip */
     return table_absent(r, m, opts, res, arena) || calls_lost(r, m, opts, res, arena) ||
-           no_events(r, m, opts, res, arena) || gpu_work_absent(r, m, opts, res, arena) ||
-           ops_lost(r, m, opts, res, arena) || fields_unfilled(r, m, opts, res, arena) ||
-           osrt_empty(r, m, opts, res, arena);
+           no_events(r, m, opts, res, arena) || data_lost(r, m, res, arena) ||
+           gpu_work_absent(r, m, opts, res, arena) || ops_lost(r, m, opts, res, arena) ||
+           fields_unfilled(r, m, opts, res, arena) || osrt_empty(r, m, opts, res, arena);
 }
 
 /* ---------------------------------------------------- after the scan */

@@ -9,6 +9,7 @@
 
 #include "../common/common.h"
 #include "../common/value.h"
+#include "../model/model.h"   /* tg_coverage */
 
 /* tg_severity and tg_verdict: the shared vocabulary (common/vocab.h). */
 
@@ -290,6 +291,8 @@ typedef struct tg_trace_result {
     tg_workload *workload;     /* what ran (every trace engine/check read has one);
                                   NULL when unreadable, or read from a result without */
     tg_timeline *timeline;     /* when the run asked for one (the HTML report); NULL otherwise */
+    tg_coverage coverage;      /* what its CUDA activity covers (docs/formats.md,
+                                  "coverage"); set false when not computed */
     bool api_streamed;         /* the API table streamed through the launch join,
                                   only the calls a rule admits kept (the lean load) */
     tg_status status;          /* TG_OK, or TG_ETRACE when unreadable */

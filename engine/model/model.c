@@ -22,6 +22,7 @@
 #include "../trace/nsys_enums.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -340,6 +341,146 @@ static void compute_facts(tg_model *m)
     f->steady_duration = m->steady_end > m->steady_start ? m->steady_end - m->steady_start : 0;
 }
 
+/* ------------------------------------------------------------- coverage */
+
+const char *const tg_cov_activity_names[TG_COV_COUNT] = {
+#define X(id, name, what) name,
+    TG_COV_ACTIVITY_LIST(X)
+#undef X
+};
+const char *const tg_cov_activity_what[TG_COV_COUNT] = {
+#define X(id, name, what) what,
+    TG_COV_ACTIVITY_LIST(X)
+#undef X
+};
+
+static void window_add(tg_cov_window *w, int64_t start, int64_t end)
+{
+    if (start == TG_NULL_I64) return;
+    if (end == TG_NULL_I64 || end < start) end = start;
+    w->records++;
+    if (w->first == TG_NULL_I64 || start < w->first) w->first = start;
+    if (w->last == TG_NULL_I64 || end > w->last) w->last = end;
+}
+
+static void memop_window(tg_cov_window *w, const tg_memop *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) window_add(w, rows[i].start, rows[i].end);
+}
+
+/* Did the activity of window w stop early: before a tenth of the NVTX
+** ranges' span, with TG_COV_STOP_AFTER_NS or more of them after it? Its
+** records must exist: an activity never recorded did not stop. Half the
+** span would call a program whose CUDA work ends after its warm-up, or a
+** rule test's capture of 0.1 s, damaged; a profiler that stops recording
+** leaves a few calls and seconds of ranges after them. */
+static bool stops_early(const tg_cov_window *w, const tg_cov_window *nvtx)
+{
+    if (!w->records || !nvtx->records || nvtx->last <= nvtx->first) return false;
+    return w->last < nvtx->first + (nvtx->last - nvtx->first) / 10 && nvtx->last - w->last >= TG_COV_STOP_AFTER_NS;
+}
+
+/* What the CUDA activity covers (tg_coverage, docs/formats.md): counted
+** from the rows loaded and the calls the launch pass saw go by, so a
+** streamed API table counts as a loaded one. */
+static void compute_coverage(tg_model *m)
+{
+    const tg_trace *t = m->trace;
+    const tg_model_priv *p = tg_model_cpriv_of(m);
+    tg_coverage *c = &m->coverage;
+    memset(c, 0, sizeof *c);
+    for (int a = 0; a < TG_COV_COUNT; a++) c->act[a].first = c->act[a].last = TG_NULL_I64;
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        const tg_kspan *k = tg_model_ks(p, i);
+        window_add(&c->act[TG_COV_KERNEL], k->start, k->end);
+    }
+    memop_window(&c->act[TG_COV_MEMCPY], t->memcpys, t->n_memcpys);
+    memop_window(&c->act[TG_COV_MEMSET], t->memsets, t->n_memsets);
+    tg_cov_window *api = &c->act[TG_COV_API];
+    api->records = p->api_calls;
+    api->first = p->api_first;
+    api->last = p->api_last;
+    for (size_t i = 0; i < t->n_nvtx; i++) window_add(&c->act[TG_COV_NVTX], t->nvtx[i].start, t->nvtx[i].end);
+    static const int tables[] = {TG_TABLE_KERNEL, TG_TABLE_MEMCPY, TG_TABLE_MEMSET};
+    for (int k = 0; k < 3; k++) {
+        c->act[k].launch_calls = p->launch_calls[tables[k]];
+        c->act[k].launches_without_gpu = p->launch_unmatched[tables[k]];
+        c->act[k].launches_after_capture = p->launch_pending[tables[k]];
+        c->launches_after_capture += c->act[k].launches_after_capture;
+        c->launch_calls += c->act[k].launch_calls;
+        c->launches_without_gpu += c->act[k].launches_without_gpu;
+    }
+    c->unmatched_first = c->launches_without_gpu ? p->unmatched_first : TG_NULL_I64;
+    c->unmatched_last = c->launches_without_gpu ? p->unmatched_last : TG_NULL_I64;
+    c->launch_fraction = c->launch_calls ? (double)c->launches_without_gpu / (double)c->launch_calls : NAN;
+    c->run_first = c->run_last = TG_NULL_I64;
+    for (int a = 0; a < TG_COV_COUNT; a++) {
+        const tg_cov_window *w = &c->act[a];
+        if (!w->records || w->first == TG_NULL_I64) continue;
+        if (c->run_first == TG_NULL_I64 || w->first < c->run_first) c->run_first = w->first;
+        if (c->run_last == TG_NULL_I64 || w->last > c->run_last) c->run_last = w->last;
+    }
+    /* the GPU ops as one activity: the latest of the three */
+    tg_cov_window gpu = {.first = TG_NULL_I64, .last = TG_NULL_I64};
+    for (int k = TG_COV_KERNEL; k <= TG_COV_MEMSET; k++) {
+        const tg_cov_window *w = &c->act[k];
+        if (!w->records) continue;
+        gpu.records += w->records;
+        if (gpu.last == TG_NULL_I64 || w->last > gpu.last) gpu.last = w->last;
+        if (gpu.first == TG_NULL_I64 || w->first < gpu.first) gpu.first = w->first;
+    }
+    c->stopped = -1;
+    c->stopped_at = TG_NULL_I64;
+    c->uncovered = NAN;
+    const tg_cov_window *nvtx = &c->act[TG_COV_NVTX];
+    bool gpu_stops = stops_early(&gpu, nvtx), api_stops = stops_early(api, nvtx);
+    if (gpu_stops || api_stops) {
+        /* the one that stopped first */
+        bool gpu_first = gpu_stops && (!api_stops || gpu.last <= api->last);
+        c->stopped = gpu_first ? TG_COV_KERNEL : TG_COV_API;
+        c->stopped_at = gpu_first ? gpu.last : api->last;
+        int64_t run = c->run_last - c->run_first;
+        c->uncovered = run > 0 ? (double)(c->run_last - c->stopped_at) / (double)run : NAN;
+    }
+    c->set = true;
+}
+
+static double secs(int64_t ns) { return (double)ns / 1e9; }
+
+bool tg_coverage_lost(const tg_coverage *c, char *buf, size_t size)
+{
+    if (size) buf[0] = 0;
+    if (!c->set) return false;
+    int64_t run = c->run_last - c->run_first;
+    if (c->stopped_at != TG_NULL_I64) {
+        const char *what = c->stopped == TG_COV_API ? "CUDA API calls" : "GPU activity (kernels, copies, memsets)";
+        snprintf(buf, size,
+                 "the capture's %s stop %.3f s into it while its NVTX ranges go on to %.3f s: %.1f%% of the run "
+                 "(%.3f s of %.3f s) is left unjudged", what, secs(c->stopped_at - c->run_first),
+                 secs(c->act[TG_COV_NVTX].last - c->run_first), 100.0 * c->uncovered,
+                 secs(c->run_last - c->stopped_at), secs(run));
+        return true;
+    }
+    /* a kind without a single record is an op table emptied beside its
+    ** calls, which the evaluator says in its own words (ops_lost) */
+    int64_t calls = 0, missed = 0;
+    for (int k = TG_COV_KERNEL; k <= TG_COV_MEMCPY; k++) {
+        if (!c->act[k].records) continue;
+        calls += c->act[k].launch_calls;
+        missed += c->act[k].launches_without_gpu;
+    }
+    if (!calls || (double)missed <= TG_COV_TOLERANCE * (double)calls) return false;
+    double span = c->unmatched_first != TG_NULL_I64 && run > 0
+                ? (double)(c->unmatched_last - c->unmatched_first) / (double)run : 0;
+    snprintf(buf, size,
+             "%lld of the capture's %lld kernel and copy launch calls (%.1f%%, more than the %.0f%% tolerated) "
+             "have no GPU record, from %.3f s to %.3f s into the capture: %.1f%% of the run (%.3f s) is left "
+             "unjudged", (long long)missed, (long long)calls, 100.0 * (double)missed / (double)calls,
+             100.0 * TG_COV_TOLERANCE, secs(c->unmatched_first - c->run_first),
+             secs(c->unmatched_last - c->run_first), 100.0 * span, secs(c->unmatched_last - c->unmatched_first));
+    return true;
+}
+
 /* ---------------------------------------------------------------- build */
 
 
@@ -406,6 +547,7 @@ tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag
         !tg_model_host_end(m) || !tg_model_build_devices(m, &p))
         return build_failed(m, diag, true);
     compute_facts(m);
+    compute_coverage(m);
     return m;
 }
 

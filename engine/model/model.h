@@ -239,6 +239,76 @@ typedef struct tg_short_kernel {
     int64_t launch_time;       /* the durations of the calls that launched them, summed */
 } tg_short_kernel;
 
+/* ------------------------------------------------------------- coverage */
+
+/* What the capture's CUDA activity covers (docs/formats.md, "coverage";
+** issue 32): per activity its first and last record and how many, the
+** launch calls whose correlation id has no GPU record, and whether CUDA
+** activity stops early. X(id, name, what). ORDER: tg_cov_activity. */
+#define TG_COV_ACTIVITY_LIST(X) \
+    X(KERNEL, "kernels", "kernels") \
+    X(MEMCPY, "memcpy", "copies") \
+    X(MEMSET, "memset", "memsets") \
+    X(API, "cuda_api", "CUDA API calls") \
+    X(NVTX, "nvtx", "NVTX ranges")
+
+typedef enum tg_cov_activity {
+#define X(id, name, what) TG_COV_##id,
+    TG_COV_ACTIVITY_LIST(X)
+#undef X
+    TG_COV_COUNT
+} tg_cov_activity;
+
+extern const char *const tg_cov_activity_names[TG_COV_COUNT];
+extern const char *const tg_cov_activity_what[TG_COV_COUNT];
+
+typedef struct tg_cov_window {
+    int64_t first, last;       /* earliest start, latest end (or start); null when none */
+    int64_t records;
+    /* kernels, memcpy, memset: the calls of TG_OP_CALL_PREFIXES with a
+    ** correlation id that launch this kind, and those of them whose id
+    ** has no GPU record of the process (0 for the others) */
+    int64_t launch_calls, launches_without_gpu;
+    int64_t launches_after_capture;   /* past the process's last op while its GPU
+                                         worked to the capture's end: run after it,
+                                         not lost (engine/model/model_join.c) */
+} tg_cov_window;
+
+/* Launches without a GPU record beyond this share make a capture damaged
+** for the rules that read GPU ops or launch calls (docs/rules.md, "Lost
+** data"; the param coverage_tolerance overrides it). */
+#define TG_COV_TOLERANCE 0.01
+/* CUDA activity stops early when its last record comes before a tenth of
+** the NVTX ranges' span, with this long or more of ranges after it (1 s). */
+#define TG_COV_STOP_AFTER_NS 1000000000
+
+typedef struct tg_coverage {
+    bool set;                  /* computed (false: a result read back, a trace
+                                  that reads no CUDA activity) */
+    tg_cov_window act[TG_COV_COUNT];
+    int64_t launch_calls, launches_without_gpu;   /* over kernels, memcpy, memset */
+    int64_t launches_after_capture;
+    double launch_fraction;    /* launches_without_gpu / launch_calls; NaN without */
+    int64_t unmatched_first, unmatched_last;      /* starts of the first and last of those; null */
+    /* CUDA activity that stops early (TG_COV_STOP_AFTER_NS): the activity (TG_COV_API, or TG_COV_KERNEL for the GPU ops),
+    ** when it stopped, and the share of the run after it; stopped_at null
+    ** when it does not stop early */
+    int stopped;
+    int64_t stopped_at;
+    int64_t run_first, run_last;  /* earliest and latest record of any activity above */
+    double uncovered;          /* (run_last - stopped_at) / (run_last - run_first) */
+} tg_coverage;
+
+/* What a damaged capture lost, as check's errors and `info` both say it
+** (docs/rules.md, "Lost data"): CUDA activity that stops early, else
+** kernel and copy launch calls without a GPU record beyond
+** TG_COV_TOLERANCE, over the kinds with records (memsets are counted but
+** do not damage it: CUPTI and Kineto leave out memsets that did no work;
+** an op table emptied whole is the evaluator's missing data). One clause into buf ("the
+** capture's GPU activity ... is left unjudged"); false, buf "", when the
+** capture lost nothing so. */
+bool tg_coverage_lost(const tg_coverage *c, char *buf, size_t size);
+
 /* ------------------------------------------------------------- model */
 
 typedef struct tg_model_params {
@@ -303,6 +373,7 @@ struct tg_model {
     /* Calls of the API table that launch ops of table t (TG_OP_CALL_PREFIXES:
     ** TG_TABLE_KERNEL, _MEMCPY, _MEMSET; 0 for the others), twins counted once. */
     int64_t op_calls[TG_TABLE_COUNT];
+    tg_coverage coverage;           /* what the CUDA activity covers (above) */
 };
 
 /* Check an iteration pattern as tg_model_build would (POSIX ERE within the

@@ -99,6 +99,13 @@ typedef struct tg_model_priv {
     /* facts counted while the calls go by (a streamed table keeps few rows) */
     int64_t api_calls, blocking_calls, blocked_time;
     int64_t op_calls[TG_TABLE_COUNT];  /* tg_model.op_calls, while they go by */
+    /* coverage (tg_model.coverage), while the calls go by: per op table the
+    ** launch calls with a correlation id, and those whose id has no op;
+    ** the calls' window */
+    int64_t launch_calls[TG_TABLE_COUNT], launch_unmatched[TG_TABLE_COUNT];
+    int64_t launch_pending[TG_TABLE_COUNT];   /* not yet run at the capture's end (model_join.c) */
+    int64_t api_first, api_last;
+    int64_t unmatched_first, unmatched_last;  /* starts of the first and last launch without an op */
 } tg_model_priv;
 
 static inline tg_model_priv *tg_model_priv_of(tg_model *m) { return (tg_model_priv *)(void *)m; }

@@ -182,6 +182,11 @@ void tg_model_reset_attribution(tg_model *m)
     }
     p->api_calls = p->blocking_calls = p->blocked_time = 0;
     memset(p->op_calls, 0, sizeof p->op_calls);
+    memset(p->launch_calls, 0, sizeof p->launch_calls);
+    memset(p->launch_unmatched, 0, sizeof p->launch_unmatched);
+    memset(p->launch_pending, 0, sizeof p->launch_pending);
+    p->api_first = p->api_last = TG_NULL_I64;
+    p->unmatched_first = p->unmatched_last = TG_NULL_I64;
 }
 
 /* The iteration of every NVTX row (its own start, its own process). */

@@ -486,6 +486,18 @@ static bool op_index_build(op_index *x, const tg_model *m)
 
 /* ---------------------------------------------------------------- the pass */
 
+/* Per process with GPU ops: the largest correlation id of its ops and the
+** end of its last op, and its launch calls without an op whose id is past
+** that largest one. Those were launched after every op the capture holds:
+** with the process's GPU busy to the capture's end (a window that cuts a
+** queue hundreds of milliseconds deep), they ran after it, and are not
+** lost; with its GPU activity stopped early, they are (coverage). */
+typedef struct pid_gpu {
+    int64_t max_corr, last_end;
+    int64_t pending[TG_TABLE_COUNT];
+    int64_t pending_first, pending_last;
+} pid_gpu;
+
 typedef struct launch_pass {
     tg_model *m;
     const tg_model_params *p;
@@ -494,6 +506,10 @@ typedef struct launch_pass {
     bool streamed;             /* rows come from tg_trace_stream_apis */
     tg_idmap seen;       /* streamed: (pid, id) of the calls kept or blocking */
     size_t index;              /* loaded rows: index of the call being visited */
+    bool found;                /* join_call met GPU ops of the call's key */
+    tg_idmap gpu_pids;         /* pid -> its entry of gpu_of */
+    struct pid_gpu *gpu_of;
+    size_t n_gpu_of;
     bool oom;
 } launch_pass;
 
@@ -576,6 +592,7 @@ static bool join_call(launch_pass *c, const tg_api *a, int64_t it)
         int64_t corr;
         op_key(m, slot_first_ref(x, v), &pid, &corr);
         if (pid != a->pid || corr != a->correlation) continue;
+        c->found = true;
         if (!is_group(v)) return launch_op(c, a, it, v - 1) || !c->streamed;
         op_group *g = &x->groups[v - GROUP_TAG - 1];
         if (g->joined) return !c->streamed;
@@ -585,6 +602,46 @@ static bool join_call(launch_pass *c, const tg_api *a, int64_t it)
         return true;
     }
     return true;
+}
+
+/* Coverage (tg_model.coverage): the calls' window, and per op table the
+** launch calls with an id and those whose id found no GPU op: records
+** lost (dropped buffers, CUPTI stopping) while the calls were kept. A
+** graph launch or a host function is no such call (TG_OP_CALL_PREFIXES). */
+static void note_unmatched(tg_model_priv *p, int64_t start)
+{
+    if (start == TG_NULL_I64) return;
+    if (p->unmatched_first == TG_NULL_I64 || start < p->unmatched_first) p->unmatched_first = start;
+    if (p->unmatched_last == TG_NULL_I64 || start > p->unmatched_last) p->unmatched_last = start;
+}
+
+static void count_coverage(launch_pass *c, tg_model_priv *p, const tg_api *a, uint8_t f, bool found)
+{
+    if (a->start != TG_NULL_I64 && (p->api_first == TG_NULL_I64 || a->start < p->api_first)) p->api_first = a->start;
+    int64_t last = a->end != TG_NULL_I64 ? a->end : a->start;
+    if (last != TG_NULL_I64 && (p->api_last == TG_NULL_I64 || last > p->api_last)) p->api_last = last;
+    if (!joinable(a->correlation)) return;
+    static const struct { uint8_t flag; int table; } kinds[] = {
+        {TG_NAME_OPS_KERNEL, TG_TABLE_KERNEL}, {TG_NAME_OPS_MEMCPY, TG_TABLE_MEMCPY}, {TG_NAME_OPS_MEMSET, TG_TABLE_MEMSET}};
+    int32_t d = found ? -1 : tg_idmap_get(&c->gpu_pids, a->pid);
+    pid_gpu *g = d >= 0 && a->correlation > c->gpu_of[d].max_corr ? &c->gpu_of[d] : NULL;
+    bool counted = false;
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        /* a kind whose table the capture lacks was not recorded, not lost
+        ** (engine/eval/eval_missing.c says so): its calls are not counted */
+        if (!(f & kinds[k].flag) || !p->pub.trace->has_table[kinds[k].table]) continue;
+        p->launch_calls[kinds[k].table]++;
+        if (g) g->pending[kinds[k].table]++;
+        else if (!found) p->launch_unmatched[kinds[k].table]++;
+        counted = true;
+    }
+    if (found || !counted || a->start == TG_NULL_I64) return;
+    if (!g) {
+        note_unmatched(p, a->start);
+        return;
+    }
+    if (g->pending_first == TG_NULL_I64 || a->start < g->pending_first) g->pending_first = a->start;
+    if (g->pending_last == TG_NULL_I64 || a->start > g->pending_last) g->pending_last = a->start;
 }
 
 static int visit(void *ctx, tg_api *a)
@@ -611,7 +668,9 @@ static int visit(void *ctx, tg_api *a)
                 p->blocked_time = tg_add_sat(p->blocked_time, a->end - a->start);
             if (it >= 0) m->iterations[it].blocking_calls++;
         }
+        c->found = false;
         if (joinable(a->correlation) && !join_call(c, a, it)) return -1;
+        count_coverage(c, p, a, f, c->found);
     }
     if (c->oom) return -1;
     if (!c->streamed) return 1;
@@ -638,12 +697,71 @@ static void ahead(void *ctx, const tg_api *a)
     if (joinable(a->correlation)) __builtin_prefetch(&c->ops.slots[hash_of(c->ops.seed, a->pid, a->correlation) & c->ops.mask]);
 }
 
+/* The processes' GPU ops: largest id, last end (pid_gpu). */
+static bool gpu_pids_build(launch_pass *c)
+{
+    const tg_model *m = c->m;
+    size_t cap = 0;
+    int32_t last_pid = 0, last_d = -1;   /* ops come in runs of one process */
+    for (int kind = 0; kind < TG_OPK_COUNT; kind++) {
+        size_t count = tg_model_op_count(m, kind);
+        for (size_t row = 0; row < count; row++) {
+            int32_t pid;
+            int64_t corr, end;
+            uint32_t ref = op_ref((tg_op_kind)kind, row);
+            op_key(m, ref, &pid, &corr);
+            end = kind == TG_OPK_KERNEL ? tg_model_ks(tg_model_cpriv_of(m), row)->end
+                : kind == TG_OPK_MEMCPY ? m->trace->memcpys[row].end : m->trace->memsets[row].end;
+            if (!joinable(corr)) continue;
+            int32_t d = last_d >= 0 && pid == last_pid ? last_d : tg_idmap_get(&c->gpu_pids, pid);
+            last_pid = pid;
+            last_d = d;
+            if (d < 0) {
+                pid_gpu g = {.max_corr = corr, .last_end = end, .pending_first = TG_NULL_I64,
+                             .pending_last = TG_NULL_I64};
+                if (!TG_PUSH(c->gpu_of, c->n_gpu_of, cap, g) || !tg_idmap_put(&c->gpu_pids, pid, (int32_t)(c->n_gpu_of - 1)))
+                    return false;
+                last_d = (int32_t)(c->n_gpu_of - 1);
+                continue;
+            }
+            pid_gpu *g = &c->gpu_of[d];
+            if (corr > g->max_corr) g->max_corr = corr;
+            if (end != TG_NULL_I64 && (g->last_end == TG_NULL_I64 || end > g->last_end)) g->last_end = end;
+        }
+    }
+    return true;
+}
+
+/* The launches past a process's last op: not yet run at the capture's end
+** when its GPU worked until then (the last twentieth of the capture),
+** else lost with the rest. */
+static void gpu_pids_settle(launch_pass *c)
+{
+    tg_model_priv *p = tg_model_priv_of(c->m);
+    const tg_trace *t = c->m->trace;
+    int64_t tail = t->last_ns != TG_NULL_I64 && t->first_ns != TG_NULL_I64 ? (t->last_ns - t->first_ns) / 20 : 0;
+    for (size_t i = 0; i < c->n_gpu_of; i++) {
+        const pid_gpu *g = &c->gpu_of[i];
+        bool ran_after = g->last_end != TG_NULL_I64 && t->last_ns != TG_NULL_I64 && g->last_end >= t->last_ns - tail;
+        for (int k = 0; k < TG_TABLE_COUNT; k++) {
+            if (ran_after) p->launch_pending[k] += g->pending[k];
+            else p->launch_unmatched[k] += g->pending[k];
+        }
+        if (!ran_after && g->pending_first != TG_NULL_I64) {
+            note_unmatched(p, g->pending_first);
+            note_unmatched(p, g->pending_last);
+        }
+    }
+}
+
 int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *diag)
 {
     tg_trace *t = m->trace;
     launch_pass c = {.m = m, .p = params, .streamed = t->apis_deferred};
     if (!op_index_build(&c.ops, m) || !tg_model_finder_init(&c.finder, m) ||
-        !(*(&c.seen) = (tg_idmap){0}, true)) {
+        !(*(&c.seen) = (tg_idmap){0}, true) || !gpu_pids_build(&c)) {
+        tg_idmap_free(&c.gpu_pids);
+        free(c.gpu_of);
         op_index_free(&c.ops);
         tg_model_finder_free(&c.finder);
         tg_idmap_free(&c.seen);
@@ -668,6 +786,9 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
         }
         rc = c.oom ? 0 : 1;
     }
+    if (rc == 1) gpu_pids_settle(&c);
+    tg_idmap_free(&c.gpu_pids);
+    free(c.gpu_of);
     op_index_free(&c.ops);
     tg_model_finder_free(&c.finder);
     tg_idmap_free(&c.seen);

@@ -412,6 +412,55 @@ static void origin_json(jctx *c, json_t *o, const tg_origin *og)
     put(c, o, "pids", pids);
 }
 
+/* Launches without a GPU record: how many, of how many launch calls. */
+static json_t *unmatched_json(jctx *c, int64_t count, int64_t calls)
+{
+    json_t *o = json_object();
+    put(c, o, "count", json_integer((json_int_t)count));
+    put(c, o, "fraction", calls ? tg_report_json_num((double)count / (double)calls) : json_null());
+    return o;
+}
+
+json_t *tg_report_coverage_json(const tg_coverage *cov)
+{
+    jctx ctx = {true}, *c = &ctx;
+    json_t *o = json_object();
+    for (int a = 0; a < TG_COV_COUNT; a++) {
+        const tg_cov_window *w = &cov->act[a];
+        json_t *x = json_object();
+        put(c, x, "first_ns", i64(w->records ? w->first : TG_NULL_I64));
+        put(c, x, "last_ns", i64(w->records ? w->last : TG_NULL_I64));
+        put(c, x, "records", json_integer((json_int_t)w->records));
+        if (a <= TG_COV_MEMSET) {
+            put(c, x, "launch_calls", json_integer((json_int_t)w->launch_calls));
+            put(c, x, "launches_without_gpu_record", unmatched_json(c, w->launches_without_gpu, w->launch_calls));
+            put(c, x, "launches_after_capture", json_integer((json_int_t)w->launches_after_capture));
+        }
+        put(c, o, tg_cov_activity_names[a], x);
+    }
+    put(c, o, "launch_calls", json_integer((json_int_t)cov->launch_calls));
+    json_t *u = unmatched_json(c, cov->launches_without_gpu, cov->launch_calls);
+    put(c, u, "first_ns", i64(cov->unmatched_first));
+    put(c, u, "last_ns", i64(cov->unmatched_last));
+    put(c, o, "launches_without_gpu_record", u);
+    put(c, o, "launches_after_capture", json_integer((json_int_t)cov->launches_after_capture));
+    put(c, o, "run_first_ns", i64(cov->run_first));
+    put(c, o, "run_last_ns", i64(cov->run_last));
+    json_t *s = json_null();
+    if (cov->stopped_at != TG_NULL_I64) {
+        s = json_object();
+        put(c, s, "activity", json_string(cov->stopped == TG_COV_API ? "cuda_api" : "gpu"));
+        put(c, s, "at_ns", i64(cov->stopped_at));
+        put(c, s, "uncovered", tg_report_json_num(cov->uncovered));
+    }
+    put(c, o, "stops_early", s);
+    if (!ctx.ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 static json_t *trace_json(jctx *c, const tg_trace_result *t)
 {
     json_t *o = json_object();
@@ -423,6 +472,7 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
     if (t->gpu_names) put(c, o, "gpus", gpus_json(c, t->gpu_names));
     if (t->iteration_marker) put(c, o, "iteration_marker", tg_report_json_str(t->iteration_marker));
     if (t->workload) put(c, o, "workload", workload_json(c, t->workload));
+    if (t->coverage.set) put(c, o, "coverage", tg_report_coverage_json(&t->coverage));
     if (t->n_missing_ranks) {
         /* runs [first, last]: bounded by the results, not by the world
         ** size; each rank listed too while they are few (docs/formats.md) */

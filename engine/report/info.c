@@ -19,6 +19,8 @@
 
 /* ---------------------------------------------------------------- helpers */
 
+static json_t *info_doc(const tg_trace *t, const char *pattern);
+
 /* Names come from the profiled program: JSON carries them as UTF-8, each
 ** invalid byte as U+FFFD (tg_report_json_str, tg_utf8_clean). */
 static json_t *str_or_null(const char *s) { return tg_report_json_str(s); }
@@ -238,6 +240,38 @@ static json_t *markers_json(const tg_trace *t, const char *pattern)
 
 json_t *tg_info_json(const tg_trace *t, const char *pattern)
 {
+    return tg_info_json_with(t, pattern, NULL);
+}
+
+/* The coverage keys of the document (tg_info_json_with); false on OOM. */
+static bool add_coverage(json_t *doc, const tg_coverage *cov)
+{
+    json_t *lost = json_array();
+    char what[512];
+    if (!lost || json_object_set_new(doc, "lost", lost) != 0) return false;
+    if (tg_coverage_lost(cov, what, sizeof what)) {
+        char *s = NULL;
+        if (asprintf(&s, "%s: check reports every rule that reads GPU work as an error (exit 3)", what) < 0) return false;
+        json_t *j = str_or_null(s);
+        free(s);
+        if (!j || json_array_append_new(lost, j) != 0) return false;
+    }
+    json_t *c = tg_report_coverage_json(cov);
+    return c && json_object_set_new(doc, "coverage", c) == 0;
+}
+
+json_t *tg_info_json_with(const tg_trace *t, const char *pattern, const tg_coverage *cov)
+{
+    json_t *doc = info_doc(t, pattern);
+    if (doc && cov && cov->set && !add_coverage(doc, cov)) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+static json_t *info_doc(const tg_trace *t, const char *pattern)
+{
     size_t ranges = 0, marks = 0, distinct = 0;
     for (size_t i = 0; i < t->n_nvtx; i++) {
         if (t->nvtx[i].end == TG_NULL_I64) marks++;
@@ -277,6 +311,7 @@ json_t *tg_info_json(const tg_trace *t, const char *pattern)
 }
 
 /* ---------------------------------------------------------------- text */
+
 
 static const char *jstr(const json_t *o, const char *key)
 {
@@ -341,9 +376,44 @@ static void print_nvtx(FILE *f, const json_t *doc)
         fprintf(f, "  %-11s %8s  ... and %lld more names\n", "", "", (long long)(distinct - (json_int_t)k));
 }
 
+/* The coverage lines: each op activity's window and launches without a
+** GPU record, then what was lost. */
+static void print_coverage(FILE *f, const json_t *doc)
+{
+    const json_t *cov = json_object_get(doc, "coverage");
+    if (!cov) return;
+    static const char *const acts[] = {"kernels", "memcpy", "memset", "cuda_api", "nvtx"};
+    json_int_t run0 = jint(cov, "run_first_ns");
+    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+        const json_t *a = json_object_get(cov, acts[i]);
+        fprintf(f, "  %-11s %-9s %lld records", i == 0 ? "coverage:" : "", acts[i], (long long)jint(a, "records"));
+        if (jint(a, "records"))
+            fprintf(f, ", %.3f s to %.3f s", (double)(jint(a, "first_ns") - run0) / 1e9,
+                    (double)(jint(a, "last_ns") - run0) / 1e9);
+        const json_t *u = json_object_get(a, "launches_without_gpu_record");
+        if (u)
+            fprintf(f, "; %lld of %lld launch calls without a GPU record, %lld after the capture",
+                    (long long)jint(u, "count"), (long long)jint(a, "launch_calls"),
+                    (long long)jint(a, "launches_after_capture"));
+        fputc('\n', f);
+    }
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(doc, "lost"), i, m) {
+        fprintf(f, "  %-11s ", i == 0 ? "lost:" : "");
+        print_name(f, json_string_value(m), TG_TEXT_CAP_TEXT);
+        fputc('\n', f);
+    }
+}
+
 char *tg_info_text(const tg_trace *t, const char *pattern)
 {
-    json_t *doc = tg_info_json(t, pattern);
+    return tg_info_text_with(t, pattern, NULL);
+}
+
+char *tg_info_text_with(const tg_trace *t, const char *pattern, const tg_coverage *cov)
+{
+    json_t *doc = tg_info_json_with(t, pattern, cov);
     if (!doc) return NULL;
     char *out = NULL;
     size_t size = 0;
@@ -403,6 +473,7 @@ char *tg_info_text(const tg_trace *t, const char *pattern)
         print_name(f, json_string_value(m), TG_TEXT_CAP_TEXT);
         fputc('\n', f);
     }
+    print_coverage(f, doc);
     fclose(f);
     json_decref(doc);
     return out;

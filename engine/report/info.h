@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include "../trace/trace.h"
+#include "../model/model.h"   /* tg_coverage */
 
 /* At most this many names in `nvtx_ranges` (the most frequent first);
 ** `nvtx_range_names` always gives the number of distinct names. */
@@ -29,5 +30,12 @@ json_t *tg_info_json(const tg_trace *t, const char *pattern);
 
 /* The same as readable text, one block; malloc'd, NULL when out of memory. */
 char *tg_info_text(const tg_trace *t, const char *pattern);
+
+/* The same, with what the CUDA activity covers as check counts it
+** (tg_check_open_info_with): a key `coverage` (the JSON result's object)
+** and `lost` [sentence], the account check's errors give. cov NULL or not
+** set: neither key. */
+json_t *tg_info_json_with(const tg_trace *t, const char *pattern, const tg_coverage *cov);
+char *tg_info_text_with(const tg_trace *t, const char *pattern, const tg_coverage *cov);
 
 #endif

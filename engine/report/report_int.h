@@ -37,6 +37,9 @@ const char *tg_report_basename(const char *path);
 json_t *tg_report_json_str(const char *s);
 /* A JSON number for a double; null when NaN or infinite. */
 json_t *tg_report_json_num(double x);
+/* The `coverage` object of a trace (docs/formats.md, "coverage"), as the
+** JSON result and `info` both write it; NULL when out of memory (fmt_json.c). */
+json_t *tg_report_coverage_json(const tg_coverage *cov);
 /* {name: number|string|bool|null} of named values (fmt_json.c). */
 json_t *tg_report_json_values(const tg_named_value *values, size_t n);
 /* What changed against the baseline, as the JSON result and SARIF's

@@ -25,6 +25,7 @@
 
 #include "report/info.h"
 #include "trace/trace.h"
+#include "model/model.h"
 
 static const char *traces_dir;
 static json_t *reference;      /* file name -> kernels */
@@ -94,8 +95,13 @@ static json_t *load_and_check(const char *path, long expected)
     if (t->first_ns != TG_NULL_I64) assert_true(t->first_ns <= t->last_ns);
     for (size_t i = 0; i < t->n_kernels; i++)
         if (t->kernels[i].name < 0) fail_msg("%s: kernel %zu has no name", path, i);
-    json_t *info = tg_info_json(t, NULL);
+    /* with the coverage the model counts on the whole table: the lean
+    ** stream of `tracegate info` must count the same */
+    tg_model *m = tg_model_build(t, NULL, &d);
+    if (!m) fail_msg("%s: the model could not be built: %s", path, d.n ? d.msgs[0].text : "?");
+    json_t *info = tg_info_json_with(t, NULL, &m->coverage);
     if (!info) fail_msg("%s: tg_info_json failed", path);
+    tg_model_free(m);
     tg_trace_close(t);
     tg_diag_clear(&d);
     return info;
