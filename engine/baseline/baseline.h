@@ -237,6 +237,9 @@ bool tg_baseline_same_names(const char *a, const char *b);
 /* Major version of "3.25.0", or -1 when absent or not a number. */
 int tg_baseline_schema_major(const char *version);
 
+/* Units whose values are never below 0 (a band's low end is clamped). */
+bool tg_baseline_nonnegative(tg_unit unit);
+
 /* Share of base's GPU time (its listed names, TG_BASELINE_OTHER aside)
 ** whose names cur runs at all: the workload fingerprint's measure
 ** (docs/regressions.md, "The workload"). NaN when either has no GPU work. */

@@ -15,7 +15,5 @@
 ** (docs/regressions.md, "The spread"). */
 double tg_baseline_floor(double value, double iteration_se);
 
-/* Units whose values are never below 0 (a band's low end is clamped). */
-bool tg_baseline_nonnegative(tg_unit unit);
 
 #endif

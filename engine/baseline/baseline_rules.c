@@ -10,10 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-static bool same_text(const char *a, const char *b)
-{
-    return a == b || (a && b && !strcmp(a, b));
-}
 
 tg_status tg_baseline_validate(const tg_baseline *b, const tg_ruleset *rs, tg_diag *diag)
 {
@@ -32,9 +28,9 @@ tg_status tg_baseline_validate(const tg_baseline *b, const tg_ruleset *rs, tg_di
         }
         tg_unit unit = r->metric_unit;
         const char *was = NULL, *now = NULL, *what = NULL;
-        if (!same_text(m->metric, r->metric)) {
+        if (!tg_same_str(m->metric, r->metric)) {
             what = "metric", was = m->metric, now = r->metric;
-        } else if (!same_text(m->samples_field, r->samples)) {
+        } else if (!tg_same_str(m->samples_field, r->samples)) {
             what = "samples field", was = m->samples_field ? m->samples_field : "none",
             now = r->samples ? r->samples : "none";
         } else if (m->unit != unit) {

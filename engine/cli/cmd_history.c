@@ -21,45 +21,6 @@
 
 /* ---------------------------------------------------------- helpers */
 
-/* --time as the history keeps it: "YYYY-MM-DDTHH:MM:SSZ" (UTC), from
-** YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS] with Z or an offset +HH:MM (or
-** none: UTC). False when it is not such a time. */
-static bool parse_time(const char *s, char out[32])
-{
-    int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
-    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10) return false;
-    const char *p = s + n;
-    int off = 0;
-    if (*p == 'T' || *p == ' ') {
-        int k = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &k) != 2 || k != 5) return false;
-        p += 1 + k;
-        if (*p == ':') {
-            if (!isdigit((unsigned char)p[1]) || !isdigit((unsigned char)p[2])) return false;
-            sec = (p[1] - '0') * 10 + (p[2] - '0');
-            p += 3;
-            if (*p == '.')
-                for (p++; isdigit((unsigned char)*p);) p++;   /* fractions of a second: dropped */
-        }
-        if (*p == 'Z') {
-            p++;
-        } else if (*p == '+' || *p == '-') {
-            int oh, om, k2 = 0;
-            if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &k2) != 2 || k2 != 5 || oh > 23 || om > 59) return false;
-            off = (*p == '-' ? -1 : 1) * (oh * 60 + om);
-            p += 1 + k2;
-        }
-    }
-    if (*p || y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return false;
-    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi,
-                    .tm_sec = sec};
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1 || tm.tm_mday != d) return false;   /* 2026-02-30 */
-    t -= (time_t)off * 60;
-    struct tm u;
-    return gmtime_r(&t, &u) && strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &u) > 0;
-}
 
 /* A label is one line of printable text. */
 static bool label_ok(const char *s)
@@ -463,7 +424,7 @@ int tg_cli_history_meta(const tg_cli_args *a, size_t n_runs, tg_hist_meta *meta,
         return tg_cli_usage_error(a->cmd, "--label and --time name one run: give one trace with them, or leave "
                                   "them out (the labels are then the traces' file names)");
     if (t) {
-        if (!parse_time(t, time_buf))
+        if (!tg_history_time(t, time_buf))
             return tg_cli_usage_error(a->cmd, "--time wants an ISO 8601 time such as 2026-12-07T03:00:00Z or "
                                       "2026-12-07, not '%s'", t);
         meta->time = time_buf;

@@ -152,6 +152,12 @@ bool tg_utf8_valid(const char *s, size_t len);
 ** out of memory. */
 char *tg_utf8_clean(tg_arena *arena, const char *s);
 
+/* Two optional strings are the same: both NULL, or equal. */
+static inline bool tg_same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && __builtin_strcmp(a, b) == 0);
+}
+
 /* ---------------------------------------------------------------- diag */
 
 typedef enum tg_diag_level { TG_DIAG_NOTE, TG_DIAG_WARNING, TG_DIAG_ERROR } tg_diag_level;

@@ -30,10 +30,6 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-static bool same_text(const char *a, const char *b)
-{
-    return a == b || (a && b && !strcmp(a, b));
-}
 
 /* ------------------------------------------------------------ digest */
 
@@ -226,8 +222,8 @@ static bool has_ops(const tg_workload *w)
 ** two runs to be of one workload. */
 static bool same_place(const tg_hist_run *a, const tg_hist_run *b)
 {
-    return (a->gpu && b->gpu ? tg_baseline_same_names(a->gpu, b->gpu) : same_text(a->gpu, b->gpu)) &&
-           same_text(a->format, b->format) && same_text(a->marker ? a->marker : "", b->marker ? b->marker : "");
+    return (a->gpu && b->gpu ? tg_baseline_same_names(a->gpu, b->gpu) : tg_same_str(a->gpu, b->gpu)) &&
+           tg_same_str(a->format, b->format) && tg_same_str(a->marker ? a->marker : "", b->marker ? b->marker : "");
 }
 
 const char *tg_history_match(const tg_hist_run *run, const tg_hist_run *runs, size_t n, double min_match)
@@ -243,7 +239,7 @@ const char *tg_history_match(const tg_hist_run *run, const tg_hist_run *runs, si
         double score;
         if (!mine || !has_ops(c->work)) {
             /* without GPU work there is nothing to fingerprint but the name */
-            if (mine || has_ops(c->work) || !same_text(run->trace, c->trace)) continue;
+            if (mine || has_ops(c->work) || !tg_same_str(run->trace, c->trace)) continue;
             score = 0;
         } else {
             double there = tg_baseline_workload_match(c->work, run->work);
@@ -258,17 +254,22 @@ const char *tg_history_match(const tg_hist_run *run, const tg_hist_run *runs, si
 
 /* ---------------------------------------------------------- baselines */
 
-static const tg_hist_metric *find_metric(const tg_hist_run *r, const char *rule)
+const tg_hist_metric *tg_history_metric(const tg_hist_run *r, const char *rule)
 {
-    size_t lo = 0, hi = r->n_metrics;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(r->metrics[mid].rule, rule);
-        if (c == 0) return &r->metrics[mid];
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
+    for (size_t k = 0; r && k < r->n_metrics; k++)
+        if (r->metrics[k].rule && !strcmp(r->metrics[k].rule, rule)) return &r->metrics[k];
     return NULL;
+}
+
+const tg_hist_metric *tg_history_series_metric(const tg_hist_series *s, size_t i)
+{
+    return i < s->n ? tg_history_metric(s->runs[i], s->rule) : NULL;
+}
+
+bool tg_history_series_wall_time(const tg_hist_series *s)
+{
+    const tg_hist_metric *m = s->n ? tg_history_series_metric(s, s->n - 1) : NULL;
+    return !m || !m->samples_field || strcmp(m->samples_field, "gpu_time") != 0;
 }
 
 /* Has r a value for every enabled regression rule of rs? */
@@ -277,7 +278,7 @@ static bool judged_all(const tg_hist_run *r, const tg_ruleset *rs)
     for (size_t i = 0; i < tg_rules_count(rs); i++) {
         const tg_rule_info *ri = tg_rules_info(rs, i);
         if (!ri->enabled || !ri->regression || !ri->metric) continue;
-        const tg_hist_metric *m = find_metric(r, ri->id);
+        const tg_hist_metric *m = tg_history_metric(r, ri->id);
         if (!m || !isfinite(m->value)) return false;
     }
     return true;
@@ -292,7 +293,7 @@ static bool same_schema(const tg_hist_run *a, const tg_hist_run *b)
 static const tg_hist_accept *latest_accept(const tg_hist_accept *acc, size_t n, const char *w)
 {
     for (size_t k = n; k-- > 0;)
-        if (same_text(acc[k].workload, w)) return &acc[k];
+        if (tg_same_str(acc[k].workload, w)) return &acc[k];
     return NULL;
 }
 
@@ -320,7 +321,7 @@ static bool narrow_by_changes(const tg_hist_run *const *cand, size_t n, const tg
     for (size_t i = 0, j = 0; ok && i < tg_rules_count(rs); i++) {
         const tg_rule_info *ri = tg_rules_info(rs, i);
         if (!ri->enabled || !ri->regression || !ri->metric) continue;
-        for (size_t k = 0; k < n; k++) v[j * n + k] = find_metric(cand[k], ri->id)->value;
+        for (size_t k = 0; k < n; k++) v[j * n + k] = tg_history_metric(cand[k], ri->id)->value;
         rule[j] = ri;
         jobs[j] = (tg_cp_job){.x = v + j * n, .n = n};
         j++;
@@ -378,9 +379,9 @@ tg_baseline *tg_history_baseline(const tg_hist_run *runs, size_t n, const tg_his
     for (size_t i = start; i < n; i++) {
         const tg_hist_run *r = &runs[i];
         if (r->id == current->id && current->id) continue;
-        if (!same_text(r->workload, current->workload) || !same_place(r, current) || !same_schema(r, current))
+        if (!tg_same_str(r->workload, current->workload) || !same_place(r, current) || !same_schema(r, current))
             continue;
-        if (!same_text(r->metrics_digest, current->metrics_digest)) {
+        if (!tg_same_str(r->metrics_digest, current->metrics_digest)) {
             choice->n_other_metrics++;
             continue;
         }

@@ -161,6 +161,15 @@ typedef struct tg_hist_meta {
 bool tg_history_run_of(const tg_trace_result *tr, const tg_ruleset *rs, const tg_hist_meta *meta,
                        tg_arena *arena, tg_hist_run *out);
 
+/* The metric of rule on run r, or NULL. */
+const tg_hist_metric *tg_history_metric(const tg_hist_run *r, const char *rule);
+
+/* A time as the history keeps it (history order compares them as text):
+** ISO 8601 UTC to the second, "2026-12-07T03:00:00Z", from a date, or a
+** date and time with Z or an offset and any fraction (dropped), into out.
+** False when t is no such time (February 30 included). */
+bool tg_history_time(const char *t, char out[32]);
+
 /* "sha256:..." over the regression rules' definitions (rule id, metric,
 ** samples field, unit, direction), in arena. */
 const char *tg_history_metrics_digest(const tg_ruleset *rs, tg_arena *arena);
@@ -263,6 +272,13 @@ typedef struct tg_hist_view {
     size_t n_accepts;
     size_t n_runs;
 } tg_hist_view;
+
+/* Run i's record of the series' rule, or NULL. */
+const tg_hist_metric *tg_history_series_metric(const tg_hist_series *s, size_t i);
+/* Is the series' metric a wall time (iteration periods), not GPU time?
+** Its change is then split into GPU busy time and waiting, and the NVTX
+** ranges named (the check's attribution, compare.c). */
+bool tg_history_series_wall_time(const tg_hist_series *s);
 
 /* The series and change points of runs (all workloads, loaded with work;
 ** history order), in arena. False when out of memory. */

@@ -193,7 +193,7 @@ static int hs_digits(const char *t, int n)
 ** and any fraction of a second (dropped). One form, so that the history
 ** order, which compares times as text, is the order of time. False when t
 ** is no such time (a day past the month's end included). */
-static bool hs_time_utc(const char *t, char out[32])
+bool tg_history_time(const char *t, char out[32])
 {
     if (!hs_shaped(t, "dddd-dd-dd")) return false;
     struct tm tm = {.tm_year = hs_digits(t, 4) - 1900, .tm_mon = hs_digits(t + 5, 2) - 1,
@@ -561,7 +561,7 @@ static tg_status hs_append_one(tg_history *h, const tg_hist_run *in, tg_hist_run
     char time[32];
     if (!in->time) {
         hs_now(time);
-    } else if (!hs_time_utc(in->time, time)) {
+    } else if (!tg_history_time(in->time, time)) {
         tg_diag_error(diag, TG_EUSAGE, "the time of run %s (%s) is not an ISO 8601 time, as 2026-12-07T03:00:00Z",
                       out->label, in->time);
         return TG_EUSAGE;
@@ -661,7 +661,7 @@ tg_status tg_history_accept(tg_history *h, const char *label, const char *reason
     char utc[32];
     if (!time) {
         hs_now(utc);
-    } else if (!hs_time_utc(time, utc)) {
+    } else if (!tg_history_time(time, utc)) {
         tg_diag_error(diag, TG_EUSAGE,
                       "the time of the acceptance (%s) is not an ISO 8601 time, as 2026-12-07T03:00:00Z",
                       time);

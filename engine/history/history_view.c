@@ -19,10 +19,6 @@
 #include "../eval/eval.h"
 #include "../report/report_int.h"
 
-static bool same_text(const char *a, const char *b)
-{
-    return a == b || (a && b && !strcmp(a, b));
-}
 
 /* ------------------------------------------------------ pooled work */
 
@@ -131,17 +127,7 @@ static tg_workload *pool_work(const tg_hist_run *const *runs, size_t n, tg_arena
 
 /* ---------------------------------------------------------- series */
 
-static const tg_hist_metric *find_metric(const tg_hist_run *r, const char *rule)
-{
-    for (size_t i = 0; i < r->n_metrics; i++)
-        if (!strcmp(r->metrics[i].rule, rule)) return &r->metrics[i];
-    return NULL;
-}
 
-static bool nonnegative(tg_unit u)
-{
-    return u == TG_UNIT_NS || u == TG_UNIT_BYTES || u == TG_UNIT_RATIO || u == TG_UNIT_RATE;
-}
 
 /* The band run i of s was judged against, recomputed: the runs before it
 ** since the latest change accepted before it, those that did not regress,
@@ -155,7 +141,7 @@ static void bands(tg_hist_series *s, const tg_hist_accept *acc, size_t n_acc)
     int64_t since = 0;          /* the accepted run the baseline starts at */
     for (size_t i = 0; i < s->n; i++) {
         for (size_t k = 0; k < n_acc; k++)
-            if (same_text(acc[k].workload, s->workload) && acc[k].run_id == s->runs[i]->id) start = i, since = acc[k].run_id;
+            if (tg_same_str(acc[k].workload, s->workload) && acc[k].run_id == s->runs[i]->id) start = i, since = acc[k].run_id;
         size_t m = 0;
         /* as tg_history_baseline: a run that regressed is no baseline,
         ** unless it was judged before the change it carries was accepted */
@@ -168,24 +154,17 @@ static void bands(tg_hist_series *s, const tg_hist_accept *acc, size_t n_acc)
         double spread = fmax(tg_stats_spread(v, m), TG_BASELINE_MIN_REL_NOISE * fabs(med));
         s->band_lo[i] = med - TG_BASELINE_BAND_K * spread;
         s->band_hi[i] = med + TG_BASELINE_BAND_K * spread;
-        if (s->band_lo[i] < 0 && med >= 0 && nonnegative(s->unit)) s->band_lo[i] = 0;
+        if (s->band_lo[i] < 0 && med >= 0 && tg_baseline_nonnegative(s->unit)) s->band_lo[i] = 0;
     }
 }
 
-/* Is the series' metric a wall time (iteration periods), not GPU time?
-** The check's attribution names NVTX ranges then (compare.c). */
-static bool wall_time(const tg_hist_series *s)
-{
-    const tg_hist_metric *m = s->n ? find_metric(s->runs[s->n - 1], s->rule) : NULL;
-    return !m || !m->samples_field || strcmp(m->samples_field, "gpu_time") != 0;
-}
 
 static const tg_hist_accept *accepted_at(const tg_hist_series *s, size_t index, const tg_hist_accept *acc,
                                          size_t n_acc, size_t slack)
 {
     const tg_hist_accept *best = NULL;
     for (size_t k = 0; k < n_acc; k++) {
-        if (!same_text(acc[k].workload, s->workload)) continue;
+        if (!tg_same_str(acc[k].workload, s->workload)) continue;
         for (size_t i = index >= slack ? index - slack : 0; i < s->n && i <= index + slack; i++)
             if (s->runs[i]->id == acc[k].run_id) best = &acc[k];
     }
@@ -217,7 +196,7 @@ static bool changes(tg_hist_series *s, const tg_cp *cps, size_t n_cps, const tg_
         tg_workload *now = oom ? NULL : pool_work(s->runs + mid, hi - mid, a, &oom);
         if (oom) ok = false;
         else if (then && now && !isnan(then->gpu_time) && !isnan(now->gpu_time))
-            ok = tg_workload_attribute(then, now, after - before, wall_time(s), &h->cmp, a);
+            ok = tg_workload_attribute(then, now, after - before, tg_history_series_wall_time(s), &h->cmp, a);
         h->accepted = accepted_at(s, mid, acc, n_acc, opts->min_segment ? opts->min_segment - 1 : 0);
     }
     return ok;
@@ -249,7 +228,7 @@ bool tg_history_view(const tg_hist_run *runs, size_t n, const tg_hist_accept *ac
             if (!m->direction) continue;
             bool seen = false;
             for (size_t j = 0; j < ns && !seen; j++)
-                seen = same_text(s[j].workload, runs[i].workload) && !strcmp(s[j].rule, m->rule);
+                seen = tg_same_str(s[j].workload, runs[i].workload) && !strcmp(s[j].rule, m->rule);
             if (seen) continue;
             s[ns++] = (tg_hist_series){.workload = runs[i].workload, .workload_name = runs[i].workload_name,
                                        .rule = m->rule, .metric = m->metric, .unit = m->unit,
@@ -260,17 +239,17 @@ bool tg_history_view(const tg_hist_run *runs, size_t n, const tg_hist_accept *ac
     for (size_t j = 0; j < ns; j++) {
         tg_hist_series *x = &s[j];
         size_t cnt = 0;
-        for (size_t i = 0; i < n; i++) cnt += same_text(runs[i].workload, x->workload);
+        for (size_t i = 0; i < n; i++) cnt += tg_same_str(runs[i].workload, x->workload);
         x->runs = tg_arena_alloc(a, (cnt ? cnt : 1) * sizeof *x->runs);
         x->values = tg_arena_alloc(a, (cnt ? cnt : 1) * sizeof *x->values);
         x->band_lo = tg_arena_alloc(a, (cnt ? cnt : 1) * sizeof *x->band_lo);
         x->band_hi = tg_arena_alloc(a, (cnt ? cnt : 1) * sizeof *x->band_hi);
         if (!x->runs || !x->values || !x->band_lo || !x->band_hi) return false;
         for (size_t i = 0; i < n; i++) {
-            if (!same_text(runs[i].workload, x->workload)) continue;
-            const tg_hist_metric *m = find_metric(&runs[i], x->rule);
+            if (!tg_same_str(runs[i].workload, x->workload)) continue;
+            const tg_hist_metric *m = tg_history_metric(&runs[i], x->rule);
             /* a value of another definition of the rule is not this series' */
-            bool same = m && same_text(m->metric, x->metric) && m->unit == x->unit && m->direction == x->direction;
+            bool same = m && tg_same_str(m->metric, x->metric) && m->unit == x->unit && m->direction == x->direction;
             x->runs[x->n] = &runs[i];
             x->values[x->n++] = same && isfinite(m->value) ? m->value : NAN;
         }
@@ -325,10 +304,6 @@ static const char *series_query(const tg_hist_series *s, tg_arena *a)
                            r, m, w);
 }
 
-static const tg_hist_metric *metric_of(const tg_hist_series *s, size_t i)
-{
-    return find_metric(s->runs[i], s->rule);
-}
 
 static void put_change_text(FILE *f, const tg_hist_series *s, const tg_hist_change *c)
 {
@@ -345,7 +320,7 @@ static void put_change_text(FILE *f, const tg_hist_series *s, const tg_hist_chan
         size_t len = 0;
         FILE *m = open_memstream(&buf, &len);
         if (!m) return;
-        tg_workload_put_changes(m, &c->cmp, wall_time(s));
+        tg_workload_put_changes(m, &c->cmp, tg_history_series_wall_time(s));
         fclose(m);
         const char *p = buf ? buf : "";
         while (*p == ';' || *p == ' ') p++;
@@ -361,7 +336,7 @@ tg_status tg_history_write_text(FILE *f, const tg_hist_view *v)
     if (v->n_series == 0) fprintf(f, "no regression metric in %zu run%s\n", v->n_runs, v->n_runs == 1 ? "" : "s");
     for (size_t j = 0; j < v->n_series; j++) {
         const tg_hist_series *s = &v->series[j];
-        if (first || !same_text(wl, s->workload)) {
+        if (first || !tg_same_str(wl, s->workload)) {
             const tg_hist_run *r0 = s->runs[0];
             fprintf(f, "%sworkload %s (%s) on %s, %s: %zu run%s\n", first ? "" : "\n", s->workload,
                     s->workload_name ? s->workload_name : "?", r0->gpu ? r0->gpu : "an unknown GPU",
@@ -377,7 +352,7 @@ tg_status tg_history_write_text(FILE *f, const tg_hist_view *v)
         tg_arena_free(qa);
         for (size_t i = 0; i < s->n; i++) {
             char val[48];
-            const tg_hist_metric *m = metric_of(s, i);
+            const tg_hist_metric *m = tg_history_series_metric(s, i);
             tg_fmt_num(val, sizeof val, s->values[i], s->unit);
             fprintf(f, "    %-24s %-20s %12s  %s%s%s\n", s->runs[i]->label, s->runs[i]->time ? s->runs[i]->time : "",
                     isnan(s->values[i]) ? "-" : val, m && m->verdict ? m->verdict : "-",
@@ -446,7 +421,7 @@ tg_status tg_history_write_json(FILE *f, const tg_hist_view *v)
     const char *wl = NULL;
     for (size_t j = 0; ok && j < v->n_series; j++) {
         const tg_hist_series *s = &v->series[j];
-        if (!cur || !same_text(wl, s->workload)) {
+        if (!cur || !tg_same_str(wl, s->workload)) {
             cur = json_object();
             series = json_array();
             const tg_hist_run *r0 = s->runs[0];
@@ -471,7 +446,7 @@ tg_status tg_history_write_json(FILE *f, const tg_hist_view *v)
         tg_arena_free(qa);
         for (size_t i = 0; i < s->n; i++) {
             const tg_hist_run *r = s->runs[i];
-            const tg_hist_metric *m = metric_of(s, i);
+            const tg_hist_metric *m = tg_history_series_metric(s, i);
             json_t *p = json_object();
             put(&ok, p, "label", str_or_null(r->label));
             put(&ok, p, "time", str_or_null(r->time));

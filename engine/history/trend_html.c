@@ -65,19 +65,11 @@ static const char trend_style[] =
 
 /* ------------------------------------------------------------ the data */
 
-/* The run's record of the series' rule, or NULL. */
-static const tg_hist_metric *metric_of(const tg_hist_series *s, size_t i)
-{
-    const tg_hist_run *r = s->runs[i];
-    for (size_t k = 0; r && k < r->n_metrics; k++)
-        if (r->metrics[k].rule && !strcmp(r->metrics[k].rule, s->rule)) return &r->metrics[k];
-    return NULL;
-}
 
 /* Did run i fail the series' rule? ("fail": TG_HIST_VERDICT_LIST) */
 static bool failed(const tg_hist_series *s, size_t i)
 {
-    const tg_hist_metric *m = metric_of(s, i);
+    const tg_hist_metric *m = tg_history_series_metric(s, i);
     return m && m->verdict && !strcmp(m->verdict, "fail");
 }
 
@@ -89,24 +81,12 @@ static bool has_band(const tg_hist_series *s, size_t i)
     return isfinite(band_lo(s, i)) && isfinite(band_hi(s, i));
 }
 
-static bool same_text(const char *a, const char *b)
-{
-    return a == b || (a && b && !strcmp(a, b));
-}
 
 static bool same_accept(const tg_hist_accept *a, const tg_hist_accept *b)
 {
-    return a == b || (a && b && same_text(a->workload, b->workload) && same_text(a->label, b->label));
+    return a == b || (a && b && tg_same_str(a->workload, b->workload) && tg_same_str(a->label, b->label));
 }
 
-/* Is the series' metric a wall time (a period) rather than GPU time? The
-** change is then split into GPU busy time and the time the GPU waited,
-** as check does (eval_contrib.c); the same test as history_view.c's. */
-static bool wall_time(const tg_hist_series *s)
-{
-    const tg_hist_metric *m = s->n ? metric_of(s, s->n - 1) : NULL;
-    return !m || !m->samples_field || strcmp(m->samples_field, "gpu_time") != 0;
-}
 
 /* A p-value as the check report prints one. */
 static const char *fmt_p(char *buf, size_t size, double p)
@@ -269,7 +249,7 @@ static void value_line(const plot *p)
 static void run_tip(const plot *p, size_t i)
 {
     const tg_hist_series *s = p->s;
-    const tg_hist_metric *m = metric_of(s, i);
+    const tg_hist_metric *m = tg_history_series_metric(s, i);
     char v[TG_FMT_BUF], lo[TG_FMT_BUF], hi[TG_FMT_BUF];
     fprintf(p->h->out, "<title>run %zu: ", i + 1);
     put_run(p->h, s->runs[i]);
@@ -377,12 +357,12 @@ static void change_markers(const plot *p, const tg_hist_view *v)
     /* an accepted run of this workload where no change point was found */
     for (size_t k = 0; k < v->n_accepts; k++) {
         const tg_hist_accept *acc = &v->accepts[k];
-        if (!same_text(acc->workload, s->workload)) continue;
+        if (!tg_same_str(acc->workload, s->workload)) continue;
         bool shown = false;
         for (size_t c = 0; c < s->n_changes && !shown; c++) shown = same_accept(s->changes[c].accepted, acc);
         for (size_t i = 0; i < s->n && !shown; i++) {
             const tg_hist_run *r = s->runs[i];
-            if (!(acc->run_id ? r->id == acc->run_id : same_text(r->label, acc->label))) continue;
+            if (!(acc->run_id ? r->id == acc->run_id : tg_same_str(r->label, acc->label))) continue;
             snprintf(id, sizeof id, "a%zu", k + 1);
             marker_open(p, id);
             fprintf(out, "accepted as the new normal at run %zu, ", i + 1);
@@ -572,7 +552,7 @@ static void explain(html *h, const tg_hist_series *s, size_t id_n, size_t c)
         fprintf(out, "<p>GPU busy per iteration %s &#8594; %s", tg_fmt_num(b, sizeof b, w->busy_then, TG_UNIT_NS),
                 tg_fmt_num(a, sizeof a, w->busy_now, TG_UNIT_NS));
         double rest = (x->after - x->before) - (w->busy_now - w->busy_then);
-        if (wall_time(s) && s->unit == TG_UNIT_NS && isfinite(rest))
+        if (tg_history_series_wall_time(s) && s->unit == TG_UNIT_NS && isfinite(rest))
             fprintf(out, "; the rest of the change (%s%s) is time the GPU waited (host work, syncs, data loading)",
                     rest >= 0 ? "+" : "-", tg_fmt_num(chg, sizeof chg, fabs(rest), TG_UNIT_NS));
         fputs(".</p>\n", out);
@@ -596,7 +576,7 @@ static void runs_table(html *h, const tg_hist_series *s)
     char v[TG_FMT_BUF], lo[TG_FMT_BUF], hi[TG_FMT_BUF];
     for (size_t i = from; i < s->n; i++) {
         const tg_hist_run *r = s->runs[i];
-        const tg_hist_metric *m = metric_of(s, i);
+        const tg_hist_metric *m = tg_history_series_metric(s, i);
         fprintf(out, "<tr><td class=\"num\">%zu</td>", i + 1);
         td(h, r->label, true);
         td(h, r->time, false);
@@ -637,7 +617,7 @@ static void series_figure(html *h, const tg_hist_view *v, const tg_hist_series *
 static size_t workload_end(const tg_hist_view *v, size_t j)
 {
     size_t e = j + 1;
-    while (e < v->n_series && same_text(v->series[e].workload, v->series[j].workload)) e++;
+    while (e < v->n_series && tg_same_str(v->series[e].workload, v->series[j].workload)) e++;
     return e;
 }
 
@@ -832,7 +812,7 @@ static void workload_section(html *h, const tg_hist_view *v, size_t j, size_t en
     fprintf(out, " &#183; %zu run%s</p>\n", r->n, r->n == 1 ? "" : "s");
     for (size_t k = 0; k < v->n_accepts; k++) {
         const tg_hist_accept *a = &v->accepts[k];
-        if (!same_text(a->workload, r->workload)) continue;
+        if (!tg_same_str(a->workload, r->workload)) continue;
         fprintf(out, "<p><a href=\"#a%zu\">Accepted</a> at <code>", k + 1);
         tg_html_text(h, a->label, TG_TEXT_CAP_NAME);
         fputs("</code>", out);
