@@ -35,6 +35,7 @@
 
 #include "history/history.h"
 #include "logsafe.h"
+#include "fixture.h"
 
 /* -------------------------------------------------------------- views */
 
@@ -324,30 +325,7 @@ static void check_self_contained(const char *html)
     assert_null(strstr(html, " src="));
     assert_null(strstr(html, "url("));
     assert_null(strstr(html, "@import"));
-    size_t n_ids = 0, cap = 64;
-    char **ids = malloc(cap * sizeof *ids);
-    assert_non_null(ids);
-    for (const char *p = html; (p = strstr(p, " id=\"")); p++) {
-        const char *s = p + 5, *e = strchr(s, '"');
-        char *id = strndup(s, (size_t)(e - s));
-        for (size_t i = 0; i < n_ids; i++)
-            if (!strcmp(ids[i], id)) fail_msg("id '%s' twice", id);
-        if (n_ids == cap) ids = realloc(ids, (cap *= 2) * sizeof *ids);
-        ids[n_ids++] = id;
-    }
-    size_t links = 0;
-    for (const char *p = html; (p = strstr(p, "href=\"")); p++) {
-        const char *s = p + 6, *e = strchr(s, '"');
-        if (*s != '#') fail_msg("an outside reference: %.*s", (int)(e - s), s);
-        bool found = false;
-        for (size_t i = 0; i < n_ids && !found; i++)
-            found = strlen(ids[i]) == (size_t)(e - s - 1) && !strncmp(ids[i], s + 1, (size_t)(e - s - 1));
-        if (!found) fail_msg("a link to a missing id: %.*s", (int)(e - s), s);
-        links++;
-    }
-    assert_true(links > 0);
-    for (size_t i = 0; i < n_ids; i++) free(ids[i]);
-    free(ids);
+    assert_true(tg_fixture_html_links(html) > 0);
 }
 
 /* The text between the first occurrence of from and the next of to. */

@@ -18,35 +18,15 @@
 #include <string.h>
 
 #include "run_fixture.h"
+#include "fixture.h"
 #include "logsafe.h"
 
 static const tg_report_opts opts = {.fail_on = TG_SEV_ERROR, .tool_version = "9.9.9"};
 
-/* Every id="..." once, every href="#..." to one of them. */
+/* Every id once, every link to one of them: more than one per result. */
 static void check_links(const char *html)
 {
-    size_t n_ids = 0, cap = 64;
-    char **ids = malloc(cap * sizeof *ids);
-    for (const char *p = html; (p = strstr(p, " id=\"")); p++) {
-        const char *s = p + 5, *e = strchr(s, '"');
-        char *id = strndup(s, (size_t)(e - s));
-        for (size_t i = 0; i < n_ids; i++)
-            if (!strcmp(ids[i], id)) fail_msg("id '%s' twice", id);
-        if (n_ids == cap) ids = realloc(ids, (cap *= 2) * sizeof *ids);
-        ids[n_ids++] = id;
-    }
-    size_t links = 0;
-    for (const char *p = html; (p = strstr(p, "href=\"")); p++) {
-        const char *s = p + 6, *e = strchr(s, '"');
-        if (*s != '#') fail_msg("an outside link: %.*s", (int)(e - s), s);
-        bool found = false;
-        for (size_t i = 0; i < n_ids && !found; i++) found = strlen(ids[i]) == (size_t)(e - s - 1) && !strncmp(ids[i], s + 1, (size_t)(e - s - 1));
-        if (!found) fail_msg("link to a missing id: %.*s", (int)(e - s), s);
-        links++;
-    }
-    assert_true(links > EXPECT_RESULTS);
-    for (size_t i = 0; i < n_ids; i++) free(ids[i]);
-    free(ids);
+    assert_true(tg_fixture_html_links(html) > EXPECT_RESULTS);
 }
 
 static void test_document(void **state)
