@@ -61,7 +61,7 @@ int tg_cli_history_meta(const tg_cli_args *a, size_t n_runs, struct tg_hist_meta
 ** comes from"): "sha256:" and the hex of the compiled rules, their params
 ** and severities, and the suppressions (NULL: none), into out. */
 struct tg_suppressions;
-int tg_cli_rules_digest(const tg_ruleset *rs, const struct tg_suppressions *s, char out[8 + TG_SHA256_HEX]);
+int tg_cli_rules_digest(const tg_ruleset *rs, const struct tg_suppressions *s, char out[8 + TG_SHA256_HEX]);   /* pipeline.c */
 
 /* One line on stderr: "tracegate: ", the printf-formatted message run
 ** through tg_text_escape (engine/common/text.h, docs/formats.md) as a

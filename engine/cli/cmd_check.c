@@ -233,19 +233,6 @@ static int evaluate_and_report(check_args *a, check_state *c, tg_check_plan *pla
 /* The identity of what judges the traces, which the JSON result records
 ** and merge compares (docs/formats.md, "Where a result comes from"): the
 ** compiled rules with their params and severities, and the suppressions. */
-int tg_cli_rules_digest(const tg_ruleset *rs, const tg_suppressions *s, char out[8 + TG_SHA256_HEX])
-{
-    tg_sha256 h;
-    tg_sha256_init(&h);
-    tg_sha256_str(&h, "tracegate rule-set digest 1");
-    if (!tg_rules_digest(rs, &h)) return TG_EINTERNAL;
-    tg_suppress_digest(s, &h);
-    char hex[TG_SHA256_HEX];
-    tg_sha256_hex(&h, hex);
-    snprintf(out, 8 + TG_SHA256_HEX, "sha256:%s", hex);
-    return TG_OK;
-}
-
 static int rules_digest(check_args *a, check_state *c)
 {
     int st = tg_cli_rules_digest(c->rs, c->suppressions, c->digest);

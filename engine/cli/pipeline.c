@@ -9,10 +9,12 @@
 */
 #include "cli.h"
 #include "inputs.h"
+#include "../suppress/suppress.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -114,4 +116,19 @@ void tg_cli_run_free(tg_run_result *run)
     for (size_t i = 0; i < run->n_traces; i++) tg_arena_free(run->traces[i].arena);
     tg_arena_free(run->arena);
     memset(run, 0, sizeof *run);
+}
+
+/* (cli.h) What judges a run, as check's JSON result and the history
+** record it: one digest, whoever computes it. */
+int tg_cli_rules_digest(const tg_ruleset *rs, const tg_suppressions *s, char out[8 + TG_SHA256_HEX])
+{
+    tg_sha256 h;
+    tg_sha256_init(&h);
+    tg_sha256_str(&h, "tracegate rule-set digest 1");
+    if (!tg_rules_digest(rs, &h)) return TG_EINTERNAL;
+    tg_suppress_digest(s, &h);
+    char hex[TG_SHA256_HEX];
+    tg_sha256_hex(&h, hex);
+    snprintf(out, 8 + TG_SHA256_HEX, "sha256:%s", hex);
+    return TG_OK;
 }
