@@ -28,7 +28,6 @@
 #define TG_FIXTURE_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 /* CREATE TABLE statements of the main tables of an export of a given shape,
@@ -55,10 +54,5 @@ bool tg_fixture_append(char **sql, const char *fmt, ...) __attribute__((format(p
 /* Serialized GlobalIds as nsys writes them (pid in bits 24..47). */
 static inline int64_t tg_fixture_gpid(int64_t pid) { return pid << 24; }
 static inline int64_t tg_fixture_gtid(int64_t pid, int64_t tid) { return (pid << 24) | tid; }
-
-/* An HTML page's links (docs/formats.md, the HTML report): every id="..."
-** once, every href="#..." to one of them and none elsewhere (a failed
-** assertion names the first that is not); the number of links. */
-size_t tg_fixture_html_links(const char *html);
 
 #endif

@@ -35,7 +35,7 @@
 
 #include "history/history.h"
 #include "logsafe.h"
-#include "fixture.h"
+#include "html_check.h"
 
 /* -------------------------------------------------------------- views */
 

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "run_fixture.h"
-#include "fixture.h"
+#include "html_check.h"
 #include "logsafe.h"
 
 static const tg_report_opts opts = {.fail_on = TG_SEV_ERROR, .tool_version = "9.9.9"};
