@@ -78,6 +78,12 @@ int tg_cli_report_diag(const tg_diag *diag, int fallback);
 ** in the source tree, or at the install prefix. Returns a static path or NULL. */
 const char *tg_cli_builtin_rules(void);
 
+/* Where people read about tracegate's rules, an absolute URI (SARIF's
+** informationUri): the meson option homepage when set, else a file:// URI
+** of docs/rules.md beside the built-in rules (the source tree's, or the
+** one meson install puts in share/doc/tracegate). NULL when neither. */
+const char *tg_cli_docs_uri(void);
+
 /* Check each input (inputs.h) with the plan (engine/check:
 ** tg_check_trace), up to `jobs` in parallel, into run, which must be
 ** zeroed with run->arena set; each result is named as the input was

@@ -105,13 +105,36 @@ const char *tg_cli_builtin_rules(void)
             /* next to the binary, then one level up (build dir in the tree) */
             const char *cands[] = {"%s/rules.d", "%s/../rules.d", "%s/../share/tracegate/rules.d"};
             for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
-                snprintf(found, sizeof found, cands[i], exe);
-                if (is_dir(found)) return found;
+                char cand[PATH_MAX];
+                snprintf(cand, sizeof cand, cands[i], exe);
+                /* resolved, so that reports name the rules folder, not
+                ** "build/../rules.d" (docs/formats.md, "Rule locations") */
+                if (is_dir(cand) && realpath(cand, found)) return found;
             }
         }
     }
     if (is_dir(TG_SOURCE_ROOT "/rules.d")) return TG_SOURCE_ROOT "/rules.d";
     if (is_dir(TG_RULES_INSTALL_DIR)) return TG_RULES_INSTALL_DIR;
+    return NULL;
+}
+
+const char *tg_cli_docs_uri(void)
+{
+    static char uri[PATH_MAX + 16];
+    if (TG_HOMEPAGE[0]) return TG_HOMEPAGE;
+    const char *rules = tg_cli_builtin_rules();
+    if (!rules) return NULL;
+    /* the rules' documentation beside the built-in rules: the source
+    ** tree's docs/ or the installed share/doc/tracegate/ */
+    const char *cands[] = {"%s/../docs/rules.md", "%s/../../doc/tracegate/rules.md"};
+    for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
+        char cand[PATH_MAX], real[PATH_MAX];
+        snprintf(cand, sizeof cand, cands[i], rules);
+        if (realpath(cand, real)) {
+            snprintf(uri, sizeof uri, "file://%s", real);
+            return uri;
+        }
+    }
     return NULL;
 }
 

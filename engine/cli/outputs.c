@@ -113,6 +113,8 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
             .rules_digest = o->rules_digest,
             .notes = o->notes,
             .n_notes = o->n_notes,
+            .builtin_rules_dir = tg_cli_builtin_rules(),
+            .info_uri = tg_cli_docs_uri(),
         };
         /* a write error is kept by the outfile; a report that fails for
         ** another reason is discarded all the same */

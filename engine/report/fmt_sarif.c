@@ -29,10 +29,32 @@ typedef struct sarif_rule {
     size_t n_tags;
 } sarif_rule;
 
+/* The bases of relative artifact URIs (SARIF 3.4.4, uriBaseId): the
+** working directory (a user's repository, where code scanning resolves
+** them) and the built-in rules' folder. X(id, name). */
+#define SARIF_BASE_LIST(X) \
+    X(SRCROOT, "SRCROOT") \
+    X(RULES, "TRACEGATE_RULES")
+
+enum {
+#define X(id, name) SARIF_BASE_##id,
+    SARIF_BASE_LIST(X)
+#undef X
+    SARIF_BASE_COUNT
+};
+
+static const char *const sarif_base_names[SARIF_BASE_COUNT] = {
+#define X(id, name) name,
+    SARIF_BASE_LIST(X)
+#undef X
+};
+
 typedef struct sarif_ctx {
     sarif_rule *rules;
     size_t n_rules, cap;
     bool ok;
+    const char *base[SARIF_BASE_COUNT];   /* absolute folders; "" when unknown */
+    bool base_used[SARIF_BASE_COUNT];
     char cwd[4096];
 } sarif_ctx;
 
@@ -135,22 +157,14 @@ static json_t *rule_json(sarif_ctx *c, const sarif_rule *r)
     return o;
 }
 
-/* A URI reference for a path: relative to the working directory when it
-** lies below it, else a file:// URI; reserved bytes percent-encoded. */
-static json_t *path_uri(const sarif_ctx *c, const char *path)
+/* path percent-encoded as a URI reference (reserved bytes escaped),
+** after prefix ("" or "file://"). */
+static json_t *encode_uri(const char *prefix, const char *path)
 {
-    size_t cwd_len = strlen(c->cwd);
-    bool absolute = path[0] == '/';
-    if (absolute && cwd_len > 1 && strncmp(path, c->cwd, cwd_len) == 0 && path[cwd_len] == '/') {
-        path += cwd_len + 1;
-        absolute = false;
-    }
-    while (!absolute && path[0] == '.' && path[1] == '/') path += 2;
     size_t len = strlen(path);
-    char *s = malloc(3 * len + 8);
+    char *s = malloc(3 * len + strlen(prefix) + 2);
     if (!s) return NULL;
-    size_t o = 0;
-    if (absolute) o += (size_t)sprintf(s, "file://");
+    size_t o = (size_t)sprintf(s, "%s", prefix);
     for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
         if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
             strchr("-._~/", *p))
@@ -164,11 +178,46 @@ static json_t *path_uri(const sarif_ctx *c, const char *path)
     return j;
 }
 
+/* The base path lies under, or -1. */
+static int base_of(const sarif_ctx *c, const char *path)
+{
+    int best = -1;
+    size_t best_len = 0;
+    for (int b = 0; b < SARIF_BASE_COUNT; b++) {
+        size_t n = strlen(c->base[b]);
+        /* the longest base wins: the built-in rules inside the working
+        ** directory (tracegate's own tree) are named from their folder */
+        if (n > 1 && n > best_len && strncmp(path, c->base[b], n) == 0 && path[n] == '/') {
+            best = b;
+            best_len = n;
+        }
+    }
+    return best;
+}
+
+/* An artifactLocation for a path: relative to the working directory
+** (SRCROOT) or the built-in rules' folder (TRACEGATE_RULES) when it lies
+** below one, with that uriBaseId; else a file:// URI. */
+static json_t *artifact_json(sarif_ctx *c, const char *path)
+{
+    json_t *art = json_object();
+    while (path[0] == '.' && path[1] == '/') path += 2;
+    int b = path[0] == '/' ? base_of(c, path) : SARIF_BASE_SRCROOT;
+    if (b < 0) {
+        put(c, art, "uri", encode_uri("file://", path));
+        return art;
+    }
+    if (path[0] == '/') path += strlen(c->base[b]) + 1;
+    put(c, art, "uri", encode_uri("", path));
+    put(c, art, "uriBaseId", json_string(sarif_base_names[b]));
+    c->base_used[b] = true;
+    return art;
+}
+
 static json_t *location_json(sarif_ctx *c, const char *path, int line)
 {
-    json_t *loc = json_object(), *phys = json_object(), *art = json_object();
-    put(c, art, "uri", path_uri(c, path));
-    put(c, phys, "artifactLocation", art);
+    json_t *loc = json_object(), *phys = json_object();
+    put(c, phys, "artifactLocation", artifact_json(c, path));
     if (line > 0) {
         json_t *region = json_object();
         put(c, region, "startLine", json_integer(line));
@@ -176,6 +225,24 @@ static json_t *location_json(sarif_ctx *c, const char *path, int line)
     }
     put(c, loc, "physicalLocation", phys);
     return loc;
+}
+
+/* run.originalUriBaseIds: each base a location used, as a file:// URI of
+** its folder ending in '/' (SARIF 3.14.14). */
+static json_t *bases_json(sarif_ctx *c)
+{
+    json_t *o = json_object();
+    for (int b = 0; b < SARIF_BASE_COUNT; b++) {
+        if (!c->base_used[b] || !c->base[b][0]) continue;
+        char *dir = malloc(strlen(c->base[b]) + 2);
+        if (!dir) { c->ok = false; continue; }
+        sprintf(dir, "%s/", c->base[b]);
+        json_t *u = json_object();
+        put(c, u, "uri", encode_uri("file://", dir));
+        put(c, o, sarif_base_names[b], u);
+        free(dir);
+    }
+    return o;
 }
 
 static json_t *fingerprint(const char *rule, const char *trace_file)
@@ -356,6 +423,8 @@ tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
 {
     sarif_ctx c = {.ok = true};
     if (!getcwd(c.cwd, sizeof c.cwd)) c.cwd[0] = 0;
+    c.base[SARIF_BASE_SRCROOT] = c.cwd;
+    c.base[SARIF_BASE_RULES] = opts->builtin_rules_dir ? opts->builtin_rules_dir : "";
     collect_rules(&c, run, rs);
 
     json_t *doc = json_object();
@@ -365,6 +434,7 @@ tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
     json_t *tool = json_object(), *driver = json_object();
     put(&c, driver, "name", json_string("tracegate"));
     put(&c, driver, "version", tg_report_json_str(opts->tool_version ? opts->tool_version : ""));
+    if (opts->info_uri) put(&c, driver, "informationUri", json_string(opts->info_uri));
     json_t *rules = json_array();
     for (size_t i = 0; i < c.n_rules; i++) append(&c, rules, rule_json(&c, &c.rules[i]));
     put(&c, driver, "rules", rules);
@@ -381,6 +451,8 @@ tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
                 append(&c, results, result_json(&c, &run->traces[t], r, opts));
         }
     put(&c, sarif_run, "results", results);
+    /* after the results: the bases their locations used */
+    put(&c, sarif_run, "originalUriBaseIds", bases_json(&c));
     json_t *props = json_object();
     put(&c, props, "status", json_string(tg_run_status(run, opts)));
     if (opts->n_notes) {   /* about the whole run (merge) */

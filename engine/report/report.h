@@ -41,6 +41,11 @@ typedef struct tg_report_opts {
     ** --allow-mixed-rules allowed: ..."). */
     const char *const *notes;
     size_t n_notes;
+    /* sarif: the folder of the built-in rules, whose files are named
+    ** relative to it (uriBaseId TRACEGATE_RULES), and where people read
+    ** about the tool (informationUri); NULL: none */
+    const char *builtin_rules_dir;
+    const char *info_uri;
 } tg_report_opts;
 
 /* True when this result makes the run fail under opts: a FAIL at or

@@ -218,7 +218,13 @@ static void test_sarif(void **state)
     json_t *first = json_array_get(results, 0);
     json_t *phys = json_object_get(json_array_get(json_object_get(first, "locations"), 0), "physicalLocation");
     assert_string_equal(str_at(json_object_get(phys, "artifactLocation"), "uri"), "rules.d/memcpy.yaml");
+    assert_string_equal(str_at(json_object_get(phys, "artifactLocation"), "uriBaseId"), "SRCROOT");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(phys, "region"), "startLine")), 12);
+    /* the base a relative location uses is defined, as the working directory */
+    char want[4200];
+    snprintf(want, sizeof want, "file://%s/", cwd);
+    if (!strpbrk(cwd, " %#?"))   /* no byte the URI escapes */
+        assert_string_equal(str_at(json_object_get(json_object_get(r0, "originalUriBaseIds"), "SRCROOT"), "uri"), want);
     assert_string_equal(str_at(json_object_get(first, "properties"), "trace"), "runs/rank0.sqlite");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(first, "properties"), "count")), 400);
     assert_non_null(strstr(str_at(json_object_get(first, "message"), "text"), "rank0.sqlite: 400 synchronous"));
@@ -230,6 +236,7 @@ static void test_sarif(void **state)
     phys = json_object_get(json_array_get(json_object_get(util, "locations"), 0), "physicalLocation");
     assert_string_equal(str_at(json_object_get(phys, "artifactLocation"), "uri"),
                         "file:///nonexistent/team%20rules/util.yaml");
+    assert_null(json_object_get(json_object_get(phys, "artifactLocation"), "uriBaseId"));
     /* no rule file: the trace is the location, without a region */
     json_t *note = json_array_get(results, 3);
     phys = json_object_get(json_array_get(json_object_get(note, "locations"), 0), "physicalLocation");
