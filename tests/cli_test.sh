@@ -177,7 +177,27 @@ expect_status 2 "info with a bad pattern" -- "$bin" info --iteration-pattern '('
 expect_status 0 "metrics names the iteration marker" -- "$bin" metrics "$example"
 grep -q "markers: process .*: 30 iteration" "$tmp/out" || fail "metrics: no iteration marker line"
 expect_status 1 "check names the marker in its header" -- "$bin" check "$example"
-grep -q "iterations: iteration)" "$tmp/out" || fail "check: no marker in the header"
+grep -q "iterations: iteration[;)]" "$tmp/out" || fail "check: no marker in the header"
+
+# the reproduce queries (docs/formats.md, "sql", "Reproduce queries in text"):
+# one line in text, whole with --reproduce, one file per finding with -o sql=DIR
+expect_status 1 "check -o sql=DIR" -- "$bin" check -o "sql=$tmp/sql" "$example"
+grep -q "reproduce: $tmp/sql/01-example.sqlite-sync-memcpy.sql\$" "$tmp/out" || fail "text does not name the reproduce file"
+grep -q "reproduce: SELECT\|reproduce: DROP\|reproduce: WITH" "$tmp/out" && fail "text prints a whole query without --reproduce"
+[ -s "$tmp/sql/01-example.sqlite-sync-memcpy.sql" ] || fail "-o sql=DIR wrote no sync-memcpy file"
+n_fail=$(grep -c "^  FAIL " "$tmp/out")
+n_files=$(ls "$tmp/sql" | grep -vc '\.cause\.')
+[ "$n_fail" = "$n_files" ] || fail "-o sql=DIR: $n_files files for $n_fail findings"
+rows=$(sqlite3 -readonly "$example" < "$tmp/sql/01-example.sqlite-sync-memcpy.sql" | wc -l)
+[ "$rows" -gt 0 ] || fail "the sync-memcpy reproduce file selects nothing"
+expect_status 1 "check --reproduce" -- "$bin" check --reproduce "$example"
+grep -q "reproduce: [A-Z]" "$tmp/out" || fail "--reproduce prints no query"
+expect_status 2 "--format sql" -- "$bin" check --format sql "$example"
+grep -q "writes a folder" "$tmp/err" || fail "--format sql: no sentence"
+cp "$example" "$tmp/sql/in.sqlite"
+expect_status 2 "-o sql=DIR holding the trace" -- "$bin" check -o "sql=$tmp/sql" "$tmp/sql/in.sqlite"
+grep -q "lies in that folder" "$tmp/err" || fail "-o sql=DIR holding the trace: no sentence"
+expect_status 2 "-o sql=FILE" -- "$bin" check -o "sql=$tmp/sql/in.sqlite" "$example"
 
 if [ "$failures" = 0 ]; then echo "cli: all checks passed"; exit 0; fi
 echo "cli: $failures checks failed"

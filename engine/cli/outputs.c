@@ -5,12 +5,29 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
 
 #include "cli.h"
 #include "tg_config.h"
+
+/* How many -o sql=DIR; the folder of the last, NULL without. */
+static size_t sql_dirs(const tg_cli_outputs *o)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < o->n; i++) n += o->out[i].format == TG_FMT_SQL;
+    return n;
+}
+
+static const char *sql_dir(const tg_cli_outputs *o)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (o->out[i].format == TG_FMT_SQL) return o->out[i].path;
+    return NULL;
+}
 
 void tg_cli_outputs_init(tg_cli_outputs *o)
 {
@@ -38,6 +55,11 @@ int tg_cli_outputs_read(tg_cli_outputs *o, const tg_cli_args *a)
     static const int colors[] = {-1, 1, 0};   /* auto, always, never */
     o->color = colors[tg_cli_choice(a, TG_CLI_OPT_COLOR, 0)];
     o->quiet = tg_cli_flag(a, TG_CLI_OPT_QUIET);
+    o->reproduce = tg_cli_flag(a, TG_CLI_OPT_REPRODUCE);
+    if (!tg_format_is_stream(o->out[0].format))
+        return tg_cli_usage_error(a->cmd, "--format %s writes a folder, not standard output: -o %s=DIR",
+                                  tg_format_name(o->out[0].format), tg_format_name(o->out[0].format));
+    if (sql_dirs(o) > 1) return tg_cli_usage_error(a->cmd, "-o sql=DIR is given more than once");
     return TG_OK;
 }
 
@@ -57,11 +79,58 @@ tg_report_opts tg_cli_outputs_gate(const tg_cli_outputs *o)
 /* "the json report" for messages. */
 static const char *report_label(tg_format f)
 {
-    static const char *const labels[TG_FMT_COUNT] = {
-        "the text report", "the json report", "the junit report",
-        "the sarif report", "the github report", "the markdown report", "the html report",
-    };
-    return (unsigned)f < TG_FMT_COUNT ? labels[f] : "the report";
+    return (unsigned)f < TG_FMT_COUNT ? tg_format_labels[f] : "the report";
+}
+
+/* -o sql=DIR: a folder, or a path that does not exist yet (made when the
+** files are written); never one an input lies in, since its files are
+** written there by name (docs/formats.md, "sql"). */
+static bool sql_dir_refused(const char *dir, const tg_cli_reads *reads)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) return false;
+    if (!S_ISDIR(st.st_mode)) {
+        tg_cli_say("-o sql=%s: %s is not a folder (the reproduce files are written into one)", dir, dir);
+        return true;
+    }
+    for (size_t i = 0; i < reads->n; i++) {
+        char *copy = strdup(reads->files[i].path);
+        struct stat p;
+        bool inside = copy && stat(dirname(copy), &p) == 0 && p.st_dev == st.st_dev && p.st_ino == st.st_ino;
+        free(copy);
+        if (inside) {
+            tg_cli_say("-o sql=%s: the %s %s lies in that folder; write the reproduce files into a folder of "
+                       "their own", dir, reads->files[i].role, reads->files[i].path);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Write one reproduce file per finding into dir (made if absent), each
+** whole or not at all (outfile.h). TG_OK or TG_EINTERNAL after saying why. */
+static int write_sql_dir(const char *dir, const tg_run_result *run)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        tg_cli_say("cannot make the folder %s for -o sql=DIR: %s", dir, strerror(errno));
+        return TG_EINTERNAL;
+    }
+    int status = TG_OK;
+    for (size_t t = 0; t < run->n_traces; t++)
+        for (size_t i = 0; i < run->traces[t].n_results; i++)
+            for (int cause = 0; cause < 2; cause++) {
+                char name[512], path[4096];
+                if (!tg_report_reproduce_name(run, t, i, cause, name, sizeof name)) continue;
+                snprintf(path, sizeof path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+                tg_cli_outfile of;
+                if (tg_cli_outfile_open(&of, path, "the reproduce file") != TG_OK) {
+                    status = TG_EINTERNAL;
+                    continue;
+                }
+                bool ok = tg_report_reproduce_file(run, t, i, cause, of.f) == TG_OK;
+                if (tg_cli_outfile_close(&of, ok) != TG_OK) status = TG_EINTERNAL;
+            }
+    return status;
 }
 
 int tg_cli_outputs_check(const tg_cli_outputs *o, const tg_cli_reads *reads)
@@ -70,6 +139,10 @@ int tg_cli_outputs_check(const tg_cli_outputs *o, const tg_cli_reads *reads)
     size_t n = 0;
     bool github = false;
     for (size_t i = 0; i < o->n; i++) {
+        if (o->out[i].format == TG_FMT_SQL) {
+            if (sql_dir_refused(o->out[i].path, reads)) return TG_EUSAGE;
+            continue;
+        }
         outs[n++] = (tg_cli_output){o->out[i].path, report_label(o->out[i].format)};
         github = github || o->out[i].format == TG_FMT_GITHUB;
     }
@@ -97,6 +170,10 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
     int status = TG_OK;
     for (size_t i = 0; i < o->n; i++) {
         const char *path = o->out[i].path;
+        if (o->out[i].format == TG_FMT_SQL) {
+            if (write_sql_dir(path, run) != TG_OK) status = TG_EINTERNAL;
+            continue;
+        }
         tg_cli_outfile of;
         if (tg_cli_outfile_open(&of, path, report_label(o->out[i].format)) != TG_OK) {
             status = TG_EINTERNAL;
@@ -114,6 +191,8 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
             .notes = o->notes,
             .n_notes = o->n_notes,
             .builtin_rules_dir = tg_cli_builtin_rules(),
+            .reproduce_inline = o->reproduce,
+            .sql_dir = sql_dir(o),
             .info_uri = tg_cli_docs_uri(),
         };
         /* a write error is kept by the outfile; a report that fails for

@@ -21,6 +21,7 @@ typedef struct tg_cli_outputs {
     bool fail_never;
     int color;                 /* -1 auto, 0 never, 1 always */
     bool quiet;
+    bool reproduce;            /* --reproduce */
     bool inconclusive_fail;    /* --inconclusive fail */
     const char *rules_digest;  /* tg_report_opts's: set by check */
     const char *const *notes;  /* tg_report_opts's: set by merge */

@@ -293,6 +293,11 @@ typedef struct tg_trace_result {
     tg_timeline *timeline;     /* when the run asked for one (the HTML report); NULL otherwise */
     tg_coverage coverage;      /* what its CUDA activity covers (docs/formats.md,
                                   "coverage"); set false when not computed */
+    /* a result read back (merge): its coverage's run_first_ns, the origin
+    ** of the times people read (docs/formats.md, "Times"); the coverage
+    ** itself is not read back */
+    int64_t read_origin;
+    bool read_origin_set;
     bool api_streamed;         /* the API table streamed through the launch join,
                                   only the calls a rule admits kept (the lean load) */
     tg_status status;          /* TG_OK, or TG_ETRACE when unreadable */

@@ -104,8 +104,7 @@ static tg_status write_summary(const tg_run_result *run, const tg_report_opts *o
     return st;
 }
 
-tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
-                           const tg_report_opts *opts, FILE *out)
+TG_REPORT_WRITER(tg_report_github)
 {
     (void)rs;
     for (size_t i = 0; i < opts->n_notes; i++)   /* about the whole run (merge) */

@@ -269,7 +269,7 @@ static void put_evidence(html *h, const tg_rule_result *r, size_t t, size_t i)
     for (size_t k = 0; k < r->n_evidence; k++) {
         const tg_evidence *e = &r->evidence[k];
         fprintf(h->out, "<tr id=\"%s\"><td>", tg_html_evidence_id(t, i, k, id, sizeof id));
-        tg_report_evidence_sentence(h->out, e, put_name);
+        tg_report_evidence_sentence(h->out, e, tg_report_origin(&h->run->traces[t]), put_name);
         fputs("</td><td>", h->out);
         for (size_t f = 0, shown = 0; f < e->n_fields; f++)
             if (!tg_report_evidence_said(e, &e->fields[f])) {
@@ -306,7 +306,7 @@ static void put_cause(html *h, const tg_trace_result *tr, const tg_cause *c)
     fputs("</p>\n", h->out);
     for (size_t w = 0; w < c->n_windows; w++) {
         fputs("<p class=\"meta\">", h->out);
-        tg_report_cause_window(h->out, &c->windows[w]);
+        tg_report_cause_window(h->out, &c->windows[w], tg_report_origin(tr));
         fputs("</p>\n", h->out);
         put_cause_items(h, c->kind, c->windows[w].items, c->windows[w].n_items);
     }
@@ -471,8 +471,9 @@ static void put_review(html *h)
     if (any) fputs("</ul>\n", h->out);
 }
 
-tg_status tg_report_html(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+TG_REPORT_WRITER(tg_report_html)
 {
+    (void)rs;   /* lists no rules */
     html h = {out, opts, run};
     char line[512];
     tg_report_verdict_line(run, opts, line, sizeof line);

@@ -561,8 +561,9 @@ static bool dump_nested(json_t *j, FILE *out)
     return ok;
 }
 
-tg_status tg_report_json(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+TG_REPORT_WRITER(tg_report_json)
 {
+    (void)rs;   /* lists no rules */
     /* Streamed, one trace at a time, so that a merge of thousands of ranks
     ** never holds the document besides the result (docs/formats.md,
     ** "merge"); the bytes are those of json_dumpf on the whole document. */

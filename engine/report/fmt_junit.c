@@ -83,7 +83,7 @@ static void put_name(FILE *out, const char *name)
 }
 
 /* The body of a <failure>: everything a reader needs to act on it. */
-static void put_failure_body(FILE *out, const tg_rule_result *r)
+static void put_failure_body(FILE *out, const tg_rule_result *r, int64_t origin)
 {
     put_xml_cap(out, r->message, false, TG_TEXT_CAP_TEXT);
     fputc('\n', out);
@@ -117,7 +117,7 @@ static void put_failure_body(FILE *out, const tg_rule_result *r)
     for (size_t i = 0; i < r->n_evidence; i++) {
         const tg_evidence *e = &r->evidence[i];
         fputs("  ", out);
-        tg_report_evidence_sentence(out, e, put_name);
+        tg_report_evidence_sentence(out, e, origin, put_name);
         fputc('\n', out);
         size_t shown = 0;
         for (size_t k = 0; k < e->n_fields; k++)
@@ -161,7 +161,8 @@ static void put_attr(FILE *out, const char *name, const char *value)
     fputc('"', out);
 }
 
-static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, const tg_report_opts *opts)
+static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, int64_t origin,
+                         const tg_report_opts *opts)
 {
     fputs("    <testcase", out);
     put_attr(out, "classname", file);
@@ -189,7 +190,7 @@ static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, c
         put_attr(out, "message", why ? why : r->suppressed);
         put_attr(out, "type", "suppressed");
         fputs(">", out);
-        put_failure_body(out, r);
+        put_failure_body(out, r, origin);
         fputs("</skipped>\n    </testcase>\n", out);
         free(why);
         return;
@@ -201,7 +202,7 @@ static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, c
             ** fails the job), the finding kept in its output */
             fprintf(out, "      <system-out>%s finding below --fail-on, not failing the gate: ",
                     tg_severity_name(r->severity));
-            put_failure_body(out, r);
+            put_failure_body(out, r, origin);
             fputs("</system-out>\n", out);
             break;
         }
@@ -209,7 +210,7 @@ static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, c
         put_attr(out, "message", msg);
         put_attr(out, "type", tg_severity_name(r->severity));
         fputs(">", out);
-        put_failure_body(out, r);
+        put_failure_body(out, r, origin);
         fputs("</failure>\n", out);
         break;
     case TG_V_SKIP:
@@ -223,7 +224,7 @@ static void put_testcase(FILE *out, const char *file, const tg_rule_result *r, c
         put_attr(out, "message", msg);
         put_attr(out, "type", "inconclusive");
         fputs(">", out);
-        put_failure_body(out, r);
+        put_failure_body(out, r, origin);
         fputs(tg_report_gates(r, opts) ? "</failure>\n" : "</skipped>\n", out);
         break;
     case TG_V_ERROR:
@@ -285,12 +286,13 @@ static void put_suite(FILE *out, const tg_trace_result *t, const tg_report_opts 
         put_xml_cap(out, err, false, TG_TEXT_CAP_TEXT);
         fputs("</error>\n    </testcase>\n", out);
     }
-    for (size_t i = 0; i < t->n_results; i++) put_testcase(out, file, &t->results[i], opts);
+    for (size_t i = 0; i < t->n_results; i++) put_testcase(out, file, &t->results[i], tg_report_origin(t), opts);
     fputs("  </testsuite>\n", out);
 }
 
-tg_status tg_report_junit(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+TG_REPORT_WRITER(tg_report_junit)
 {
+    (void)rs;   /* lists no rules */
     tg_report_tally t;
     tg_report_tally_run(run, opts, &t);
     size_t inconclusive_failing = opts && opts->inconclusive_fail && !opts->fail_never ? t.inconclusive : 0;

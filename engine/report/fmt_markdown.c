@@ -138,14 +138,14 @@ static void put_name(FILE *out, const char *name)
 /* The evidence as a table: each entry's sentence (report.c: the cited
 ** row, its span in ns, an idle gap or a device window kept apart from
 ** it) and the fields the sentence has not said. */
-static void put_evidence(md *m, const tg_rule_result *r)
+static void put_evidence(md *m, const tg_rule_result *r, int64_t origin)
 {
     FILE *out = m->out;
     fputs("| evidence | fields |\n| --- | --- |\n", out);
     for (size_t i = 0; i < r->n_evidence && mark(m); i++) {
         const tg_evidence *e = &r->evidence[i];
         fputs("| ", out);
-        tg_report_evidence_sentence(out, e, put_name);
+        tg_report_evidence_sentence(out, e, origin, put_name);
         fputs(" | ", out);
         for (size_t k = 0, shown = 0; k < e->n_fields; k++)
             if (!tg_report_evidence_said(e, &e->fields[k])) {
@@ -243,7 +243,7 @@ static void put_failure(md *m, const tg_trace_result *t, const tg_rule_result *r
     if (tg_report_workload_sentence(&r->baseline, workload, sizeof workload))
         fprintf(out, "**Workload:** %s\n\n", workload);
     if (r->baseline.n_contributors) put_changed(out, &r->baseline);
-    if (r->n_evidence) put_evidence(m, r);
+    if (r->n_evidence) put_evidence(m, r, tg_report_origin(t));
     if (r->reproduce && !m->full) put_sql(out, r->reproduce);
     if (r->cause) put_cause(m, r->cause);
 }
@@ -421,7 +421,8 @@ tg_status tg_report_markdown_within(const tg_run_result *run, const tg_report_op
     return ok && !ferror(out) ? TG_OK : TG_EINTERNAL;
 }
 
-tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+TG_REPORT_WRITER(tg_report_markdown)
 {
+    (void)rs;   /* lists no rules */
     return tg_report_markdown_within(run, opts, out, TG_REPORT_MARKDOWN_MAX);
 }

@@ -418,8 +418,7 @@ static json_t *invocation_json(sarif_ctx *c, const tg_run_result *run)
     return inv;
 }
 
-tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
-                          const tg_report_opts *opts, FILE *out)
+TG_REPORT_WRITER(tg_report_sarif)
 {
     sarif_ctx c = {.ok = true};
     if (!getcwd(c.cwd, sizeof c.cwd)) c.cwd[0] = 0;

@@ -21,6 +21,9 @@ typedef struct text_ctx {
     const tg_report_opts *opts;
     FILE *out;
     int id_width;
+    const tg_run_result *run;
+    size_t trace;              /* the trace being written */
+    int64_t origin;            /* its time origin: tg_report_origin */
 } text_ctx;
 
 static const char *paint(const text_ctx *c, const char *code)
@@ -96,7 +99,7 @@ static void put_evidence(const text_ctx *c, const tg_evidence *e)
 {
     FILE *out = c->out;
     fputs(INDENT "  ", out);
-    tg_report_evidence_sentence(out, e, put_name);
+    tg_report_evidence_sentence(out, e, c->origin, put_name);
     for (size_t i = 0; i < e->n_fields; i++) {
         if (tg_report_evidence_said(e, &e->fields[i])) continue;
         fputs("  ", out);
@@ -122,7 +125,8 @@ static void put_contributors(const text_ctx *c, const tg_baseline_cmp *b)
     }
 }
 
-static void put_baseline(const text_ctx *c, const tg_rule_result *r)
+/* baseline -> now (change), p, n, band and what it means: one line. */
+static void put_baseline_line(const text_ctx *c, const tg_rule_result *r)
 {
     const tg_baseline_cmp *b = &r->baseline;
     tg_unit unit = r->metric_unit;
@@ -144,10 +148,45 @@ static void put_baseline(const text_ctx *c, const tg_rule_result *r)
     else if (b->improvement) fprintf(c->out, "  %simprovement%s", paint(c, "\033[32m"), paint(c, "\033[0m"));
     else if (b->inconclusive) fprintf(c->out, "  %sinconclusive%s", paint(c, "\033[1;33m"), paint(c, "\033[0m"));
     fputc('\n', c->out);
+}
+
+static void put_baseline(const text_ctx *c, const tg_rule_result *r)
+{
+    const tg_baseline_cmp *b = &r->baseline;
+    put_baseline_line(c, r);
     char workload[160];
     if (tg_report_workload_sentence(b, workload, sizeof workload))
         fprintf(c->out, INDENT "workload: %s\n", workload);
     put_contributors(c, b);
+}
+
+/* The query that reproduces a finding's numbers (or its cause's): whole
+** with --reproduce; else one line: the file -o sql=DIR wrote it to, or how
+** to get it (docs/formats.md, "text"). */
+static void put_reproduce(const text_ctx *c, const char *indent, const tg_rule_result *r, bool cause)
+{
+    const char *q = cause ? r->cause->reproduce : r->reproduce;
+    if (!q) return;
+    FILE *out = c->out;
+    fprintf(out, "%sreproduce: ", indent);
+    if (c->opts->reproduce_inline) {
+        put_text(out, q, TG_TEXT_CAP_LONG);
+        fputc('\n', out);
+        return;
+    }
+    char name[512];
+    if (c->opts->sql_dir && tg_report_reproduce_name(c->run, c->trace, (size_t)(r - c->run->traces[c->trace].results),
+                                                     cause, name, sizeof name)) {
+        put_text(out, c->opts->sql_dir, TG_TEXT_CAP_TEXT);
+        fputs(c->opts->sql_dir[0] && c->opts->sql_dir[strlen(c->opts->sql_dir) - 1] == '/' ? "" : "/", out);
+        put_text(out, name, TG_TEXT_CAP_NAME);
+        fputc('\n', out);
+        return;
+    }
+    char size[TG_FMT_BUF];
+    fprintf(out, "%s of %s: --reproduce prints it, -o sql=DIR saves it\n",
+            tg_fmt_num(size, sizeof size, (double)strlen(q), TG_UNIT_BYTES),
+            tg_query_lang_what[tg_report_format(&c->run->traces[c->trace])->query]);
 }
 
 /* Item lines of a cause: at most this many per window or list. */
@@ -161,16 +200,17 @@ static void put_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *i
 }
 
 /* What the finding says about its cause (docs/host.md). */
-static void put_cause(const text_ctx *c, const tg_cause *x)
+static void put_cause(const text_ctx *c, const tg_rule_result *r)
 {
     FILE *out = c->out;
+    const tg_cause *x = r->cause;
     fputs(INDENT "cause: ", out);
     put_text(out, x->summary, TG_TEXT_CAP_TEXT);
     fputc('\n', out);
     for (size_t w = 0; w < x->n_windows; w++) {
         const tg_cause_window *win = &x->windows[w];
         fputs(INDENT "  ", out);
-        tg_report_cause_window(out, win);
+        tg_report_cause_window(out, win, c->origin);
         fputc('\n', out);
         for (size_t i = 0; i < win->n_items && i < CAUSE_LINES; i++) put_cause_item(out, x->kind, &win->items[i]);
     }
@@ -180,11 +220,7 @@ static void put_cause(const text_ctx *c, const tg_cause *x)
         put_text(out, x->unknown[i], TG_TEXT_CAP_TEXT);
         fputc('\n', out);
     }
-    if (x->reproduce) {
-        fputs(INDENT "  reproduce: ", out);
-        put_text(out, x->reproduce, TG_TEXT_CAP_LONG);
-        fputc('\n', out);
-    }
+    put_reproduce(c, INDENT "  ", r, true);
 }
 
 static void put_result(const text_ctx *c, const tg_rule_result *r)
@@ -209,6 +245,11 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
         if (c->opts->quiet) return;
     }
     bool detail = r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE;
+    if (c->opts->quiet) {
+        /* one screen: the headline, and for a regression its comparison */
+        if (detail && r->baseline.present) put_baseline_line(c, r);
+        return;
+    }
     if (detail && r->n_values) {
         fputs(INDENT "values: ", out);
         put_named(out, r->values, r->n_values);
@@ -220,12 +261,8 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
         fprintf(out, INDENT "evidence (%zu row%s):\n", r->n_evidence, r->n_evidence == 1 ? "" : "s");
         for (size_t i = 0; i < r->n_evidence; i++) put_evidence(c, &r->evidence[i]);
     }
-    if (r->reproduce) {
-        fputs(INDENT "reproduce: ", out);
-        put_text(out, r->reproduce, TG_TEXT_CAP_LONG);
-        fputc('\n', out);
-    }
-    if (r->cause) put_cause(c, r->cause);
+    put_reproduce(c, INDENT, r, false);
+    if (r->cause) put_cause(c, r);
     if (r->advice) {
         fputs(INDENT "advice: ", out);
         put_text(out, r->advice, TG_TEXT_CAP_TEXT);
@@ -259,6 +296,7 @@ static void put_trace(const text_ctx *c, const tg_trace_result *t)
             fputs(", iterations: ", out);
             put_text(out, t->iteration_marker, TG_TEXT_CAP_TEXT);
         }
+        if (c->origin != TG_NULL_I64) fprintf(out, "; times in s from its first record, %lld ns", (long long)c->origin);
         fputc(')', out);
     }
     fputc('\n', out);
@@ -271,9 +309,10 @@ static void put_trace(const text_ctx *c, const tg_trace_result *t)
         if (shown(c, &t->results[i])) put_result(c, &t->results[i]);
 }
 
-tg_status tg_report_text(const tg_run_result *run, const tg_report_opts *opts, FILE *out)
+TG_REPORT_WRITER(tg_report_text)
 {
-    text_ctx c = {opts, out, 0};
+    (void)rs;   /* lists no rules */
+    text_ctx c = {.opts = opts, .out = out, .run = run};
     for (size_t t = 0; t < run->n_traces; t++)
         for (size_t i = 0; i < run->traces[t].n_results; i++) {
             const char *id = run->traces[t].results[i].rule;
@@ -281,6 +320,8 @@ tg_status tg_report_text(const tg_run_result *run, const tg_report_opts *opts, F
             if (len > c.id_width) c.id_width = len < 40 ? len : 40;
         }
     for (size_t t = 0; t < run->n_traces; t++) {
+        c.trace = t;
+        c.origin = tg_report_origin(&run->traces[t]);
         put_trace(&c, &run->traces[t]);
         if (!opts->quiet) fputc('\n', out);
     }

@@ -469,6 +469,8 @@ static bool trace_from(rd *a, json_t *o, tg_trace_result *t, const char *file, t
         t->gpu_names = intern(a, buf);
     }
     t->iteration_marker = str_of(a, o, "iteration_marker");
+    t->read_origin = int_of(json_object_get(o, "coverage"), "run_first_ns", TG_NULL_I64);
+    t->read_origin_set = t->read_origin != TG_NULL_I64;
     if (!origin_from(a, o, &t->origin, file, diag) || !workload_from(a, json_object_get(o, "workload"), &t->workload))
         return false;
     t->error = str_of(a, o, "error");

@@ -12,8 +12,31 @@
 #include <string.h>
 
 const char *const tg_format_names[TG_FMT_COUNT + 1] = {
-    "text", "json", "junit", "sarif", "github", "markdown", "html", NULL,
+#define X(id, name, label, writer) name,
+    TG_FORMAT_LIST(X)
+#undef X
+    NULL,
 };
+
+const char *const tg_format_labels[TG_FMT_COUNT] = {
+#define X(id, name, label, writer) label,
+    TG_FORMAT_LIST(X)
+#undef X
+};
+
+typedef tg_status (*report_writer)(const tg_run_result *run, const tg_ruleset *rs, const tg_report_opts *opts,
+                                   FILE *out);
+
+static const report_writer writers[TG_FMT_COUNT] = {
+#define X(id, name, label, writer) writer,
+    TG_FORMAT_LIST(X)
+#undef X
+};
+
+bool tg_format_is_stream(tg_format f)
+{
+    return (unsigned)f < TG_FMT_COUNT && writers[f] != NULL;
+}
 
 int tg_format_parse(const char *name)
 {
@@ -55,15 +78,31 @@ static void put_cited(FILE *out, const char *table, int64_t rowid, int64_t start
     }
 }
 
-static void put_span(FILE *out, int64_t start, int64_t end)
+int64_t tg_report_origin(const tg_trace_result *t)
 {
-    if (start != TG_NULL_I64) fprintf(out, "%lld", (long long)start);
-    fputs("..", out);
-    if (end != TG_NULL_I64) fprintf(out, "%lld", (long long)end);
-    fputs(" ns", out);
+    if (!t) return TG_NULL_I64;
+    if (t->coverage.set) return t->coverage.run_first;
+    return t->read_origin_set ? t->read_origin : TG_NULL_I64;
 }
 
-void tg_report_evidence_sentence(FILE *out, const tg_evidence *e, tg_report_put_name put_name)
+/* A time as people read it: seconds from origin to the microsecond; the
+** trace's own nanoseconds without one. */
+static void put_time(FILE *out, int64_t at, int64_t origin)
+{
+    if (at == TG_NULL_I64) return;
+    if (origin == TG_NULL_I64) fprintf(out, "%lld", (long long)at);
+    else fprintf(out, "%.6f", (double)(at - origin) / 1e9);
+}
+
+static void put_span(FILE *out, int64_t start, int64_t end, int64_t origin)
+{
+    put_time(out, start, origin);
+    fputs("..", out);
+    put_time(out, end, origin);
+    fputs(origin == TG_NULL_I64 ? " ns" : " s", out);
+}
+
+void tg_report_evidence_sentence(FILE *out, const tg_evidence *e, int64_t origin, tg_report_put_name put_name)
 {
     char len[TG_FMT_BUF] = "?";
     bool known = e->start != TG_NULL_I64 && e->end != TG_NULL_I64;
@@ -71,7 +110,7 @@ void tg_report_evidence_sentence(FILE *out, const tg_evidence *e, tg_report_put_
     if (e->interval == TG_INTERVAL_IDLE || e->interval == TG_INTERVAL_DEVICE) {
         bool idle = e->interval == TG_INTERVAL_IDLE;
         fprintf(out, "%s %s (", idle ? "idle" : "device window", len);
-        put_span(out, e->start, e->end);
+        put_span(out, e->start, e->end, origin);
         fputs(idle ? ") after " : "), first op ", out);
         put_cited(out, e->table, e->rowid, e->row_start, e->row_end, put_name);
         if (e->next_table) {
@@ -83,7 +122,7 @@ void tg_report_evidence_sentence(FILE *out, const tg_evidence *e, tg_report_put_
     put_cited(out, e->table, e->rowid, TG_NULL_I64, TG_NULL_I64, put_name);
     if (e->start == TG_NULL_I64 && e->end == TG_NULL_I64) return;
     fputs(": ", out);
-    put_span(out, e->start, e->end);
+    put_span(out, e->start, e->end, origin);
     if (known) fprintf(out, " (%s)", len);
 }
 
@@ -175,13 +214,15 @@ void tg_report_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *it
     put_rowids(out, it, put_name);
 }
 
-void tg_report_cause_window(FILE *out, const tg_cause_window *win)
+void tg_report_cause_window(FILE *out, const tg_cause_window *win, int64_t origin)
 {
     char d[TG_FMT_BUF], a[TG_FMT_BUF];
     tg_fmt_num(d, sizeof d, (double)(win->end - win->start), TG_UNIT_NS);
     tg_fmt_num(a, sizeof a, (double)win->accounted, TG_UNIT_NS);
-    fprintf(out, "evidence row %zu: %lld..%lld ns (%s), pid %lld; %s of it in traced calls of the threads that "
-            "launch GPU work", win->evidence + 1, (long long)win->start, (long long)win->end, d, (long long)win->pid, a);
+    fprintf(out, "evidence row %zu: ", win->evidence + 1);
+    put_span(out, win->start, win->end, origin);
+    fprintf(out, " (%s), pid %lld; %s of it in traced calls of the threads that launch GPU work", d,
+            (long long)win->pid, a);
 }
 
 void tg_report_backslash_sink(void *ctx, const char *s, size_t n)
@@ -353,17 +394,73 @@ tg_status tg_report_write(tg_format fmt, const tg_run_result *run, const tg_rule
 {
     if (!run || !out) return TG_EINTERNAL;
     if (!opts) opts = &default_opts;
-    tg_status st;
-    switch (fmt) {
-    case TG_FMT_TEXT: st = tg_report_text(run, opts, out); break;
-    case TG_FMT_JSON: st = tg_report_json(run, opts, out); break;
-    case TG_FMT_JUNIT: st = tg_report_junit(run, opts, out); break;
-    case TG_FMT_SARIF: st = tg_report_sarif(run, rs, opts, out); break;
-    case TG_FMT_GITHUB: st = tg_report_github(run, rs, opts, out); break;
-    case TG_FMT_MARKDOWN: st = tg_report_markdown(run, opts, out); break;
-    case TG_FMT_HTML: st = tg_report_html(run, opts, out); break;
-    default: return TG_EINTERNAL;
-    }
+    if (!tg_format_is_stream(fmt)) return TG_EINTERNAL;
+    tg_status st = writers[fmt](run, rs, opts, out);
     if (st == TG_OK && (fflush(out) != 0 || ferror(out))) st = TG_EINTERNAL;
     return st;
+}
+
+/* ---------------------------------------------------------------- reproduce files */
+
+bool tg_report_is_finding(const tg_rule_result *r)
+{
+    return r->verdict == TG_V_FAIL || r->verdict == TG_V_INCONCLUSIVE;
+}
+
+static const char *reproduce_query(const tg_rule_result *r, bool cause)
+{
+    if (!tg_report_is_finding(r)) return NULL;
+    return cause ? (r->cause ? r->cause->reproduce : NULL) : r->reproduce;
+}
+
+/* s into buf at o with every byte but [A-Za-z0-9._-] as '_': a name
+** that is one file in the folder, whatever the trace or rule is called. */
+static size_t put_safe(char *buf, size_t size, size_t o, const char *s)
+{
+    for (; s && *s && o + 1 < size; s++)
+        buf[o++] = ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+                    strchr("._-", *s)) ? *s : '_';
+    buf[o] = 0;
+    return o;
+}
+
+size_t tg_report_reproduce_name(const tg_run_result *run, size_t t, size_t i, bool cause, char *buf, size_t size)
+{
+    if (!size) return 0;
+    buf[0] = 0;
+    if (t >= run->n_traces || i >= run->traces[t].n_results) return 0;
+    const tg_trace_result *tr = &run->traces[t];
+    const tg_rule_result *r = &tr->results[i];
+    if (!reproduce_query(r, cause)) return 0;
+    /* the trace's position first: two traces of one name stay apart */
+    int n = snprintf(buf, size, "%02zu-", t + 1);
+    if (n < 0 || (size_t)n >= size) return 0;
+    size_t o = put_safe(buf, size, (size_t)n, tg_report_basename(tr->file));
+    o = put_safe(buf, size, o, "-");
+    o = put_safe(buf, size, o, r->rule ? r->rule : "rule");
+    n = snprintf(buf + o, size - o, "%s.%s", cause ? ".cause" : "", tg_query_lang_names[tg_report_format(tr)->query]);
+    return n < 0 || (size_t)n >= size - o ? 0 : o + (size_t)n;
+}
+
+tg_status tg_report_reproduce_file(const tg_run_result *run, size_t t, size_t i, bool cause, FILE *out)
+{
+    const tg_trace_result *tr = &run->traces[t];
+    const tg_rule_result *r = &tr->results[i];
+    const char *q = reproduce_query(r, cause);
+    if (!q) return TG_EINTERNAL;
+    const tg_trace_format_def *f = tg_report_format(tr);
+    const char *c = f->query == TG_QUERY_SQL ? "--" : "#";
+    /* the comment lines: escaped like every name a trace chose, so that a
+    ** file or rule name cannot end the comment and add a statement */
+    fprintf(out, "%s tracegate %s: ", c, cause ? "cause of" : "finding");
+    tg_text_fput(out, r->rule ? r->rule : "?", TG_TEXT_CAP_NAME, 0);
+    fprintf(out, " (%s) on ", tg_verdict_name(r->verdict));
+    tg_text_fput(out, tr->file ? tr->file : "?", TG_TEXT_CAP_TEXT, 0);
+    fprintf(out, "\n%s ", c);
+    tg_text_fput(out, r->message ? r->message : r->title ? r->title : "", TG_TEXT_CAP_TEXT, 0);
+    fprintf(out, "\n%s run with %s: %s\n", c, f->reproduce_with,
+            f->query == TG_QUERY_SQL ? "sqlite3 -readonly TRACE < THIS_FILE" : "jq -f THIS_FILE TRACE (gzip -dc a .json.gz first)");
+    fputs(q, out);
+    fputc('\n', out);
+    return ferror(out) ? TG_EINTERNAL : TG_OK;
 }

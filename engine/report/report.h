@@ -10,13 +10,33 @@
 #include "../eval/result.h"
 #include "../rules/rules.h"
 
+/* The output formats (docs/formats.md), one row each: X(ID, name, what the
+** CLI calls its output, writer). The writer renders the whole run into a
+** stream; sql has none: it is a folder of one reproduce file per finding,
+** which the CLI writes file by file (tg_report_reproduce_file). */
+#define TG_FORMAT_LIST(X) \
+    X(TEXT, "text", "the text report", tg_report_text) \
+    X(JSON, "json", "the json report", tg_report_json) \
+    X(JUNIT, "junit", "the junit report", tg_report_junit) \
+    X(SARIF, "sarif", "the sarif report", tg_report_sarif) \
+    X(GITHUB, "github", "the github report", tg_report_github) \
+    X(MARKDOWN, "markdown", "the markdown report", tg_report_markdown) \
+    X(HTML, "html", "the html report", tg_report_html) \
+    X(SQL, "sql", "the reproduce queries", NULL)
+
 typedef enum tg_format {
-    TG_FMT_TEXT, TG_FMT_JSON, TG_FMT_JUNIT, TG_FMT_SARIF, TG_FMT_GITHUB, TG_FMT_MARKDOWN, TG_FMT_HTML,
+#define X(id, name, label, writer) TG_FMT_##id,
+    TG_FORMAT_LIST(X)
+#undef X
     TG_FMT_COUNT
 } tg_format;
 
 /* The names in order, NULL-terminated (the CLI's choices and hints). */
 extern const char *const tg_format_names[TG_FMT_COUNT + 1];
+/* What each is called in messages ("the json report"). */
+extern const char *const tg_format_labels[TG_FMT_COUNT];
+/* True when the format is written as one stream (all but sql). */
+bool tg_format_is_stream(tg_format f);
 
 /* "text" -> TG_FMT_TEXT ("md" is markdown too); -1 when unknown. */
 int tg_format_parse(const char *name);
@@ -46,7 +66,23 @@ typedef struct tg_report_opts {
     ** about the tool (informationUri); NULL: none */
     const char *builtin_rules_dir;
     const char *info_uri;
+    /* text: print each reproduce query whole (--reproduce); else one line
+    ** saying how to get it, naming its file in sql_dir when -o sql=DIR
+    ** writes them there (tg_report_reproduce_name) */
+    bool reproduce_inline;
+    const char *sql_dir;
 } tg_report_opts;
+
+/* The reproduce files of -o sql=DIR (docs/formats.md, "sql"): one per
+** finding (a failing or inconclusive result) with a query, and one for its
+** cause's query. tg_report_reproduce_name gives the file's name
+** ("01-drv_sync_memcpy.sqlite-sync-memcpy.sql", ".cause.sql", ".jq" for a
+** Kineto trace's jq), 0 when result i of trace t has no such query (else
+** the name's length); tg_report_reproduce_file writes the file: a comment
+** with the finding and the command that runs it, then the query. */
+bool tg_report_is_finding(const tg_rule_result *r);
+size_t tg_report_reproduce_name(const tg_run_result *run, size_t t, size_t i, bool cause, char *buf, size_t size);
+tg_status tg_report_reproduce_file(const tg_run_result *run, size_t t, size_t i, bool cause, FILE *out);
 
 /* True when this result makes the run fail under opts: a FAIL at or
 ** above opts->fail_on, a FAIL of a regression rule whatever its severity,

@@ -60,7 +60,12 @@ const char *tg_report_value_label(const tg_named_value *v, char *buf, size_t siz
 ** last op TABLE rowid 3000". Table names (from the trace) go through
 ** put_name, which escapes them for the format. */
 typedef void (*tg_report_put_name)(FILE *out, const char *name);
-void tg_report_evidence_sentence(FILE *out, const tg_evidence *e, tg_report_put_name put_name);
+void tg_report_evidence_sentence(FILE *out, const tg_evidence *e, int64_t origin, tg_report_put_name put_name);
+
+/* Where the times people read start (docs/formats.md, "Times"): the
+** trace's first record (coverage.run_first, or a result's read back);
+** TG_NULL_I64 when it is not known, and then times are the trace's own ns. */
+int64_t tg_report_origin(const tg_trace_result *t);
 /* Whether field f of e is said by its sentence already (the row after a
 ** gap, a device's last op). */
 bool tg_report_evidence_said(const tg_evidence *e, const tg_named_value *f);
@@ -87,7 +92,7 @@ const char *tg_report_workload_sentence(const tg_baseline_cmp *b, char *buf, siz
 void tg_report_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *it, tg_report_put_name put_name);
 /* A host cause's window: "evidence row 2: S..E ns (720 ms), pid 7; 719 ms
 ** of it in traced calls of the threads that launch GPU work". */
-void tg_report_cause_window(FILE *out, const tg_cause_window *win);
+void tg_report_cause_window(FILE *out, const tg_cause_window *win, int64_t origin);
 
 /* FNV-1a, for stable fingerprints. */
 uint64_t tg_report_hash(uint64_t h, const void *data, size_t len);
@@ -99,15 +104,17 @@ uint64_t tg_report_hash(uint64_t h, const void *data, size_t len);
 tg_status tg_report_json_dump(json_t *doc, FILE *out);
 
 /* The writers. */
-tg_status tg_report_text(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
-tg_status tg_report_json(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
-tg_status tg_report_junit(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
-tg_status tg_report_sarif(const tg_run_result *run, const tg_ruleset *rs,
-                          const tg_report_opts *opts, FILE *out);
-tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
-                           const tg_report_opts *opts, FILE *out);
-tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
-tg_status tg_report_html(const tg_run_result *run, const tg_report_opts *opts, FILE *out);   /* fmt_html.c */
+/* The writers of TG_FORMAT_LIST's rows (report.h), one signature: the
+** rule set is NULL for a merge and read only by those that list rules. */
+#define TG_REPORT_WRITER(name) \
+    tg_status name(const tg_run_result *run, const tg_ruleset *rs, const tg_report_opts *opts, FILE *out)
+TG_REPORT_WRITER(tg_report_text);
+TG_REPORT_WRITER(tg_report_json);
+TG_REPORT_WRITER(tg_report_junit);
+TG_REPORT_WRITER(tg_report_sarif);
+TG_REPORT_WRITER(tg_report_github);
+TG_REPORT_WRITER(tg_report_markdown);
+TG_REPORT_WRITER(tg_report_html);   /* fmt_html.c */
 /* The markdown report in at most max_bytes: when the whole does not fit it
 ** ends after the last complete block that does, with a line saying so. */
 tg_status tg_report_markdown_within(const tg_run_result *run, const tg_report_opts *opts, FILE *out,

@@ -49,6 +49,18 @@ const char *const tg_table_torch_option[TG_TABLE_COUNT] = {
     TG_TABLE_LIST(X)
 #undef X
 };
+const char *const tg_query_lang_names[TG_QUERY_COUNT] = {
+#define X(id, name, what) name,
+    TG_QUERY_LANG_LIST(X)
+#undef X
+};
+
+const char *const tg_query_lang_what[TG_QUERY_COUNT] = {
+#define X(id, name, what) what,
+    TG_QUERY_LANG_LIST(X)
+#undef X
+};
+
 const tg_trace_format_def tg_trace_formats[TG_FORMAT_COUNT] = {
 #define X(id, name, what, lang, list, noun, rank, label, versioned, run_with) \
     {name, what, TG_QUERY_##lang, list, noun, rank, label, versioned, run_with},

@@ -83,17 +83,21 @@ extern const char *const tg_table_kineto[TG_TABLE_COUNT];  /* "kernel events" */
 extern const char *const tg_table_torch_option[TG_TABLE_COUNT]; /* how torch.profiler records it */
 
 /* The languages a trace's numbers are reproduced in (docs/evidence.md):
-** SQL run by sqlite3 on an export, a jq program on a JSON trace. */
+** SQL run by sqlite3 on an export, a jq program on a JSON trace.
+** X(id, name: also a file's extension, what people call it). */
 #define TG_QUERY_LANG_LIST(X) \
-    X(SQL, "sql") \
-    X(JQ,  "jq")
+    X(SQL, "sql", "SQL") \
+    X(JQ,  "jq", "jq")
 
 typedef enum tg_query_lang {
-#define X(id, name) TG_QUERY_##id,
+#define X(id, name, what) TG_QUERY_##id,
     TG_QUERY_LANG_LIST(X)
 #undef X
     TG_QUERY_COUNT
 } tg_query_lang;
+
+extern const char *const tg_query_lang_names[TG_QUERY_COUNT];   /* "sql" */
+extern const char *const tg_query_lang_what[TG_QUERY_COUNT];    /* "SQL" */
 
 /* The formats tracegate reads (docs/kineto.md, docs/architecture.md), and
 ** all that the layers above need to know of one: its name as baselines

@@ -492,7 +492,10 @@ static void test_text(void **state)
                                 "          step(int) in train.so  300 rows, 900 ms (75%)  "
                                 "CUPTI_ACTIVITY_KIND_MEMCPY rowids 12, 40, ...\n"
                                 "          unknown: 100 of the 400 copies have no recorded stack\n"
-                                "          reproduce: SELECT 'step(int)' AS call_site"));
+                                "          reproduce: "));
+    /* a query is one line saying how to get it (docs/formats.md, "Reproduce queries in text") */
+    assert_null(strstr(txt, "reproduce: SELECT"));
+    assert_non_null(strstr(txt, " of SQL: --reproduce prints it, -o sql=DIR saves it\n"));
     assert_non_null(strstr(txt, "        cause: the thread cuMemcpy \"x\" 'q' <y> & z\\n100% a:b,c|d \\x01 was in usleep\n"
                                 "          evidence row 1: 1000..720001000 ns (720 ms), pid 1063;"));
     assert_non_null(strstr(txt, "          osrt usleep  1 call, 700 ms (97%), thread cuMemcpy"));
@@ -515,7 +518,6 @@ static void test_text(void **state)
     assert_non_null(strstr(txt, "values: count=400  sum_duration=1.2 s\n"));
     assert_non_null(strstr(txt, "CUPTI_ACTIVITY_KIND_MEMCPY rowid 12: 1000..5000 ns (4 us)  bytes=16.8 MB  "
                                 "api=\"cuMemcpy \\\"x\\\" 'q' <y> & z\\n100% a:b,c|d \\x01\"  pinned=false\n"));
-    assert_non_null(strstr(txt, "reproduce: SELECT rowid"));
     assert_non_null(strstr(txt, "advice: Use pinned host memory"));
     assert_non_null(strstr(txt, "busy_frac_steady=31%"));
     assert_non_null(strstr(txt, "baseline: 12.3 ms \xe2\x86\x92 13.1 ms (+6.5%), p=0.0012, n=50 baseline / 48 now, "
@@ -527,6 +529,40 @@ static void test_text(void **state)
     assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 error finding, 2 warning findings, "
                                   "1 info finding, 1 regression, 1 unreadable trace, 1 rule not evaluated, "
                                   "1 skipped in 3 traces\n");
+    free(txt);
+
+    /* --reproduce: whole; -o sql=DIR: the file it is in; --quiet: one line a rule */
+    tg_report_opts inl = plain;
+    inl.reproduce_inline = true;
+    txt = fixture_render(TG_FMT_TEXT, &run, NULL, &inl);
+    assert_non_null(strstr(txt, "        reproduce: SELECT rowid"));
+    assert_non_null(strstr(txt, "          reproduce: SELECT 'step(int)' AS call_site"));
+    free(txt);
+    tg_report_opts dir = plain;
+    dir.sql_dir = "out/sql";
+    txt = fixture_render(TG_FMT_TEXT, &run, NULL, &dir);
+    char name[256];
+    assert_true(tg_report_reproduce_name(&run, 0, 0, false, name, sizeof name) > 0);
+    assert_string_equal(name, "01-rank0.sqlite-sync-memcpy.sql");
+    assert_true(tg_report_reproduce_name(&run, 0, 0, true, name, sizeof name) > 0);
+    assert_string_equal(name, "01-rank0.sqlite-sync-memcpy.cause.sql");
+    assert_non_null(strstr(txt, "        reproduce: out/sql/01-rank0.sqlite-sync-memcpy.sql\n"));
+    assert_non_null(strstr(txt, "          reproduce: out/sql/01-rank0.sqlite-sync-memcpy.cause.sql\n"));
+    free(txt);
+    char *file = NULL;
+    size_t file_len = 0;
+    FILE *f = open_memstream(&file, &file_len);
+    assert_int_equal(tg_report_reproduce_file(&run, 0, 0, false, f), TG_OK);
+    fclose(f);
+    assert_true(!strncmp(file, "-- tracegate finding: sync-memcpy (fail) on runs/rank0.sqlite\n-- 400 synchronous", 75));
+    assert_non_null(strstr(file, "\n-- run with sqlite3 on the export: sqlite3 -readonly TRACE < THIS_FILE\nSELECT rowid"));
+    free(file);
+    tg_report_opts quiet = plain;
+    quiet.quiet = true;
+    txt = fixture_render(TG_FMT_TEXT, &run, NULL, &quiet);
+    assert_null(strstr(txt, "evidence ("));
+    assert_null(strstr(txt, "reproduce:"));
+    assert_int_equal(fixture_count_lines(txt, "  FAIL "), EXPECT_FAILED);
     free(txt);
 
     tg_report_opts o = plain;
