@@ -125,6 +125,7 @@ function check(d) {
   const queries = [...d.querySelectorAll("article.finding pre code")];
   need(queries.length > 0 && queries.every(q => q.textContent.includes(want.reproduce)),
        "reproduce queries holding '" + want.reproduce + "'");
+  need(queries.every(q => q.closest("details") && !q.closest("details").open), "reproduce queries collapsed");
   // self-contained: nothing from outside, no script
   need(!d.querySelector("script, link, iframe, object, embed, img[src], image"), "no script or outside resource");
   for (const el of d.querySelectorAll("[src], [href], [srcset]")) {

@@ -321,10 +321,11 @@ static void put_cause(html *h, const tg_trace_result *tr, const tg_cause *c)
         fputs("</ul>\n", h->out);
     }
     if (c->reproduce) {
-        fprintf(h->out, "<p><strong>Reproduce the cause</strong> (%s):</p>\n<pre><code>",
+        /* collapsed: a few KB of SQL a person opens when they want it */
+        fprintf(h->out, "<details><summary><strong>Reproduce the cause</strong> (%s)</summary>\n<pre><code>",
                 tg_report_format(tr)->reproduce_with);
         tg_html_text(h, c->reproduce, TG_TEXT_CAP_LONG);
-        fputs("</code></pre>\n", h->out);
+        fputs("</code></pre></details>\n", h->out);
     }
 }
 
@@ -378,9 +379,10 @@ static void put_finding(html *h, const tg_trace_result *tr, size_t t, size_t i)
     if (r->baseline.present) put_comparison(h, r);
     put_evidence(h, r, t, i);
     if (r->reproduce) {
-        fprintf(h->out, "<p><strong>Reproduce</strong> (%s):</p>\n<pre><code>", tg_report_format(tr)->reproduce_with);
+        fprintf(h->out, "<details><summary><strong>Reproduce</strong> (%s)</summary>\n<pre><code>",
+                tg_report_format(tr)->reproduce_with);
         tg_html_text(h, r->reproduce, TG_TEXT_CAP_LONG);
-        fputs("</code></pre>\n", h->out);
+        fputs("</code></pre></details>\n", h->out);
     }
     if (r->cause) put_cause(h, tr, r->cause);
     if (r->advice) {
