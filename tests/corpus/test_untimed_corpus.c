@@ -12,6 +12,8 @@
 **     the GPU's busy time give the verdicts of the uncut trace and say
 **     what was not timed; the uncut trace's busy fraction lies inside the
 **     bound the cut one states.
+**   - The same with every gpu_memcpy event removed: the copy rules are
+**     missing data, the other busy-time rules judged and qualified.
 **   - The real case: param-resnet-rtx2080ti, whose 210 size-0 memsets
 **     Kineto left out of 572 calls: judged, every GPU rule saying so.
 */
@@ -195,6 +197,45 @@ static void test_kineto_memsets_removed(void **state)
     assert_int_equal(untimed_lines, (int)(sizeof busy_rules / sizeof *busy_rules));
 }
 
+/* The class, not the one table: the same trace without its gpu_memcpy
+** events. The copy rules read copies exactly (sync-memcpy,
+** pageable-async-memcpy; copy-dominated's copy share): missing data; the
+** other busy-time rules are judged and say what was not timed. */
+static void test_kineto_copies_removed(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/sync_memcpy_bad-nocopy.json", tmpdir);
+    assert_int_equal(cut_category("kineto/h200/sync_memcpy_bad.json.gz", "gpu_memcpy", path), 614);
+    int st;
+    json_t *doc = corpus_json(&st, "check --format json '%s'", path);
+    unlink(path);
+    assert_int_equal(st, 3);
+    static const char *const copy_rules[] = {"sync-memcpy", "pageable-async-memcpy", "copy-dominated"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *r = result_of(doc, copy_rules[i]);
+        char want[1024];
+        snprintf(want, sizeof want,
+                 "rule %s reads CUDA memory copies, but the trace holds no Kineto gpu_memcpy events while Kineto "
+                 "cuda_runtime/cuda_driver events holds 614 calls that launch them: they were not recorded; the "
+                 "capture recorded CUDA activity (8152 kernels), so CUDA memory copies were traced and the profiler "
+                 "left these out; judge them on a capture that times them (Nsight Systems: 'nsys profile -t cuda'), "
+                 "or drop this rule for such captures", copy_rules[i]);
+        assert_string_equal(str(r, "status"), "error");
+        assert_string_equal(str(r, "message"), want);
+    }
+    for (size_t i = 0; i < sizeof busy_rules / sizeof *busy_rules; i++) {
+        if (!strcmp(busy_rules[i], "copy-dominated")) continue;
+        json_t *r = result_of(doc, busy_rules[i]);
+        if (!strcmp(str(r, "status"), "error")) fail_msg("%s: %s", busy_rules[i], str(r, "message"));
+        if (strncmp(str(r, "untimed"), "614 copy launch calls have no GPU record: the numbers count only", 64))
+            fail_msg("%s: untimed \"%s\"", busy_rules[i], str(r, "untimed"));
+    }
+    /* sync-memset reads memsets, all timed here */
+    assert_null(json_object_get(result_of(doc, "sync-memset"), "untimed"));
+    json_decref(doc);
+}
+
 /* A real capture: Kineto left 210 of 572 memsets out (size 0). */
 static void test_real_size_zero_memsets(void **state)
 {
@@ -230,6 +271,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kineto_memsets_removed),
+        cmocka_unit_test(test_kineto_copies_removed),
         cmocka_unit_test(test_real_size_zero_memsets),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
