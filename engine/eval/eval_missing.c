@@ -460,25 +460,41 @@ static void judged_window(const tg_model *m, const tg_device *d, int64_t *from, 
     *to = m->has_iterations ? m->steady_end : d->end;
 }
 
-static bool in_window(int32_t device, int64_t start, int32_t want, int64_t from, int64_t to)
+/* Index of device id in m->devices (sorted by id), or -1. */
+static ptrdiff_t device_index(const tg_model *m, int32_t id)
 {
-    return device == want && start != TG_NULL_I64 && start >= from && start <= to;
+    size_t lo = 0, hi = m->n_devices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->devices[mid].device == id) return (ptrdiff_t)mid;
+        if (m->devices[mid].device < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
 }
 
-/* GPU ops of device d that start inside [from, to]. */
-static int64_t ops_in_window(const tg_model *m, int32_t device, int64_t from, int64_t to)
+/* Count an op that starts inside its device's judged window. */
+static void count_op(const tg_model *m, int64_t *n, int32_t device, int64_t start)
+{
+    ptrdiff_t d = device_index(m, device);
+    if (d < 0 || start == TG_NULL_I64) return;
+    int64_t from, to;
+    judged_window(m, &m->devices[d], &from, &to);
+    if (start >= from && start <= to) n[d]++;
+}
+
+/* The GPU ops (kernels, copies, memsets) starting inside each device's
+** judged window, in one pass: n[i] for m->devices[i]. */
+static void ops_in_windows(const tg_model *m, int64_t *n)
 {
     const tg_trace *t = m->trace;
-    int64_t n = 0;
     for (size_t i = 0; i < t->n_kernels; i++) {
-        const tg_kspan *k = tg_model_kernel(m, i);
-        n += in_window(k->device, k->start, device, from, to);
+        /* loaded rows when the trace holds them (a model built by hand has no spans of its own) */
+        const tg_kspan *k = t->kernels ? &t->kernels[i].span : tg_model_kernel(m, i);
+        count_op(m, n, k->device, k->start);
     }
-    for (size_t i = 0; i < t->n_memcpys; i++)
-        n += in_window(t->memcpys[i].device, t->memcpys[i].start, device, from, to);
-    for (size_t i = 0; i < t->n_memsets; i++)
-        n += in_window(t->memsets[i].device, t->memsets[i].start, device, from, to);
-    return n;
+    for (size_t i = 0; i < t->n_memcpys; i++) count_op(m, n, t->memcpys[i].device, t->memcpys[i].start);
+    for (size_t i = 0; i < t->n_memsets; i++) count_op(m, n, t->memsets[i].device, t->memsets[i].start);
 }
 
 /* A device with GPU work whose judged window holds too little of it: no
@@ -487,14 +503,18 @@ static int64_t ops_in_window(const tg_model *m, int32_t device, int64_t from, in
 static bool window_too_small(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
                              tg_arena *arena)
 {
-    if (r->source != TG_SRC_DEVICE || !verdict_reads(r, judge_field)) return false;
+    if (r->source != TG_SRC_DEVICE || !verdict_reads(r, judge_field) || m->n_devices == 0) return false;
+    int64_t *ops_of = calloc(m->n_devices, sizeof *ops_of);
+    if (!ops_of) return missing(opts, res, "out of memory while counting the GPU ops of each device: not judged");
+    ops_in_windows(m, ops_of);
     for (size_t i = 0; i < m->n_devices; i++) {
         const tg_device *d = &m->devices[i];
         int64_t from, to;
         judged_window(m, d, &from, &to);
         if (d->start == TG_NULL_I64 || d->end == TG_NULL_I64 || from == TG_NULL_I64 || to == TG_NULL_I64) continue;
-        int64_t ops = ops_in_window(m, d->device, from, to), span = to > from ? to - from : 0;
+        int64_t ops = ops_of[i], span = to > from ? to - from : 0;
         if (ops >= TG_JUDGE_MIN_OPS && span >= TG_JUDGE_MIN_WINDOW_NS) continue;
+        free(ops_of);
         return missing(opts, res,
                        tg_arena_printf(arena,
                                        "rule %s judges GPU %d over its %s, but that window is %.3f ms with %lld GPU "
@@ -506,6 +526,7 @@ static bool window_too_small(const tg_rule *r, const tg_model *m, const tg_eval_
                                        (double)TG_JUDGE_MIN_WINDOW_NS / 1e6,
                                        m->has_iterations ? "more steady iterations" : "a longer stretch of the run"));
     }
+    free(ops_of);
     return false;
 }
 
