@@ -107,6 +107,7 @@ static void regex_limit_error(tg_rule_state *st, tg_arena *arena)
     tg_rule_result *res = st->out;
     res->verdict = TG_V_ERROR;
     res->n_evidence = 0;
+    res->untimed = NULL;
     res->message = tg_arena_printf(arena,
                                    "rule %s cannot be decided: its regular expression \"%.80s%s\" hit a limit of "
                                    "the matcher on a string of %zu bytes (docs/limits.md)",
@@ -145,6 +146,7 @@ static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *a
     if (r->info.regression && !opts->has_baseline) {
         res->verdict = TG_V_SKIP;
         res->message = "no baseline given";
+        res->untimed = NULL;   /* no verdict to qualify */
     } else {
         res->verdict = fail ? TG_V_FAIL : TG_V_PASS;
         /* A template over no rows reads as noise ("0 copies took n/a"). */

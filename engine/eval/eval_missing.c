@@ -17,7 +17,20 @@
 **     without -t osrt);
 **   - the GPU side of iterations, on a capture without GPU work or whose
 **     iterations launched none;
-**   - the capture holds no events at all.
+**   - the capture holds no events at all;
+**   - the window a rule on device utilization or starvation judges is too
+**     small (fewer than TG_JUDGE_MIN_OPS GPU ops, or shorter than
+**     TG_JUDGE_MIN_WINDOW_NS): too little to judge, not a verdict on one
+**     kernel's 1.7 us.
+**
+** Untimed GPU work (docs/rules.md, "Untimed GPU work"): copies or memsets
+** whose launch calls have no GPU record, beside kernels that were timed.
+** A rule that reads exactly that activity (sync-memset for memsets, the
+** copy rules for copies) with none of it timed is missing data naming it;
+** a rule that reads it only through the GPU's busy time (utilization,
+** gaps, iteration GPU time) is evaluated on what was timed, and its result
+** carries the sentence `untimed`: what was not timed and how much at most
+** it could change the numbers.
 **
 ** After the scan, for rules on the GPU side of iterations: when half or
 ** more of the iterations that pass the rule's where launched no GPU work
@@ -33,6 +46,9 @@
 */
 #include "eval_int.h"
 
+#include "../common/units.h"
+
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------- reading */
@@ -142,6 +158,7 @@ static bool missing(const tg_eval_opts *opts, tg_rule_result *res, const char *m
     res->missing_data = true;
     res->verdict = opts->missing == TG_MISSING_SKIP ? TG_V_SKIP : TG_V_ERROR;
     res->message = message;
+    res->untimed = NULL;   /* no verdict to qualify */
     return true;
 }
 
@@ -200,10 +217,56 @@ static bool calls_lost(const tg_rule *r, const tg_model *m, const tg_eval_opts *
                                    t->n_memsets, tg_trace_table_option(t, TG_TABLE_RUNTIME)));
 }
 
+/* Fields that read copies exactly, not only as part of the GPU's busy
+** time: what the copy rules judge. */
+static bool copy_field(const tg_field_def *f)
+{
+    if (f->source == TG_SRC_MEMCPY) return true;
+    if (f->source == TG_SRC_DEVICE) return !strcmp(f->name, "copy_time_steady") || !strcmp(f->name, "copy_frac_steady");
+    return f->source == TG_SRC_TRACE && !strcmp(f->name, "memcpys");
+}
+
+static bool memset_field(const tg_field_def *f)
+{
+    return f->source == TG_SRC_MEMSET || (f->source == TG_SRC_TRACE && !strcmp(f->name, "memsets"));
+}
+
+/* Does the verdict read op table `table` itself (its rows, or a number
+** only it gives), rather than only the busy time all ops make up? Kernels
+** always: they are the GPU work. */
+static bool reads_exactly(const tg_rule *r, int table)
+{
+    if (table == TG_TABLE_KERNEL) return true;
+    if (tg_source_op_tables(r->source) == 1u << table) return true;
+    return verdict_reads(r, table == TG_TABLE_MEMCPY ? copy_field : memset_field) != NULL;
+}
+
+/* Is op table id's whole activity untimed while kernels were, so that a
+** rule on the GPU's busy time can still be judged on what was timed? */
+static bool untimed_whole(const tg_trace *t, const tg_model *m, int id)
+{
+    return id != TG_TABLE_KERNEL && op_rows(t, id) == 0 && m->op_calls[id] > 0 && t->n_kernels > 0;
+}
+
+/* What to do about copies or memsets that are called but not timed while
+** kernels are: no option records them better, so the advice is the truth
+** of the trace (CUPTI and Kineto leave out memsets that did no work). */
+static const char *untimed_advice(const tg_trace *t, int id, tg_arena *a)
+{
+    return tg_arena_printf(a,
+        "the capture recorded CUDA activity (%zu kernels), so %s were traced and the profiler left these out%s; "
+        "judge them on a capture that times them (Nsight Systems: 'nsys profile -t cuda'), or drop this rule "
+        "for such captures",
+        t->n_kernels, tg_table_what[id],
+        id == TG_TABLE_MEMSET ? " (CUPTI and Kineto leave out memsets that did no work, of size 0)" : "");
+}
+
 /* An op table the rule reads has no rows while the API table holds calls
 ** that launch such ops (TG_OP_CALL_PREFIXES): the ops were not recorded.
 ** A trace without memsets and without memset calls is a program that set
-** no memory, and passes. */
+** no memory, and passes. Copies or memsets untimed beside timed kernels
+** fail only the rules that read them exactly (reads_exactly); the others
+** are judged on what was timed (untimed_note). */
 static bool ops_lost(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
                      tg_arena *arena)
 {
@@ -213,14 +276,17 @@ static bool ops_lost(const tg_rule *r, const tg_model *m, const tg_eval_opts *op
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
         int id = tables[i];
         if (!(reads & (1u << id)) || op_rows(t, id) > 0 || m->op_calls[id] == 0) continue;
+        bool whole = untimed_whole(t, m, id);
+        if (whole && !reads_exactly(r, id)) continue;
         return missing(opts, res,
                        tg_arena_printf(arena,
                                        "rule %s reads %s, but %s while %s %s holds %lld calls that launch them: "
-                                       "they were not recorded; record them with '%s'",
+                                       "they were not recorded; %s%s",
                                        r->info.id, tg_table_what[id], lacks(t, (tg_table_id)id, arena),
                                        tg_trace_formats[t->format].table_noun,
                                        tg_trace_table_label(t, TG_TABLE_RUNTIME), (long long)m->op_calls[id],
-                                       tg_trace_table_option(t, (tg_table_id)id)));
+                                       whole ? untimed_advice(t, id, arena) : "record them with '",
+                                       whole ? "" : tg_arena_printf(arena, "%s'", tg_trace_table_option(t, (tg_table_id)id))));
     }
     return false;
 }
@@ -352,6 +418,7 @@ static bool lost(tg_rule_result *res, const char *message)
     res->verdict = TG_V_ERROR;
     res->error_status = TG_ETRACE;
     res->message = message;
+    res->untimed = NULL;
     return true;
 }
 
@@ -367,6 +434,198 @@ static bool data_lost(const tg_rule *r, const tg_model *m, tg_rule_result *res, 
         r->info.id, what));
 }
 
+/* ------------------------------------------------ too little to judge */
+
+/* A device's utilization or starvation is judged over at least this many
+** GPU ops (kernels, copies, memsets) and this long a window: below it,
+** one kernel of 1.7 us would be "the steady window" (issue 32), and two
+** ops make a first-to-last window whose busy fraction is theirs alone;
+** 1 ms is a few hundred of the shortest kernels. The one place these
+** numbers live (docs/rules.md, "Too little to judge"). */
+#define TG_JUDGE_MIN_OPS 3
+#define TG_JUDGE_MIN_WINDOW_NS 1000000
+
+/* The device fields a verdict on utilization or starvation reads. */
+static bool judge_field(const tg_field_def *f)
+{
+    return f->source == TG_SRC_DEVICE &&
+           (!strcmp(f->name, "busy_frac") || !strcmp(f->name, "busy_frac_steady") || !strcmp(f->name, "queue_p50"));
+}
+
+/* The window device d's busy fraction is over: the steady window with
+** iterations, its first to last op without. */
+static void judged_window(const tg_model *m, const tg_device *d, int64_t *from, int64_t *to)
+{
+    *from = m->has_iterations ? m->steady_start : d->start;
+    *to = m->has_iterations ? m->steady_end : d->end;
+}
+
+/* Index of device id in m->devices (sorted by id), or -1. */
+static ptrdiff_t device_index(const tg_model *m, int32_t id)
+{
+    size_t lo = 0, hi = m->n_devices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->devices[mid].device == id) return (ptrdiff_t)mid;
+        if (m->devices[mid].device < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
+/* Count an op that starts inside its device's judged window. */
+static void count_op(const tg_model *m, int64_t *n, int32_t device, int64_t start)
+{
+    ptrdiff_t d = device_index(m, device);
+    if (d < 0 || start == TG_NULL_I64) return;
+    int64_t from, to;
+    judged_window(m, &m->devices[d], &from, &to);
+    if (start >= from && start <= to) n[d]++;
+}
+
+/* The GPU ops (kernels, copies, memsets) starting inside each device's
+** judged window, in one pass: n[i] for m->devices[i]. */
+static void ops_in_windows(const tg_model *m, int64_t *n)
+{
+    const tg_trace *t = m->trace;
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        /* loaded rows when the trace holds them (a model built by hand has no spans of its own) */
+        const tg_kspan *k = t->kernels ? &t->kernels[i].span : tg_model_kernel(m, i);
+        count_op(m, n, k->device, k->start);
+    }
+    for (size_t i = 0; i < t->n_memcpys; i++) count_op(m, n, t->memcpys[i].device, t->memcpys[i].start);
+    for (size_t i = 0; i < t->n_memsets; i++) count_op(m, n, t->memsets[i].device, t->memsets[i].start);
+}
+
+/* A device with GPU work whose judged window holds too little of it: no
+** verdict on its utilization or starvation, but the missing-data class
+** (a skip under --missing-data=skip, as for iterations without GPU work). */
+static bool window_too_small(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
+                             tg_arena *arena)
+{
+    if (r->source != TG_SRC_DEVICE || !verdict_reads(r, judge_field) || m->n_devices == 0) return false;
+    int64_t *ops_of = calloc(m->n_devices, sizeof *ops_of);
+    if (!ops_of) return missing(opts, res, "out of memory while counting the GPU ops of each device: not judged");
+    ops_in_windows(m, ops_of);
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const tg_device *d = &m->devices[i];
+        int64_t from, to;
+        judged_window(m, d, &from, &to);
+        if (d->start == TG_NULL_I64 || d->end == TG_NULL_I64 || from == TG_NULL_I64 || to == TG_NULL_I64) continue;
+        int64_t ops = ops_of[i], span = to > from ? to - from : 0;
+        if (ops >= TG_JUDGE_MIN_OPS && span >= TG_JUDGE_MIN_WINDOW_NS) continue;
+        free(ops_of);
+        return missing(opts, res,
+                       tg_arena_printf(arena,
+                                       "rule %s judges GPU %d over its %s, but that window is %.3f ms with %lld GPU "
+                                       "ops in it: too little to judge (it needs at least %d ops over %.3f ms or "
+                                       "more); capture %s",
+                                       r->info.id, (int)d->device,
+                                       m->has_iterations ? "steady window" : "first to last GPU op",
+                                       (double)span / 1e6, (long long)ops, TG_JUDGE_MIN_OPS,
+                                       (double)TG_JUDGE_MIN_WINDOW_NS / 1e6,
+                                       m->has_iterations ? "more steady iterations" : "a longer stretch of the run"));
+    }
+    free(ops_of);
+    return false;
+}
+
+/* ------------------------------------------------------ untimed GPU work */
+
+/* Launch calls of op table id that have no GPU record: all of its calls
+** when the table has no rows, else those the coverage counts. */
+static int64_t untimed_calls(const tg_model *m, int id)
+{
+    if (op_rows(m->trace, id) == 0) return m->op_calls[id];
+    int k = id == TG_TABLE_MEMCPY ? TG_COV_MEMCPY : TG_COV_MEMSET;
+    return m->coverage.set ? m->coverage.act[k].launches_without_gpu : 0;
+}
+
+/* The most idle time untimed ops could fill on any device: an op starts
+** after its launching call, so only the idle time of the judged window
+** from the first untimed call on (the window's start when that is
+** unknown or earlier). Sound whatever the ops' length and stream: a
+** busy union can grow only where the device was idle. Sets *dev, *from,
+** *window (the worst device's). */
+static int64_t untimed_room(const tg_model *m, int32_t *dev, int64_t *from, int64_t *window)
+{
+    int64_t first = m->coverage.set ? m->coverage.unmatched_first : TG_NULL_I64, best = -1;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const tg_device *d = &m->devices[i];
+        int64_t s, e;
+        judged_window(m, d, &s, &e);
+        if (s == TG_NULL_I64 || e == TG_NULL_I64 || e <= s) continue;
+        int64_t f = first != TG_NULL_I64 && first > s ? first : s;
+        if (f >= e) f = e;
+        double busy = 0;
+        /* one slice: the share of [f, e) the device was busy */
+        if (e > f) {
+            double *bins = calloc(m->n_devices, sizeof *bins);
+            if (bins && tg_model_busy_bins(m, f, e, 1, bins)) busy = bins[i];
+            else busy = 0;   /* unknown: all of it idle, the bound stays sound */
+            free(bins);
+        }
+        int64_t idle = (int64_t)((double)(e - f) * (1.0 - busy) + 0.5);
+        if (idle > best) {
+            best = idle;
+            *dev = d->device;
+            *from = f;
+            *window = e - s;
+        }
+    }
+    return best;
+}
+
+/* The rule reads the GPU's busy time, and copies or memsets it reads
+** that way were called but not (all) timed: the verdict stands on what
+** was timed, and res->untimed says what was not and by how much at most
+** the numbers could move (docs/rules.md, "Untimed GPU work"). */
+static void untimed_note(const tg_rule *r, const tg_model *m, tg_rule_result *res, tg_arena *arena)
+{
+    const tg_trace *t = m->trace;
+    unsigned reads = rule_op_tables(r);
+    int64_t copies = reads & 1u << TG_TABLE_MEMCPY ? untimed_calls(m, TG_TABLE_MEMCPY) : 0;
+    int64_t sets = reads & 1u << TG_TABLE_MEMSET ? untimed_calls(m, TG_TABLE_MEMSET) : 0;
+    if (copies + sets == 0 || t->n_kernels == 0) return;
+    int exact = copies && reads_exactly(r, TG_TABLE_MEMCPY) ? TG_TABLE_MEMCPY
+              : sets && reads_exactly(r, TG_TABLE_MEMSET) ? TG_TABLE_MEMSET : -1;
+    if (exact >= 0) {
+        /* the rule judges those ops themselves: the untimed ones are not judged */
+        res->untimed = tg_arena_printf(arena,
+            "%lld %s launch calls have no GPU record%s: this verdict is over the %zu that were timed, and the "
+            "others are not judged",
+            (long long)(exact == TG_TABLE_MEMCPY ? copies : sets), exact == TG_TABLE_MEMCPY ? "copy" : "memset",
+            exact == TG_TABLE_MEMSET ? " (CUPTI and Kineto leave out memsets that did no work, of size 0)" : "",
+            op_rows(t, exact));
+        return;
+    }
+    const char *what = copies && sets
+        ? tg_arena_printf(arena, "%lld copy and %lld memset launch calls", (long long)copies, (long long)sets)
+        : tg_arena_printf(arena, "%lld %s launch calls", (long long)(copies + sets), copies ? "copy" : "memset");
+    int32_t dev = -1;
+    int64_t from = TG_NULL_I64, window = 0;
+    int64_t room = untimed_room(m, &dev, &from, &window);
+    if (room < 0) {
+        res->untimed = tg_arena_printf(arena, "%s have no GPU record: the numbers count only the GPU work that was "
+                                       "timed, and no window bounds what the rest could add", what);
+        return;
+    }
+    char idle[32], span[32];
+    tg_fmt_value(idle, sizeof idle, (tg_value){.type = TG_TY_INT, .unit = TG_UNIT_NS, .u.i = room});
+    tg_fmt_value(span, sizeof span, (tg_value){.type = TG_TY_INT, .unit = TG_UNIT_NS, .u.i = window});
+    double points = window > 0 ? 100.0 * (double)room / (double)window : 0;
+    bool after_first = m->coverage.set && m->coverage.unmatched_first == from;
+    res->untimed = tg_arena_printf(arena,
+        "%s have no GPU record%s: the numbers count only the GPU work that was timed; the untimed ops could fill "
+        "at most the %s GPU %d was idle from %.3f s into the capture (%s) to the end of its judged window (%s "
+        "long), so a busy fraction could be up to %.1f points higher, GPU time up to %s more and idle gaps up to "
+        "%s shorter in all",
+        what, sets ? " (CUPTI and Kineto leave out memsets that did no work, of size 0: counted here too)" : "",
+        idle, (int)dev, t->first_ns != TG_NULL_I64 ? (double)(from - t->first_ns) / 1e9 : 0.0,
+        after_first ? "where the first of them was launched" : "the judged window's start", span, points, idle,
+        idle);
+}
+
 bool tg_missing_before(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
                        tg_arena *arena)
 {
@@ -375,7 +634,8 @@ bool tg_missing_before(const tg_rule *r, const tg_model *m, const tg_eval_opts *
     return table_absent(r, m, opts, res, arena) || calls_lost(r, m, opts, res, arena) ||
            no_events(r, m, opts, res, arena) || data_lost(r, m, res, arena) ||
            gpu_work_absent(r, m, opts, res, arena) || ops_lost(r, m, opts, res, arena) ||
-           fields_unfilled(r, m, opts, res, arena) || osrt_empty(r, m, opts, res, arena);
+           fields_unfilled(r, m, opts, res, arena) || osrt_empty(r, m, opts, res, arena) ||
+           window_too_small(r, m, opts, res, arena) || (untimed_note(r, m, res, arena), false);
 }
 
 /* ---------------------------------------------------- after the scan */

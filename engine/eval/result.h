@@ -165,6 +165,11 @@ typedef struct tg_rule_result {
     tg_baseline_cmp baseline;
     tg_cause *cause;           /* failures of rules with `cause:`; else NULL */
     bool missing_data;         /* skipped/errored because the capture lacks a table */
+    /* GPU work the verdict could not time (launch calls without a GPU
+    ** record: memsets, or copies) and how much at most it could change
+    ** the numbers, one sentence (docs/rules.md, "Untimed GPU work"); NULL
+    ** when everything the verdict reads was timed */
+    const char *untimed;
     tg_status error_status;    /* an ERROR's exit status class: TG_ETRACE (the trace
                                   lacks what the rule needs), TG_EUSAGE (the trace and
                                   the baseline do not fit), TG_EINTERNAL; TG_OK: from

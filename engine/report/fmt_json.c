@@ -3,7 +3,7 @@
 ** merge`, the corpus tests and other tools read, documented in
 ** docs/result-schema.json. It maps tg_run_result one to one: keys always in
 ** the same order, absent C values (NULL strings, TG_NULL_I64, NaN) as JSON
-** null, optional members (gpus, error, baseline, metric, missing_data,
+** null, optional members (gpus, error, baseline, metric, missing_data, untimed,
 ** location) only when they carry something. Extend it; never rename or retype
 ** what is there.
 */
@@ -285,6 +285,7 @@ static json_t *result_json(jctx *c, const tg_rule_result *r)
             put(c, o, "regression", json_string(r->regression > 0 ? "higher_is_worse" : "lower_is_worse"));
     }
     if (r->missing_data) put(c, o, "missing_data", json_true());
+    if (r->untimed) put(c, o, "untimed", tg_report_json_str(r->untimed));
     if (r->suppressed) {
         json_t *sup = json_object();
         put(c, sup, "reason", tg_report_json_str(r->suppressed));

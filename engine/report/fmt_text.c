@@ -235,6 +235,12 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
     put_text(out, msg, TG_TEXT_CAP_TEXT);
     if (r->missing_data) fputs(" (missing data)", out);
     fputc('\n', out);
+    if (r->untimed) {
+        /* a verdict on part of the GPU work says so whatever it is */
+        fputs(INDENT "untimed: ", out);
+        put_text(out, r->untimed, TG_TEXT_CAP_TEXT);
+        fputc('\n', out);
+    }
     if (r->suppressed) {
         /* accepted, never dropped: the reason, then (unless --quiet) the details */
         fputs(INDENT "suppressed: ", out);

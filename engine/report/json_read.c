@@ -327,6 +327,7 @@ static bool result_from(rd *a, json_t *o, tg_rule_result *r, const char *file, t
     }
     r->regression = !dir ? 0 : !strcmp(dir, "higher_is_worse") ? 1 : -1;
     r->missing_data = json_is_true(json_object_get(o, "missing_data"));
+    r->untimed = str_of(a, o, "untimed");
     json_t *sup = json_object_get(o, "suppressed");   /* a rank's suppression stays */
     r->suppressed = str_of(a, sup, "reason");
     r->suppressed_at = str_of(a, sup, "at");

@@ -26,9 +26,12 @@
 static const char rows[] =
     "INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel_v7000');\n"
     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId, returnValue)"
-    " VALUES (100, 150, (1234 << 24) | 1235, 11, 2, 0);\n"
+    " VALUES (100, 150, (1234 << 24) | 1235, 11, 2, 0), (1000100, 1000150, (1234 << 24) | 1235, 12, 2, 0),"
+    " (2000100, 2000150, (1234 << 24) | 1235, 13, 2, 0);\n"
     "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
-    " globalPid, demangledName, shortName) VALUES (200, 260, 0, 1, 7, 11, 1234 << 24, 1, 1);\n";
+    " globalPid, demangledName, shortName) VALUES (200, 260, 0, 1, 7, 11, 1234 << 24, 1, 1),"
+    /* three kernels over 2 ms: enough to judge (docs/rules.md, "Too little to judge") */
+    " (1000200, 1000260, 0, 1, 7, 12, 1234 << 24, 1, 1), (2000200, 2000260, 0, 1, 7, 13, 1234 << 24, 1, 1);\n";
 
 /* The export in dir/real/, links to it in dir/links/: the absolute link
 ** links/abs.sqlite, and links/chain.sqlite -> abs.sqlite (relative). */

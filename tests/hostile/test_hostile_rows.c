@@ -33,6 +33,11 @@ static char *export_of(const char *schema, const char *rows_sql)
     return p;
 }
 
+/* A capture of a few microseconds of GPU work is too little to judge for
+** the utilization and starvation rules (docs/rules.md, "Too little to
+** judge"): check exits 3 on such a fixture though every row was read. */
+#define TOO_LITTLE 3
+
 static void run3(const char *what, const char *path, int check_status, size_t warnings, const char *part)
 {
     static const char *const cmds[] = {"check", "info", "metrics"};
@@ -53,7 +58,7 @@ static void test_text_in_start(void **state)
         STRINGS KERNEL "('abc', 2000, 0, 7, 1, 1 << 24, 1, 1), (1000, 2000, 0, 7, 2, 1 << 24, 1, 1),"
                        "(x'00ff', 5000, 0, 7, 3, 1 << 24, 1, 1), (3000.5, 4000.25, 0, 7, 4, 1 << 24, 1, 1);"
         RUNTIME "(900, 950, (1 << 24) | 1, 2, 2);");
-    run3("text and blob in start", p, 0, 1, "CUPTI_ACTIVITY_KIND_KERNEL: skipped 2 rows");
+    run3("text and blob in start", p, TOO_LITTLE, 1, "CUPTI_ACTIVITY_KIND_KERNEL: skipped 2 rows");
     tg_fixture_remove(p);
 }
 
@@ -65,7 +70,7 @@ static void test_wrong_types_elsewhere(void **state)
                        "(3000, 4000, 1e300, -1, 1.5, -9223372036854775808, -1, 1);"
         RUNTIME "(900, 950, 'tid', 'one', 'cudaLaunchKernel'), (2900, 2950, 1.5e19, 1.5, 2);"
         "INSERT INTO TARGET_INFO_GPU (id, name, smCount, totalMemory) VALUES ('zero', 7, 'many', -1);");
-    run3("text/blob/real in id columns", p, 0, 0, NULL);
+    run3("text/blob/real in id columns", p, TOO_LITTLE, 0, NULL);
     tg_fixture_remove(p);
 }
 
@@ -98,7 +103,7 @@ static void test_end_before_start(void **state)
     char *p = export_of(tg_fixture_schema_3_0,
         STRINGS KERNEL "(5000, 2000, 0, 7, 1, 1 << 24, 1, 1), (6000, 7000, 0, 7, 2, 1 << 24, 1, 1);"
         RUNTIME "(900, 100, (1 << 24) | 1, 1, 2);");
-    run3("end before start", p, 0, 2, "clamped 1 rows whose end precedes their start");
+    run3("end before start", p, TOO_LITTLE, 2, "clamped 1 rows whose end precedes their start");
     tg_fixture_remove(p);
 }
 
@@ -166,7 +171,7 @@ static void test_correlation_ids(void **state)
                                       400000 + i * 1000, 400500 + i * 1000, 399000 + i * 1000, 399100 + i * 1000));
     char *p = export_of(tg_fixture_schema_3_0, sql);
     free(sql);
-    run3("duplicate and missing correlation ids", p, 0, 0, NULL);
+    run3("duplicate and missing correlation ids", p, TOO_LITTLE, 0, NULL);   /* 0.5 ms of kernels */
     tg_fixture_remove(p);
 }
 
@@ -266,7 +271,7 @@ static void test_million_nvtx_names(void **state)
         hx_result r;
         if (cmds[i][1]) hx_run(&r, cmds[i][0], cmds[i][1], p);
         else hx_run(&r, cmds[i][0], p);
-        hx_expect_warnings(label, &r, 0, 0, NULL);
+        hx_expect_warnings(label, &r, !strcmp(cmds[i][0], "check") ? TOO_LITTLE : 0, 0, NULL);   /* one kernel */
         /* the output stays readable: names are summarized, not all listed */
         if (r.out_len > (1u << 20)) fail_msg("%s: %zu bytes of output", label, r.out_len);
         hx_free(&r);

@@ -134,16 +134,20 @@ static void test_device_cites_first_and_last_op(void **state)
 {
     (void)state;
     world *w = world_new();
-    add_kernel(w, 21, 100, 50, "k", 1000, 0);
-    add_kernel(w, 22, 500, 50, "k", 1000, 1);       /* other device */
-    add_kernel(w, 23, 900, 50, "k", 1000, 0);
-    add_memcpy(w, 31, 50, 10, 4, "HtoD", "cudaMemcpy", 1);   /* device 0 (zeroed), first op */
-    w->devices[0] = (tg_device){.rowid = -1, .device = 0, .name = wstr(w, "NVIDIA H200"), .start = 50, .end = 950,
-                                .span = 900, .busy_frac = 0.12, .busy_frac_steady = 0.12, .kernels = 2,
-                                .nccl_overlap = NAN, .queue_p50 = 1000};
-    w->devices[1] = (tg_device){.rowid = -1, .device = 1, .name = wstr(w, "NVIDIA H200"), .start = 500, .end = 550,
-                                .span = 50, .busy_frac = 1.0, .busy_frac_steady = 1.0, .kernels = 1,
-                                .nccl_overlap = NAN, .queue_p50 = 1000};
+    /* times of milliseconds: a window under 1 ms or of fewer than 3 ops is
+    ** too little to judge (docs/rules.md) */
+    add_kernel(w, 21, 1000000, 500000, "k", 1000, 0);
+    add_kernel(w, 22, 5000000, 500000, "k", 1000, 1);       /* other device */
+    add_kernel(w, 24, 5600000, 500000, "k", 1000, 1);
+    add_kernel(w, 25, 6200000, 300000, "k", 1000, 1);
+    add_kernel(w, 23, 9000000, 500000, "k", 1000, 0);
+    add_memcpy(w, 31, 500000, 100000, 4, "HtoD", "cudaMemcpy", 1);   /* device 0 (zeroed), first op */
+    w->devices[0] = (tg_device){.rowid = -1, .device = 0, .name = wstr(w, "NVIDIA H200"), .start = 500000,
+                                .end = 9500000, .span = 9000000, .busy_frac = 0.12, .busy_frac_steady = 0.12,
+                                .kernels = 2, .nccl_overlap = NAN, .queue_p50 = 1000};
+    w->devices[1] = (tg_device){.rowid = -1, .device = 1, .name = wstr(w, "NVIDIA H200"), .start = 5000000,
+                                .end = 6500000, .span = 1500000, .busy_frac = 1.0, .busy_frac_steady = 1.0,
+                                .kernels = 3, .nccl_overlap = NAN, .queue_p50 = 1000};
     w->model.n_devices = 2;
     world_rules(w, "version: 1\nrules:\n" HEAD("util", "device")
                    "    where: busy_frac_steady < 50% and nccl_overlap == null\n"
@@ -155,15 +159,15 @@ static void test_device_cites_first_and_last_op(void **state)
     assert_int_equal(r->n_evidence, 1);
     assert_string_equal(r->evidence[0].table, "CUPTI_ACTIVITY_KIND_MEMCPY");
     assert_int_equal(r->evidence[0].rowid, 31);
-    assert_int_equal(r->evidence[0].start, 50);
-    assert_int_equal(r->evidence[0].end, 950);
+    assert_int_equal(r->evidence[0].start, 500000);
+    assert_int_equal(r->evidence[0].end, 9500000);
     assert_string_equal(field_of(&r->evidence[0], "last_table")->u.s, "CUPTI_ACTIVITY_KIND_KERNEL");
     assert_int_equal(field_of(&r->evidence[0], "last_rowid")->u.i, 23);
     assert_string_equal(field_of(&r->evidence[0], "name")->u.s, "NVIDIA H200");
     assert_float_equal(field_of(&r->evidence[0], "busy_frac")->u.f, 0.12, 0);
     assert_int_equal(r->evidence[0].interval, TG_INTERVAL_DEVICE);   /* the device's window ... */
-    assert_int_equal(r->evidence[0].row_start, 50);                  /* ... and its first op */
-    assert_int_equal(r->evidence[0].row_end, 60);
+    assert_int_equal(r->evidence[0].row_start, 500000);              /* ... and its first op */
+    assert_int_equal(r->evidence[0].row_end, 600000);
     assert_string_equal(r->evidence[0].next_table, "CUPTI_ACTIVITY_KIND_KERNEL");
     assert_int_equal(r->evidence[0].next_rowid, 23);
     /* the where compiled: a null test, the values named as in the result */
