@@ -651,7 +651,10 @@ static void count_coverage(launch_pass *c, tg_model_priv *p, const tg_api *a, ui
 ** starts before its process's first kernel. The call that creates the
 ** context (the first cudaMalloc, cuMemAlloc or cuInit, which can take
 ** hundreds of ms) is one: no kernel runs before its context exists. A
-** process that ran no kernel has no start-up by this test. */
+** process that ran no kernel has no start-up by this test, and a call in a
+** steady iteration is never start-up (the steady iterations are the loop;
+** a capture window that opens mid-run has calls before its first kernel
+** there). visit applies that second test. */
 static int8_t is_startup(const launch_pass *c, const tg_api *a)
 {
     int32_t d = tg_idmap_get(&c->kernel_pids, a->pid);
@@ -669,7 +672,7 @@ static int visit(void *ctx, tg_api *a)
     }
     int64_t it = tg_model_finder_find(&c->finder, a->pid, a->start);
     tg_model_mark_row(m, it, &a->iteration, &a->steady);
-    a->startup = is_startup(c, a);
+    a->startup = is_startup(c, a) && !(m->has_iterations && a->steady);
     tg_model_host_call(m, a);
     if (a->dup_of < 0) {
         p->api_calls++;
