@@ -64,7 +64,7 @@ static void set_values(tg_rule_state *st, const tg_value *aggs, tg_arena *arena)
 {
     const tg_rule *r = st->rule;
     tg_rule_result *res = st->out;
-    size_t cap = 1 + r->n_value_aggs + r->n_trace_refs;
+    size_t cap = 3 + r->n_value_aggs + r->n_trace_refs;
     res->values = tg_arena_alloc(arena, cap * sizeof *res->values);
     if (!res->values) return;
     res->values[res->n_values++] = (tg_named_value){"count", tg_int(st->count, TG_UNIT_NONE)};
@@ -78,6 +78,13 @@ static void set_values(tg_rule_state *st, const tg_value *aggs, tg_arena *arena)
         if (v.type == TG_TY_STRING && v.u.s) v.u.s = tg_arena_strdup(arena, v.u.s);
         res->values[res->n_values++] =
             (tg_named_value){tg_arena_printf(arena, "trace_%s", r->trace_refs[i]->name), v};
+    }
+    /* what except set aside: the reproduce queries print the same two */
+    if (r->except) {
+        res->values[res->n_values++] = (tg_named_value){"set_aside", tg_int(st->set_aside, TG_UNIT_NONE)};
+        if (st->duration_expr.field)
+            res->values[res->n_values++] =
+                (tg_named_value){"set_aside_duration_ns", tg_int(st->set_aside_time, TG_UNIT_NS)};
     }
 }
 
