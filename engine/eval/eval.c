@@ -21,7 +21,17 @@
 static void process_row(tg_rule_state *st, const char *row, size_t i)
 {
     const tg_rule *r = st->rule;
-    if (r->where && !tg_eval_row_test(st, row, r->where)) return;
+    if (r->except) {
+        if (r->where_kept && !tg_eval_row_test(st, row, r->where_kept)) return;
+        if (tg_eval_row_test(st, row, r->except)) {
+            st->set_aside++;
+            tg_rv d = st->duration_expr.field ? tg_eval_row(st, row, &st->duration_expr) : (tg_rv){.t = TG_RV_NULL};
+            if (d.t != TG_RV_NULL) st->set_aside_time = tg_add_sat(st->set_aside_time, (int64_t)tg_rv_num(d));
+            return;
+        }
+    } else if (r->where && !tg_eval_row_test(st, row, r->where)) {
+        return;
+    }
     st->count++;
     if (st->watch_gpu) tg_missing_row(st, row);
     tg_acc_row(st, row);
@@ -54,7 +64,7 @@ static void set_values(tg_rule_state *st, const tg_value *aggs, tg_arena *arena)
 {
     const tg_rule *r = st->rule;
     tg_rule_result *res = st->out;
-    size_t cap = 1 + r->n_value_aggs + r->n_trace_refs;
+    size_t cap = 3 + r->n_value_aggs + r->n_trace_refs;
     res->values = tg_arena_alloc(arena, cap * sizeof *res->values);
     if (!res->values) return;
     res->values[res->n_values++] = (tg_named_value){"count", tg_int(st->count, TG_UNIT_NONE)};
@@ -68,6 +78,13 @@ static void set_values(tg_rule_state *st, const tg_value *aggs, tg_arena *arena)
         if (v.type == TG_TY_STRING && v.u.s) v.u.s = tg_arena_strdup(arena, v.u.s);
         res->values[res->n_values++] =
             (tg_named_value){tg_arena_printf(arena, "trace_%s", r->trace_refs[i]->name), v};
+    }
+    /* what except set aside: the reproduce queries print the same two */
+    if (r->except) {
+        res->values[res->n_values++] = (tg_named_value){"set_aside", tg_int(st->set_aside, TG_UNIT_NONE)};
+        if (st->duration_expr.field)
+            res->values[res->n_values++] =
+                (tg_named_value){"set_aside_duration_ns", tg_int(st->set_aside_time, TG_UNIT_NS)};
     }
 }
 
@@ -115,6 +132,22 @@ static void regex_limit_error(tg_rule_state *st, tg_arena *arena)
                                    st->regex_limit_len);
 }
 
+/* What except set aside, after the message: "; 2 start-up calls taking
+** 240 ms, before the first kernel, are not counted". */
+static const char *set_aside_sentence(const tg_rule_state *st, const char *message, tg_arena *arena)
+{
+    const tg_rule *r = st->rule;
+    char t[64] = "";
+    if (st->duration_expr.field) {
+        char buf[48];
+        snprintf(t, sizeof t, " taking %s", tg_fmt_value(buf, sizeof buf, tg_int(st->set_aside_time, TG_UNIT_NS)));
+    }
+    return tg_arena_printf(arena, "%s; %lld %s%s%s%s%s %s not counted", message, (long long)st->set_aside,
+                           st->set_aside == 1 ? r->except_one : r->except_many, t, r->except_note ? ", " : "",
+                           r->except_note ? r->except_note : "", r->except_note ? "," : "",
+                           st->set_aside == 1 ? "is" : "are");
+}
+
 static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *arena)
 {
     const tg_rule *r = st->rule;
@@ -155,6 +188,7 @@ static void finish_rule(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *a
     }
     /* Cite rows for failures, and for regression rules, whose verdict the
     ** baseline comparison decides after this. */
+    if (st->set_aside && res->message) res->message = set_aside_sentence(st, res->message, arena);
     if (fail || r->info.regression) tg_evidence_build(st, arena);
     if (st->regex_limit) regex_limit_error(st, arena);
     if (!res->message) st->oom = true;
@@ -218,6 +252,8 @@ tg_status tg_eval_model(const tg_ruleset *rs, const tg_model *m, const tg_eval_o
         }
         if (tg_missing_before(r, m, opts, res, arena)) continue;
         *st = (tg_rule_state){.rule = r, .out = res, .m = m, .baseline = st->baseline};
+        if (r->except)
+            st->duration_expr = (tg_expr){.op = TG_N_FIELD, .field = tg_field_find(r->source, "duration"), .slot = -1};
         tg_missing_watch(st);
         if (!tg_eval_slots_init(st)) st->oom = true;
         tg_acc_init(st);

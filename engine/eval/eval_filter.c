@@ -34,7 +34,7 @@ bool tg_row_filter_keeps_all(const tg_ruleset *rs, tg_source_id src)
 {
     for (size_t i = 0; i < rs->n; i++) {
         const tg_rule *r = &rs->rules[i];
-        if (r->info.enabled && r->source == src && (!r->where || reads_late(r->where))) return true;
+        if (r->info.enabled && r->source == src && (!tg_rule_seen_where(r) || reads_late(tg_rule_seen_where(r)))) return true;
     }
     return false;
 }
@@ -73,7 +73,7 @@ bool tg_row_filter_pass(tg_row_filter *f, const char *row)
     for (size_t i = 0; i < f->n; i++) {
         tg_rule_state *st = &f->states[i];
         st->regex_limit = NULL;
-        if (tg_eval_row_test(st, row, st->rule->where) || st->regex_limit) return true;
+        if (tg_eval_row_test(st, row, tg_rule_seen_where(st->rule)) || st->regex_limit) return true;
     }
     return false;
 }

@@ -101,7 +101,27 @@ typedef struct tg_rule_state {
     bool watch_gpu, watch_period;
     int64_t no_gpu, periods;
     uint64_t regex_budget;             /* matcher steps left to the rule's tests (TG_REGEX_STEP_BUDGET) */
+    /* except (docs/rules.md, "Rows set aside"): the rows it set aside and
+    ** their time (the source's duration), not counted */
+    int64_t set_aside, set_aside_time;
+    tg_expr duration_expr;             /* reads the source's duration; .field NULL: none */
 } tg_rule_state;
+
+/* The test of a row set aside by except, `where_kept and except`, built
+** in *buf for the reproduce queries (eval_sql.c, eval_jq.c). */
+static inline const tg_expr *tg_rule_set_aside_test(const tg_rule *r, tg_expr *buf)
+{
+    if (!r->where_kept) return r->except;
+    *buf = (tg_expr){.op = TG_N_AND, .a = r->where_kept, .b = r->except, .type = TG_TY_BOOL, .slot = -1};
+    return buf;
+}
+
+/* The where a row must pass to be seen at all, counted or set aside by
+** except (NULL: every row). */
+static inline const tg_expr *tg_rule_seen_where(const tg_rule *r)
+{
+    return r->except ? r->where_kept : r->where;
+}
 
 /* eval_expr.c */
 tg_rv tg_eval_row(tg_rule_state *st, const char *row, const tg_expr *e);

@@ -304,6 +304,13 @@ static void put_matched(jqq *q)
         fputs(" | tg_t))", q->f);
     }
     fputs(") as $m | ", q->f);
+    /* the rows except set aside (docs/rules.md, "Rows set aside") */
+    if (r->except) {
+        tg_expr buf;
+        fprintf(q->f, "($%s | map(select(", rows_of(r->source));
+        put_expr(q, tg_rule_set_aside_test(r, &buf), "$m");
+        fputs(" | tg_t))) as $set_aside | ", q->f);
+    }
 }
 
 /* ", name: AGG": one value of part 2. */
@@ -335,6 +342,11 @@ static void put_values(jqq *q)
     put_matched(q);
     fputs("{count: ($m | length)", q->f);
     tg_eval_each_value(q->st->rule, q, put_value_agg, put_value_trace);
+    if (q->st->rule->except) {
+        fputs(", set_aside: ($set_aside | length)", q->f);
+        if (tg_field_find(q->st->rule->source, "duration"))
+            fputs(", set_aside_duration_ns: ($set_aside | map(.duration) | add // 0)", q->f);
+    }
     if (q->note[0]) {
         fputs(", note: ", q->f);
         tg_jq_put_string(q->f, q->note);

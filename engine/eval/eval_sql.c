@@ -312,7 +312,28 @@ static void put_matched(sqlq *q)
         fputs(" WHERE ", q->f);
         put_expr(q, r->where, "r");
     }
-    fputs(") ", q->f);
+    fputs(")", q->f);
+    /* the rows except set aside (docs/rules.md, "Rows set aside") */
+    if (r->except) {
+        tg_expr buf;
+        fprintf(q->f, ", set_aside AS (SELECT r.* FROM tg_%s r", tg_model_sql_view(r->source));
+        if (n_dev) fputs(" LEFT JOIN tg_device dv ON dv.device = r.device", q->f);
+        fputs(" WHERE ", q->f);
+        put_expr(q, tg_rule_set_aside_test(r, &buf), "r");
+        fputs(")", q->f);
+    }
+    fputs(" ", q->f);
+}
+
+/* ", (SELECT count(*) FROM set_aside) AS set_aside, ...": the values of
+** except (eval.c set_values). */
+static void put_set_aside(sqlq *q)
+{
+    const tg_rule *r = q->st->rule;
+    if (!r->except) return;
+    fputs(", (SELECT count(*) FROM set_aside) AS set_aside", q->f);
+    if (tg_field_find(r->source, "duration"))
+        fputs(", (SELECT coalesce(sum(\"duration\"), 0) FROM set_aside) AS set_aside_duration_ns", q->f);
 }
 
 /* ", AGG AS name": one value of part 2. */
@@ -341,6 +362,7 @@ static void put_values(sqlq *q)
     put_matched(q);
     fputs("SELECT count(*) AS count", q->f);
     tg_eval_each_value(q->st->rule, q, put_value_agg, put_value_trace);
+    put_set_aside(q);
     fputs(" FROM matched;", q->f);
 }
 

@@ -132,6 +132,7 @@ bool tg_model_derive_call(tg_model *m, tg_api *a)
     a->driver = (f & TG_NAME_DRIVER) != 0;
     a->blocking = (f & TG_NAME_BLOCKING) != 0;
     a->steady = 1;
+    a->startup = 0;
     a->iteration = -1;
     a->dup_of = -1;
     return true;

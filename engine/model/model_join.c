@@ -510,6 +510,9 @@ typedef struct launch_pass {
     tg_idmap gpu_pids;         /* pid -> its entry of gpu_of */
     struct pid_gpu *gpu_of;
     size_t n_gpu_of;
+    tg_idmap kernel_pids;      /* pid -> its entry of first_kernel */
+    int64_t *first_kernel;     /* start of each process's first kernel */
+    size_t n_first_kernel;
     bool oom;
 } launch_pass;
 
@@ -644,6 +647,20 @@ static void count_coverage(launch_pass *c, tg_model_priv *p, const tg_api *a, ui
     if (g->pending_last == TG_NULL_I64 || a->start > g->pending_last) g->pending_last = a->start;
 }
 
+/* Start-up (api.startup, docs/rules.md "Start-up calls"): a call that
+** starts before its process's first kernel. The call that creates the
+** context (the first cudaMalloc, cuMemAlloc or cuInit, which can take
+** hundreds of ms) is one: no kernel runs before its context exists. A
+** process that ran no kernel has no start-up by this test, and a call in a
+** steady iteration is never start-up (the steady iterations are the loop;
+** a capture window that opens mid-run has calls before its first kernel
+** there). visit applies that second test. */
+static int8_t is_startup(const launch_pass *c, const tg_api *a)
+{
+    int32_t d = tg_idmap_get(&c->kernel_pids, a->pid);
+    return d >= 0 && a->start != TG_NULL_I64 && a->start < c->first_kernel[d];
+}
+
 static int visit(void *ctx, tg_api *a)
 {
     launch_pass *c = ctx;
@@ -655,6 +672,7 @@ static int visit(void *ctx, tg_api *a)
     }
     int64_t it = tg_model_finder_find(&c->finder, a->pid, a->start);
     tg_model_mark_row(m, it, &a->iteration, &a->steady);
+    a->startup = is_startup(c, a) && !(m->has_iterations && a->steady);
     tg_model_host_call(m, a);
     if (a->dup_of < 0) {
         p->api_calls++;
@@ -732,6 +750,29 @@ static bool gpu_pids_build(launch_pass *c)
     return true;
 }
 
+/* Each process's first kernel start (is_startup), over every kernel with
+** a start and an end, launched or not: the SQL and jq views take the same
+** minimum. */
+static bool first_kernels_build(launch_pass *c)
+{
+    const tg_model *m = c->m;
+    const tg_model_priv *p = tg_model_cpriv_of(m);
+    size_t cap = 0, count = tg_model_op_count(m, TG_OPK_KERNEL);
+    for (size_t row = 0; row < count; row++) {
+        const tg_kspan *k = tg_model_ks(p, row);
+        if (k->start == TG_NULL_I64 || k->end == TG_NULL_I64) continue;
+        int32_t d = tg_idmap_get(&c->kernel_pids, k->pid);
+        if (d >= 0) {
+            if (k->start < c->first_kernel[d]) c->first_kernel[d] = k->start;
+            continue;
+        }
+        if (!TG_PUSH(c->first_kernel, c->n_first_kernel, cap, k->start) ||
+            !tg_idmap_put(&c->kernel_pids, k->pid, (int32_t)(c->n_first_kernel - 1)))
+            return false;
+    }
+    return true;
+}
+
 /* The launches past a process's last op: not yet run at the capture's end
 ** when its GPU worked until then (the last twentieth of the capture),
 ** else lost with the rest. */
@@ -759,9 +800,11 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
     tg_trace *t = m->trace;
     launch_pass c = {.m = m, .p = params, .streamed = t->apis_deferred};
     if (!op_index_build(&c.ops, m) || !tg_model_finder_init(&c.finder, m) ||
-        !(*(&c.seen) = (tg_idmap){0}, true) || !gpu_pids_build(&c)) {
+        !(*(&c.seen) = (tg_idmap){0}, true) || !gpu_pids_build(&c) || !first_kernels_build(&c)) {
         tg_idmap_free(&c.gpu_pids);
         free(c.gpu_of);
+        tg_idmap_free(&c.kernel_pids);
+        free(c.first_kernel);
         op_index_free(&c.ops);
         tg_model_finder_free(&c.finder);
         tg_idmap_free(&c.seen);
@@ -789,6 +832,8 @@ int tg_model_launch_calls(tg_model *m, const tg_model_params *params, tg_diag *d
     if (rc == 1) gpu_pids_settle(&c);
     tg_idmap_free(&c.gpu_pids);
     free(c.gpu_of);
+    tg_idmap_free(&c.kernel_pids);
+    free(c.first_kernel);
     op_index_free(&c.ops);
     tg_model_finder_free(&c.finder);
     tg_idmap_free(&c.seen);

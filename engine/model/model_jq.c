@@ -285,8 +285,14 @@ static void view_memop(jqw *w, bool copy)
 static void view_api(jqw *w)
 {
     need(w, V_CALLS);
-    fputs("($calls | map({rowid, name, raw_name, start, end: .end, duration, pid, tid, driver, blocking, "
-          "return_value: null, iteration: .it.index, steady: tg_steady(.it)})) as $api | ", w->f);
+    need(w, V_KERNEL);
+    /* startup: before the process's first kernel, outside steady
+    ** iterations (model_join.c is_startup) */
+    fprintf(w->f, "(reduce $kernel[] as $k ({}; ($k.pid | tostring) as $p | .[$p] = ([.[$p] // $k.start, $k.start] | "
+          "min))) as $first_kernel | ($calls | map({rowid, name, raw_name, start, end: .end, duration, pid, tid, "
+          "driver, blocking, return_value: null, iteration: .it.index, steady: tg_steady(.it), startup: "
+          "($first_kernel[.pid | tostring] as $f | $f != null and .start < $f%s)})) as $api | ",
+            w->m->has_iterations ? " and (tg_steady(.it) | not)" : "");
 }
 
 static void view_nvtx(jqw *w)

@@ -536,7 +536,19 @@ static void view_api(sqlw *w)
     fputs("SELECT c.rowid, c.name, c.raw_name, c.start, c.\"end\", c.\"end\" - c.start AS duration, c.pid, c.tid, "
           "c.driver, c.blocking, c.return_value, i.\"index\" AS iteration, ", w->f);
     steady_of(w, "i");
-    fputs(" AS steady FROM calls c LEFT JOIN iter i ON i.rowid = c.iteration_rowid", w->f);
+    /* startup: before the process's first kernel, outside steady
+    ** iterations (model_join.c is_startup) */
+    if (!has(w, TG_TABLE_KERNEL)) {
+        fputs(" AS steady, 0 AS startup FROM calls c LEFT JOIN iter i ON i.rowid = c.iteration_rowid", w->f);
+        end(w);
+        return;
+    }
+    fputs(w->m->has_iterations ? " AS steady, coalesce(c.start < fk.first, 0) AND NOT coalesce(i.steady, 0) AS startup "
+                               : " AS steady, coalesce(c.start < fk.first, 0) AS startup ", w->f);
+    fputs("FROM calls c LEFT JOIN iter i ON i.rowid = "
+          "c.iteration_rowid LEFT JOIN (SELECT (globalPid >> 24) & 16777215 AS pid, min(start) AS first FROM ", w->f);
+    table(w, TG_TABLE_KERNEL);
+    fputs(" WHERE start IS NOT NULL AND \"end\" IS NOT NULL GROUP BY 1) fk ON fk.pid = c.pid", w->f);
     end(w);
 }
 

@@ -927,6 +927,11 @@ bool tg_compile_expect(tg_cstate *cs, const tg_expr *e, tg_type type, const char
     return ok;
 }
 
+tg_expr *tg_compile_not(tg_cstate *cs, tg_expr *a)
+{
+    return a ? fold_or_node(cs, TG_N_NOT, a->pos, a, NULL, TG_TY_BOOL, TG_UNIT_NONE) : NULL;
+}
+
 tg_expr *tg_compile_and(tg_cstate *cs, tg_expr *a, tg_expr *b)
 {
     if (!a) return b;

@@ -318,6 +318,40 @@ static void compile_where(rule_cc *cc)
     }
 }
 
+/* except: {when: ROW-CONDITION, rows: "ONE|MANY", note: TEXT}: rows that
+** pass the where but are set aside (docs/rules.md, "Rows set aside"). The
+** rule's where becomes `where and not (when)`, so the reproduce queries and
+** the evidence see what the aggregates see; the evaluator tests the two
+** parts apart to count what was set aside. */
+static void compile_except(rule_cc *cc)
+{
+    const tg_ynode *n = cc->def->key[TG_RK_EXCEPT];
+    tg_rule *r = cc->r;
+    if (!n || !cc->source_ok) return;
+    const tg_ynode *when = n->kind == TG_Y_MAP ? tg_ymap_get(n, "when") : NULL;
+    const tg_ynode *rows = n->kind == TG_Y_MAP ? tg_ymap_get(n, "rows") : NULL;
+    const tg_ynode *note = n->kind == TG_Y_MAP ? tg_ymap_get(n, "note") : NULL;
+    const char *bar = rows && rows->kind == TG_Y_SCALAR ? strchr(rows->value, '|') : NULL;
+    if (!when || !bar || strchr(bar + 1, '|') || (note && note->kind != TG_Y_SCALAR) ||
+        n->n != 2u + (note != NULL)) {
+        ERR(cc, n->pos, "'except' is a mapping {when: ROW-CONDITION, rows: \"ONE|MANY\", note: TEXT}, note optional");
+        return;
+    }
+    const tg_ast *ast = parse_node(cc, when, "except");
+    tg_expr *e = ast ? tg_compile_expr(&cc->cs, ast, TG_CM_ROW, "except") : NULL;
+    if (!e || !tg_compile_expect(&cc->cs, e, TG_TY_BOOL, "except")) return;
+    tg_arena *a = cc->ld->ctx.arena;
+    r->except = e;
+    r->except_text = when->kind == TG_Y_SCALAR ? when->value : NULL;
+    r->except_one = tg_arena_strndup(a, rows->value, (size_t)(bar - rows->value));
+    r->except_many = tg_arena_strdup(a, bar + 1);
+    r->except_note = note ? note->value : NULL;
+    r->where_kept = r->where;
+    r->where = tg_compile_and(&cc->cs, r->where, tg_compile_not(&cc->cs, e));
+    r->where_text = tg_arena_printf(a, r->where_text ? "(%s) and not (%s)" : "%snot (%s)",
+                                    r->where_text ? r->where_text : "", r->except_text ? r->except_text : "?");
+}
+
 /* Is source `name` one of a comma-separated list ("gap, device")? */
 static bool source_listed(const char *list, const char *name)
 {
@@ -412,15 +446,11 @@ static bool plural_words(rule_cc *cc, const tg_srcmap *map, const char *text, si
     return part->one && part->many;
 }
 
-static void compile_message(rule_cc *cc)
+/* One template: literal text and {expression} pieces, into *out. */
+static void compile_template(rule_cc *cc, const tg_ynode *n, tg_msg_part **out, size_t *n_out)
 {
-    const tg_ynode *n = cc->def->key[TG_RK_MESSAGE];
     tg_arena *a = cc->ld->ctx.arena;
-    tg_rule *r = cc->r;
-    const char *text = n && n->kind == TG_Y_SCALAR ? n->value : NULL;
-    if (n && !text) ERR(cc, n->pos, "'message' must be text, not %s", tg_ynode_kind_name(n));
-    if (!text || !cc->source_ok) return;
-    r->message_text = text;
+    const char *text = n->value;
     const tg_srcmap *map = tg_yaml_scalar_map(a, n);
     char *lit = malloc(n->len + 1);
     tg_msg_part *parts = NULL;
@@ -478,14 +508,73 @@ static void compile_message(rule_cc *cc)
         ok = TG_PUSH(parts, np, cap, lp);
     }
     if (ok && np) {
-        r->message = tg_arena_alloc(a, np * sizeof *parts);
-        if (r->message) {
-            memcpy(r->message, parts, np * sizeof *parts);
-            r->n_message = np;
+        *out = tg_arena_alloc(a, np * sizeof *parts);
+        if (*out) {
+            memcpy(*out, parts, np * sizeof *parts);
+            *n_out = np;
         }
     }
     free(parts);
     free(lit);
+}
+
+/* One case of a message list: {when: CONDITION, text: TEMPLATE}, or
+** {text: TEMPLATE} last (docs/rules.md, "Messages"). */
+static void compile_case(rule_cc *cc, const tg_ynode *item, bool last)
+{
+    tg_rule *r = cc->r;
+    const tg_ynode *when = item->kind == TG_Y_MAP ? tg_ymap_get(item, "when") : NULL;
+    const tg_ynode *text = item->kind == TG_Y_MAP ? tg_ymap_get(item, "text") : NULL;
+    if (item->kind != TG_Y_MAP || !text || text->kind != TG_Y_SCALAR || item->n != 1u + (when != NULL)) {
+        ERR(cc, item->pos, "a case of 'message' is a mapping {when: CONDITION, text: TEMPLATE}, the last one "
+                           "without 'when'");
+        return;
+    }
+    if (!when) {
+        if (!last) ERR(cc, item->pos, "only the last case of 'message' may leave out 'when'");
+        else {
+            r->message_text = text->value;
+            compile_template(cc, text, &r->message, &r->n_message);
+        }
+        return;
+    }
+    if (last) {
+        ERR(cc, item->pos, "the last case of 'message' has no 'when': it is the message when no case holds");
+        return;
+    }
+    const tg_ast *ast = parse_node(cc, when, "message");
+    tg_expr *e = ast ? tg_compile_expr(&cc->cs, ast, TG_CM_AGG, "message") : NULL;
+    if (!e || !tg_compile_expect(&cc->cs, e, TG_TY_BOOL, "message")) return;
+    tg_msg_case mc = {.when = e, .when_text = when->kind == TG_Y_SCALAR ? when->value : NULL,
+                      .text = text->value};
+    compile_template(cc, text, &mc.parts, &mc.n_parts);
+    tg_msg_case *grown = tg_arena_alloc(cc->ld->ctx.arena, (r->n_message_cases + 1) * sizeof *grown);
+    if (!grown) return;
+    if (r->n_message_cases) memcpy(grown, r->message_cases, r->n_message_cases * sizeof *grown);
+    grown[r->n_message_cases++] = mc;
+    r->message_cases = grown;
+}
+
+/* A message is a template, or a list of cases each guarded by an
+** aggregate condition: the first whose condition holds is rendered, so a
+** rule whose fail_when has branches (with iterations, without) says the
+** limit and number of the branch that applied. */
+static void compile_message(rule_cc *cc)
+{
+    const tg_ynode *n = cc->def->key[TG_RK_MESSAGE];
+    tg_rule *r = cc->r;
+    if (!n || !cc->source_ok) return;
+    if (n->kind == TG_Y_SEQ) {
+        if (n->n < 2) ERR(cc, n->pos, "a 'message' list has at least two cases (else write the template alone)");
+        for (size_t i = 0; n->n >= 2 && i < n->n; i++) compile_case(cc, n->items[i], i + 1 == n->n);
+        return;
+    }
+    if (n->kind != TG_Y_SCALAR) {
+        ERR(cc, n->pos, "'message' must be text or a list of cases, not %s", tg_ynode_kind_name(n));
+        return;
+    }
+    r->message_text = n->value;
+    compile_template(cc, n, &r->message, &r->n_message);
 }
 
 /* ---------------------------------------------------------------- evidence */
@@ -626,6 +715,7 @@ bool tg_compile_rule(tg_rules_loader *ld, const tg_rule_def *def, const tg_param
     r->metric = compile_key(&cc, TG_RK_METRIC, TG_CM_AGG, TG_TY_FLOAT);
     r->samples = compile_key(&cc, TG_RK_SAMPLES, TG_CM_ROW, TG_TY_FLOAT);
     compile_where(&cc);
+    compile_except(&cc);
     r->fail_when = compile_key(&cc, TG_RK_FAIL_WHEN, TG_CM_AGG, TG_TY_BOOL);
     const tg_ynode *fw = def->key[TG_RK_FAIL_WHEN];
     r->fail_when_text = fw && fw->kind == TG_Y_SCALAR ? fw->value : NULL;

@@ -243,8 +243,16 @@ char *tg_rules_explain(const tg_ruleset *rs, const char *id)
         else put(&buf, &len, &cap, "  (always true)\n");
     }
     if (!r->where) put(&buf, &len, &cap, "\nwhere: (every row)\n");
+    for (size_t c = 0; c < r->n_message_cases; c++) {
+        put(&buf, &len, &cap, "\nmessage when ");
+        put_text(&buf, &len, &cap, r->message_cases[c].when_text ? r->message_cases[c].when_text : "?");
+        put(&buf, &len, &cap, ": ");
+        put_text(&buf, &len, &cap, r->message_cases[c].text);
+        put(&buf, &len, &cap, "\n");
+        tg_expr_print(&buf, &len, &cap, r, r->message_cases[c].when, 1);
+    }
     if (r->message_text) {
-        put(&buf, &len, &cap, "\nmessage: ");
+        put(&buf, &len, &cap, r->n_message_cases ? "\nmessage otherwise: " : "\nmessage: ");
         put_text(&buf, &len, &cap, r->message_text);
         put(&buf, &len, &cap, "\n");
         for (size_t i = 0; i < r->n_message; i++)

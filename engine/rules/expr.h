@@ -95,6 +95,15 @@ typedef struct tg_msg_part {
     const char *one, *many;     /* plural words, or NULL */
 } tg_msg_part;
 
+/* A guarded case of a message list: rendered when `when` holds and no
+** case before it did (engine/eval/eval_render.c). */
+typedef struct tg_msg_case {
+    tg_expr *when;              /* aggregate context, a condition */
+    const char *when_text, *text;
+    tg_msg_part *parts;
+    size_t n_parts;
+} tg_msg_case;
+
 typedef struct tg_param {
     const char *name;
     tg_value value;             /* strings in the set's arena */
@@ -113,14 +122,21 @@ typedef struct tg_rule {
     tg_expr *metric;            /* aggregate context; NULL when none */
     tg_expr *samples;           /* row expression; NULL when none */
     const char *where_text, *fail_when_text, *message_text;
+    /* except (docs/rules.md, "Rows set aside"): where is where_kept and not
+    ** except; where_kept (NULL: every row) is what the rows must pass before
+    ** except sets them aside, counted, in the words except_one/except_many */
+    tg_expr *except, *where_kept;
+    const char *except_text, *except_one, *except_many, *except_note;
     tg_agg_use *aggs;
     size_t n_aggs;
     size_t n_value_aggs;        /* aggs[0..n_value_aggs): those of where/fail_when/message/metric,
                                    reported as the result's values; the rest serve only grouped
                                    evidence columns */
     int n_collect;              /* distinct kept-values arrays (percentiles) */
-    tg_msg_part *message;
+    tg_msg_part *message;       /* the template, or the last case of a list */
     size_t n_message;
+    tg_msg_case *message_cases; /* the guarded cases before it */
+    size_t n_message_cases;
     tg_param *params;
     size_t n_params;
     const tg_field_def *order_field;   /* evidence order; NULL = default */

@@ -16,7 +16,7 @@
     X(SOURCE, "source") X(WHERE, "where") X(FAIL_WHEN, "fail_when") X(METRIC, "metric") \
     X(SAMPLES, "samples") X(REGRESSION, "regression") X(PARAMS, "params") \
     X(EVIDENCE, "evidence") X(MESSAGE, "message") X(ADVICE, "advice") \
-    X(EXPLAIN, "explain") X(ENABLED, "enabled") X(CAUSE, "cause")
+    X(EXPLAIN, "explain") X(ENABLED, "enabled") X(CAUSE, "cause") X(EXCEPT, "except")
 
 typedef enum tg_rule_key {
 #define X(id, name) TG_RK_##id,
@@ -140,5 +140,7 @@ void tg_compile_group_evidence(tg_cstate *cs, const tg_ynode *group_by, const tg
 bool tg_compile_expect(tg_cstate *cs, const tg_expr *e, tg_type type, const char *what);
 /* Build a compiled `a and b`. */
 tg_expr *tg_compile_and(tg_cstate *cs, tg_expr *a, tg_expr *b);
+/* Build a compiled `not a`. */
+tg_expr *tg_compile_not(tg_cstate *cs, tg_expr *a);
 
 #endif

@@ -242,6 +242,8 @@ typedef struct tg_api {
     int8_t driver;             /* cu* (driver API) rather than cuda* */
     int8_t blocking;           /* synchronize family */
     int8_t steady;
+    int8_t startup;            /* started before its process's first kernel
+                                  (tg_model_launch_calls; docs/rules.md) */
 } tg_api;
 
 /* ENUM_NSYS_EVENT_TYPE ids of NVTX definition rows: NvtxCategory (33),

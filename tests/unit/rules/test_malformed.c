@@ -86,6 +86,20 @@ static const bad_case cases[] = {
     {P "    where: \"api_sync\\tand bites > 0\"\n" FW, 7, 27, "unknown field 'bites'"},
     {P "    where: \"kind == \\\"\\u00e9t\\u00e9\\\" or bites > 0\"\n" FW, 7, 42, "unknown field 'bites'"},
     {P "    where: \"\\u00e9t\\u00e9 == 1\"\n" FW, 7, 13, "non-ASCII character"},
+    /* message cases (docs/rules.md, "Messages") */
+    {P FW "    message:\n      - {when: count > 0, text: a}\n", 9, 7, "at least two cases"},
+    {P FW "    message:\n      - {text: a}\n      - {text: b}\n", 9, 9, "only the last case"},
+    {P FW "    message:\n      - {when: count > 0, text: a}\n      - {when: count > 1, text: b}\n", 10, 9,
+     "the last case of 'message' has no 'when'"},
+    {P FW "    message:\n      - {when: duration > 0, text: a}\n      - {text: b}\n", 9, 16,
+     "works on aggregates"},
+    {P FW "    message:\n      - {when: count > 0, txt: a}\n      - {text: b}\n", 9, 9, "a case of 'message' is"},
+    {P FW "    message:\n      - {when: count, text: a}\n      - {text: b}\n", 9, 16, "must be a condition"},
+    /* except (docs/rules.md, "Rows set aside") */
+    {P FW "    except: steady\n", 8, 13, "'except' is a mapping"},
+    {P FW "    except: {when: steady, rows: start-up calls}\n", 8, 13, "'except' is a mapping"},
+    {P FW "    except: {when: count > 0, rows: a|b}\n", 8, 20, "not allowed in 'except'"},
+    {P FW "    except: {when: duration, rows: a|b}\n", 8, 20, "'except' must be a condition"},
     /* message templates */
     {P FW "    message: \"{} copies\"\n", 8, 16, "empty expression"},
     {P FW "    message: \"{count copies\"\n", 8, 15, "unterminated '{'"},
