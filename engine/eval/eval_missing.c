@@ -203,9 +203,16 @@ static bool calls_lost(const tg_rule *r, const tg_model *m, const tg_eval_opts *
         return false;
     /* the GPU work is there, so CUDA was traced: info's account */
     char why[512];
-    tg_coverage_ops_absent(t, TG_TABLE_RUNTIME, (int64_t)ops, why, sizeof why);
-    return missing(opts, res, tg_arena_printf(arena, "rule %s reads the calls that launched GPU work, but %s",
-                                              r->info.id, why));
+    if (tg_coverage_ops_absent(t, TG_TABLE_RUNTIME, (int64_t)ops, why, sizeof why))
+        return missing(opts, res, tg_arena_printf(arena, "rule %s reads the calls that launched GPU work, but %s",
+                                                  r->info.id, why));
+    return missing(opts, res,
+                   tg_arena_printf(arena,
+                                   "rule %s reads the calls that launched GPU work, but %s while the capture holds "
+                                   "%zu kernels, %zu copies and %zu memsets: the CUDA API calls were not recorded; "
+                                   "record them with '%s'",
+                                   r->info.id, lacks(t, TG_TABLE_RUNTIME, arena), t->n_kernels, t->n_memcpys,
+                                   t->n_memsets, tg_trace_table_option(t, TG_TABLE_RUNTIME)));
 }
 
 /* An op table the rule reads has no rows (or is absent) while the API
@@ -298,6 +305,14 @@ static bool gpu_work_absent(const tg_rule *r, const tg_model *m, const tg_eval_o
 {
     if (!m->n_iterations || !rule_reads_iteration_gpu(r)) return false;
     const tg_trace *t = m->trace;
+    char why[512];
+    if (t->n_kernels + t->n_memcpys + t->n_memsets == 0 &&
+        tg_coverage_ops_absent(t, TG_TABLE_KERNEL, m->op_calls[TG_TABLE_KERNEL], why, sizeof why))
+        return missing(opts, res,
+                       tg_arena_printf(arena,
+                                       "rule %s reads the GPU work of each iteration (its completion, its time), "
+                                       "but none is recorded beside its %zu iterations: %s",
+                                       r->info.id, m->n_iterations, why));
     if (t->n_kernels + t->n_memcpys + t->n_memsets == 0)
         return missing(opts, res,
                        tg_arena_printf(arena,

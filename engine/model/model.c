@@ -668,10 +668,16 @@ bool tg_coverage_lost(const tg_coverage *c, double tolerance, char *buf, size_t 
 bool tg_coverage_ops_absent(const tg_trace *t, int table, int64_t calls, char *buf, size_t size)
 {
     const tg_trace_format_def *fmt = &tg_trace_formats[t->format];
-    bool traced = t->has_table[TG_TABLE_KERNEL] || t->has_table[TG_TABLE_MEMCPY] || t->has_table[TG_TABLE_MEMSET] ||
+    /* an export writes the CUDA tables when CUDA is traced; a trace whose
+    ** events are one list (Kineto) says so only by holding CUDA events,
+    ** and its API events may need the CPU activity too, whose advice the
+    ** caller gives */
+    bool traced = fmt->cite_list
+                ? t->n_kernels + t->n_memcpys + t->n_memsets + tg_trace_api_rows(t) > 0 && table != TG_TABLE_RUNTIME
+                : t->has_table[TG_TABLE_KERNEL] || t->has_table[TG_TABLE_MEMCPY] || t->has_table[TG_TABLE_MEMSET] ||
                   t->has_table[TG_TABLE_RUNTIME];
     if (size) buf[0] = 0;
-    if (!traced && calls <= 0) return false;
+    if (!traced && (calls <= 0 || table == TG_TABLE_RUNTIME)) return false;
     const char *label = tg_trace_table_label(t, (tg_table_id)table);
     char lacks[160];
     if (fmt->cite_list) snprintf(lacks, sizeof lacks, "the trace holds no %s %s", fmt->table_noun, label);
