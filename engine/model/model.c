@@ -386,7 +386,7 @@ static bool stops_early(const tg_cov_window *w, const tg_cov_window *on)
 static void copy_capture(tg_coverage *c, const tg_trace *t)
 {
     const tg_capture_info *k = &t->capture;
-    c->format = (int)t->format;
+    c->by_kineto = t->format == TG_FORMAT_KINETO || (t->product_name && strstr(t->product_name, "kineto"));
     snprintf(c->profiler_version, sizeof c->profiler_version, "%s",
              t->format == TG_FORMAT_NSYS && t->nsys_version ? t->nsys_version : "");
     c->profiler_cuda = c->profiler_version[0] ? tg_nsys_cuda(c->profiler_version) : TG_NULL_I64;
@@ -623,7 +623,7 @@ static bool older_than_driver(const tg_coverage *c, char *buf, size_t size)
 /* The options that keep CUDA buffers from being dropped, per format. */
 static const char *buffer_advice(const tg_coverage *c)
 {
-    return c->format == TG_FORMAT_KINETO
+    return c->by_kineto
         ? "records dropped from full activity buffers: give libkineto more buffer with "
           "ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB in the file KINETO_CONFIG names, or profile fewer steps"
         : "records dropped from full activity buffers: have nsys save them while the program runs with "

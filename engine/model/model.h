@@ -336,7 +336,8 @@ typedef struct tg_coverage {
     int64_t cut_first, cut_last, cut_count, iterations;
     /* What the profiler said of itself (tg_trace.capture, docs/formats.md):
     ** versions (null or "" when not recorded) and its capture's window */
-    int format;                /* tg_trace_format */
+    bool by_kineto;            /* recorded by torch.profiler: a Kineto trace, or an export
+                                  converted from one (product "kineto2nsys") */
     char profiler_version[32]; /* nsys_version: "2022.4.2.1" */
     int64_t profiler_cuda;     /* tg_nsys_cuda of it */
     int64_t cuda_driver, cuda_runtime, cupti;
