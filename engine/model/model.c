@@ -369,7 +369,8 @@ static void memop_window(tg_cov_window *w, const tg_memop *rows, size_t n)
 }
 
 /* Did the activity of window w stop early: before a tenth of the span of
-** the activity that goes on (NVTX ranges, OS runtime calls), with
+** the activity that goes on (NVTX ranges, OS runtime calls), counted from
+** the later of the two firsts, with
 ** TG_COV_STOP_AFTER_NS or more of it after? Its records must exist: an
 ** activity never recorded did not stop. Half the span would call a
 ** program whose CUDA work ends after its warm-up, or a rule test's
@@ -377,8 +378,11 @@ static void memop_window(tg_cov_window *w, const tg_memop *rows, size_t n)
 ** calls and seconds of ranges after them. */
 static bool stops_early(const tg_cov_window *w, const tg_cov_window *on)
 {
-    if (!w->records || !on->records || on->last <= on->first) return false;
-    return w->last < on->first + (on->last - on->first) / 10 && on->last - w->last >= TG_COV_STOP_AFTER_NS;
+    /* the span from when both are recorded: OS runtime calls start with
+    ** the process, before its CUDA start-up */
+    int64_t from = on->first > w->first ? on->first : w->first;
+    if (!w->records || !on->records || on->last <= from) return false;
+    return w->last < from + (on->last - from) / 10 && on->last - w->last >= TG_COV_STOP_AFTER_NS;
 }
 
 /* The profiler's account (tg_trace.capture), copied: a result outlives
@@ -480,10 +484,14 @@ static void compute_coverage(tg_model *m)
     c->stopped = -1;
     c->stopped_at = TG_NULL_I64;
     c->uncovered = NAN;
-    /* what goes on after CUDA stops: the NVTX ranges, else the OS runtime
-    ** calls (whichever reaches later) */
+    /* what goes on after CUDA stops: the NVTX ranges, or the OS runtime
+    ** calls when they reach later -- these only for a program that
+    ** launched GPU work: one that makes a few CUDA calls and then works on
+    ** the CPU (public/uvmtorch-*: 2 calls, no launch, 3 s of OS calls
+    ** after) did not lose them */
     const tg_cov_window *nvtx = &c->act[TG_COV_NVTX];
-    c->went_on = osrt->records && (!nvtx->records || osrt->last > nvtx->last) ? TG_COV_OSRT : TG_COV_NVTX;
+    int64_t launches = c->act[TG_COV_KERNEL].op_calls + c->act[TG_COV_MEMCPY].op_calls + c->act[TG_COV_MEMSET].op_calls;
+    c->went_on = launches > 0 && osrt->records && (!nvtx->records || osrt->last > nvtx->last) ? TG_COV_OSRT : TG_COV_NVTX;
     const tg_cov_window *on = &c->act[c->went_on];
     bool gpu_stops = stops_early(&gpu, on), api_stops = stops_early(api, on);
     if (gpu_stops || api_stops) {
