@@ -112,7 +112,7 @@ cp "$example" "$tmp/no-calls.sqlite"
 sqlite3 "$tmp/no-calls.sqlite" "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
 # (--fail-on never: the example's findings would fail the gate, and a
 # gating finding wins over missing data, exit 1; docs/formats.md)
-expect 3 "empty API table beside 30 copies" "CUPTI_ACTIVITY_KIND_RUNTIME is empty while the capture holds 30 kernels, 30 copies" -- \
+expect 3 "empty API table beside 30 copies" "CUPTI_ACTIVITY_KIND_RUNTIME is empty while the capture holds 60 GPU operations (kernels, copies, memsets): CUDA was traced" -- \
     "$bin" check --fail-on never "$tmp/no-calls.sqlite"
 
 # 8b. the other direction: an op table emptied while the API table keeps

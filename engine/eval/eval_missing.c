@@ -48,6 +48,7 @@
 
 #include "../common/units.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,6 +188,15 @@ static bool table_absent(const tg_rule *r, const tg_model *m, const tg_eval_opts
     unsigned need = tg_source_required_tables(r->source);
     for (int t = 0; t < TG_TABLE_COUNT; t++) {
         if (!(need & (1u << t)) || m->trace->has_table[t]) continue;
+        /* an op table of a capture that traced CUDA: info's account, never
+        ** "record them with -t cuda" (tg_coverage_ops_absent) */
+        char why[512];
+        const tg_trace *tr = m->trace;
+        int64_t calls = t == TG_TABLE_RUNTIME ? (int64_t)(tr->n_kernels + tr->n_memcpys + tr->n_memsets) : m->op_calls[t];
+        if ((t == TG_TABLE_KERNEL || t == TG_TABLE_MEMCPY || t == TG_TABLE_MEMSET || t == TG_TABLE_RUNTIME) &&
+            tg_coverage_ops_absent(tr, t, calls, why, sizeof why))
+            return missing(opts, res, tg_arena_printf(arena, "rule %s needs %s, but %s", r->info.id,
+                                                      tg_table_what[t], why));
         return missing(opts, res,
                        tg_arena_printf(arena,
                                        "rule %s needs %s (%s %s), which this capture does not contain; "
@@ -208,6 +218,11 @@ static bool calls_lost(const tg_rule *r, const tg_model *m, const tg_eval_opts *
     size_t ops = t->n_kernels + t->n_memcpys + t->n_memsets;
     if (!t->has_table[TG_TABLE_RUNTIME] || tg_trace_api_rows(t) != 0 || ops == 0 || !rule_reads_launch(r))
         return false;
+    /* the GPU work is there, so CUDA was traced: info's account */
+    char why[512];
+    if (tg_coverage_ops_absent(t, TG_TABLE_RUNTIME, (int64_t)ops, why, sizeof why))
+        return missing(opts, res, tg_arena_printf(arena, "rule %s reads the calls that launched GPU work, but %s",
+                                                  r->info.id, why));
     return missing(opts, res,
                    tg_arena_printf(arena,
                                    "rule %s reads the calls that launched GPU work, but %s while the capture holds "
@@ -261,8 +276,10 @@ static const char *untimed_advice(const tg_trace *t, int id, tg_arena *a)
         id == TG_TABLE_MEMSET ? " (CUPTI and Kineto leave out memsets that did no work, of size 0)" : "");
 }
 
-/* An op table the rule reads has no rows while the API table holds calls
-** that launch such ops (TG_OP_CALL_PREFIXES): the ops were not recorded.
+/* An op table the rule reads has no rows (or is absent) while the API
+** table holds calls that launch such ops (TG_OP_CALL_PREFIXES): CUDA was
+** traced and the ops did not reach the export, said as `info` says it
+** (tg_coverage_ops_absent).
 ** A trace without memsets and without memset calls is a program that set
 ** no memory, and passes. Copies or memsets untimed beside timed kernels
 ** fail only the rules that read them exactly (reads_exactly); the others
@@ -278,15 +295,19 @@ static bool ops_lost(const tg_rule *r, const tg_model *m, const tg_eval_opts *op
         if (!(reads & (1u << id)) || op_rows(t, id) > 0 || m->op_calls[id] == 0) continue;
         bool whole = untimed_whole(t, m, id);
         if (whole && !reads_exactly(r, id)) continue;
-        return missing(opts, res,
-                       tg_arena_printf(arena,
-                                       "rule %s reads %s, but %s while %s %s holds %lld calls that launch them: "
-                                       "they were not recorded; %s%s",
-                                       r->info.id, tg_table_what[id], lacks(t, (tg_table_id)id, arena),
-                                       tg_trace_formats[t->format].table_noun,
-                                       tg_trace_table_label(t, TG_TABLE_RUNTIME), (long long)m->op_calls[id],
-                                       whole ? untimed_advice(t, id, arena) : "record them with '",
-                                       whole ? "" : tg_arena_printf(arena, "%s'", tg_trace_table_option(t, (tg_table_id)id))));
+        if (whole)
+            return missing(opts, res,
+                           tg_arena_printf(arena,
+                                           "rule %s reads %s, but %s while %s %s holds %lld calls that launch them: "
+                                           "they were not recorded; %s",
+                                           r->info.id, tg_table_what[id], lacks(t, (tg_table_id)id, arena),
+                                           tg_trace_formats[t->format].table_noun,
+                                           tg_trace_table_label(t, TG_TABLE_RUNTIME), (long long)m->op_calls[id],
+                                           untimed_advice(t, id, arena)));
+        char why[512];
+        tg_coverage_ops_absent(t, id, m->op_calls[id], why, sizeof why);   /* calls: CUDA was traced */
+        return missing(opts, res, tg_arena_printf(arena, "rule %s reads %s, but %s", r->info.id,
+                                                  tg_table_what[id], why));
     }
     return false;
 }
@@ -359,6 +380,14 @@ static bool gpu_work_absent(const tg_rule *r, const tg_model *m, const tg_eval_o
 {
     if (!m->n_iterations || !rule_reads_iteration_gpu(r)) return false;
     const tg_trace *t = m->trace;
+    char why[512];
+    if (t->n_kernels + t->n_memcpys + t->n_memsets == 0 &&
+        tg_coverage_ops_absent(t, TG_TABLE_KERNEL, m->op_calls[TG_TABLE_KERNEL], why, sizeof why))
+        return missing(opts, res,
+                       tg_arena_printf(arena,
+                                       "rule %s reads the GPU work of each iteration (its completion, its time), "
+                                       "but none is recorded beside its %zu iterations: %s",
+                                       r->info.id, m->n_iterations, why));
     if (t->n_kernels + t->n_memcpys + t->n_memsets == 0)
         return missing(opts, res,
                        tg_arena_printf(arena,
@@ -422,16 +451,30 @@ static bool lost(tg_rule_result *res, const char *message)
     return true;
 }
 
+/* The share of launches without a GPU record the rule tolerates: its
+** param coverage_tolerance (declared, or added by --set: params.def),
+** else TG_COV_TOLERANCE. */
+static double coverage_tolerance(const tg_rule *r)
+{
+    for (size_t i = 0; i < r->n_params; i++) {
+        if (strcmp(r->params[i].name, "coverage_tolerance")) continue;
+        double v = tg_value_num(r->params[i].value);
+        return isnan(v) ? TG_COV_TOLERANCE : v;
+    }
+    return TG_COV_TOLERANCE;
+}
+
 /* The rule reads GPU ops or launch calls, and the capture lost them
-** (tg_coverage_lost). */
+** (tg_coverage_lost: what, when, which iterations, why, and how to record
+** them whole; info prints the same account). */
 static bool data_lost(const tg_rule *r, const tg_model *m, tg_rule_result *res, tg_arena *arena)
 {
-    char what[512];
-    if (!rule_reads_gpu(r) || !tg_coverage_lost(&m->coverage, what, sizeof what)) return false;
+    char what[2048];
+    if (!rule_reads_gpu(r) || !tg_coverage_lost(&m->coverage, coverage_tolerance(r), what, sizeof what))
+        return false;
     return lost(res, tg_arena_printf(arena,
-        "rule %s reads GPU work and the calls that launched it, but %s, the data recorded and then lost "
-        "(dropped activity buffers, or a profiler that stopped recording), so this is an error, not a skip",
-        r->info.id, what));
+        "rule %s reads GPU work and the calls that launched it, but %s; the data was recorded and then lost, "
+        "so this is an error, not a skip", r->info.id, what));
 }
 
 /* ------------------------------------------------ too little to judge */
@@ -629,10 +672,10 @@ static void untimed_note(const tg_rule *r, const tg_model *m, tg_rule_result *re
 bool tg_missing_before(const tg_rule *r, const tg_model *m, const tg_eval_opts *opts, tg_rule_result *res,
                        tg_arena *arena)
 {
-    /* lost data before iterations without GPU work, which it explains:
-    ** never a skip */
-    return table_absent(r, m, opts, res, arena) || calls_lost(r, m, opts, res, arena) ||
-           no_events(r, m, opts, res, arena) || data_lost(r, m, res, arena) ||
+    /* lost data first: it explains the tables and the iterations without
+    ** GPU work that follow (and is never a skip) */
+    return data_lost(r, m, res, arena) || table_absent(r, m, opts, res, arena) || calls_lost(r, m, opts, res, arena) ||
+           no_events(r, m, opts, res, arena) ||
            gpu_work_absent(r, m, opts, res, arena) || ops_lost(r, m, opts, res, arena) ||
            fields_unfilled(r, m, opts, res, arena) || osrt_empty(r, m, opts, res, arena) ||
            window_too_small(r, m, opts, res, arena) || (untimed_note(r, m, res, arena), false);

@@ -369,16 +369,63 @@ static void memop_window(tg_cov_window *w, const tg_memop *rows, size_t n)
     for (size_t i = 0; i < n; i++) window_add(w, rows[i].start, rows[i].end);
 }
 
-/* Did the activity of window w stop early: before a tenth of the NVTX
-** ranges' span, with TG_COV_STOP_AFTER_NS or more of them after it? Its
-** records must exist: an activity never recorded did not stop. Half the
-** span would call a program whose CUDA work ends after its warm-up, or a
-** rule test's capture of 0.1 s, damaged; a profiler that stops recording
-** leaves a few calls and seconds of ranges after them. */
-static bool stops_early(const tg_cov_window *w, const tg_cov_window *nvtx)
+/* Did the activity of window w stop early: before a tenth of the span of
+** the activity that goes on (NVTX ranges, OS runtime calls), counted from
+** the later of the two firsts, with
+** TG_COV_STOP_AFTER_NS or more of it after? Its records must exist: an
+** activity never recorded did not stop. Half the span would call a
+** program whose CUDA work ends after its warm-up, or a rule test's
+** capture of 0.1 s, damaged; a profiler that stops recording leaves a few
+** calls and seconds of ranges after them. */
+static bool stops_early(const tg_cov_window *w, const tg_cov_window *on)
 {
-    if (!w->records || !nvtx->records || nvtx->last <= nvtx->first) return false;
-    return w->last < nvtx->first + (nvtx->last - nvtx->first) / 10 && nvtx->last - w->last >= TG_COV_STOP_AFTER_NS;
+    /* the span from when both are recorded: OS runtime calls start with
+    ** the process, before its CUDA start-up */
+    int64_t from = on->first > w->first ? on->first : w->first;
+    if (!w->records || !on->records || on->last <= from) return false;
+    return w->last < from + (on->last - from) / 10 && on->last - w->last >= TG_COV_STOP_AFTER_NS;
+}
+
+/* The profiler's account (tg_trace.capture), copied: a result outlives
+** its trace. */
+static void copy_capture(tg_coverage *c, const tg_trace *t)
+{
+    const tg_capture_info *k = &t->capture;
+    c->by_kineto = t->format == TG_FORMAT_KINETO || (t->product_name && strstr(t->product_name, "kineto"));
+    snprintf(c->profiler_version, sizeof c->profiler_version, "%s",
+             t->format == TG_FORMAT_NSYS && t->nsys_version ? t->nsys_version : "");
+    c->profiler_cuda = c->profiler_version[0] ? tg_nsys_cuda(c->profiler_version) : TG_NULL_I64;
+    c->cuda_driver = k->cuda_driver;
+    c->cuda_runtime = k->cuda_runtime;
+    c->cupti = k->cupti;
+    snprintf(c->nv_driver, sizeof c->nv_driver, "%s", k->nv_driver ? k->nv_driver : "");
+    c->capture_start = k->start_ns;
+    c->capture_stop = k->stop_ns;
+    c->notes_total = k->n_notes;
+    for (size_t i = 0; i < k->n_notes && c->n_notes < TG_COV_NOTES; i++) {
+        tg_cov_note *n = &c->notes[c->n_notes++];
+        n->severity = k->notes[i].severity;
+        n->count = k->notes[i].count;
+        n->first_ns = k->notes[i].first_ns;
+        snprintf(n->text, sizeof n->text, "%s", k->notes[i].text);
+    }
+}
+
+/* The iterations the lost data cuts (tg_coverage.cut_*): those that end
+** after CUDA activity stopped, else those holding a launch call without
+** a GPU record. */
+static void cut_iterations(tg_coverage *c, const tg_model *m)
+{
+    c->cut_first = c->cut_last = TG_NULL_I64;
+    c->iterations = (int64_t)m->n_iterations;
+    for (size_t i = 0; i < m->n_iterations; i++) {
+        const tg_iteration *it = &m->iterations[i];
+        bool cut = c->stopped_at != TG_NULL_I64 ? it->end > c->stopped_at : it->launches_lost > 0;
+        if (!cut) continue;
+        if (c->cut_first == TG_NULL_I64 || it->start < c->cut_first) c->cut_first = it->start;
+        if (c->cut_last == TG_NULL_I64 || it->start > c->cut_last) c->cut_last = it->start;
+        c->cut_count++;
+    }
 }
 
 /* What the CUDA activity covers (tg_coverage, docs/formats.md): counted
@@ -402,11 +449,16 @@ static void compute_coverage(tg_model *m)
     api->first = p->api_first;
     api->last = p->api_last;
     for (size_t i = 0; i < t->n_nvtx; i++) window_add(&c->act[TG_COV_NVTX], t->nvtx[i].start, t->nvtx[i].end);
+    tg_cov_window *osrt = &c->act[TG_COV_OSRT];
+    osrt->records = t->capture.osrt_records;
+    osrt->first = t->capture.osrt_first;
+    osrt->last = t->capture.osrt_last;
     static const int tables[] = {TG_TABLE_KERNEL, TG_TABLE_MEMCPY, TG_TABLE_MEMSET};
     for (int k = 0; k < 3; k++) {
         c->act[k].launch_calls = p->launch_calls[tables[k]];
         c->act[k].launches_without_gpu = p->launch_unmatched[tables[k]];
         c->act[k].launches_after_capture = p->launch_pending[tables[k]];
+        c->act[k].op_calls = m->op_calls[tables[k]];
         c->launches_after_capture += c->act[k].launches_after_capture;
         c->launch_calls += c->act[k].launch_calls;
         c->launches_without_gpu += c->act[k].launches_without_gpu;
@@ -433,8 +485,16 @@ static void compute_coverage(tg_model *m)
     c->stopped = -1;
     c->stopped_at = TG_NULL_I64;
     c->uncovered = NAN;
+    /* what goes on after CUDA stops: the NVTX ranges, or the OS runtime
+    ** calls when they reach later -- these only for a program that
+    ** launched GPU work: one that makes a few CUDA calls and then works on
+    ** the CPU (public/uvmtorch-*: 2 calls, no launch, 3 s of OS calls
+    ** after) did not lose them */
     const tg_cov_window *nvtx = &c->act[TG_COV_NVTX];
-    bool gpu_stops = stops_early(&gpu, nvtx), api_stops = stops_early(api, nvtx);
+    int64_t launches = c->act[TG_COV_KERNEL].op_calls + c->act[TG_COV_MEMCPY].op_calls + c->act[TG_COV_MEMSET].op_calls;
+    c->went_on = launches > 0 && osrt->records && (!nvtx->records || osrt->last > nvtx->last) ? TG_COV_OSRT : TG_COV_NVTX;
+    const tg_cov_window *on = &c->act[c->went_on];
+    bool gpu_stops = stops_early(&gpu, on), api_stops = stops_early(api, on);
     if (gpu_stops || api_stops) {
         /* the one that stopped first */
         bool gpu_first = gpu_stops && (!api_stops || gpu.last <= api->last);
@@ -443,23 +503,75 @@ static void compute_coverage(tg_model *m)
         int64_t run = c->run_last - c->run_first;
         c->uncovered = run > 0 ? (double)(c->run_last - c->stopped_at) / (double)run : NAN;
     }
+    cut_iterations(c, m);
+    copy_capture(c, t);
     c->set = true;
 }
 
+/* ------------------------------------------------------ nsys and CUDA */
+
+static const struct { const char *release; int64_t cuda; } nsys_cuda[] = {
+#define X(release, cuda) {release, cuda},
+    TG_NSYS_CUDA_LIST(X)
+#undef X
+};
+
+/* "2022.4.2.1" -> 2022 * 100 + 4; -1 when it does not parse */
+static int release_key(const char *v)
+{
+    int year, n;
+    if (!v || sscanf(v, "%d.%d", &year, &n) != 2 || year < 2000 || year > 9999 || n < 0 || n > 99) return -1;
+    return year * 100 + n;
+}
+
+int64_t tg_nsys_cuda(const char *version)
+{
+    int key = release_key(version);
+    size_t n = sizeof nsys_cuda / sizeof *nsys_cuda;
+    if (key < release_key(nsys_cuda[0].release) || key > release_key(nsys_cuda[n - 1].release)) return TG_NULL_I64;
+    int64_t cuda = TG_NULL_I64;
+    for (size_t i = 0; i < n && release_key(nsys_cuda[i].release) <= key; i++) cuda = nsys_cuda[i].cuda;
+    return cuda;
+}
+
+/* ------------------------------------------------------ saying it */
+
 static double secs(int64_t ns) { return (double)ns / 1e9; }
 
-bool tg_coverage_lost(const tg_coverage *c, char *buf, size_t size)
+/* CUDA 13000 -> "13.0" */
+static const char *cuda_str(int64_t v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%lld.%lld", (long long)(v / 1000), (long long)(v % 1000 / 10));
+    return buf;
+}
+
+/* The iterations the loss cuts, as a clause ("; 133 of the 138
+** iterations are cut, those starting from 0.301 s to 12.480 s"), or "". */
+static void cut_clause(const tg_coverage *c, char *buf, size_t size)
+{
+    if (size) buf[0] = 0;
+    if (!c->cut_count) return;
+    snprintf(buf, size, "; %lld of the %lld iterations are cut, those starting from %.3f s to %.3f s",
+             (long long)c->cut_count, (long long)c->iterations, secs(c->cut_first - c->run_first),
+             secs(c->cut_last - c->run_first));
+}
+
+/* What was lost (the first half of tg_coverage_lost's account). */
+static bool lost_what(const tg_coverage *c, double tolerance, char *buf, size_t size)
 {
     if (size) buf[0] = 0;
     if (!c->set) return false;
+    if (!(tolerance >= 0)) tolerance = TG_COV_TOLERANCE;
     int64_t run = c->run_last - c->run_first;
+    char cut[160];
+    cut_clause(c, cut, sizeof cut);
     if (c->stopped_at != TG_NULL_I64) {
         const char *what = c->stopped == TG_COV_API ? "CUDA API calls" : "GPU activity (kernels, copies, memsets)";
         snprintf(buf, size,
-                 "the capture's %s stop %.3f s into it while its NVTX ranges go on to %.3f s: %.1f%% of the run "
-                 "(%.3f s of %.3f s) is left unjudged", what, secs(c->stopped_at - c->run_first),
-                 secs(c->act[TG_COV_NVTX].last - c->run_first), 100.0 * c->uncovered,
-                 secs(c->run_last - c->stopped_at), secs(run));
+                 "the capture's %s stop %.3f s into it while its %s go on to %.3f s: %.1f%% of the run "
+                 "(%.3f s of %.3f s) is left unjudged%s", what, secs(c->stopped_at - c->run_first),
+                 tg_cov_activity_what[c->went_on], secs(c->act[c->went_on].last - c->run_first),
+                 100.0 * c->uncovered, secs(c->run_last - c->stopped_at), secs(run), cut);
         return true;
     }
     /* a kind without a single record is an op table emptied beside its
@@ -470,15 +582,132 @@ bool tg_coverage_lost(const tg_coverage *c, char *buf, size_t size)
         calls += c->act[k].launch_calls;
         missed += c->act[k].launches_without_gpu;
     }
-    if (!calls || (double)missed <= TG_COV_TOLERANCE * (double)calls) return false;
+    if (!calls || (double)missed <= tolerance * (double)calls) return false;
     double span = c->unmatched_first != TG_NULL_I64 && run > 0
                 ? (double)(c->unmatched_last - c->unmatched_first) / (double)run : 0;
     snprintf(buf, size,
-             "%lld of the capture's %lld kernel and copy launch calls (%.1f%%, more than the %.0f%% tolerated) "
+             "%lld of the capture's %lld kernel and copy launch calls (%.1f%%, more than the %.3g%% tolerated) "
              "have no GPU record, from %.3f s to %.3f s into the capture: %.1f%% of the run (%.3f s) is left "
-             "unjudged", (long long)missed, (long long)calls, 100.0 * (double)missed / (double)calls,
-             100.0 * TG_COV_TOLERANCE, secs(c->unmatched_first - c->run_first),
-             secs(c->unmatched_last - c->run_first), 100.0 * span, secs(c->unmatched_last - c->unmatched_first));
+             "unjudged%s", (long long)missed, (long long)calls, 100.0 * (double)missed / (double)calls,
+             100.0 * tolerance, secs(c->unmatched_first - c->run_first),
+             secs(c->unmatched_last - c->run_first), 100.0 * span, secs(c->unmatched_last - c->unmatched_first), cut);
+    return true;
+}
+
+/* The profiler's first warning or error that speaks of CUDA events, or
+** NULL. */
+static const tg_cov_note *cuda_note(const tg_coverage *c)
+{
+    for (size_t i = 0; i < c->n_notes; i++)
+        if (strstr(c->notes[i].text, "CUDA") || strstr(c->notes[i].text, "CUPTI")) return &c->notes[i];
+    return NULL;
+}
+
+/* Is the profiler older than the driver? Its words into buf. nsys: the
+** newest CUDA of its release (TG_NSYS_CUDA_LIST) below the driver's.
+** Kineto: CUPTI's major version (130001 = 13.0.1; API levels as 28 are
+** not versions) below the driver's. */
+static bool older_than_driver(const tg_coverage *c, char *buf, size_t size)
+{
+    char a[48], b[48];
+    if (c->cuda_driver == TG_NULL_I64) return false;
+    if (c->profiler_cuda != TG_NULL_I64 && c->profiler_cuda < c->cuda_driver) {
+        snprintf(buf, size, "nsys %s supports CUDA up to %s while the driver supports CUDA %s (CudaDriverVersion "
+                 "%lld): a profiler older than the driver stops recording CUDA activity; record the run again with "
+                 "an nsys release that supports CUDA %s", c->profiler_version, cuda_str(c->profiler_cuda, a, sizeof a),
+                 cuda_str(c->cuda_driver, b, sizeof b), (long long)c->cuda_driver, b);
+        return true;
+    }
+    if (c->cupti != TG_NULL_I64 && c->cupti >= 10000 && c->cupti / 10000 < c->cuda_driver / 1000) {
+        snprintf(buf, size, "CUPTI %lld.%lld is older than the driver's CUDA %s (cupti_version %lld, "
+                 "cuda_driver_version %lld): a profiler older than the driver stops recording CUDA activity; "
+                 "record the run again with a PyTorch built for CUDA %s", (long long)(c->cupti / 10000),
+                 (long long)(c->cupti / 100 % 100), cuda_str(c->cuda_driver, a, sizeof a), (long long)c->cupti,
+                 (long long)c->cuda_driver, a);
+        return true;
+    }
+    return false;
+}
+
+/* The options that keep CUDA buffers from being dropped, per format. */
+static const char *buffer_advice(const tg_coverage *c)
+{
+    return c->by_kineto
+        ? "records dropped from full activity buffers: give libkineto more buffer with "
+          "ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB in the file KINETO_CONFIG names, or profile fewer steps"
+        : "records dropped from full activity buffers: have nsys save them while the program runs with "
+          "'nsys profile --cuda-flush-interval=MS', or capture a shorter range";
+}
+
+/* Why, and what records it whole (its second half). */
+static void diagnosis(const tg_coverage *c, char *buf, size_t size)
+{
+    char why[512];
+    if (size) buf[0] = 0;
+    const tg_cov_note *note = cuda_note(c);
+    char said[TG_COV_NOTE_TEXT + 64] = "";
+    if (note)
+        snprintf(said, sizeof said, " (the profiler said: \"%s\"%s)", note->text,
+                 note->count > 1 ? ", more than once" : "");
+    if (c->stopped_at != TG_NULL_I64 && older_than_driver(c, why, sizeof why)) {
+        snprintf(buf, size, "%s%s", why, said);
+        return;
+    }
+    if (c->stopped_at != TG_NULL_I64) {
+        snprintf(buf, size, "CUDA recording stopped while the program ran%s: a profiler that stops recording "
+                 "(CUPTI failing on this driver, or a capture range ended early) or %s", said,
+                 buffer_advice(c));
+        return;
+    }
+    snprintf(buf, size, "%s%s", buffer_advice(c), said);
+}
+
+bool tg_coverage_lost(const tg_coverage *c, double tolerance, char *buf, size_t size)
+{
+    char what[1024], why[1024];
+    if (!lost_what(c, tolerance, what, sizeof what)) {
+        if (size) buf[0] = 0;
+        return false;
+    }
+    diagnosis(c, why, sizeof why);
+    snprintf(buf, size, "%s; %s", what, why);
+    return true;
+}
+
+bool tg_coverage_ops_absent(const tg_trace *t, int table, int64_t calls, char *buf, size_t size)
+{
+    const tg_trace_format_def *fmt = &tg_trace_formats[t->format];
+    /* an export writes the CUDA tables when CUDA is traced; a trace whose
+    ** events are one list (Kineto) says so only by holding CUDA events,
+    ** and its API events may need the CPU activity too, whose advice the
+    ** caller gives */
+    bool traced = fmt->cite_list
+                ? t->n_kernels + t->n_memcpys + t->n_memsets + tg_trace_api_rows(t) > 0 && table != TG_TABLE_RUNTIME
+                : t->has_table[TG_TABLE_KERNEL] || t->has_table[TG_TABLE_MEMCPY] || t->has_table[TG_TABLE_MEMSET] ||
+                  t->has_table[TG_TABLE_RUNTIME];
+    if (size) buf[0] = 0;
+    if (!traced && (calls <= 0 || table == TG_TABLE_RUNTIME)) return false;
+    const char *label = tg_trace_table_label(t, (tg_table_id)table);
+    char lacks[160];
+    if (fmt->cite_list) snprintf(lacks, sizeof lacks, "the trace holds no %s %s", fmt->table_noun, label);
+    else if (t->has_table[table]) snprintf(lacks, sizeof lacks, "%s %s is empty", fmt->table_noun, label);
+    else snprintf(lacks, sizeof lacks, "the capture has no %s %s", fmt->table_noun, label);
+    /* CUDA was traced (never "record them with -t cuda"): with calls that
+    ** launch them, the ops were recorded and did not reach the export;
+    ** without, the program launched none. The API table likewise, with
+    ** the GPU ops as its `calls`. */
+    if (table == TG_TABLE_RUNTIME && calls > 0)
+        snprintf(buf, size, "%s while the capture holds %lld GPU operations (kernels, copies, memsets): CUDA was "
+                 "traced, so the CUDA API calls were recorded and then lost, or left out by the exporter", lacks,
+                 (long long)calls);
+    else if (table == TG_TABLE_RUNTIME)
+        snprintf(buf, size, "%s: CUDA was traced, so the program made no CUDA API calls during the capture", lacks);
+    else if (calls > 0)
+        snprintf(buf, size, "%s while %s %s holds %lld calls that launch them: CUDA was traced, so they were "
+                 "recorded and then lost, or left out by the exporter", lacks, fmt->table_noun,
+                 tg_trace_table_label(t, TG_TABLE_RUNTIME), (long long)calls);
+    else
+        snprintf(buf, size, "%s: CUDA was traced, so the program launched none during the capture", lacks);
     return true;
 }
 

@@ -32,6 +32,7 @@ typedef struct tg_iteration {
     int32_t launches;          /* such calls */
     int32_t short_kernels;     /* kernels that ran shorter than the call that launched them */
     int64_t launch_time;       /* sum of those calls' durations */
+    int32_t launches_lost;     /* launch calls in it without a GPU record (coverage) */
     int64_t kernel_time;       /* sum of the durations of the kernels they launched */
 } tg_iteration;
 
@@ -250,7 +251,8 @@ typedef struct tg_short_kernel {
     X(MEMCPY, "memcpy", "copies") \
     X(MEMSET, "memset", "memsets") \
     X(API, "cuda_api", "CUDA API calls") \
-    X(NVTX, "nvtx", "NVTX ranges")
+    X(NVTX, "nvtx", "NVTX ranges") \
+    X(OSRT, "osrt", "OS runtime calls")
 
 typedef enum tg_cov_activity {
 #define X(id, name, what) TG_COV_##id,
@@ -269,10 +271,39 @@ typedef struct tg_cov_window {
     ** correlation id that launch this kind, and those of them whose id
     ** has no GPU record of the process (0 for the others) */
     int64_t launch_calls, launches_without_gpu;
+    int64_t op_calls;          /* kernels, memcpy, memset: every call that launches this
+                                  kind (tg_model.op_calls), its table recorded or not */
     int64_t launches_after_capture;   /* past the process's last op while its GPU
                                          worked to the capture's end: run after it,
                                          not lost (engine/model/model_join.c) */
 } tg_cov_window;
+
+/* The profiler's own warnings and errors a coverage carries (copies of
+** tg_trace.capture.notes: a result outlives its trace), the first
+** TG_COV_NOTES, each cut at TG_COV_NOTE_TEXT bytes. */
+#define TG_COV_NOTES 8
+#define TG_COV_NOTE_TEXT 200
+typedef struct tg_cov_note {
+    int32_t severity;          /* 2 warning, 3 error (ENUM_DIAGNOSTIC_SEVERITY_LEVEL) */
+    int64_t count, first_ns;
+    char text[TG_COV_NOTE_TEXT];
+} tg_cov_note;
+
+/* The nsys releases and the CUDA toolkit each shipped with, oldest first
+** (docs/formats.md, "coverage"): a capture whose driver supports a newer
+** CUDA than its profiler's is recorded by a profiler older than the
+** driver, whose CUPTI may stop recording. A release between two rows takes
+** the earlier row; one past the last row is not judged.
+** X(release "YYYY.N", cuda 1000 * major + 10 * minor). */
+#define TG_NSYS_CUDA_LIST(X) \
+    X("2022.1", 11060) X("2022.2", 11070) X("2022.4", 12000) X("2023.1", 12010) \
+    X("2023.2", 12020) X("2023.3", 12030) X("2023.4", 12040) X("2024.2", 12050) \
+    X("2024.4", 12060) X("2025.1", 12080) X("2025.2", 12090) X("2025.3", 13000)
+
+/* The newest CUDA nsys release `version` ("2022.4.2.1") supports, from
+** TG_NSYS_CUDA_LIST; TG_NULL_I64 when it is not in the list's range or
+** does not parse. */
+int64_t tg_nsys_cuda(const char *version);
 
 /* Launches without a GPU record beyond this share make a capture damaged
 ** for the rules that read GPU ops or launch calls (docs/rules.md, "Lost
@@ -295,19 +326,55 @@ typedef struct tg_coverage {
     ** when it does not stop early */
     int stopped;
     int64_t stopped_at;
+    int went_on;               /* the activity that goes on after it: TG_COV_NVTX or TG_COV_OSRT */
     int64_t run_first, run_last;  /* earliest and latest record of any activity above */
     double uncovered;          /* (run_last - stopped_at) / (run_last - run_first) */
+    /* the iterations (tg_model.iterations) the lost data cuts: those that
+    ** end after CUDA activity stopped, else those holding a launch without
+    ** a GPU record; the starts of the earliest and latest, how many, of how
+    ** many (null starts when none) */
+    int64_t cut_first, cut_last, cut_count, iterations;
+    /* What the profiler said of itself (tg_trace.capture, docs/formats.md):
+    ** versions (null or "" when not recorded) and its capture's window */
+    bool by_kineto;            /* recorded by torch.profiler: a Kineto trace, or an export
+                                  converted from one (product "kineto2nsys") */
+    char profiler_version[32]; /* nsys_version: "2022.4.2.1" */
+    int64_t profiler_cuda;     /* tg_nsys_cuda of it */
+    int64_t cuda_driver, cuda_runtime, cupti;
+    char nv_driver[32];
+    int64_t capture_start, capture_stop;
+    tg_cov_note notes[TG_COV_NOTES];
+    size_t n_notes, notes_total;   /* kept, and distinct texts the export held */
 } tg_coverage;
 
-/* What a damaged capture lost, as check's errors and `info` both say it
+/* What a damaged capture lost and why, as check's errors and `info` both
+** say it
 ** (docs/rules.md, "Lost data"): CUDA activity that stops early, else
 ** kernel and copy launch calls without a GPU record beyond
 ** TG_COV_TOLERANCE, over the kinds with records (memsets are counted but
 ** do not damage it: CUPTI and Kineto leave out memsets that did no work;
-** an op table emptied whole is the evaluator's missing data). One clause into buf ("the
-** capture's GPU activity ... is left unjudged"); false, buf "", when the
-** capture lost nothing so. */
-bool tg_coverage_lost(const tg_coverage *c, char *buf, size_t size);
+** an op table emptied whole is the evaluator's missing data), beyond
+** `tolerance` (a share; negative or NaN: TG_COV_TOLERANCE; the param
+** coverage_tolerance). Into buf: what stopped or is missing, when, how
+** much of the run and which iterations are left unjudged ("the capture's
+** GPU activity ... is left unjudged; ..."), then why and what records it
+** whole: a profiler older than the driver (an nsys release of
+** TG_NSYS_CUDA_LIST vs CudaDriverVersion, or Kineto's CUPTI vs
+** cuda_driver_version), the profiler's own warning, dropped buffers and
+** the option that keeps them. False, buf "", when the capture lost
+** nothing so. */
+bool tg_coverage_lost(const tg_coverage *c, double tolerance, char *buf, size_t size);
+
+
+/* What an op table (TG_TABLE_KERNEL, _MEMCPY, _MEMSET) without rows means,
+** `calls` being the calls that launch its ops (tg_model.op_calls), or the
+** API table (TG_TABLE_RUNTIME) without rows, `calls` the GPU ops: one
+** clause into buf, the same for check's missing data (eval_missing.c) and
+** info's "missing" lines. CUDA was traced when the capture has a CUDA
+** table or such calls: with calls the ops were recorded and lost, without
+** the program launched none; never "record them with -t cuda". False, buf
+** "", when CUDA was not traced (the caller says how to record it). */
+bool tg_coverage_ops_absent(const tg_trace *t, int table, int64_t calls, char *buf, size_t size);
 
 /* ------------------------------------------------------------- model */
 

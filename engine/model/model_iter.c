@@ -177,7 +177,7 @@ void tg_model_reset_attribution(tg_model *m)
         tg_iteration *it = &m->iterations[i];
         it->gpu_end = it->gpu_span = TG_NULL_I64;
         it->gpu_time = 0;
-        it->kernels = it->blocking_calls = 0;
+        it->kernels = it->blocking_calls = it->launches_lost = 0;
         p->gpu_first[i] = TG_NULL_I64;
     }
     p->api_calls = p->blocking_calls = p->blocked_time = 0;

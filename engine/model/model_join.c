@@ -618,7 +618,7 @@ static void note_unmatched(tg_model_priv *p, int64_t start)
     if (p->unmatched_last == TG_NULL_I64 || start > p->unmatched_last) p->unmatched_last = start;
 }
 
-static void count_coverage(launch_pass *c, tg_model_priv *p, const tg_api *a, uint8_t f, bool found)
+static void count_coverage(launch_pass *c, tg_model_priv *p, const tg_api *a, int64_t it, uint8_t f, bool found)
 {
     if (a->start != TG_NULL_I64 && (p->api_first == TG_NULL_I64 || a->start < p->api_first)) p->api_first = a->start;
     int64_t last = a->end != TG_NULL_I64 ? a->end : a->start;
@@ -640,6 +640,7 @@ static void count_coverage(launch_pass *c, tg_model_priv *p, const tg_api *a, ui
     }
     if (found || !counted || a->start == TG_NULL_I64) return;
     if (!g) {
+        if (it >= 0) p->pub.iterations[it].launches_lost++;
         note_unmatched(p, a->start);
         return;
     }
@@ -688,7 +689,7 @@ static int visit(void *ctx, tg_api *a)
         }
         c->found = false;
         if (joinable(a->correlation) && !join_call(c, a, it)) return -1;
-        count_coverage(c, p, a, f, c->found);
+        count_coverage(c, p, a, it, f, c->found);
     }
     if (c->oom) return -1;
     if (!c->streamed) return 1;

@@ -422,6 +422,38 @@ static json_t *unmatched_json(jctx *c, int64_t count, int64_t calls)
     return o;
 }
 
+/* The profiler's own account in a coverage (docs/formats.md, "coverage"):
+** versions, the capture's window, its warnings and errors. */
+static void profiler_json(jctx *c, json_t *o, const tg_coverage *cov)
+{
+    json_t *p = json_object();
+    put(c, p, "version", cov->profiler_version[0] ? json_string(cov->profiler_version) : json_null());
+    put(c, p, "cuda", i64(cov->profiler_cuda));
+    put(c, p, "cupti_version", i64(cov->cupti));
+    put(c, p, "cuda_runtime_version", i64(cov->cuda_runtime));
+    put(c, o, "profiler", p);
+    json_t *d = json_object();
+    put(c, d, "cuda", i64(cov->cuda_driver));
+    put(c, d, "version", cov->nv_driver[0] ? tg_report_json_str(cov->nv_driver) : json_null());
+    put(c, o, "driver", d);
+    json_t *w = json_object();
+    put(c, w, "start_ns", i64(cov->capture_start));
+    put(c, w, "stop_ns", i64(cov->capture_stop));
+    put(c, o, "capture", w);
+    json_t *notes = json_array();
+    for (size_t i = 0; i < cov->n_notes; i++) {
+        const tg_cov_note *n = &cov->notes[i];
+        json_t *x = json_object();
+        put(c, x, "severity", json_string(n->severity == 3 ? "error" : "warning"));
+        put(c, x, "text", tg_report_json_str(n->text));
+        put(c, x, "count", json_integer((json_int_t)n->count));
+        put(c, x, "first_ns", i64(n->first_ns));
+        append(c, notes, x);
+    }
+    put(c, o, "diagnostics", notes);
+    put(c, o, "diagnostics_total", json_integer((json_int_t)cov->notes_total));
+}
+
 json_t *tg_report_coverage_json(const tg_coverage *cov)
 {
     jctx ctx = {true}, *c = &ctx;
@@ -453,8 +485,19 @@ json_t *tg_report_coverage_json(const tg_coverage *cov)
         put(c, s, "activity", json_string(cov->stopped == TG_COV_API ? "cuda_api" : "gpu"));
         put(c, s, "at_ns", i64(cov->stopped_at));
         put(c, s, "uncovered", tg_report_json_num(cov->uncovered));
+        put(c, s, "went_on", json_string(tg_cov_activity_names[cov->went_on]));
     }
     put(c, o, "stops_early", s);
+    json_t *cut = json_null();
+    if (cov->cut_count) {
+        cut = json_object();
+        put(c, cut, "count", json_integer((json_int_t)cov->cut_count));
+        put(c, cut, "of", json_integer((json_int_t)cov->iterations));
+        put(c, cut, "first_start_ns", i64(cov->cut_first));
+        put(c, cut, "last_start_ns", i64(cov->cut_last));
+    }
+    put(c, o, "iterations_cut", cut);
+    profiler_json(c, o, cov);
     if (!ctx.ok) {
         json_decref(o);
         return NULL;

@@ -19,7 +19,7 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static json_t *info_doc(const tg_trace *t, const char *pattern);
+static json_t *info_doc(const tg_trace *t, const char *pattern, const tg_coverage *cov);
 
 /* Names come from the profiled program: JSON carries them as UTF-8, each
 ** invalid byte as U+FFFD (tg_report_json_str, tg_utf8_clean). */
@@ -177,17 +177,24 @@ static size_t table_rows(const tg_trace *t, tg_table_id id)
     }
 }
 
-/* One sentence per kind of data a rule may need and the capture lacks. */
-static json_t *missing_json(const tg_trace *t)
+/* The op activity of a table (kernels, copies, memsets), -1 for others. */
+static int op_activity(tg_table_id id)
+{
+    return id == TG_TABLE_KERNEL ? TG_COV_KERNEL : id == TG_TABLE_MEMCPY ? TG_COV_MEMCPY
+         : id == TG_TABLE_MEMSET ? TG_COV_MEMSET : -1;
+}
+
+/* One sentence per kind of data a rule may need and the capture lacks.
+** An op table without rows beside calls that launch its ops is check's
+** account (tg_coverage_ops_absent): CUDA was traced and they were lost. */
+static json_t *missing_json(const tg_trace *t, const tg_coverage *cov)
 {
     static const tg_table_id checked[] = {TG_TABLE_KERNEL, TG_TABLE_MEMCPY, TG_TABLE_MEMSET,
                                           TG_TABLE_RUNTIME, TG_TABLE_NVTX, TG_TABLE_GPU};
-    bool cuda_traced = t->has_table[TG_TABLE_KERNEL] || t->has_table[TG_TABLE_MEMCPY] ||
-                       t->has_table[TG_TABLE_MEMSET] || t->has_table[TG_TABLE_RUNTIME];
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < sizeof checked / sizeof *checked; i++) {
         tg_table_id id = checked[i];
-        char buf[512];
+        char buf[768], why[512];
         if (id == TG_TABLE_GPU) {
             if (t->has_table[id]) continue;
             snprintf(buf, sizeof buf,
@@ -195,12 +202,12 @@ static json_t *missing_json(const tg_trace *t)
                      tg_table_names[id]);
         } else if (table_rows(t, id) > 0) {
             continue;
+        } else if ((id == TG_TABLE_RUNTIME || op_activity(id) >= 0) &&
+                   tg_coverage_ops_absent(t, id, id == TG_TABLE_RUNTIME ? (int64_t)(t->n_kernels + t->n_memcpys + t->n_memsets)
+                                          : cov && cov->set ? cov->act[op_activity(id)].op_calls : 0, why, sizeof why)) {
+            snprintf(buf, sizeof buf, "no %s: %s", tg_table_what[id], why);
         } else if (t->has_table[id]) {
             snprintf(buf, sizeof buf, "no %s (%s is empty)", tg_table_what[id], t->table_name[id]);
-        } else if (cuda_traced && id != TG_TABLE_NVTX) {
-            snprintf(buf, sizeof buf,
-                     "no %s (%s absent): CUDA was traced, so the program made none during the capture",
-                     tg_table_what[id], tg_table_names[id]);
         } else {
             snprintf(buf, sizeof buf, "no %s (%s absent): record them with `%s`%s", tg_table_what[id],
                      tg_trace_table_label(t, id), tg_trace_table_option(t, id), tg_trace_table_also(t, id));
@@ -247,9 +254,9 @@ json_t *tg_info_json(const tg_trace *t, const char *pattern)
 static bool add_coverage(json_t *doc, const tg_coverage *cov)
 {
     json_t *lost = json_array();
-    char what[512];
+    char what[2048];
     if (!lost || json_object_set_new(doc, "lost", lost) != 0) return false;
-    if (tg_coverage_lost(cov, what, sizeof what)) {
+    if (tg_coverage_lost(cov, TG_COV_TOLERANCE, what, sizeof what)) {
         char *s = NULL;
         if (asprintf(&s, "%s: check reports every rule that reads GPU work as an error (exit 3)", what) < 0) return false;
         json_t *j = str_or_null(s);
@@ -262,7 +269,7 @@ static bool add_coverage(json_t *doc, const tg_coverage *cov)
 
 json_t *tg_info_json_with(const tg_trace *t, const char *pattern, const tg_coverage *cov)
 {
-    json_t *doc = info_doc(t, pattern);
+    json_t *doc = info_doc(t, pattern, cov);
     if (doc && cov && cov->set && !add_coverage(doc, cov)) {
         json_decref(doc);
         return NULL;
@@ -270,7 +277,7 @@ json_t *tg_info_json_with(const tg_trace *t, const char *pattern, const tg_cover
     return doc;
 }
 
-static json_t *info_doc(const tg_trace *t, const char *pattern)
+static json_t *info_doc(const tg_trace *t, const char *pattern, const tg_coverage *cov)
 {
     size_t ranges = 0, marks = 0, distinct = 0;
     for (size_t i = 0; i < t->n_nvtx; i++) {
@@ -307,7 +314,7 @@ static json_t *info_doc(const tg_trace *t, const char *pattern)
                      "nvtx_range_names", (json_int_t)distinct,
                      "iteration_markers", markers_json(t, pattern),
                      "duplicate_api_calls", (int)t->mixed_duplicate_api,
-                     "missing", missing_json(t));
+                     "missing", missing_json(t, cov));
 }
 
 /* ---------------------------------------------------------------- text */
@@ -376,17 +383,67 @@ static void print_nvtx(FILE *f, const json_t *doc)
         fprintf(f, "  %-11s %8s  ... and %lld more names\n", "", "", (long long)(distinct - (json_int_t)k));
 }
 
+/* CUDA 13000 -> "13.0" */
+static void print_cuda(FILE *f, const json_t *v)
+{
+    json_int_t x = json_integer_value(v);
+    fprintf(f, "%lld.%lld", (long long)(x / 1000), (long long)(x % 1000 / 10));
+}
+
+/* The versions a diagnosis compares: one line when any is recorded. */
+static void print_versions(FILE *f, const json_t *cov)
+{
+    const json_t *p = json_object_get(cov, "profiler"), *d = json_object_get(cov, "driver");
+    bool any = jstr(p, "version") || json_is_integer(json_object_get(p, "cupti_version")) ||
+               json_is_integer(json_object_get(d, "cuda")) || jstr(d, "version");
+    if (!any) return;
+    fprintf(f, "  %-11s ", "versions:");
+    const char *sep = "";
+    if (jstr(p, "version")) {
+        fputs("nsys ", f);
+        print_name(f, jstr(p, "version"), TG_TEXT_CAP_NAME);
+        if (json_is_integer(json_object_get(p, "cuda"))) {
+            fputs(" (CUDA up to ", f);
+            print_cuda(f, json_object_get(p, "cuda"));
+            fputc(')', f);
+        }
+        sep = ", ";
+    }
+    if (json_is_integer(json_object_get(p, "cupti_version"))) {
+        fprintf(f, "%sCUPTI %lld", sep, (long long)jint(p, "cupti_version"));
+        sep = ", ";
+    }
+    if (json_is_integer(json_object_get(p, "cuda_runtime_version"))) {
+        fprintf(f, "%sCUDA runtime ", sep);
+        print_cuda(f, json_object_get(p, "cuda_runtime_version"));
+        sep = ", ";
+    }
+    if (jstr(d, "version") || json_is_integer(json_object_get(d, "cuda"))) {
+        fprintf(f, "%sdriver", sep);
+        if (jstr(d, "version")) {
+            fputc(' ', f);
+            print_name(f, jstr(d, "version"), TG_TEXT_CAP_NAME);
+        }
+        if (json_is_integer(json_object_get(d, "cuda"))) {
+            fputs(" (CUDA ", f);
+            print_cuda(f, json_object_get(d, "cuda"));
+            fputc(')', f);
+        }
+    }
+    fputc('\n', f);
+}
+
 /* The coverage lines: each op activity's window and launches without a
 ** GPU record, then what was lost. */
 static void print_coverage(FILE *f, const json_t *doc)
 {
     const json_t *cov = json_object_get(doc, "coverage");
     if (!cov) return;
-    static const char *const acts[] = {"kernels", "memcpy", "memset", "cuda_api", "nvtx"};
     json_int_t run0 = jint(cov, "run_first_ns");
-    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
-        const json_t *a = json_object_get(cov, acts[i]);
-        fprintf(f, "  %-11s %-9s %lld records", i == 0 ? "coverage:" : "", acts[i], (long long)jint(a, "records"));
+    for (size_t i = 0; i < TG_COV_COUNT; i++) {
+        const json_t *a = json_object_get(cov, tg_cov_activity_names[i]);
+        fprintf(f, "  %-11s %-9s %lld records", i == 0 ? "coverage:" : "", tg_cov_activity_names[i],
+                (long long)jint(a, "records"));
         if (jint(a, "records"))
             fprintf(f, ", %.3f s to %.3f s", (double)(jint(a, "first_ns") - run0) / 1e9,
                     (double)(jint(a, "last_ns") - run0) / 1e9);
@@ -397,8 +454,15 @@ static void print_coverage(FILE *f, const json_t *doc)
                     (long long)jint(a, "launches_after_capture"));
         fputc('\n', f);
     }
+    print_versions(f, cov);
     size_t i;
     json_t *m;
+    json_array_foreach(json_object_get(cov, "diagnostics"), i, m) {
+        fprintf(f, "  %-11s %s, %lld times: ", i == 0 ? "profiler:" : "", jstr(m, "severity"),
+                (long long)jint(m, "count"));
+        print_name(f, jstr(m, "text"), TG_TEXT_CAP_TEXT);
+        fputc('\n', f);
+    }
     json_array_foreach(json_object_get(doc, "lost"), i, m) {
         fprintf(f, "  %-11s ", i == 0 ? "lost:" : "");
         print_name(f, json_string_value(m), TG_TEXT_CAP_TEXT);

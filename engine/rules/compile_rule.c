@@ -141,11 +141,39 @@ static tg_param *find_param(tg_rule *r, const char *name)
     return NULL;
 }
 
+/* The params every rule takes (params.def, TG_RULE_PARAM). */
+static const struct {
+    const char *name;
+    double dflt;
+    tg_unit unit;
+} rule_params[] = {
+#define TG_RULE_PARAM(name, dflt, unit) {name, dflt, unit},
+#include "params.def"
+#undef TG_RULE_PARAM
+};
+#define N_RULE_PARAMS (sizeof rule_params / sizeof *rule_params)
+
+/* A param every rule takes that rule r does not declare, added with its
+** default (r->params has room: compile_params); NULL when name is no such
+** param. */
+static tg_param *add_rule_param(tg_rule *r, const char *name)
+{
+    for (size_t i = 0; i < N_RULE_PARAMS; i++) {
+        if (strcmp(rule_params[i].name, name)) continue;
+        tg_param *p = &r->params[r->n_params++];
+        *p = (tg_param){.name = rule_params[i].name, .value = tg_float(rule_params[i].dflt, rule_params[i].unit),
+                        .suffix = -1, .used = true};
+        return p;
+    }
+    return NULL;
+}
+
 static void apply_set(rule_cc *cc, const tg_param_set *s)
 {
     tg_rule *r = cc->r;
     tg_pos at = {.file = "--set"};
     tg_param *p = find_param(r, s->param);
+    if (!p && r->params) p = add_rule_param(r, s->param);
     if (!p) {
         const char *names[64];
         size_t n = 0;
@@ -253,8 +281,10 @@ static void compile_params(rule_cc *cc, const tg_param_set *sets, size_t n_sets,
         ERR(cc, ps->pos, "'params' must map names to values, not %s", tg_ynode_kind_name(ps));
         ps = NULL;
     }
-    if (ps && ps->n) {
-        r->params = tg_arena_alloc(cc->ld->ctx.arena, ps->n * sizeof *r->params);
+    /* room for the params every rule takes (add_rule_param) */
+    size_t declared = ps ? ps->n : 0;
+    r->params = tg_arena_alloc(cc->ld->ctx.arena, (declared + N_RULE_PARAMS) * sizeof *r->params);
+    if (declared) {
         for (size_t i = 0; r->params && i < ps->n; i++) {
             const tg_ynode *k = ps->items[i], *v = ps->vals[i];
             if (k->kind != TG_Y_SCALAR || v->kind != TG_Y_SCALAR) {

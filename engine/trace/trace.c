@@ -708,7 +708,7 @@ static bool load_all(tg_loader *ld, const tg_load_opts *opts)
     bool ok = false;
     if (!(opts->threads >= 2 && ld->t->table_name[TG_TABLE_KERNEL] && load_parallel(ld, opts->max_steps, &ok)))
         ok = load_serial(ld);
-    return ok && tg_load_origin(ld);
+    return ok && tg_load_origin(ld) && tg_load_capture(ld);
 }
 
 /* A Kineto trace: every row is read in one pass (the API calls as rows,
@@ -773,6 +773,7 @@ tg_trace *tg_trace_open_with(const char *path, const tg_load_opts *opts, tg_diag
     t->schema_major = t->schema_minor = -1;
     t->rank = t->world_size = -1;
     t->first_ns = t->last_ns = t->session_start_ns = TG_NULL_I64;
+    tg_capture_init(&t->capture);
     if (kineto) return open_kineto(&ld, opts);
     t->apis_deferred = opts->defer_api;
     t->sqlite_reads = sqlite_reads;
@@ -874,6 +875,7 @@ void tg_trace_close(tg_trace *t)
     free(t->product_name);
     free(t->host);
     free(t->job);
+    tg_capture_free(&t->capture);
     tg_strpool_free(t->strings);
     reader_end(t);
     tg_file_id_free(&t->file);    /* after the API reader's thread stopped: it reads it */

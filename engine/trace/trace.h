@@ -354,6 +354,30 @@ typedef struct tg_file_id {
     bool set;
 } tg_file_id;
 
+/* What the profiler recorded of itself and of its capture (trace_capture.c,
+** docs/formats.md "coverage"): the versions a diagnosis compares, the
+** capture's window, the OS runtime calls' window, and the profiler's own
+** warnings and errors. Null (TG_NULL_I64) or NULL when the trace does not
+** say. */
+typedef struct tg_prof_note {
+    int32_t severity;          /* ENUM_DIAGNOSTIC_SEVERITY_LEVEL: 2 warning, 3 error */
+    char *text;                /* the message, once per distinct text */
+    int64_t count;             /* rows with this severity and text */
+    int64_t first_ns;          /* the earliest of their timestamps */
+} tg_prof_note;
+
+typedef struct tg_capture_info {
+    int64_t cuda_driver;       /* the newest CUDA the driver supports, 13000 = 13.0
+                                  (TARGET_INFO_SYSTEM_ENV CudaDriverVersion, Kineto
+                                  cuda_driver_version) */
+    int64_t cuda_runtime;      /* Kineto cuda_runtime_version */
+    int64_t cupti;             /* Kineto cupti_version (130001, or an API level as 28) */
+    char *nv_driver;           /* NvDriverVersion: "580.95.05", or "52512506" in old exports */
+    int64_t start_ns, stop_ns; /* ANALYSIS_DETAILS startTime, stopTime */
+    int64_t osrt_records, osrt_first, osrt_last;   /* OSRT_API: rows, earliest start, latest end */
+    tg_prof_note *notes; size_t n_notes;   /* DIAGNOSTIC_EVENT warnings and errors */
+} tg_capture_info;
+
 typedef struct tg_trace {
     char *path;
     tg_file_id file;           /* the file being read (above) */
@@ -416,6 +440,7 @@ typedef struct tg_trace {
 
     int64_t first_ns, last_ns; /* span of all loaded events */
     int64_t session_start_ns;  /* TARGET_INFO_SESSION_START_TIME, or null */
+    tg_capture_info capture;   /* the profiler's own account (above) */
 
     /* Trace layer bookkeeping: bytes of the anonymous mapping that holds a
     ** table's row array (big tables), 0 when the array is malloc'd. */

@@ -444,6 +444,13 @@ bool tg_load_host(tg_loader *ld, unsigned what);
 /* trace_origin.c: host, rank, world size and job id (after the activity) */
 bool tg_load_origin(tg_loader *ld);
 
+/* ---- trace_capture.c: the profiler's own account (tg_capture_info) */
+void tg_capture_init(tg_capture_info *c);
+void tg_capture_free(tg_capture_info *c);
+/* ANALYSIS_DETAILS, DIAGNOSTIC_EVENT and the OS runtime calls' window.
+** False when failed (diag set). */
+bool tg_load_capture(tg_loader *ld);
+
 /* ---- trace_mem.c: row arrays (see there) */
 #define TG_ROWS_MAP_MIN ((size_t)8 << 20)  /* arrays this big get their own mapping */
 /* Grow *rows to hold `need` rows of esz bytes (geometrically); *mapped is

@@ -43,7 +43,8 @@ typedef enum key_id {
     K_NONE, K_TRACE_EVENTS, K_DEVICE_PROPS, K_DIST_INFO,
     K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ARGS,
     K_DEVICE, K_CONTEXT, K_STREAM, K_CORRELATION, K_BYTES, K_REGISTERS, K_SMEM, K_GRID, K_BLOCK,
-    K_LABELS, K_ID, K_TOTAL_MEM, K_MAJOR, K_MINOR, K_NUM_SMS, K_RANK, K_WORLD_SIZE, K_SCHEMA, K_COUNT
+    K_LABELS, K_ID, K_TOTAL_MEM, K_MAJOR, K_MINOR, K_NUM_SMS, K_RANK, K_WORLD_SIZE, K_SCHEMA,
+    K_CUDA_DRIVER, K_CUDA_RUNTIME, K_CUPTI, K_COUNT
 } key_id;
 
 static const char *const key_names[K_COUNT] = {
@@ -56,6 +57,7 @@ static const char *const key_names[K_COUNT] = {
     [K_ID] = "id", [K_TOTAL_MEM] = "totalGlobalMem", [K_MAJOR] = "computeMajor",
     [K_MINOR] = "computeMinor", [K_NUM_SMS] = "numSms", [K_RANK] = "rank",
     [K_WORLD_SIZE] = "world_size", [K_SCHEMA] = "schemaVersion",
+    [K_CUDA_DRIVER] = "cuda_driver_version", [K_CUDA_RUNTIME] = "cuda_runtime_version", [K_CUPTI] = "cupti_version",
 };
 
 /* Lengths of key_names, compared before the bytes: key lookups run once
@@ -83,7 +85,8 @@ typedef struct frame {
 ** "Duplicate keys"). ORDER: frame_kind. */
 #define KB(k) ((uint64_t)1 << (k))
 static const uint64_t used_keys[] = {
-    [F_TOP] = KB(K_TRACE_EVENTS) | KB(K_DEVICE_PROPS) | KB(K_DIST_INFO) | KB(K_SCHEMA),
+    [F_TOP] = KB(K_TRACE_EVENTS) | KB(K_DEVICE_PROPS) | KB(K_DIST_INFO) | KB(K_SCHEMA) |
+              KB(K_CUDA_DRIVER) | KB(K_CUDA_RUNTIME) | KB(K_CUPTI),
     [F_EVENT] = KB(K_PH) | KB(K_CAT) | KB(K_NAME) | KB(K_PID) | KB(K_TID) | KB(K_TS) | KB(K_DUR) | KB(K_ARGS),
     [F_ARGS] = KB(K_DEVICE) | KB(K_CONTEXT) | KB(K_STREAM) | KB(K_CORRELATION) | KB(K_BYTES) |
                KB(K_REGISTERS) | KB(K_SMEM) | KB(K_GRID) | KB(K_BLOCK) | KB(K_NAME) | KB(K_LABELS),
@@ -424,6 +427,15 @@ static int on_number(void *ctx, const char *s, size_t len)
         break;
     }
     case F_TOP: {
+        if (f->key == K_CUDA_DRIVER || f->key == K_CUDA_RUNTIME || f->key == K_CUPTI) {
+            /* the versions a diagnosis compares (docs/formats.md, "coverage") */
+            int64_t v = number_i64(s, len);
+            if (v == TG_NULL_I64 || v < 0) break;
+            int k = f->key == K_CUDA_DRIVER ? 0 : f->key == K_CUDA_RUNTIME ? 1 : 2;
+            if (p->rec) p->rec->versions[k] = v;
+            else tg_kin_set_version(p->ld->t, k, v);
+            break;
+        }
         /* the top-level schemaVersion (1 in every capture we hold) */
         int64_t v = f->key == K_SCHEMA ? number_i64(s, len) : TG_NULL_I64;
         if (v == TG_NULL_I64 || v < 0 || v > INT32_MAX) break;

@@ -133,11 +133,14 @@ typedef struct tg_kin_rec {
     bool oom;
     int64_t rank, world_size;  /* distributedInfo met there, TG_NULL_I64 */
     int64_t schema;            /* schemaVersion met there, TG_NULL_I64 */
+    int64_t versions[3];       /* cuda_driver_version, cuda_runtime_version, cupti_version; TG_NULL_I64 */
     size_t n_cpu_ops, n_gpu_ranges;
 } tg_kin_rec;
 
 /* The trace's schema_version from a Kineto schemaVersion (kept when set). */
 void tg_kin_set_schema(tg_trace *t, int64_t v);
+/* The trace's capture.cuda_driver (k 0), cuda_runtime (1) or cupti (2). */
+void tg_kin_set_version(tg_trace *t, int k, int64_t v);
 
 bool tg_kin_rec_event(tg_kin_rec *rec, const tg_kin_event *e);
 bool tg_kin_rec_gpu(tg_kin_rec *rec, int64_t id, const char *name, size_t name_len, int64_t sms,

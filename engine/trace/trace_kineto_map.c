@@ -506,6 +506,8 @@ bool tg_kin_rec_replay(tg_kin_rows *r, const tg_kin_rec *rec, int64_t index_offs
     if (rec->rank != TG_NULL_I64) t->rank = (int32_t)rec->rank;
     if (rec->world_size != TG_NULL_I64) t->world_size = (int32_t)rec->world_size;
     if (rec->schema != TG_NULL_I64) tg_kin_set_schema(t, rec->schema);
+    for (int k = 0; k < 3; k++)
+        if (rec->versions[k] != TG_NULL_I64) tg_kin_set_version(t, k, rec->versions[k]);
     return true;
 }
 
@@ -517,8 +519,15 @@ void tg_kin_set_schema(tg_trace *t, int64_t v)
     t->schema_version = strdup(buf);   /* NULL on OOM: the schema stays unknown */
 }
 
+void tg_kin_set_version(tg_trace *t, int k, int64_t v)
+{
+    int64_t *slot = k == 0 ? &t->capture.cuda_driver : k == 1 ? &t->capture.cuda_runtime : &t->capture.cupti;
+    *slot = v;
+}
+
 void tg_kin_rec_free(tg_kin_rec *rec)
 {
     free(rec->buf);
-    *rec = (tg_kin_rec){.rank = TG_NULL_I64, .world_size = TG_NULL_I64, .schema = TG_NULL_I64};
+    *rec = (tg_kin_rec){.rank = TG_NULL_I64, .world_size = TG_NULL_I64, .schema = TG_NULL_I64,
+                        .versions = {TG_NULL_I64, TG_NULL_I64, TG_NULL_I64}};
 }

@@ -177,7 +177,25 @@ static bool env_row(tg_loader *ld, const tg_row *st, void *ctx)
     if (!tg_cell_text(st, COL(0), &name, &name_len, &owned)) return tg_load_oom(ld);
     bool host = name && !strcmp(name, "Hostname") && !t->host;
     bool dev_env = name && !strcmp(name, "DeviceEnvironment") && !e->env;
+    /* the versions a diagnosis compares (trace_capture.c) */
+    bool cuda = name && !strcmp(name, "CudaDriverVersion") && t->capture.cuda_driver == TG_NULL_I64;
+    bool nv = name && !strcmp(name, "NvDriverVersion") && !t->capture.nv_driver;
     free(owned);
+    if (cuda) {
+        char *v;
+        size_t n;
+        if (!cell_copy(ld, st, COL(1), &v, &n)) return false;
+        char *end = NULL;
+        long long x = v ? strtoll(v, &end, 10) : -1;
+        if (v && end != v && !*end && x > 0 && x < 1000000) t->capture.cuda_driver = x;
+        free(v);
+        return true;
+    }
+    if (nv) {
+        size_t n;
+        if (!cell_copy(ld, st, COL(1), &t->capture.nv_driver, &n)) return false;
+        return true;
+    }
     if (!host && !dev_env) return true;
     char *value;
     size_t len;
