@@ -290,7 +290,7 @@ static json_t *info_doc(const tg_trace *t, const char *pattern)
     json_t *nvtx_names = nvtx_names_json(t, &distinct);
     int64_t span = t->first_ns == TG_NULL_I64 ? TG_NULL_I64 : t->last_ns - t->first_ns;
     /* json_pack's "o" steals references and fails on NULL, freeing the rest. */
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b, s:o}",
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b, s:I, s:o}",
                      "file", str_or_null(t->path ? t->path : ""),
                      "product", str_or_null(t->product_name),
                      "nsys_version", str_or_null(t->nsys_version),
@@ -307,6 +307,7 @@ static json_t *info_doc(const tg_trace *t, const char *pattern)
                      "nvtx_range_names", (json_int_t)distinct,
                      "iteration_markers", markers_json(t, pattern),
                      "duplicate_api_calls", (int)t->mixed_duplicate_api,
+                     "api_twin_rows", (json_int_t)t->n_api_twins,
                      "missing", missing_json(t));
 }
 
@@ -465,8 +466,8 @@ char *tg_info_text_with(const tg_trace *t, const char *pattern, const tg_coverag
     print_nvtx(f, doc);
     tg_iterdoc_text(f, json_object_get(doc, "iteration_markers"), "  iterations: ", "              ");
     if (json_is_true(json_object_get(doc, "duplicate_api_calls")))
-        fprintf(f, "  %-11s API calls are recorded twice (versioned and plain names), as old exports do\n",
-                "note:");
+        fprintf(f, "  %-11s API calls are recorded twice (versioned and plain names), as old exports do: "
+                   "%lld outer rows, each call counted once\n", "note:", (long long)jint(doc, "api_twin_rows"));
     json_t *m, *missing = json_object_get(doc, "missing");
     json_array_foreach(missing, i, m) {
         fprintf(f, "  %-11s ", i == 0 ? "missing:" : "");

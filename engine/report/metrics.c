@@ -244,7 +244,7 @@ static bool count_rows(const tg_model *m, const tg_metrics_defs *defs, tg_arena 
 {
     const tg_trace *t = m->trace;
     *c = (counts){.longest_gap = TG_NULL_I64};
-    for (size_t i = 0; i < t->n_apis; i++) c->duplicate_api_rows += t->apis[i].dup_of >= 0;
+    c->duplicate_api_rows = (int64_t)t->n_api_twins;   /* dropped by the model (model_join.c) */
     for (size_t i = 0; i < m->n_gaps; i++)
         if (c->longest_gap == TG_NULL_I64 || m->gaps[i].duration > c->longest_gap) c->longest_gap = m->gaps[i].duration;
     const tg_ruleset *rs = defs->counts;
@@ -604,7 +604,7 @@ char *tg_metrics_text(const json_t *doc)
             dur(a, num(tr, "duration_ns")), num(tr, "kernels"), num(tr, "memcpys"), num(tr, "memsets"),
             num(tr, "api_calls"), num(tr, "nvtx_ranges"));
     if (num(tr, "duplicate_api_rows") > 0)
-        fprintf(f, "  %.0f API rows are duplicates of another (old export) and are not counted\n",
+        fprintf(f, "  %.0f API rows are outer twins of calls recorded twice (old export): each call counts once\n",
                 num(tr, "duplicate_api_rows"));
     text_devices(f, doc);
     fprintf(f, "  gaps: %.0f, >= 500 ms: %.0f (%.0f in steady state), longest %s; queue p50 %s",

@@ -366,6 +366,9 @@ typedef struct tg_trace {
     int32_t columns[TG_TABLE_COUNT];        /* every column of the table read (",a,b,", its
                                                string id + 1; 0 when not read): tg_trace_has_column */
     bool mixed_duplicate_api;  /* API calls recorded twice (old exports) */
+    size_t n_api_twins;        /* of those, the outer rows the model dropped from
+                                  apis (engine/model/model_join.c): each call is
+                                  one row once a model is built */
 
     tg_strpool *strings;       /* all names; ids stored in rows */
 
