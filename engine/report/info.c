@@ -187,7 +187,7 @@ static json_t *missing_json(const tg_trace *t)
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < sizeof checked / sizeof *checked; i++) {
         tg_table_id id = checked[i];
-        char buf[512];
+        char buf[1024];
         if (id == TG_TABLE_GPU) {
             if (t->has_table[id]) continue;
             snprintf(buf, sizeof buf,
@@ -196,7 +196,10 @@ static json_t *missing_json(const tg_trace *t)
         } else if (table_rows(t, id) > 0) {
             continue;
         } else if (t->has_table[id]) {
-            snprintf(buf, sizeof buf, "no %s (%s is empty)", tg_table_what[id], t->table_name[id]);
+            char how[768];
+            bool ranges = tg_trace_range_profiled(t, id, how, sizeof how);
+            snprintf(buf, sizeof buf, "no %s (%s is empty)%s%s", tg_table_what[id], t->table_name[id],
+                     ranges ? ": " : "", how);
         } else if (cuda_traced && id != TG_TABLE_NVTX) {
             snprintf(buf, sizeof buf,
                      "no %s (%s absent): CUDA was traced, so the program made none during the capture",
