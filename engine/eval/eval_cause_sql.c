@@ -6,7 +6,8 @@
 **   the JSON) the rows of the process overlapping it, by source, name and
 **   thread: count and the ns inside the window (min(end, e) - max(start,
 **   s)), from OSRT_API, the CUDA API table (calls of 100 us or more) and
-**   NVTX_EVENTS.
+**   NVTX_EVENTS; a call recorded twice (old exports) counts once, as the
+**   model counts it (tg_sql_put_api_calls).
 ** - call_site: the rows of the finding (by rowid; the first
 **   TG_CAUSE_SQL_ROWS of them, a comment says when more were left out),
 **   each one's call site derived from CUDA_CALLCHAINS through its
@@ -21,6 +22,7 @@
 ** its launch query is left out.
 */
 #include "eval_cause.h"
+#include "../model/model_sql.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +65,20 @@ static const char *finish(sqlbuf *b, tg_arena *arena)
 static const char *table(const tg_model *m, tg_table_id id)
 {
     return m->trace->table_name[id] ? m->trace->table_name[id] : tg_table_names[id];
+}
+
+/* The CUDA API table with each call once (model_sql.h), in the arena;
+** NULL when memory runs out. */
+static const char *api_calls(const tg_model *m, tg_arena *arena)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    tg_sql_put_api_calls(f, m->trace);
+    const char *out = fclose(f) == 0 ? tg_arena_strdup(arena, text) : NULL;
+    free(text);
+    return out;
 }
 
 /* ---------------------------------------------------------------- host */
@@ -110,11 +126,13 @@ const char *tg_cause_host_query(tg_cause_cc *cc, const tg_cause *c)
                 "GROUP BY 1, 3, 4", table(m, TG_TABLE_OSRT));
         sep = " UNION ALL ";
     }
-    if (t->table_name[TG_TABLE_RUNTIME]) {
+    const char *calls = t->table_name[TG_TABLE_RUNTIME] ? api_calls(m, cc->arena) : NULL;
+    if (t->table_name[TG_TABLE_RUNTIME] && !calls) b.oom = true;
+    if (calls) {
         put(&b, "%sSELECT w.win, 'cuda', (SELECT value FROM StringIds WHERE id = a.nameId) AS name, "
                 TID_OF("a.globalTid") " AS tid, count(*), sum(" INSIDE("a") ") "
                 "FROM w JOIN %s a ON " PID_OF("a.globalTid") " = w.pid AND a.end - a.start >= %d AND "
-                INSIDE("a") " > 0 GROUP BY 1, 3, 4", sep, table(m, TG_TABLE_RUNTIME), TG_HOST_CUDA_MIN_NS);
+                INSIDE("a") " > 0 GROUP BY 1, 3, 4", sep, calls, TG_HOST_CUDA_MIN_NS);
         sep = " UNION ALL ";
     }
     if (t->table_name[TG_TABLE_NVTX]) {
@@ -223,6 +241,8 @@ const char *tg_cause_launch_query(tg_cause_cc *cc, const tg_cause *c)
     const tg_model *m = cc->m;
     (void)c;
     if (tg_trace_query_lang(m->trace) != TG_QUERY_SQL || !m->trace->table_name[TG_TABLE_RUNTIME]) return NULL;
+    const char *calls = api_calls(m, cc->arena);
+    if (!calls) return NULL;
     sqlbuf b = {0};
     put(&b, "WITH steady(pid, s, e) AS (VALUES ");
     size_t n = 0;
@@ -237,7 +257,7 @@ const char *tg_cause_launch_query(tg_cause_cc *cc, const tg_cause *c)
             "sum(k.end - k.start) AS kernel_ns, sum(a.end - a.start) AS launch_ns FROM %s k JOIN %s a ON "
             "a.correlationId = k.correlationId AND " PID_OF("a.globalTid") " = " PID_OF("k.globalPid") " "
             "WHERE k.end - k.start < a.end - a.start%s GROUP BY 1 ORDER BY kernels DESC, kernel_ns DESC;",
-        table(m, TG_TABLE_KERNEL), table(m, TG_TABLE_RUNTIME),
+        table(m, TG_TABLE_KERNEL), calls,
         m->has_iterations ? " AND EXISTS (SELECT 1 FROM steady WHERE steady.pid = " PID_OF("a.globalTid")
                             " AND a.start >= steady.s AND a.start <= steady.e)" : "");
     return finish(&b, cc->arena);

@@ -293,6 +293,13 @@ static bool ops_lost(const tg_rule *r, const tg_model *m, const tg_eval_opts *op
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
         int id = tables[i];
         if (!(reads & (1u << id)) || op_rows(t, id) > 0 || m->op_calls[id] == 0) continue;
+        char how[768];
+        if (tg_trace_range_profiled(t, (tg_table_id)id, how, sizeof how))
+            return missing(opts, res,
+                           tg_arena_printf(arena, "rule %s reads %s, but %s while %s %s holds %lld calls that launch "
+                                           "them: %s", r->info.id, tg_table_what[id], lacks(t, (tg_table_id)id, arena),
+                                           tg_trace_formats[t->format].table_noun,
+                                           tg_trace_table_label(t, TG_TABLE_RUNTIME), (long long)m->op_calls[id], how));
         bool whole = untimed_whole(t, m, id);
         if (whole && !reads_exactly(r, id)) continue;
         if (whole)

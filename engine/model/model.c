@@ -732,14 +732,18 @@ static int launch_pass(tg_model *m, const tg_model_params *p, tg_diag *diag)
         if (!derive_calls(m)) return 0;
     }
     if (!t->apis_deferred && !tg_model_mark_duplicates(t)) return 0;
+    bool loaded = !t->apis_deferred;
     int rc = tg_model_launch_calls(m, p, diag);
+    /* twins counted once by every reader after the pass (model_join.c) */
+    if (rc > 0 && loaded && !tg_model_drop_twins(t)) return 0;
     if (rc >= 0) return rc;
     if (!tg_trace_load_apis(t, diag)) return -2;
     tg_model_reset_attribution(m);
     tg_model_nvtx_reset(m);
     tg_model_host_reset(m);
     if (!derive_rows(m, false) || !tg_model_mark_duplicates(t)) return 0;
-    return tg_model_launch_calls(m, p, diag);
+    rc = tg_model_launch_calls(m, p, diag);
+    return rc > 0 && !tg_model_drop_twins(t) ? 0 : rc;
 }
 
 tg_model *tg_model_build(tg_trace *trace, const tg_model_params *params, tg_diag *diag)

@@ -136,6 +136,15 @@ bool tg_model_derive_call(tg_model *m, tg_api *a);
 /* model_join.c: calls recorded twice by old exports (dup_of; the outer copy
 ** stops being blocking), on a trace whose API table is loaded. False on OOM. */
 bool tg_model_mark_duplicates(tg_trace *t);
+/* Of two rows of one call (same process, correlation id and base name),
+** whether a is the call itself, the inner row: it starts later, or at the
+** same time with the larger rowid. The one rule; tg_sql_put_api_calls
+** (model_sql.h) is its SQL form. */
+bool tg_model_twin_inner(const tg_api *a, const tg_api *b);
+/* Drop the outer twins marked (dup_of >= 0) from the loaded table, so that
+** each call is one row for every reader after the launch pass; counted in
+** t->n_api_twins; the ops' launching call indices follow. False on OOM. */
+bool tg_model_drop_twins(tg_trace *t);
 /* The launch join and everything that follows a call: every call of the
 ** trace (loaded rows, or the deferred table streamed through
 ** params->keep_api) is matched to the kernels, copies and memsets it

@@ -17,9 +17,14 @@
 **
 ** Duplicates: old exports record a runtime call twice under one correlation
 ** id, an outer `cudaMemcpy` row and, nested inside it, `cudaMemcpy_v3020`.
-** The inner (later-starting) row is the call itself; NVIDIA's tools and the
-** reference metrics time queue and blocking from it. The outer row gets
-** dup_of = the inner row and stops counting as blocking. Marking them needs
+** The rule that picks the real row, here once (tg_model_twin_inner; its SQL
+** form is tg_sql_put_api_calls, model_sql.c): rows of one process, one
+** correlation id (not 0) and one base name are one call, and the row that
+** starts last (at one start, the larger rowid) is the call itself; NVIDIA's
+** tools and the reference metrics time queue and blocking from it. The
+** outer rows get dup_of = the inner row while the pass runs, and are then
+** dropped from the table (tg_model_drop_twins), so that every source,
+** aggregate and evidence row counts the call once. Marking them needs
 ** the whole table (tg_model_mark_duplicates, over an index of the calls
 ** below), so a streamed table that turns out to hold twins (the trace layer
 ** sees them side by side, a call finds its op taken, or a kept or blocking
@@ -260,13 +265,18 @@ static void index_free(launch_index *li)
     free(li->hash);
 }
 
+bool tg_model_twin_inner(const tg_api *a, const tg_api *b)
+{
+    return a->start > b->start || (a->start == b->start && a->rowid > b->rowid);
+}
+
 /* Call i has the id of the call in the slot: keep the inner one there. */
 static void mark_duplicate(tg_trace *t, launch_index *li, const slot *s, size_t i)
 {
     size_t j = slot_call(s) - 1;
     tg_api *a = &t->apis[i], *b = &t->apis[j];
     if (a->base_name != b->base_name) return;   /* distinct calls: keep the first for the join */
-    bool a_inner = a->start > b->start || (a->start == b->start && i > j);
+    bool a_inner = tg_model_twin_inner(a, b);
     size_t inner = a_inner ? i : j, outer = a_inner ? j : i;
     t->apis[outer].dup_of = (int32_t)inner;
     /* nsys 2022.2 records the stack on the outer row (docs/host.md) */
@@ -330,6 +340,38 @@ bool tg_model_mark_duplicates(tg_trace *t)
         t->apis[i].blocking = 0;
     }
     index_free(&li);
+    return true;
+}
+
+/* An op's launching call index (tg_kernel.api) after the drop. */
+static void remap_call(int32_t *api, const int32_t *moved)
+{
+    if (*api >= 0) *api = moved[*api];
+}
+
+bool tg_model_drop_twins(tg_trace *t)
+{
+    size_t n = t->n_apis, kept = 0;
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++) any = t->apis[i].dup_of >= 0;
+    if (!any) return true;
+    int32_t *moved = malloc(n * sizeof *moved);     /* old index -> new, -1 dropped */
+    if (!moved) return false;
+    for (size_t i = 0; i < n; i++) {
+        moved[i] = t->apis[i].dup_of >= 0 ? -1 : (int32_t)kept;
+        if (moved[i] < 0) continue;
+        if (kept != i) t->apis[kept] = t->apis[i];
+        kept++;
+    }
+    /* the ops were joined to inner rows, which stay */
+    for (size_t i = 0; t->kernels && i < t->n_kernels; i++) remap_call(&t->kernels[i].api, moved);
+    for (size_t i = 0; i < t->n_memcpys; i++) remap_call(&t->memcpys[i].api, moved);
+    for (size_t i = 0; i < t->n_memsets; i++) remap_call(&t->memsets[i].api, moved);
+    free(moved);
+    size_t dropped = n - kept;
+    t->n_apis = kept;
+    t->n_api_twins += dropped;
+    t->n_api_rows = t->n_api_rows > dropped ? t->n_api_rows - dropped : 0;
     return true;
 }
 

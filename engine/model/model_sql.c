@@ -9,13 +9,14 @@
 **   iter           the iterations: rowids chosen by model_marker.c, their
 **                  index per process, warmup, partial, steady (model_iter.c)
 **   steady_window  first steady start to last steady end (else the capture)
-**   calls          every API call: process, thread, base name, the flags of
-**                  its name, an outer twin of a call recorded twice (dup),
+**   calls          every API call, once (the outer rows of a call recorded
+**                  twice left out: tg_sql_put_api_calls): process, thread,
+**                  base name, the flags of its name,
 **                  the iteration containing its start (a window over calls
 **                  and iteration starts finds the latest iteration starting
 **                  before it, as tg_model_finder_find does)
 **   launch         per (process, correlation id) the call that launched
-**                  the ops with that id: the first that is not a twin
+**                  the ops with that id: the first
 **   kernel, memcpy, memset, api, nvtx     the row sources (model.c,
 **                  model_join.c)
 **   iteration      + GPU time, span, kernels and blocking calls of each
@@ -131,6 +132,48 @@ static void string_of(sqlw *w, tg_table_id id, const char *prefix, const char *n
         return;
     }
     fprintf(w->f, "(SELECT value FROM StringIds WHERE id = %s\"%s\")", prefix, name);
+}
+
+/* The raw name of the API row under `prefix` (its nameId's string, or its
+** own name text where the export has that column). */
+static void api_raw_name(sqlw *w, const char *prefix)
+{
+    bool text = tg_trace_has_column(w->t, TG_TABLE_RUNTIME, "name");
+    if (text) fputs("coalesce(", w->f);
+    string_of(w, TG_TABLE_RUNTIME, prefix, "nameId");
+    if (text) fprintf(w->f, ", %sname)", prefix);
+}
+
+void tg_sql_put_api_calls(FILE *f, const tg_trace *t)
+{
+    sqlw w = {.t = t, .f = f};
+    if (!t->mixed_duplicate_api) {
+        table(&w, TG_TABLE_RUNTIME);
+        return;
+    }
+    /* tg_model_twin_inner: per (process, correlation id, base name) the
+    ** row starting last, at one start the larger rowid; a row without an
+    ** id (null or 0) is a call of its own */
+    fputs("(SELECT * FROM (SELECT rowid AS rowid, *, row_number() OVER (PARTITION BY (globalTid >> 24) & 16777215, "
+          "correlationId, ", f);
+    char *raw = NULL;
+    size_t len = 0;
+    FILE *r = open_memstream(&raw, &len);
+    if (r) {
+        sqlw rw = {.t = t, .f = r};
+        api_raw_name(&rw, "");
+        if (fclose(r) != 0) {
+            free(raw);
+            raw = NULL;
+        }
+    }
+    tg_sql_put_base_name(f, raw ? raw : "NULL");
+    free(raw);
+    fputs(", CASE WHEN coalesce(correlationId, 0) = 0 THEN rowid END ORDER BY start DESC, rowid DESC) AS tg_twin "
+          "FROM ", f);
+    table(&w, TG_TABLE_RUNTIME);
+    fputs(") WHERE tg_twin = 1 /* each call once: the outer rows of calls recorded twice left out (docs/formats.md) */)",
+          f);
 }
 
 uint64_t tg_model_sql_field_bit(const tg_field_def *f)
@@ -363,7 +406,7 @@ static void view_calls(sqlw *w)
         define(w, "calls",
                "SELECT NULL AS rowid, NULL AS start, NULL AS \"end\", NULL AS corr, NULL AS pid, NULL AS tid, "
                "NULL AS return_value, NULL AS raw_name, NULL AS name, NULL AS iteration_rowid, 0 AS driver, "
-               "0 AS sync_memop, 0 AS async, 0 AS dup, 0 AS blocking WHERE 0");
+               "0 AS sync_memop, 0 AS async, 0 AS blocking WHERE 0");
         return;
     }
     begin(w, "call_rows");
@@ -372,12 +415,9 @@ static void view_calls(sqlw *w)
     fputs(" AS corr, (globalTid >> 24) & 16777215 AS pid, globalTid & 16777215 AS tid, ", w->f);
     column(w, TG_TABLE_RUNTIME, "", "returnValue");
     fputs(" AS return_value, ", w->f);
-    bool text = tg_trace_has_column(w->t, TG_TABLE_RUNTIME, "name");
-    if (text) fputs("coalesce(", w->f);
-    string_of(w, TG_TABLE_RUNTIME, "", "nameId");
-    if (text) fputs(", name)", w->f);
+    api_raw_name(w, "");
     fputs(" AS raw_name FROM ", w->f);
-    table(w, TG_TABLE_RUNTIME);
+    tg_sql_put_api_calls(w->f, w->t);
     fputs(" WHERE start IS NOT NULL AND \"end\" IS NOT NULL", w->f);
     end(w);
     /* the calls in start order among the iteration starts of their
@@ -407,22 +447,14 @@ static void view_calls(sqlw *w)
     if (TG_TABLE_##table != TG_TABLE_KERNEL) fprintf(w->f, "%sname GLOB '%s*'", sep, prefix), sep = " OR ";
     TG_OP_CALL_PREFIXES(X)
 #undef X
-    fputs(") AND instr(name, 'Async') = 0 AS sync_memop, instr(name, 'Async') > 0 AS async, ", w->f);
-    /* old exports record a call twice, nested, under one correlation id:
-    ** the outer row is a twin of the inner one (model_join.c) */
-    if (w->t->mixed_duplicate_api)
-        fputs("EXISTS (SELECT 1 FROM call_named d WHERE d.pid = c.pid AND d.corr = c.corr AND d.corr != 0 "
-              "AND d.name = c.name AND (d.start > c.start OR (d.start = c.start AND d.rowid > c.rowid))) AS dup, ", w->f);
-    else
-        fputs("0 AS dup, ", w->f);
-    fputs("name IN (", w->f);
+    fputs(") AND instr(name, 'Async') = 0 AS sync_memop, instr(name, 'Async') > 0 AS async, name IN (", w->f);
     sep = "";
 #define X(name) fprintf(w->f, "%s'%s'", sep, name), sep = ", ";
     TG_BLOCKING_CALLS(X)
 #undef X
     fputs(") AS synchronize FROM call_named c", w->f);
     end(w);
-    define(w, "calls", "SELECT *, synchronize AND NOT dup AS blocking FROM call_flags");
+    define(w, "calls", "SELECT *, synchronize AS blocking FROM call_flags");
 }
 
 static void view_launch(sqlw *w)
@@ -430,7 +462,7 @@ static void view_launch(sqlw *w)
     need(w, V_CALLS);
     define(w, "launch",
            "SELECT pid, corr, rowid AS call_rowid, min(start) AS start, \"end\", tid, name, iteration_rowid, "
-           "sync_memop, async FROM calls WHERE corr IS NOT NULL AND corr != 0 AND NOT dup GROUP BY pid, corr");
+           "sync_memop, async FROM calls WHERE corr IS NOT NULL AND corr != 0 GROUP BY pid, corr");
 }
 
 /* steady of a row in iteration `alias` (null: none): docs/iterations.md */
@@ -866,7 +898,7 @@ static void view_trace(sqlw *w)
     fputs(" AS memcpys, ", w->f);
     count_rows(w, TG_TABLE_MEMSET);
     fputs(" AS memsets, ", w->f);
-    if (calls) fputs("(SELECT count(*) FROM calls WHERE NOT dup) AS api_calls, ", w->f);
+    if (calls) fputs("(SELECT count(*) FROM calls) AS api_calls, ", w->f);
     count_rows(w, TG_TABLE_NVTX);
     fputs(" AS nvtx_ranges, (SELECT count(DISTINCT device) FROM ops) AS devices, (SELECT count(*) FROM iter) "
           "AS iterations, (SELECT count(*) FROM iter WHERE steady) AS steady_iterations, max(we - ws, 0) AS "

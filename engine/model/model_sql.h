@@ -66,4 +66,10 @@ void tg_sql_put_nvtx_ranges_only(FILE *f);
 ** stripped) of the API name in column `col` (an SQL expression). */
 void tg_sql_put_base_name(FILE *f, const char *col);
 
+/* The API table of trace t with each call once, written to f: the table
+** itself, or, where the export records calls twice (old nsys), a subquery
+** of its rows less the outer twins, by the rule of tg_model_twin_inner
+** (model_int.h), with the table's columns and rowid. */
+void tg_sql_put_api_calls(FILE *f, const tg_trace *t);
+
 #endif

@@ -194,7 +194,7 @@ static json_t *missing_json(const tg_trace *t, const tg_coverage *cov)
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < sizeof checked / sizeof *checked; i++) {
         tg_table_id id = checked[i];
-        char buf[768], why[512];
+        char buf[1024], why[512], how[768];
         if (id == TG_TABLE_GPU) {
             if (t->has_table[id]) continue;
             snprintf(buf, sizeof buf,
@@ -202,6 +202,9 @@ static json_t *missing_json(const tg_trace *t, const tg_coverage *cov)
                      tg_table_names[id]);
         } else if (table_rows(t, id) > 0) {
             continue;
+        } else if (tg_trace_range_profiled(t, id, how, sizeof how)) {
+            snprintf(buf, sizeof buf, "no %s (%s is empty): %s", tg_table_what[id],
+                     t->has_table[id] ? t->table_name[id] : tg_table_names[id], how);
         } else if ((id == TG_TABLE_RUNTIME || op_activity(id) >= 0) &&
                    tg_coverage_ops_absent(t, id, id == TG_TABLE_RUNTIME ? (int64_t)(t->n_kernels + t->n_memcpys + t->n_memsets)
                                           : cov && cov->set ? cov->act[op_activity(id)].op_calls : 0, why, sizeof why)) {
@@ -297,7 +300,7 @@ static json_t *info_doc(const tg_trace *t, const char *pattern, const tg_coverag
     json_t *nvtx_names = nvtx_names_json(t, &distinct);
     int64_t span = t->first_ns == TG_NULL_I64 ? TG_NULL_I64 : t->last_ns - t->first_ns;
     /* json_pack's "o" steals references and fails on NULL, freeing the rest. */
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b, s:o}",
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b, s:I, s:o}",
                      "file", str_or_null(t->path ? t->path : ""),
                      "product", str_or_null(t->product_name),
                      "nsys_version", str_or_null(t->nsys_version),
@@ -314,6 +317,7 @@ static json_t *info_doc(const tg_trace *t, const char *pattern, const tg_coverag
                      "nvtx_range_names", (json_int_t)distinct,
                      "iteration_markers", markers_json(t, pattern),
                      "duplicate_api_calls", (int)t->mixed_duplicate_api,
+                     "api_twin_rows", (json_int_t)t->n_api_twins,
                      "missing", missing_json(t, cov));
 }
 
@@ -529,8 +533,8 @@ char *tg_info_text_with(const tg_trace *t, const char *pattern, const tg_coverag
     print_nvtx(f, doc);
     tg_iterdoc_text(f, json_object_get(doc, "iteration_markers"), "  iterations: ", "              ");
     if (json_is_true(json_object_get(doc, "duplicate_api_calls")))
-        fprintf(f, "  %-11s API calls are recorded twice (versioned and plain names), as old exports do\n",
-                "note:");
+        fprintf(f, "  %-11s API calls are recorded twice (versioned and plain names), as old exports do: "
+                   "%lld outer rows, each call counted once\n", "note:", (long long)jint(doc, "api_twin_rows"));
     json_t *m, *missing = json_object_get(doc, "missing");
     json_array_foreach(missing, i, m) {
         fprintf(f, "  %-11s ", i == 0 ? "missing:" : "");

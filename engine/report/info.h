@@ -23,7 +23,7 @@
 ** memcpy, memset, api, nvtx, nvtx_ranges, nvtx_marks, sync, overhead, gpu,
 ** process}, nvtx_ranges {name: count}, nvtx_range_names,
 ** iteration_markers (iterdoc.h: how the iterations are found with the
-** iteration pattern, NULL: the default), duplicate_api_calls, missing
+** iteration pattern, NULL: the default), duplicate_api_calls, api_twin_rows, missing
 ** [sentence]. NULL when out of memory or with a bad pattern (the CLI checks
 ** it first with tg_model_pattern_ok). */
 json_t *tg_info_json(const tg_trace *t, const char *pattern);

@@ -47,6 +47,34 @@
     X(blocking_calls, "api", "steady", NULL, "blocking") \
     X(gaps_ge_500ms, "gap", "in_steady_state", NULL, "duration >= 500ms")
 
+/* The queue-time medians (docs/rules.md, "Queue time"): X(key, where),
+** each the p50 of kernel.queue over the kernels `where` admits.
+** queue_ns_p50 is tracegate's (a kernel that started before its launching
+** call returned counts 0, as HTA's launch delay does);
+** queue_ns_p50_unclamped leaves those kernels out, as nsys stats
+** kernexecsum does; queue_clamped (the count of its query) counts the
+** kernels between the two. The values come from the model's kernel spans
+** (queue_medians: metrics loads no kernel rows), their queries from these
+** rules (the evaluator writes a rule's query whatever rows it saw), and a
+** corpus test runs each query against the value. */
+#define METRIC_QUEUE_LIST(X) \
+    X(queue_ns_p50, "queue != null") \
+    X(queue_ns_p50_unclamped, "queue != null and start >= launch_end") \
+    X(queue_clamped, "start < launch_end")
+
+enum {
+#define X(key, where) Q_##key,
+    METRIC_QUEUE_LIST(X)
+#undef X
+    Q_COUNT
+};
+
+static const char *const queue_keys[Q_COUNT] = {
+#define X(key, where) #key,
+    METRIC_QUEUE_LIST(X)
+#undef X
+};
+
 enum {
 #define X(key, source, steady, borrowed, where) M_##key, M_##key##_steady,
     METRIC_COUNT_LIST(X)
@@ -100,6 +128,8 @@ static json_t *summary_json(int64_t *v, size_t n)
 typedef struct counts {
     int64_t n[M_COUNT];
     const char *query[M_COUNT];  /* the SQL (jq) that reproduces n[i], or NULL */
+    double queue[Q_COUNT];       /* METRIC_QUEUE_LIST (queue_clamped: a count); NaN without kernels */
+    const char *queue_query[Q_COUNT];
     int64_t duplicate_api_rows, longest_gap;
 } counts;
 
@@ -204,6 +234,13 @@ static char *count_rules(const tg_ruleset *builtin, tg_diag *diag)
     free(b);
     METRIC_COUNT_LIST(X)
 #undef X
+#define X(key, where)                                                                                         \
+    fprintf(f, "  - {id: %s, title: %s, severity: info, source: kernel, fail_when: count >= 0, where: \"", #key, \
+            #key);                                                                                            \
+    put_where(f, where, NULL);                                                                                \
+    fputs("\", metric: p50(queue)}\n", f);
+    METRIC_QUEUE_LIST(X)
+#undef X
     if (fclose(f) != 0 || !ok) {
         free(text);
         return NULL;
@@ -237,6 +274,33 @@ void tg_metrics_defs_free(tg_metrics_defs *d)
     free(d);
 }
 
+/* The medians of METRIC_QUEUE_LIST and the clamped kernels' count, over
+** the kernels with a launching call (their spans: tg_model_kernel). */
+static bool queue_medians(const tg_model *m, counts *c)
+{
+    const tg_trace *t = m->trace;
+    int64_t *all = malloc((t->n_kernels ? t->n_kernels : 1) * sizeof *all);
+    int64_t *after = malloc((t->n_kernels ? t->n_kernels : 1) * sizeof *after);
+    bool ok = all && after;
+    size_t n = 0, n_after = 0;
+    int64_t clamped = 0;
+    for (size_t i = 0; ok && i < t->n_kernels; i++) {
+        const tg_kspan *k = tg_model_kernel(m, i);
+        if (k->queue == TG_NULL_I64) continue;
+        all[n++] = k->queue;
+        if (k->queue_clamped) clamped++;
+        else after[n_after++] = k->queue;
+    }
+    if (ok) {
+        c->queue[Q_queue_ns_p50] = tg_stats_median_i64(all, n);
+        c->queue[Q_queue_ns_p50_unclamped] = tg_stats_median_i64(after, n_after);
+        c->queue[Q_queue_clamped] = (double)clamped;
+    }
+    free(all);
+    free(after);
+    return ok;
+}
+
 /* Every count of METRIC_COUNT_LIST by the evaluator, and what evaluating
 ** cannot give (duplicate API rows, the longest gap). A table the capture
 ** lacks counts 0 rows, without a query. False when memory runs out. */
@@ -244,7 +308,8 @@ static bool count_rows(const tg_model *m, const tg_metrics_defs *defs, tg_arena 
 {
     const tg_trace *t = m->trace;
     *c = (counts){.longest_gap = TG_NULL_I64};
-    for (size_t i = 0; i < t->n_apis; i++) c->duplicate_api_rows += t->apis[i].dup_of >= 0;
+    for (int k = 0; k < Q_COUNT; k++) c->queue[k] = NAN;
+    c->duplicate_api_rows = (int64_t)t->n_api_twins;   /* dropped by the model (model_join.c) */
     for (size_t i = 0; i < m->n_gaps; i++)
         if (c->longest_gap == TG_NULL_I64 || m->gaps[i].duration > c->longest_gap) c->longest_gap = m->gaps[i].duration;
     const tg_ruleset *rs = defs->counts;
@@ -262,29 +327,11 @@ static bool count_rows(const tg_model *m, const tg_metrics_defs *defs, tg_arena 
             c->n[k] = r->missing_data ? 0 : r->count;
             c->query[k] = r->missing_data ? NULL : r->reproduce;
         }
+        for (int k = 0; k < Q_COUNT; k++)
+            if (!strcmp(r->rule, queue_keys[k]) && !r->missing_data) c->queue_query[k] = r->reproduce;
     }
     tg_diag_clear(&diag);
-    return ok;
-}
-
-/* The median queue time over every kernel with a launching call (0 for
-** those that started before it returned: *clamped counts them). */
-static double queue_median(const tg_model *m, int64_t *clamped, bool *ok)
-{
-    const tg_trace *t = m->trace;
-    int64_t *v = malloc((t->n_kernels ? t->n_kernels : 1) * sizeof *v);
-    *clamped = 0;
-    if (!v) { *ok = false; return NAN; }
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_kernels; i++) {
-        const tg_kspan *k = tg_model_kernel(m, i);
-        if (k->queue == TG_NULL_I64) continue;
-        v[n++] = k->queue;
-        *clamped += k->queue_clamped;
-    }
-    double p50 = tg_stats_median_i64(v, n);
-    free(v);
-    return p50;
+    return ok && queue_medians(m, c);
 }
 
 static void put_trace(doc *d, const tg_model *m, const counts *c)
@@ -438,8 +485,6 @@ json_t *tg_metrics_json(const tg_model *m, const tg_metrics_defs *defs)
         json_decref(d.root);
         return NULL;
     }
-    int64_t clamped;
-    double queue_p50 = queue_median(m, &clamped, &d.ok);
     put(&d, d.root, "file", str_or_null(t->path));
     put(&d, d.root, "nsys_version", str_or_null(t->nsys_version));
     put(&d, d.root, "schema_version", str_or_null(t->schema_version));
@@ -450,8 +495,9 @@ json_t *tg_metrics_json(const tg_model *m, const tg_metrics_defs *defs)
     put(&d, d.root, "gaps_ge_500ms_steady", json_integer(c.n[M_gaps_ge_500ms_steady]));
     put(&d, d.root, "longest_gap_ns", int_or_null(c.longest_gap));
     put_devices(&d, m);
-    put(&d, d.root, "queue_ns_p50", real_or_null(queue_p50));
-    put(&d, d.root, "queue_clamped", json_integer(clamped));
+    put(&d, d.root, "queue_ns_p50", real_or_null(c.queue[Q_queue_ns_p50]));
+    put(&d, d.root, "queue_ns_p50_unclamped", real_or_null(c.queue[Q_queue_ns_p50_unclamped]));
+    put(&d, d.root, "queue_clamped", json_integer((json_int_t)c.queue[Q_queue_clamped]));
     static const int listed[] = {M_blocking_calls, M_blocking_calls_steady, M_sync_memcpy, M_sync_memcpy_steady,
                                  M_pageable_async_memcpy, M_pageable_async_memcpy_steady, M_sync_memset,
                                  M_sync_memset_steady};
@@ -460,6 +506,7 @@ json_t *tg_metrics_json(const tg_model *m, const tg_metrics_defs *defs)
     json_t *queries = json_object();
     put(&d, d.root, "queries", queries);
     for (int k = 0; queries && k < M_COUNT; k++) put(&d, queries, metric_keys[k], str_or_null(c.query[k]));
+    for (int k = 0; queries && k < Q_COUNT; k++) put(&d, queries, queue_keys[k], str_or_null(c.queue_query[k]));
     put_iterations(&d, m, &c);
     put(&d, d.root, "iteration_markers", tg_iterdoc_json(m->selection));
     put_work(&d, m);
@@ -593,7 +640,7 @@ char *tg_metrics_text(const json_t *doc)
     const char *file = json_string_value(json_object_get(doc, "file"));
     const char *nsys = json_string_value(json_object_get(doc, "nsys_version"));
     const char *schema = json_string_value(json_object_get(doc, "schema_version"));
-    char a[TG_FMT_BUF], b[TG_FMT_BUF], c[TG_FMT_BUF];
+    char a[TG_FMT_BUF], b[TG_FMT_BUF], b2[TG_FMT_BUF], c[TG_FMT_BUF];
     print_name(f, file ? file : "-", TG_TEXT_CAP_TEXT, 0);
     fputs(" (nsys ", f);
     print_name(f, nsys ? nsys : "unknown", TG_TEXT_CAP_NAME, 0);
@@ -604,7 +651,7 @@ char *tg_metrics_text(const json_t *doc)
             dur(a, num(tr, "duration_ns")), num(tr, "kernels"), num(tr, "memcpys"), num(tr, "memsets"),
             num(tr, "api_calls"), num(tr, "nvtx_ranges"));
     if (num(tr, "duplicate_api_rows") > 0)
-        fprintf(f, "  %.0f API rows are duplicates of another (old export) and are not counted\n",
+        fprintf(f, "  %.0f API rows are outer twins of calls recorded twice (old export): each call counts once\n",
                 num(tr, "duplicate_api_rows"));
     text_devices(f, doc);
     fprintf(f, "  gaps: %.0f, >= 500 ms: %.0f (%.0f in steady state), longest %s; queue p50 %s",
@@ -612,8 +659,10 @@ char *tg_metrics_text(const json_t *doc)
             dur(a, num(doc, "longest_gap_ns")), dur(b, num(doc, "queue_ns_p50")));
     double clamped = num(doc, "queue_clamped");
     if (clamped > 0)
-        fprintf(f, " (%.0f %s before %s launching call returned: 0)", clamped,
-                clamped == 1 ? "kernel started" : "kernels started", clamped == 1 ? "its" : "their");
+        fprintf(f, " (%.0f %s before %s launching call returned, counted 0, as HTA does; without %s, as nsys "
+                   "stats kernexecsum: %s)", clamped, clamped == 1 ? "kernel started" : "kernels started",
+                clamped == 1 ? "its" : "their", clamped == 1 ? "it" : "them",
+                dur(b2, num(doc, "queue_ns_p50_unclamped")));
     fputc('\n', f);
     text_iterations(f, doc);
     text_work(f, doc);

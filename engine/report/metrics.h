@@ -25,7 +25,10 @@
 **   kernels, gaps, gaps_ge_500ms, gaps_ge_500ms_steady, longest_gap_ns
 **   busy_frac {device: f}, busy_frac_steady {device: f},
 **   nccl_overlap {device: f} (devices with NCCL kernels only)
-**   queue_ns_p50 (all kernels with a matched launch; null if none)
+**   queue_ns_p50 (all kernels with a matched launch, those that started
+**     before their call returned at 0, as HTA; null if none),
+**     queue_ns_p50_unclamped (those left out, as nsys stats kernexecsum),
+**     queue_clamped (how many started before; docs/rules.md, "Queue time")
 **   blocking_calls, blocking_calls_steady, blocking_per_iteration (steady
 **     blocking calls per steady iteration; null without iterations)
 **   sync_memcpy, sync_memcpy_steady (copies by blocking calls, except HtoD

@@ -120,6 +120,28 @@ const char *tg_trace_table_also(const tg_trace *t, tg_table_id id)
     return id == TG_TABLE_NVTX && (!t || t->format == TG_FORMAT_NSYS) ? " and NVTX annotations in the program" : "";
 }
 
+bool tg_trace_range_profiled(const tg_trace *t, tg_table_id id, char *buf, size_t size)
+{
+    if (size) buf[0] = 0;
+    bool ops = id == TG_TABLE_KERNEL || id == TG_TABLE_MEMCPY || id == TG_TABLE_MEMSET;
+    if (!t || !ops || !t->n_profiler_ranges) return false;
+    size_t rows = id == TG_TABLE_KERNEL ? t->n_kernels : id == TG_TABLE_MEMCPY ? t->n_memcpys : t->n_memsets;
+    if (rows) return false;
+    const char *how = "torch.profiler's experimental_config with profiler_metrics";
+    if (id == TG_TABLE_KERNEL)
+        snprintf(buf, size,
+                 "they were recorded as %zu CUPTI range-profiler events (cuda_profiler_range, %s), which tracegate "
+                 "does not read as GPU activity: they hold counters but no correlation id, no stream and no "
+                 "measured times; record kernels with '%s' and without profiler_metrics",
+                 t->n_profiler_ranges, how, tg_trace_table_option(t, id));
+    else
+        snprintf(buf, size,
+                 "the capture was made with the CUPTI range profiler (%zu cuda_profiler_range events, %s), which "
+                 "records counters of kernels and no %s; record them with '%s' and without profiler_metrics",
+                 t->n_profiler_ranges, how, tg_table_what[id], tg_trace_table_option(t, id));
+    return true;
+}
+
 const char *tg_trace_never_records(const tg_trace *t, tg_table_id id)
 {
     if (!t || t->format != TG_FORMAT_KINETO) return NULL;

@@ -396,6 +396,12 @@ typedef struct tg_trace {
     int32_t columns[TG_TABLE_COUNT];        /* every column of the table read (",a,b,", its
                                                string id + 1; 0 when not read): tg_trace_has_column */
     bool mixed_duplicate_api;  /* API calls recorded twice (old exports) */
+    size_t n_profiler_ranges;  /* Kineto cuda_profiler_range events: kernels the CUPTI
+                                  range profiler measured, not read as kernels
+                                  (trace_kineto_map.c) */
+    size_t n_api_twins;        /* of those, the outer rows the model dropped from
+                                  apis (engine/model/model_join.c): each call is
+                                  one row once a model is built */
 
     tg_strpool *strings;       /* all names; ids stored in rows */
 
@@ -565,6 +571,13 @@ const char *tg_trace_table_option(const tg_trace *t, tg_table_id id);
 /* What a capture needs besides the option to fill table `id` (" and NVTX
 ** annotations in the program"), or "". */
 const char *tg_trace_table_also(const tg_trace *t, tg_table_id id);
+
+/* A capture made with the CUPTI range profiler (Kineto cuda_profiler_range
+** events) whose table `id` (kernels, copies, memsets) is empty: the
+** sentence saying how that activity was recorded instead, and that
+** tracegate does not read it, in buf (after "they were ..." of the
+** caller's "no kernel events while ..."). False, buf empty, otherwise. */
+bool tg_trace_range_profiled(const tg_trace *t, tg_table_id id, char *buf, size_t size);
 
 /* Why the trace's format can never hold table `id`'s rows ("the PyTorch
 ** profiler does not record them"), or NULL when a capture can. */

@@ -72,12 +72,13 @@ int64_t tg_kin_input_size(const char *path);
     X(RANGE, "user_annotation")                              \
     X(GPU_RANGE, "gpu_user_annotation")                      \
     X(OP, "cpu_op") X(OP, "Operator")                        \
-    X(SYNC, "cuda_sync")
+    X(SYNC, "cuda_sync")                                     \
+    X(PROFILER_RANGE, "cuda_profiler_range")
 
 typedef enum tg_kin_cat {
     TG_KIN_OTHER,
     TG_KIN_KERNEL, TG_KIN_MEMCPY, TG_KIN_MEMSET, TG_KIN_API, TG_KIN_RANGE, TG_KIN_GPU_RANGE,
-    TG_KIN_OP, TG_KIN_SYNC
+    TG_KIN_OP, TG_KIN_SYNC, TG_KIN_PROFILER_RANGE
 } tg_kin_cat;
 
 tg_kin_cat tg_kin_cat_of(const char *s, size_t len);
@@ -134,7 +135,7 @@ typedef struct tg_kin_rec {
     int64_t rank, world_size;  /* distributedInfo met there, TG_NULL_I64 */
     int64_t schema;            /* schemaVersion met there, TG_NULL_I64 */
     int64_t versions[3];       /* cuda_driver_version, cuda_runtime_version, cupti_version; TG_NULL_I64 */
-    size_t n_cpu_ops, n_gpu_ranges;
+    size_t n_cpu_ops, n_gpu_ranges, n_profiler_ranges;
 } tg_kin_rec;
 
 /* The trace's schema_version from a Kineto schemaVersion (kept when set). */

@@ -19,6 +19,12 @@
 ** cites. Every other event (cpu_op, python_function, flows, ...) is
 ** skipped. gpu_user_annotation events mirror user_annotation ranges on the
 ** GPU timeline; they are counted, not loaded, so a step is marked once.
+** cuda_profiler_range events are the kernels of a capture made with the
+** CUPTI range profiler (torch.profiler's experimental_config with
+** profiler_metrics): counters per kernel, without the correlation id, the
+** stream or measured times a kernel row needs (the ranges are laid end to
+** end, all of one length); they are counted, so that a rule missing its
+** kernels can say how they were recorded (tg_trace_range_profiled).
 **
 ** GPU events carry the device as pid, not the launching process: the
 ** finishing step gives each kernel, copy and memset the process of the API
@@ -277,6 +283,7 @@ bool tg_kin_emit(tg_kin_rows *r, const tg_kin_event *e)
     case TG_KIN_API: return emit_api(r, e);
     case TG_KIN_RANGE: return emit_range(r, e);
     case TG_KIN_GPU_RANGE: r->n_gpu_ranges++; return true;
+    case TG_KIN_PROFILER_RANGE: r->ld->t->n_profiler_ranges++; return true;
     case TG_KIN_OP:
         r->n_cpu_ops++;
         return is_profiler_step(e) ? emit_range(r, e) : true;
@@ -411,7 +418,8 @@ bool tg_kin_finish(tg_kin_rows *r)
     if (t->n_gpus > 1) qsort(t->gpus, t->n_gpus, sizeof *t->gpus, cmp_gpu);
     /* What was recorded: CUDA activity (kernels, copies, memsets and the
     ** calls, as one switch in torch.profiler), CPU ranges, sync events. */
-    bool cuda = t->n_kernels || t->n_memcpys || t->n_memsets || t->n_apis || t->n_syncs || r->n_gpu_ranges;
+    bool cuda = t->n_kernels || t->n_memcpys || t->n_memsets || t->n_apis || t->n_syncs || r->n_gpu_ranges ||
+                t->n_profiler_ranges;
     t->has_table[TG_TABLE_KERNEL] = t->has_table[TG_TABLE_MEMCPY] = cuda;
     t->has_table[TG_TABLE_MEMSET] = t->has_table[TG_TABLE_RUNTIME] = cuda;
     t->has_table[TG_TABLE_NVTX] = t->n_nvtx > 0 || r->n_cpu_ops > 0;
@@ -467,6 +475,7 @@ bool tg_kin_rec_event(tg_kin_rec *rec, const tg_kin_event *e)
     if (e->ph == 'X') {
         if (e->cat == TG_KIN_OTHER) return true;
         if (e->cat == TG_KIN_GPU_RANGE) return rec->n_gpu_ranges++, true;
+        if (e->cat == TG_KIN_PROFILER_RANGE) return rec->n_profiler_ranges++, true;
         if (e->cat == TG_KIN_OP && !is_profiler_step(e)) return rec->n_cpu_ops++, true;
     } else if (e->ph != 'M') {
         return true;
@@ -503,6 +512,7 @@ bool tg_kin_rec_replay(tg_kin_rows *r, const tg_kin_rec *rec, int64_t index_offs
     r->n_cpu_ops += rec->n_cpu_ops;
     r->n_gpu_ranges += rec->n_gpu_ranges;
     tg_trace *t = r->ld->t;
+    t->n_profiler_ranges += rec->n_profiler_ranges;
     if (rec->rank != TG_NULL_I64) t->rank = (int32_t)rec->rank;
     if (rec->world_size != TG_NULL_I64) t->world_size = (int32_t)rec->world_size;
     if (rec->schema != TG_NULL_I64) tg_kin_set_schema(t, rec->schema);

@@ -164,21 +164,23 @@ static void test_duplicate_api_rows(void **state)
     size_t k = mt_kernel(t, 1, 0, 8, "saxpy", 1250, 1900);
     tg_model *m = mt_build(t);
 
-    assert_int_equal(t->apis[0].dup_of, 1);        /* the outer row points at the inner */
-    assert_int_equal(t->apis[1].dup_of, -1);
-    assert_int_equal(t->apis[2].dup_of, 3);
-    assert_int_equal(t->apis[4].dup_of, 5);
-    assert_int_equal(t->apis[6].dup_of, -1);
-    assert_int_equal(t->apis[7].dup_of, -1);
+    /* the outer rows are gone: the inner rows, then the two calls of id 10 */
+    static const char *const left[] = {"cudaMemcpy_v3020", "cudaLaunchKernel_v7000", "cudaDeviceSynchronize_v3020",
+                                       "cudaFree", "cudaMalloc"};
+    assert_int_equal(t->n_apis, 5);
+    assert_int_equal(t->n_api_twins, 3);
+    for (size_t i = 0; i < t->n_apis; i++) {
+        assert_string_equal(mt_s(t, t->apis[i].name), left[i]);
+        assert_int_equal(t->apis[i].dup_of, -1);
+    }
     assert_true(t->mixed_duplicate_api);
-    assert_int_equal(t->memcpys[c].api, 1);
+    assert_int_equal(t->memcpys[c].api, 0);         /* the launching call's index follows the drop */
     assert_int_equal(t->memcpys[c].api_sync, 1);
-    assert_int_equal(t->kernels[k].api, 3);
+    assert_int_equal(t->kernels[k].api, 1);
     assert_int_equal(mt_field(m, "kernel", "launch_end", k), 1190);
     assert_int_equal(t->kernels[k].queue, 60);      /* from the inner call's end */
     /* one blocking call, counted once */
-    assert_int_equal(t->apis[4].blocking, 0);
-    assert_int_equal(t->apis[5].blocking, 1);
+    assert_int_equal(t->apis[2].blocking, 1);
     assert_int_equal(m->facts.blocking_calls, 1);
     assert_int_equal(m->facts.blocked_time, 980);
     assert_int_equal(m->facts.api_calls, 5);
@@ -204,12 +206,14 @@ static void test_sparse_correlation_ids(void **state)
     size_t kmiss = mt_kernel(t, 1, 0, 99999, "k", 300, 310);
     size_t kout = mt_kernel(t, 2, 0, 100000, "k", 300, 310);     /* outside pid 2's id range */
     tg_model *m = mt_build(t);
-    assert_int_equal(t->kernels[ks].api, 4);
+    /* the outer row of id 5000 (index 2) is dropped: the later indices move down one */
+    assert_int_equal(t->n_api_twins, 1);
+    assert_int_equal(t->kernels[ks].api, 3);
     assert_int_equal(t->kernels[ks].queue, 40);
-    assert_int_equal(t->kernels[kd].api, 5);
+    assert_int_equal(t->kernels[kd].api, 4);
     assert_int_equal(t->kernels[kd].queue, 10);
-    assert_int_equal(t->kernels[kdup].api, 8);                    /* the inner row */
-    assert_int_equal(t->apis[2].dup_of, 8);
+    assert_int_equal(t->kernels[kdup].api, 7);                    /* the inner row */
+    assert_string_equal(mt_s(t, t->apis[7].name), "cudaLaunchKernel_v7000");
     assert_int_equal(t->kernels[kdup].queue, 41);
     assert_int_equal(t->kernels[kmiss].api, -1);
     assert_int_equal(t->kernels[kout].api, -1);
@@ -285,15 +289,21 @@ static void test_ordered_ids_duplicates(void **state)
     size_t k42 = mt_kernel(t, 1, 0, 42, "k", 4350, 4360);
     size_t k30 = mt_kernel(t, 1, 0, 30, "k", 4450, 4460);
     size_t c41 = mt_memcpy(t, 1, 0, 41, 1, 0, 2, 8, 4195, 4199);
+    int64_t inner_rowid = t->apis[inner].rowid, first_rowid = t->apis[first].rowid,
+            late_rowid = t->apis[late].rowid, lone_rowid = t->apis[lone].rowid;
+    size_t rows = t->n_apis;
     tg_model *m = mt_build(t);
-    assert_int_equal(t->apis[outer].dup_of, (int)inner);
-    assert_int_equal(t->kernels[k41].api, (int)inner);
-    assert_int_equal(t->memcpys[c41].api, (int)inner);
-    assert_int_equal(t->kernels[k42].api, (int)first);
-    assert_int_equal(t->apis[first].dup_of, -1);
+    /* the outer row alone is dropped (the indices past it move down one) */
+    assert_int_equal(t->n_apis, rows - 1);
+    assert_int_equal(t->n_api_twins, 1);
+    assert_int_equal(t->apis[outer].rowid, inner_rowid);
+    assert_int_equal(t->kernels[k41].api, (int)outer);
+    assert_int_equal(t->memcpys[c41].api, (int)outer);
+    assert_int_equal(t->kernels[k42].api, (int)first - 1);
+    assert_int_equal(t->apis[first - 1].rowid, first_rowid);
     assert_int_equal(t->kernels[k30].api, 29);                               /* the first id 30 */
-    assert_int_equal(t->apis[late].dup_of, -1);
-    assert_int_equal(t->apis[lone].dup_of, -1);
+    assert_int_equal(t->apis[late - 1].rowid, late_rowid);
+    assert_int_equal(t->apis[lone - 1].rowid, lone_rowid);
     assert_true(t->mixed_duplicate_api);
     tg_model_free(m);
     mt_free(t);
@@ -327,7 +337,10 @@ static void test_rebuild_is_stable(void **state)
     const tg_api *x2 = &t->apis[0];
     assert_true(x1.base_name == x2->base_name && x1.iteration == x2->iteration && x1.dup_of == x2->dup_of &&
                 x1.driver == x2->driver && x1.blocking == x2->blocking && x1.steady == x2->steady);
-    assert_int_equal(x1.dup_of, 1);                 /* the outer row of the pair */
+    /* the first build dropped the outer row of the pair; the second found none */
+    assert_string_equal(mt_s(t, x1.name), "cudaMemcpy_v3020");
+    assert_int_equal(t->n_apis, 2);              /* and the launch of mt_launch */
+    assert_int_equal(t->n_api_twins, 1);
     assert_int_equal(b->facts.api_calls, calls);
     tg_model_free(b);
     mt_free(t);

@@ -315,6 +315,45 @@ static void test_elided_events(void **state)
                    "is not valid JSON: parse error: ");
 }
 
+/* A capture made with the CUPTI range profiler (torch.profiler's
+** experimental_config profiler_metrics): its kernels are
+** cuda_profiler_range events, counters without a correlation id or a
+** stream, laid end to end. They are not kernels; the trace says how they
+** were recorded, for kernels and for the copies the mode does not record. */
+static void test_range_profiler(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"traceEvents\": [\n"
+        "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 9, \"tid\": 9, \"ts\": 10, "
+        "\"dur\": 3, \"args\": {\"correlation\": 1}},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemcpyAsync\", \"pid\": 9, \"tid\": 9, \"ts\": 20, "
+        "\"dur\": 3, \"args\": {\"correlation\": 2}},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"void k(int)\", \"pid\": 0, \"tid\": 0, \"ts\": 100, "
+        "\"dur\": 50, \"args\": {\"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum\": 4}},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"__missing__\", \"pid\": 0, \"tid\": 0, \"ts\": 150, "
+        "\"dur\": 50, \"args\": {\"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum\": 0}}\n"
+        "]}\n";
+    tg_trace *t = open_text(text, NULL);
+    assert_int_equal(t->n_kernels, 0);
+    assert_int_equal(t->n_profiler_ranges, 2);
+    assert_true(t->has_table[TG_TABLE_KERNEL]);
+    char buf[1024];
+    assert_true(tg_trace_range_profiled(t, TG_TABLE_KERNEL, buf, sizeof buf));
+    assert_non_null(strstr(buf, "they were recorded as 2 CUPTI range-profiler events (cuda_profiler_range"));
+    assert_non_null(strstr(buf, "which tracegate does not read as GPU activity"));
+    assert_true(tg_trace_range_profiled(t, TG_TABLE_MEMCPY, buf, sizeof buf));
+    assert_non_null(strstr(buf, "no CUDA memory copies"));
+    assert_false(tg_trace_range_profiled(t, TG_TABLE_RUNTIME, buf, sizeof buf));
+    assert_string_equal(buf, "");
+    tg_trace_close(t);
+    /* an ordinary trace: no such sentence */
+    t = open_text(modern, NULL);
+    assert_int_equal(t->n_profiler_ranges, 0);
+    assert_false(tg_trace_range_profiled(t, TG_TABLE_KERNEL, buf, sizeof buf));
+    tg_trace_close(t);
+}
+
 /* ---------------------------------------------------------------- two halves */
 
 typedef struct big {
@@ -354,6 +393,9 @@ static big make_big(bool nested_middle, bool broken_tail, const char *tail_key)
             put(&b, "    {\"x\": 0}]}},\n");
         }
         if (broken_tail && i == n - 10) put(&b, "  {\"ph\": \"X\", \"ts\": 12,, \"dur\": 1},\n");
+        if (i == 10 || i == n - 20)   /* one in each half: counted by both parsers */
+            put(&b, "  {\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"k\", \"pid\": 0, \"tid\": 0, "
+                    "\"ts\": %d, \"dur\": 5, \"args\": {\"smsp__inst_executed.sum\": 12}},\n", 1000 + i);
         switch (i % 4) {
         case 0:
             put(&b, "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, "
@@ -402,6 +444,8 @@ static void same_both_ways(const big *b)
         assert_int_equal(a->n_kernels, z->n_kernels);
         assert_int_equal(a->n_apis, z->n_apis);
         assert_int_equal(a->n_nvtx, z->n_nvtx);
+        assert_int_equal(a->n_profiler_ranges, 2);
+        assert_int_equal(z->n_profiler_ranges, 2);
         assert_int_equal(a->rank, 5);
         assert_int_equal(z->rank, 5);
         assert_string_equal(a->schema_version, "2");   /* met by the second half's parser */
@@ -565,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_legacy_2021),
         cmocka_unit_test(test_bare_array_and_cpu_only),
         cmocka_unit_test(test_elided_events),
+        cmocka_unit_test(test_range_profiler),
         cmocka_unit_test(test_two_halves),
         cmocka_unit_test(test_two_halves_given_up_inside_an_event),
         cmocka_unit_test(test_two_halves_invalid_tail),
