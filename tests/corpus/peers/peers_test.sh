@@ -3,6 +3,8 @@
 # `nsys stats` 2022.4 on every export of ../shared/traces, by
 # peers_test.py. Here: find nsys (tests/require.sh: where it must run, a
 # missing nsys fails) and the traces (absent: skip, as every corpus test).
+# python3 is on every machine that runs the suite: meson is a python3
+# program, and nsys stats 2022.4 runs its reports with /usr/bin/python3.
 set -uo pipefail
 root="$TG_SOURCE_ROOT"
 # shellcheck source=tests/require.sh
