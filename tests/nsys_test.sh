@@ -33,9 +33,7 @@ bin="$TG_BINARY"
 root="$TG_SOURCE_ROOT"
 # shellcheck source=tests/require.sh
 . "$root/tests/require.sh"
-nsys=${TG_NSYS:-$(command -v nsys || true)}
-unpacked=${TG_NSYS_ROOT:-/var/cache/tracegate/nsight-systems-2022.4}/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nsys
-[ -n "$nsys" ] || [ ! -x "$unpacked" ] || nsys=$unpacked
+nsys=$(tg_find_nsys)
 [ -n "$nsys" ] || tg_skip nsys "no nsys (TG_NSYS, PATH, or the root of bash ci/nsys-deps.sh, which unpacks Nsight Systems 2022.4)"
 "$nsys" --version >/dev/null 2>&1 || tg_skip nsys "$nsys does not run"
 tmp=$(mktemp -d)

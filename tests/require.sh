@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced by the tests that can skip (the browser test, the Slurm recipe,
-# the nsys export test): a skip is exit 77, which meson and ci/test.sh
+# the nsys export test, the peer test): a skip is exit 77, which meson and ci/test.sh
 # count as a pass. In the project's CI every such test must run, so there
 # a skip is a failure:
 #
@@ -33,4 +33,14 @@ tg_skip() {
     fi
     echo "$name: SKIPPED: $*"
     exit 77
+}
+
+# tg_find_nsys: the nsys to run -- TG_NSYS, nsys on PATH, or the one
+# ci/nsys-deps.sh unpacks (under TG_NSYS_ROOT); empty when none
+tg_find_nsys() {
+    local nsys unpacked
+    nsys=${TG_NSYS:-$(command -v nsys || true)}
+    unpacked=${TG_NSYS_ROOT:-/var/cache/tracegate/nsight-systems-2022.4}/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nsys
+    [ -n "$nsys" ] || [ ! -x "$unpacked" ] || nsys=$unpacked
+    echo "$nsys"
 }
