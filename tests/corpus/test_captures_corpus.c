@@ -284,7 +284,7 @@ static bool names(json_t *list, const char *status, const char *const *words)
 
 /* Three unchanged SDPA runs: the innocent rerun passes both regression
 ** rules; eager attention fails gpu-time-regression (+30%: 34.9 vs 26.8 ms)
-** naming the attention kernels: a softmax kernel new. */
+** naming the attention kernels: softmax kernels new, the SDPA kernel gone. */
 static void test_baseline_three_runs(void **state)
 {
     (void)state;
@@ -305,6 +305,8 @@ static void test_baseline_three_runs(void **state)
     assert_string_equal(corpus_status(doc, "gpu-time-regression"), "fail");
     static const char *const softmax[] = {"softmax", 0};
     assert_true(names(contributors(doc, "gpu-time-regression"), "new", softmax));
+    static const char *const sdpa[] = {"sdpa", "flash", "fmha", 0};
+    assert_true(names(contributors(doc, "gpu-time-regression"), "gone", sdpa));
     json_decref(doc);
 }
 
