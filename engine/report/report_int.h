@@ -108,9 +108,11 @@ tg_status tg_report_github(const tg_run_result *run, const tg_ruleset *rs,
                            const tg_report_opts *opts, FILE *out);
 tg_status tg_report_markdown(const tg_run_result *run, const tg_report_opts *opts, FILE *out);
 tg_status tg_report_html(const tg_run_result *run, const tg_report_opts *opts, FILE *out);   /* fmt_html.c */
-/* The markdown report in at most max_bytes: when the whole does not fit it
-** ends after the last complete block that does, with a line saying so. */
+/* The markdown report in at most max_bytes (report.h, TG_REPORT_*_MAX):
+** what does not fit is left out block by block, the findings that fail
+** the run last, and a closing line counts it, naming limit (the words
+** beside the constant) and the reports that hold it. */
 tg_status tg_report_markdown_within(const tg_run_result *run, const tg_report_opts *opts, FILE *out,
-                                    size_t max_bytes);
+                                    size_t max_bytes, const char *limit);
 
 #endif

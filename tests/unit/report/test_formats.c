@@ -387,8 +387,9 @@ static void test_markdown(void **state)
     tg_arena_free(run.arena);
 }
 
-/* Thousands of ranks: the table and the details are capped, the fence of
-** the SQL block outgrows backticks inside it. */
+/* Thousands of ranks in the job summary's 1 MiB: the table and the
+** details are capped and counted; the fence of the SQL block outgrows
+** backticks inside it. */
 static void test_markdown_limits(void **state)
 {
     (void)state;
@@ -408,20 +409,30 @@ static void test_markdown_limits(void **state)
         r->metric_value = r->baseline.p_value = NAN;
         r->reproduce = "SELECT '```' AS fence";
     }
-    char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    char *path = write_temp("");
+    tg_report_opts o = plain;
+    o.step_summary_path = path;
+    free(fixture_render(TG_FMT_GITHUB, &run, NULL, &o));
+    FILE *f = fopen(path, "r");
+    char *md = calloc(1, TG_REPORT_SUMMARY_MAX + 1);
+    assert_true(fread(md, 1, TG_REPORT_SUMMARY_MAX, f) > 0);
+    fclose(f);
+    unlink(path);
+    free(path);
     const char *row;
     assert_int_equal(table_rows(md, "| trace | rule | severity | status | count | message |", &row), 1000);
-    assert_non_null(strstr(md, "_200 more results not shown; see the JSON report._"));
     assert_int_equal(fixture_count_lines(md, "### FAIL "), 50);
-    assert_non_null(strstr(md, "_550 more failures not detailed; see the JSON report._"));
+    assert_non_null(strstr(md, "\n_\xe2\x80\xa6 and 550 more findings, 200 more result rows, left out to stay within "
+                               "the 1 MiB of a GitHub job summary"));
     assert_non_null(strstr(md, "\n````sql\nSELECT '```' AS fence\n````\n"));
     free(md);
     tg_arena_free(a);
 }
 
 /* A run whose markdown would take megabytes (1000 rows of 4 KB messages,
-** failures with 1 MB evidence names): cut after a complete block, within
-** 1 MiB, saying so; names capped with their length. */
+** failures with 1 MB evidence names) within a comment's 65,536: blocks
+** left out whole and counted, near the limit; names capped with their
+** length. */
 static void test_markdown_size_cap(void **state)
 {
     (void)state;
@@ -453,16 +464,16 @@ static void test_markdown_size_cap(void **state)
     }
     char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
     size_t len = strlen(md);
-    assert_true(len <= TG_REPORT_MARKDOWN_MAX);
-    assert_true(len > TG_REPORT_MARKDOWN_MAX - 8192);   /* cut near the limit, not far below */
-    const char *note = strstr(md, "\n_The report was cut here to stay within 1048576 bytes");
+    assert_true(len <= TG_REPORT_COMMENT_MAX);
+    assert_true(len > TG_REPORT_COMMENT_MAX - 8192);   /* filled near the limit, not far below */
+    const char *note = strstr(md, "\n---\n\n_\xe2\x80\xa6 and ");
     assert_non_null(note);
-    assert_true(note[-1] == '\n');                     /* after a complete line: a table row ends there */
+    assert_non_null(strstr(note, "left out to stay within the 65,536 characters of a GitHub comment"));
     assert_non_null(strstr(md, "m\xe2\x80\xa6(5000 bytes) |\n"));
-    /* every table row before the cut is whole */
+    /* every table row shown is whole */
     const char *row;
     size_t rows = table_rows(md, "| trace | rule | severity | status | count | message |", &row);
-    assert_true(rows > 100 && rows < 1000);
+    assert_true(rows > 0 && rows < 1000);
     for (size_t i = 0; i < rows; i++, row = strchr(row, '\n') + 1) assert_int_equal(cell_bars(row), 7);
     free(md);
 
@@ -470,7 +481,7 @@ static void test_markdown_size_cap(void **state)
     ** capped name in the failure details */
     t->n_results = 3;
     md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
-    assert_null(strstr(md, "The report was cut"));
+    assert_null(strstr(md, "left out to stay within"));
     assert_non_null(strstr(md, "kkkk\xe2\x80\xa6(1048576 bytes)`"));
     assert_true(strlen(md) < 32 * 1024);
     free(md);
