@@ -215,11 +215,12 @@ static bool ops_lost(const tg_rule *r, const tg_model *m, const tg_eval_opts *op
         if (!(reads & (1u << id)) || op_rows(t, id) > 0 || m->op_calls[id] == 0) continue;
         return missing(opts, res,
                        tg_arena_printf(arena,
-                                       "rule %s reads %s, but %s while %s %s holds %lld calls that launch them: "
+                                       "rule %s reads %s, but %s while %s %s holds %lld call%s that launch%s them: "
                                        "they were not recorded; record them with '%s'",
                                        r->info.id, tg_table_what[id], lacks(t, (tg_table_id)id, arena),
                                        tg_trace_formats[t->format].table_noun,
                                        tg_trace_table_label(t, TG_TABLE_RUNTIME), (long long)m->op_calls[id],
+                                       m->op_calls[id] == 1 ? "" : "s", m->op_calls[id] == 1 ? "es" : "",
                                        tg_trace_table_option(t, (tg_table_id)id)));
     }
     return false;

@@ -91,6 +91,7 @@ typedef struct tg_report_tally {
     size_t failed_by_severity[3];  /* FAIL results, indexed by tg_severity */
     size_t gating;                 /* results that make the run fail */
     size_t regressions, improvements;  /* baseline comparisons */
+    size_t failed_regressions[3];  /* FAIL results that are regressions, by severity (in failed_by_severity too) */
     /* errors (rule results and traces) by exit class */
     size_t lacking, usage_errors, internal_errors;
 } tg_report_tally;

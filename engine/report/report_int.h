@@ -71,7 +71,8 @@ bool tg_report_evidence_said(const tg_evidence *e, const tg_named_value *f);
 ** was recorded, of an export: nsys. */
 const tg_trace_format_def *tg_report_format(const tg_trace_result *tr);
 /* What a trace is, as every header says it: "nsys 2024.5.1, schema 3.11",
-** "Kineto JSON, schema 1" (unknown parts "unknown"); versions go through
+** "Kineto JSON, schema 1"; a part the trace does not record says so:
+** "nsys (version not recorded), schema not recorded"; versions go through
 ** put_name. */
 void tg_report_trace_kind(FILE *out, const tg_trace_result *tr, tg_report_put_name put_name);
 

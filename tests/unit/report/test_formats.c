@@ -490,6 +490,38 @@ static void test_markdown_size_cap(void **state)
 
 /* ---------------------------------------------------------------- text */
 
+/* The verdict column holds INCONCLUSIVE and SUPPRESSED: the severity
+** and rule columns after them start where they do after FAIL. */
+static void test_text_columns(void **state)
+{
+    (void)state;
+    tg_arena *a = tg_arena_new();
+    tg_run_result run = {.arena = a, .n_traces = 1};
+    run.traces = tg_arena_alloc(a, sizeof *run.traces);
+    tg_trace_result *t = run.traces;
+    t->file = "r.sqlite";
+    t->n_results = 3;
+    t->results = tg_arena_alloc(a, 3 * sizeof *t->results);
+    static const tg_verdict v[] = {TG_V_FAIL, TG_V_INCONCLUSIVE, TG_V_FAIL};
+    for (size_t i = 0; i < 3; i++) {
+        tg_rule_result *r = &t->results[i];
+        *r = (tg_rule_result){.rule = tg_arena_printf(a, "rule-%zu", i), .verdict = v[i], .severity = TG_SEV_WARNING,
+                              .message = "msg", .count = TG_NULL_I64};
+        r->metric_value = r->baseline.p_value = NAN;
+    }
+    t->results[2].suppressed = "accepted";
+    char *txt = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
+    const char *fail = strstr(txt, "  FAIL "), *inc = strstr(txt, "  INCONCLUSIVE "), *sup = strstr(txt, "  SUPPRESSED ");
+    assert_non_null(fail);
+    assert_non_null(inc);
+    assert_non_null(sup);
+    assert_int_equal(strstr(fail, "warning") - fail, strstr(inc, "warning") - inc);
+    assert_int_equal(strstr(fail, "warning") - fail, strstr(sup, "warning") - sup);
+    assert_int_equal(strstr(fail, "rule-0") - fail, strstr(inc, "rule-1") - inc);
+    free(txt);
+    tg_arena_free(a);
+}
+
 static void test_text(void **state)
 {
     (void)state;
@@ -513,16 +545,17 @@ static void test_text(void **state)
     assert_int_equal(fixture_count_lines(txt, "  ERROR "), EXPECT_ERRORS + EXPECT_UNREADABLE);
     assert_int_equal(fixture_count_lines(txt, "runs/rank0.sqlite  (nsys 2024.5.1.113, schema 3.11.1, NVIDIA H100"), 1);
     /* aligned: every rule line's message starts in the same column */
-    size_t col = 2 + 6 + 9 + strlen("iteration-time-regression") + 1;
+    size_t col = 2 + strlen("INCONCLUSIVE ") + 9 + strlen("iteration-time-regression") + 1;
     for (const char *p = txt; *p; p = strchr(p, '\n') + 1) {
         bool result_line = !strncmp(p, "  FAIL ", 7) || !strncmp(p, "  PASS ", 7) || !strncmp(p, "  SKIP ", 7) ||
+                           !strncmp(p, "  INCONCLUSIVE ", 15) || !strncmp(p, "  SUPPRESSED ", 13) ||
                            (!strncmp(p, "  ERROR ", 8) && strncmp(p, "  ERROR unreadable", 18));
         if (!result_line) continue;
         assert_true((size_t)(strchr(p, '\n') - p) > col);
         assert_int_equal(p[col - 1], ' ');
         assert_int_not_equal(p[col], ' ');
     }
-    assert_non_null(strstr(txt, "  FAIL  error    sync-memcpy               400 synchronous copies blocked the host for 1.2 s\n"));
+    assert_non_null(strstr(txt, "  FAIL         error    sync-memcpy               400 synchronous copies blocked the host for 1.2 s\n"));
     assert_non_null(strstr(txt, "values: count=400  sum_duration=1.2 s\n"));
     assert_non_null(strstr(txt, "CUPTI_ACTIVITY_KIND_MEMCPY rowid 12: 1000..5000 ns (4 us)  bytes=16.8 MB  "
                                 "api=\"cuMemcpy \\\"x\\\" 'q' <y> & z\\n100% a:b,c|d \\x01\"  pinned=false\n"));
@@ -535,7 +568,7 @@ static void test_text(void **state)
     assert_non_null(strstr(txt, "  ERROR unreadable: runs/broken.sqlite is not an SQLite database"));
     const char *last = txt + strlen(txt) - 2;
     while (last > txt && *last != '\n') last--;
-    assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 error finding, 2 warning findings, "
+    assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 error finding, 1 warning finding, "
                                   "1 info finding, 1 regression, 1 unreadable trace, 1 rule not evaluated, "
                                   "1 skipped in 3 traces\n");
     free(txt);
@@ -553,8 +586,8 @@ static void test_text(void **state)
     o = plain;
     o.color = true;
     txt = fixture_render(TG_FMT_TEXT, &run, NULL, &o);
-    assert_non_null(strstr(txt, "\033[1;31mFAIL \033[0m"));
-    assert_non_null(strstr(txt, "\033[32mPASS \033[0m"));
+    assert_non_null(strstr(txt, "\033[1;31mFAIL        \033[0m"));
+    assert_non_null(strstr(txt, "\033[32mPASS        \033[0m"));
     free(txt);
     tg_arena_free(run.arena);
 }
@@ -784,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_markdown_limits),
         cmocka_unit_test(test_markdown_size_cap),
         cmocka_unit_test(test_text),
+        cmocka_unit_test(test_text_columns),
         cmocka_unit_test(test_same_counts),
         cmocka_unit_test(test_evidence_intervals),
     };
