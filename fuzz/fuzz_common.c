@@ -85,7 +85,7 @@ void fz_report_checked(tg_format fmt, const tg_run_result *run, const tg_ruleset
         json_decref(doc);
     } else if (!ro->color) {
         why = tg_logsafe_problem(text, len, fmt == TG_FMT_GITHUB, &at);
-        if (!why && fmt == TG_FMT_MARKDOWN && len > TG_REPORT_MARKDOWN_MAX) why = "it is larger than 1 MiB";
+        if (!why && fmt == TG_FMT_MARKDOWN && len > TG_REPORT_COMMENT_MAX) why = "it is larger than a GitHub comment";
     }
     if (why) broken_promise(fmt, why, text, len, at);
     free(text);

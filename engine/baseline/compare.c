@@ -409,7 +409,8 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
     } else if (!exceeds) {
         snprintf(why, size, "within the %.3g%% threshold", min_change * 100);
     } else if (have_p && !significant) {
-        snprintf(why, size, "beyond the %.3g%% threshold but not significant within the run at alpha %.3g",
+        snprintf(why, size, "%sbeyond the %.3g%% threshold but not significant within the run at alpha %.3g",
+                 worse ? "" : "an improvement ",
                  min_change * 100, alpha);
     } else if (c->outside_band && (have_p || c->band_measured)) {
         if (worse) {
@@ -439,8 +440,9 @@ static void decide(tg_rule_result *r, double min_change, double alpha, const tg_
                  TG_BASELINE_BAND_K, basis, TG_BASELINE_MIN_SAMPLES, advice);
         if (worse) append(why, size, needs);
     } else if (c->band_measured) {
-        snprintf(why, size, "beyond the %.3g%% threshold but inside the run-to-run band %s..%s (%g x %s)",
-                 min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis);
+        /* an improvement is called one, though too small for the band to claim it */
+        snprintf(why, size, "%sbeyond the %.3g%% threshold but inside the run-to-run band %s..%s (%g x %s)",
+                 worse ? "" : "an improvement ", min_change * 100, lo, hi, TG_BASELINE_BAND_K, basis);
     } else if (worse) {
         r->verdict = TG_V_INCONCLUSIVE;
         c->inconclusive = true;

@@ -65,7 +65,7 @@ static int add_dir(paths *p, const char *dir)
     size_t before = p->n;
     for (int i = 0; i < n; i++) {
         char *path = NULL;
-        if (st == TG_OK && asprintf(&path, "%s/%s", dir, names[i]->d_name) < 0) st = TG_EINTERNAL;
+        if (st == TG_OK && asprintf(&path, "%.*s/%s", tg_path_dir_len(dir), dir, names[i]->d_name) < 0) st = TG_EINTERNAL;
         else if (st == TG_OK && !add_path(p, path)) st = TG_EINTERNAL;
         free(path);
         free(names[i]);

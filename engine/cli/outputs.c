@@ -165,6 +165,15 @@ static void summary_failed(const char *path)
                path, err ? ": " : "", err ? strerror(err) : "");
 }
 
+/* The file of the first report in format f (a cut markdown report names
+** it); NULL when none goes to a file. */
+static const char *report_path(const tg_cli_outputs *o, tg_format f)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (o->out[i].format == f && o->out[i].path) return o->out[i].path;
+    return NULL;
+}
+
 int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, const tg_ruleset *rs)
 {
     int status = TG_OK;
@@ -194,6 +203,8 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
             .reproduce_inline = o->reproduce,
             .sql_dir = sql_dir(o),
             .info_uri = tg_cli_docs_uri(),
+            .html_path = report_path(o, TG_FMT_HTML),
+            .json_path = report_path(o, TG_FMT_JSON),
         };
         /* a write error is kept by the outfile; a report that fails for
         ** another reason is discarded all the same */

@@ -413,3 +413,10 @@ void tg_format_size(int64_t bytes, char *buf, size_t size)
     if (v == (double)(int64_t)v) snprintf(buf, size, "%lld %s", (long long)v, names[u]);
     else snprintf(buf, size, "%.1f %s", v, names[u]);
 }
+
+int tg_path_dir_len(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    return n == 1 && dir[0] == '/' ? 0 : (int)n;
+}

@@ -219,4 +219,9 @@ bool tg_grow(void **items, size_t *cap, size_t need, size_t esz);
     (((n) < (cap) || tg_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr))) \
          ? ((arr)[(n)++] = (val), true) : false)
 
+/* The length of a folder's path without its trailing slashes ("/" keeps
+** its one), for joining "%.*s/%s": a folder given as "dup/" then names
+** "dup/r1.json", not "dup//r1.json". */
+int tg_path_dir_len(const char *dir);
+
 #endif

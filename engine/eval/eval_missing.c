@@ -305,11 +305,12 @@ static bool ops_lost(const tg_rule *r, const tg_model *m, const tg_eval_opts *op
         if (whole)
             return missing(opts, res,
                            tg_arena_printf(arena,
-                                           "rule %s reads %s, but %s while %s %s holds %lld calls that launch them: "
-                                           "they were not recorded; %s",
+                                           "rule %s reads %s, but %s while %s %s holds %lld call%s that launch%s "
+                                           "them: they were not recorded; %s",
                                            r->info.id, tg_table_what[id], lacks(t, (tg_table_id)id, arena),
                                            tg_trace_formats[t->format].table_noun,
                                            tg_trace_table_label(t, TG_TABLE_RUNTIME), (long long)m->op_calls[id],
+                                           m->op_calls[id] == 1 ? "" : "s", m->op_calls[id] == 1 ? "es" : "",
                                            untimed_advice(t, id, arena)));
         char why[512];
         tg_coverage_ops_absent(t, id, m->op_calls[id], why, sizeof why);   /* calls: CUDA was traced */

@@ -5,8 +5,8 @@
 ** a ::warning at the line of each suppression to review (unused, expired,
 ** exceeded), so they show as annotations on the run; and, when the
 ** CLI passes $GITHUB_STEP_SUMMARY as opts->step_summary_path, the markdown
-** report appended to the job summary, cut to stay within GitHub's 1 MiB
-** (what the file already holds counts).
+** report appended to the job summary within GitHub's 1 MiB (report.h,
+** TG_REPORT_SUMMARY_MAX; what the file already holds counts).
 **
 ** Escaping, in two steps. tg_text_escape (engine/common/text.h) first: no
 ** control character, C1, invalid UTF-8 or "##" survives and names are
@@ -97,9 +97,9 @@ static tg_status write_summary(const tg_run_result *run, const tg_report_opts *o
     FILE *f = fopen(opts->step_summary_path, "a");
     if (!f) return TG_EINTERNAL;
     long held = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;   /* earlier steps' summaries count */
-    size_t room = held < 0 ? TG_REPORT_MARKDOWN_MAX
-                 : (size_t)held < TG_REPORT_MARKDOWN_MAX ? TG_REPORT_MARKDOWN_MAX - (size_t)held : 0;
-    tg_status st = tg_report_markdown_within(run, opts, f, room);
+    size_t room = held < 0 ? TG_REPORT_SUMMARY_MAX
+                 : (size_t)held < TG_REPORT_SUMMARY_MAX ? TG_REPORT_SUMMARY_MAX - (size_t)held : 0;
+    tg_status st = tg_report_markdown_within(run, opts, f, room, TG_REPORT_SUMMARY_LIMIT);
     if (fclose(f) != 0) st = TG_EINTERNAL;
     return st;
 }

@@ -223,12 +223,22 @@ static void put_cause(const text_ctx *c, const tg_rule_result *r)
     put_reproduce(c, INDENT "  ", r, true);
 }
 
+/* The verdict column: as wide as its longest label (INCONCLUSIVE,
+** SUPPRESSED), so the columns after it stay in line. */
+static int verdict_width(void)
+{
+    int w = (int)strlen("SUPPRESSED");
+    for (int v = 0; v < TG_V_COUNT; v++)
+        if ((int)strlen(tg_verdict_upper((tg_verdict)v)) > w) w = (int)strlen(tg_verdict_upper((tg_verdict)v));
+    return w;
+}
+
 static void put_result(const text_ctx *c, const tg_rule_result *r)
 {
     FILE *out = c->out;
     const char *msg = r->message && *r->message ? r->message : r->title;
     const char *label = r->suppressed ? "SUPPRESSED" : tg_verdict_upper(r->verdict);
-    fprintf(out, "  %s%-5s%s %-8s ", paint(c, r->suppressed ? "\033[36m" : verdict_color(r->verdict)), label,
+    fprintf(out, "  %s%-*s%s %-8s ", paint(c, r->suppressed ? "\033[36m" : verdict_color(r->verdict)), verdict_width(), label,
             paint(c, "\033[0m"), tg_severity_name(r->severity));
     put_padded(out, r->rule ? r->rule : "?", c->id_width);
     fputc(' ', out);

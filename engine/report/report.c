@@ -147,12 +147,18 @@ void tg_report_trace_kind(FILE *out, const tg_trace_result *tr, tg_report_put_na
 {
     const tg_trace_format_def *f = tg_report_format(tr);
     fputs(f->label, out);
-    if (f->versioned) {
+    if (f->versioned && tr->nsys_version) {
         fputc(' ', out);
-        put_name(out, tr->nsys_version ? tr->nsys_version : "unknown");
+        put_name(out, tr->nsys_version);
+    } else if (f->versioned) {
+        fputs(" (version not recorded)", out);
     }
-    fputs(", schema ", out);
-    put_name(out, tr->schema_version ? tr->schema_version : "unknown");
+    if (tr->schema_version) {
+        fputs(", schema ", out);
+        put_name(out, tr->schema_version);
+    } else {
+        fputs(", schema not recorded", out);
+    }
 }
 
 const char *tg_report_workload_sentence(const tg_baseline_cmp *b, char *buf, size_t size)
@@ -189,7 +195,8 @@ void tg_report_cause_item(FILE *out, tg_cause_kind kind, const tg_cause_item *it
     tg_fmt_num(sh, sizeof sh, it->share, TG_UNIT_RATIO);
     if (kind == TG_CAUSE_LAUNCH) {
         tg_fmt_num(l, sizeof l, it->launch_time, TG_UNIT_NS);
-        fprintf(out, "  %lld kernels, %s (launch calls %s), %s of the short ones", (long long)it->count, t, l, sh);
+        fprintf(out, "  %lld kernel%s, %s (launch calls %s), %s of the short ones", (long long)it->count,
+                it->count == 1 ? "" : "s", t, l, sh);
         return;
     }
     const char *noun = kind == TG_CAUSE_HOST && !strcmp(it->source, "nvtx") ? "range" : kind == TG_CAUSE_HOST ? "call"
@@ -302,6 +309,8 @@ void tg_report_tally_run(const tg_run_result *run, const tg_report_opts *opts,
                 out->failed++;
                 out->failed_by_severity[(unsigned)r->severity < 3 ? r->severity : TG_SEV_ERROR]++;
                 if (tg_report_gates(r, opts)) out->gating++;
+                if (r->baseline.present && r->baseline.regression)
+                    out->failed_regressions[(unsigned)r->severity < 3 ? r->severity : TG_SEV_ERROR]++;
                 break;
             case TG_V_SKIP: out->skipped++; break;
             case TG_V_INCONCLUSIVE:
@@ -358,10 +367,14 @@ char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opt
     tg_report_tally_run(run, opts, &t);
     char parts[320] = "";
     /* findings by severity first, then what could not be judged: "error"
-    ** names a severity only, never a rule that could not be evaluated */
-    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_ERROR], "error finding", "error findings");
-    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_WARNING], "warning finding", "warning findings");
-    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_INFO], "info finding", "info findings");
+    ** names a severity only, never a rule that could not be evaluated; a
+    ** failing regression is said once, as a regression */
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_ERROR] - t.failed_regressions[TG_SEV_ERROR],
+             "error finding", "error findings");
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_WARNING] - t.failed_regressions[TG_SEV_WARNING],
+             "warning finding", "warning findings");
+    add_part(parts, sizeof parts, t.failed_by_severity[TG_SEV_INFO] - t.failed_regressions[TG_SEV_INFO],
+             "info finding", "info findings");
     add_part(parts, sizeof parts, t.regressions, "regression", "regressions");
     add_part(parts, sizeof parts, t.inconclusive, "inconclusive", "inconclusive");
     add_part(parts, sizeof parts, t.traces_unreadable, "unreadable trace", "unreadable traces");

@@ -71,6 +71,11 @@ typedef struct tg_report_opts {
     ** writes them there (tg_report_reproduce_name) */
     bool reproduce_inline;
     const char *sql_dir;
+    /* markdown, github: the HTML and JSON reports written with it, that
+    ** a markdown report cut to GitHub's size names for the rest; NULL:
+    ** none (the report then says how to get one) */
+    const char *html_path;
+    const char *json_path;
 } tg_report_opts;
 
 /* The reproduce files of -o sql=DIR (docs/formats.md, "sql"): one per
@@ -122,6 +127,7 @@ typedef struct tg_report_tally {
     size_t failed_by_severity[3];  /* FAIL results, indexed by tg_severity */
     size_t gating;                 /* results that make the run fail */
     size_t regressions, improvements;  /* baseline comparisons */
+    size_t failed_regressions[3];  /* FAIL results that are regressions, by severity (in failed_by_severity too) */
     /* errors (rule results and traces) by exit class */
     size_t lacking, usage_errors, internal_errors;
 } tg_report_tally;
@@ -139,9 +145,18 @@ char *tg_report_verdict_line(const tg_run_result *run, const tg_report_opts *opt
 ** missing_rank_count always say them (docs/formats.md, "merge"). */
 #define TG_MISSING_RANKS_LISTED 1024
 
-/* GitHub drops a job summary larger than this whole; the markdown report
-** never exceeds it (docs/formats.md, "markdown"). */
-#define TG_REPORT_MARKDOWN_MAX ((size_t)1 << 20)
+/* GitHub's limits, the markdown report's budget for each place it goes
+** (docs/formats.md, "markdown"): a pull-request comment (-o markdown,
+** -f markdown) takes 65,536 characters, the API refusing a longer one;
+** the job summary file (-f github) 1 MiB, the runner dropping a larger
+** one whole. Both are counted in UTF-8 bytes: the runner compares the
+** file's size, and a comment's characters, as code points or UTF-16
+** code units, are never more than its UTF-8 bytes. Each comes with the
+** words the report uses when it had to leave something out. */
+#define TG_REPORT_COMMENT_MAX ((size_t)65536)
+#define TG_REPORT_COMMENT_LIMIT "the 65,536 characters of a GitHub comment"
+#define TG_REPORT_SUMMARY_MAX ((size_t)1 << 20)
+#define TG_REPORT_SUMMARY_LIMIT "the 1 MiB of a GitHub job summary (what earlier steps wrote counts)"
 
 /* Write the run in one format. rs may be NULL (rules then described from the
 ** results alone). Returns TG_OK or TG_EINTERNAL (write error). */

@@ -76,7 +76,8 @@ bool tg_report_evidence_said(const tg_evidence *e, const tg_named_value *f);
 ** was recorded, of an export: nsys. */
 const tg_trace_format_def *tg_report_format(const tg_trace_result *tr);
 /* What a trace is, as every header says it: "nsys 2024.5.1, schema 3.11",
-** "Kineto JSON, schema 1" (unknown parts "unknown"); versions go through
+** "Kineto JSON, schema 1"; a part the trace does not record says so:
+** "nsys (version not recorded), schema not recorded"; versions go through
 ** put_name. */
 void tg_report_trace_kind(FILE *out, const tg_trace_result *tr, tg_report_put_name put_name);
 
@@ -115,9 +116,11 @@ TG_REPORT_WRITER(tg_report_sarif);
 TG_REPORT_WRITER(tg_report_github);
 TG_REPORT_WRITER(tg_report_markdown);
 TG_REPORT_WRITER(tg_report_html);   /* fmt_html.c */
-/* The markdown report in at most max_bytes: when the whole does not fit it
-** ends after the last complete block that does, with a line saying so. */
+/* The markdown report in at most max_bytes (report.h, TG_REPORT_*_MAX):
+** what does not fit is left out block by block, the findings that fail
+** the run last, and a closing line counts it, naming limit (the words
+** beside the constant) and the reports that hold it. */
 tg_status tg_report_markdown_within(const tg_run_result *run, const tg_report_opts *opts, FILE *out,
-                                    size_t max_bytes);
+                                    size_t max_bytes, const char *limit);
 
 #endif

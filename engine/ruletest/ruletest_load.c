@@ -151,7 +151,7 @@ bool tg_rt_string(tg_rt_reader *rd, const tg_ynode *n, const char *what, const c
 static const char *resolve(tg_rt_reader *rd, const char *p)
 {
     if (p[0] == '/' || !rd->dir) return p;
-    return tg_arena_printf(rd->ctx.arena, "%s/%s", rd->dir, p);
+    return tg_arena_printf(rd->ctx.arena, "%.*s/%s", tg_path_dir_len(rd->dir), rd->dir, p);
 }
 
 /* --------------------------------------------------------- expectations */

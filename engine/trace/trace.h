@@ -33,7 +33,9 @@
 /* The activity tables the engine reads; used for "missing data" reports.
 ** Columns: id, export table, what it holds, the nsys option that records
 ** it, the Kineto events that fill it (a Kineto trace's table_name) and the
-** torch.profiler setting that records those (docs/kineto.md). */
+** torch.profiler setting that records those (docs/kineto.md). The
+** settings are commands alone, quoted as they are in messages: whatever
+** needs saying about them is said beside the quote. */
 #define TG_TABLE_LIST(X) \
     X(KERNEL,   "CUPTI_ACTIVITY_KIND_KERNEL",   "CUDA kernels",         "nsys profile -t cuda", \
       "kernel events", "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])") \
@@ -48,24 +50,24 @@
     X(NVTX,     "NVTX_EVENTS",                  "NVTX ranges",          "nsys profile -t nvtx", \
       "user_annotation and ProfilerStep#N ranges", "torch.profiler.profile(activities=[ProfilerActivity.CPU, ...], schedule=...) with prof.step() each step, or torch.profiler.record_function(\"train_step\")") \
     X(GPU,      "TARGET_INFO_GPU",              "GPU descriptions",     "nsys profile -t cuda", \
-      "deviceProperties", "torch.profiler.profile(activities=[ProfilerActivity.CUDA]) (torch >= 1.9 writes deviceProperties)") \
+      "deviceProperties", "torch.profiler.profile(activities=[ProfilerActivity.CUDA])") \
     X(OVERHEAD, "PROFILER_OVERHEAD",            "profiler overhead",    "nsys profile -t cuda", \
       "overhead events", "torch.profiler.profile(activities=[ProfilerActivity.CUDA])") \
     X(OSRT,     "OSRT_API",                     "OS runtime calls",     "nsys profile -t osrt", \
       "OS runtime calls, which the PyTorch profiler does not record", \
-      "nsys profile -t cuda,nvtx,osrt python SCRIPT (torch.profiler records none)") \
-    X(CALLCHAINS, "CUDA_CALLCHAINS",            "CUDA call stacks",     "nsys profile --cudabacktrace=all (with CPU sampling, -s cpu)", \
+      "nsys profile -t cuda,nvtx,osrt python SCRIPT") \
+    X(CALLCHAINS, "CUDA_CALLCHAINS",            "CUDA call stacks",     "nsys profile --cudabacktrace=all -s cpu", \
       "CUDA call stacks, which tracegate does not read from a PyTorch profiler trace (with_stack=True records Python frames)", \
-      "nsys profile --cudabacktrace=all python SCRIPT (tracegate reads no torch.profiler stacks)") \
-    X(OSRT_CALLCHAINS, "OSRT_CALLCHAINS",       "OS runtime call stacks", "nsys profile -t osrt (stacks of calls longer than --osrt-backtrace-threshold)", \
+      "nsys profile --cudabacktrace=all -s cpu python SCRIPT") \
+    X(OSRT_CALLCHAINS, "OSRT_CALLCHAINS",       "OS runtime call stacks", "nsys profile -t osrt --osrt-backtrace-threshold=0", \
       "OS runtime call stacks, which the PyTorch profiler does not record", \
-      "nsys profile -t cuda,nvtx,osrt python SCRIPT (torch.profiler records none)") \
+      "nsys profile -t cuda,nvtx,osrt python SCRIPT") \
     X(CUDNN,    "CUDNN_EVENTS",                 "cuDNN API calls",      "nsys profile -t cudnn", \
       "cuDNN API calls, which the PyTorch profiler does not record", \
-      "nsys profile -t cuda,cudnn python SCRIPT (torch.profiler records none)") \
+      "nsys profile -t cuda,cudnn python SCRIPT") \
     X(CUBLAS,   "CUBLAS_EVENTS",                "cuBLAS API calls",     "nsys profile -t cublas", \
       "cuBLAS API calls, which the PyTorch profiler does not record", \
-      "nsys profile -t cuda,cublas python SCRIPT (torch.profiler records none)") \
+      "nsys profile -t cuda,cublas python SCRIPT") \
     X(STRINGS,  "StringIds",                    "string table",         "nsys export --type sqlite", \
       "traceEvents", "prof.export_chrome_trace(path)")
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/common.h"
 #include "common/text.h"
 
 static void fwrite_sink(void *ctx, const char *s, size_t n) { fwrite(s, 1, n, ctx); }
@@ -206,6 +207,20 @@ static void test_ends_with(void **state)
     assert_false(tg_ends_with("rep", ".qdrep"));          /* shorter than the suffix */
 }
 
+/* A folder joined with a name: its trailing slashes go, so "dup/" and
+** "dup//" name "dup/r1copy.json", never "dup//r1copy.json". */
+static void test_path_join(void **state)
+{
+    (void)state;
+    static const char *const dirs[][2] = {{"dup", "dup/r"}, {"dup/", "dup/r"}, {"dup//", "dup/r"},
+                                          {"/", "/r"}, {"//", "/r"}, {"a/b/", "a/b/r"}};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.*s/%s", tg_path_dir_len(dirs[i][0]), dirs[i][0], "r");
+        assert_string_equal(buf, dirs[i][1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_cap),
         cmocka_unit_test(test_every_code_point),
         cmocka_unit_test(test_every_byte_pair),
+        cmocka_unit_test(test_path_join),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -392,7 +392,12 @@ static void test_unrecorded_data(void **state)
     assert_int_equal(r->verdict, TG_V_ERROR);
     assert_string_equal(r->message, "rule from-step reads memcpy.call_site, which needs CUDA call stacks, but the "
                         "capture has no table CUDA_CALLCHAINS; record them with 'nsys profile --cudabacktrace=all "
-                        "(with CPU sampling, -s cpu)'");
+                        "-s cpu'");
+    /* every recording setting is a command alone: no prose aside inside the quote */
+    for (int t = 0; t < TG_TABLE_COUNT; t++) {
+        assert_null(strstr(tg_table_option[t], " ("));
+        assert_null(strstr(tg_table_torch_option[t], " ("));
+    }
     r = world_eval(w, &fail, "grouped");   /* grouped by it: the verdict does not read it */
     assert_int_equal(r->verdict, TG_V_FAIL);
     assert_int_equal(r->count, 4);

@@ -387,8 +387,9 @@ static void test_markdown(void **state)
     tg_arena_free(run.arena);
 }
 
-/* Thousands of ranks: the table and the details are capped, the fence of
-** the SQL block outgrows backticks inside it. */
+/* Thousands of ranks in the job summary's 1 MiB: the table and the
+** details are capped and counted; the fence of the SQL block outgrows
+** backticks inside it. */
 static void test_markdown_limits(void **state)
 {
     (void)state;
@@ -408,20 +409,30 @@ static void test_markdown_limits(void **state)
         r->metric_value = r->baseline.p_value = NAN;
         r->reproduce = "SELECT '```' AS fence";
     }
-    char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
+    char *path = write_temp("");
+    tg_report_opts o = plain;
+    o.step_summary_path = path;
+    free(fixture_render(TG_FMT_GITHUB, &run, NULL, &o));
+    FILE *f = fopen(path, "r");
+    char *md = calloc(1, TG_REPORT_SUMMARY_MAX + 1);
+    assert_true(fread(md, 1, TG_REPORT_SUMMARY_MAX, f) > 0);
+    fclose(f);
+    unlink(path);
+    free(path);
     const char *row;
     assert_int_equal(table_rows(md, "| trace | rule | severity | status | count | message |", &row), 1000);
-    assert_non_null(strstr(md, "_200 more results not shown; see the JSON report._"));
     assert_int_equal(fixture_count_lines(md, "### FAIL "), 50);
-    assert_non_null(strstr(md, "_550 more failures not detailed; see the JSON report._"));
+    assert_non_null(strstr(md, "\n_\xe2\x80\xa6 and 550 more findings, 200 more result rows, left out to stay within "
+                               "the 1 MiB of a GitHub job summary"));
     assert_non_null(strstr(md, "\n````sql\nSELECT '```' AS fence\n````\n"));
     free(md);
     tg_arena_free(a);
 }
 
 /* A run whose markdown would take megabytes (1000 rows of 4 KB messages,
-** failures with 1 MB evidence names): cut after a complete block, within
-** 1 MiB, saying so; names capped with their length. */
+** failures with 1 MB evidence names) within a comment's 65,536: blocks
+** left out whole and counted, near the limit; names capped with their
+** length. */
 static void test_markdown_size_cap(void **state)
 {
     (void)state;
@@ -453,16 +464,16 @@ static void test_markdown_size_cap(void **state)
     }
     char *md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
     size_t len = strlen(md);
-    assert_true(len <= TG_REPORT_MARKDOWN_MAX);
-    assert_true(len > TG_REPORT_MARKDOWN_MAX - 8192);   /* cut near the limit, not far below */
-    const char *note = strstr(md, "\n_The report was cut here to stay within 1048576 bytes");
+    assert_true(len <= TG_REPORT_COMMENT_MAX);
+    assert_true(len > TG_REPORT_COMMENT_MAX - 8192);   /* filled near the limit, not far below */
+    const char *note = strstr(md, "\n---\n\n_\xe2\x80\xa6 and ");
     assert_non_null(note);
-    assert_true(note[-1] == '\n');                     /* after a complete line: a table row ends there */
+    assert_non_null(strstr(note, "left out to stay within the 65,536 characters of a GitHub comment"));
     assert_non_null(strstr(md, "m\xe2\x80\xa6(5000 bytes) |\n"));
-    /* every table row before the cut is whole */
+    /* every table row shown is whole */
     const char *row;
     size_t rows = table_rows(md, "| trace | rule | severity | status | count | message |", &row);
-    assert_true(rows > 100 && rows < 1000);
+    assert_true(rows > 0 && rows < 1000);
     for (size_t i = 0; i < rows; i++, row = strchr(row, '\n') + 1) assert_int_equal(cell_bars(row), 7);
     free(md);
 
@@ -470,7 +481,7 @@ static void test_markdown_size_cap(void **state)
     ** capped name in the failure details */
     t->n_results = 3;
     md = fixture_render(TG_FMT_MARKDOWN, &run, NULL, &plain);
-    assert_null(strstr(md, "The report was cut"));
+    assert_null(strstr(md, "left out to stay within"));
     assert_non_null(strstr(md, "kkkk\xe2\x80\xa6(1048576 bytes)`"));
     assert_true(strlen(md) < 32 * 1024);
     free(md);
@@ -478,6 +489,38 @@ static void test_markdown_size_cap(void **state)
 }
 
 /* ---------------------------------------------------------------- text */
+
+/* The verdict column holds INCONCLUSIVE and SUPPRESSED: the severity
+** and rule columns after them start where they do after FAIL. */
+static void test_text_columns(void **state)
+{
+    (void)state;
+    tg_arena *a = tg_arena_new();
+    tg_run_result run = {.arena = a, .n_traces = 1};
+    run.traces = tg_arena_alloc(a, sizeof *run.traces);
+    tg_trace_result *t = run.traces;
+    t->file = "r.sqlite";
+    t->n_results = 3;
+    t->results = tg_arena_alloc(a, 3 * sizeof *t->results);
+    static const tg_verdict v[] = {TG_V_FAIL, TG_V_INCONCLUSIVE, TG_V_FAIL};
+    for (size_t i = 0; i < 3; i++) {
+        tg_rule_result *r = &t->results[i];
+        *r = (tg_rule_result){.rule = tg_arena_printf(a, "rule-%zu", i), .verdict = v[i], .severity = TG_SEV_WARNING,
+                              .message = "msg", .count = TG_NULL_I64};
+        r->metric_value = r->baseline.p_value = NAN;
+    }
+    t->results[2].suppressed = "accepted";
+    char *txt = fixture_render(TG_FMT_TEXT, &run, NULL, &plain);
+    const char *fail = strstr(txt, "  FAIL "), *inc = strstr(txt, "  INCONCLUSIVE "), *sup = strstr(txt, "  SUPPRESSED ");
+    assert_non_null(fail);
+    assert_non_null(inc);
+    assert_non_null(sup);
+    assert_int_equal(strstr(fail, "warning") - fail, strstr(inc, "warning") - inc);
+    assert_int_equal(strstr(fail, "warning") - fail, strstr(sup, "warning") - sup);
+    assert_int_equal(strstr(fail, "rule-0") - fail, strstr(inc, "rule-1") - inc);
+    free(txt);
+    tg_arena_free(a);
+}
 
 static void test_text(void **state)
 {
@@ -505,16 +548,17 @@ static void test_text(void **state)
     assert_int_equal(fixture_count_lines(txt, "  ERROR "), EXPECT_ERRORS + EXPECT_UNREADABLE);
     assert_int_equal(fixture_count_lines(txt, "runs/rank0.sqlite  (nsys 2024.5.1.113, schema 3.11.1, NVIDIA H100"), 1);
     /* aligned: every rule line's message starts in the same column */
-    size_t col = 2 + 6 + 9 + strlen("iteration-time-regression") + 1;
+    size_t col = 2 + strlen("INCONCLUSIVE ") + 9 + strlen("iteration-time-regression") + 1;
     for (const char *p = txt; *p; p = strchr(p, '\n') + 1) {
         bool result_line = !strncmp(p, "  FAIL ", 7) || !strncmp(p, "  PASS ", 7) || !strncmp(p, "  SKIP ", 7) ||
+                           !strncmp(p, "  INCONCLUSIVE ", 15) || !strncmp(p, "  SUPPRESSED ", 13) ||
                            (!strncmp(p, "  ERROR ", 8) && strncmp(p, "  ERROR unreadable", 18));
         if (!result_line) continue;
         assert_true((size_t)(strchr(p, '\n') - p) > col);
         assert_int_equal(p[col - 1], ' ');
         assert_int_not_equal(p[col], ' ');
     }
-    assert_non_null(strstr(txt, "  FAIL  error    sync-memcpy               400 synchronous copies blocked the host for 1.2 s\n"));
+    assert_non_null(strstr(txt, "  FAIL         error    sync-memcpy               400 synchronous copies blocked the host for 1.2 s\n"));
     assert_non_null(strstr(txt, "values: count=400  sum_duration=1.2 s\n"));
     assert_non_null(strstr(txt, "CUPTI_ACTIVITY_KIND_MEMCPY rowid 12: 1000..5000 ns (4 us)  bytes=16.8 MB  "
                                 "api=\"cuMemcpy \\\"x\\\" 'q' <y> & z\\n100% a:b,c|d \\x01\"  pinned=false\n"));
@@ -526,7 +570,7 @@ static void test_text(void **state)
     assert_non_null(strstr(txt, "  ERROR unreadable: runs/broken.sqlite is not an SQLite database"));
     const char *last = txt + strlen(txt) - 2;
     while (last > txt && *last != '\n') last--;
-    assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 error finding, 2 warning findings, "
+    assert_string_equal(last + 1, "tracegate: ERROR \xe2\x80\x94 1 error finding, 1 warning finding, "
                                   "1 info finding, 1 regression, 1 unreadable trace, 1 rule not evaluated, "
                                   "1 skipped in 3 traces\n");
     free(txt);
@@ -578,8 +622,8 @@ static void test_text(void **state)
     o = plain;
     o.color = true;
     txt = fixture_render(TG_FMT_TEXT, &run, NULL, &o);
-    assert_non_null(strstr(txt, "\033[1;31mFAIL \033[0m"));
-    assert_non_null(strstr(txt, "\033[32mPASS \033[0m"));
+    assert_non_null(strstr(txt, "\033[1;31mFAIL        \033[0m"));
+    assert_non_null(strstr(txt, "\033[32mPASS        \033[0m"));
     free(txt);
     tg_arena_free(run.arena);
 }
@@ -809,6 +853,7 @@ int main(void)
         cmocka_unit_test(test_markdown_limits),
         cmocka_unit_test(test_markdown_size_cap),
         cmocka_unit_test(test_text),
+        cmocka_unit_test(test_text_columns),
         cmocka_unit_test(test_same_counts),
         cmocka_unit_test(test_evidence_intervals),
     };

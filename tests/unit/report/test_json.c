@@ -432,10 +432,12 @@ static void test_tally_and_verdict_line(void **state)
     assert_int_equal(t.failed_by_severity[TG_SEV_INFO], 1);
     assert_int_equal(t.gating, 2);
     assert_int_equal(t.regressions, 1);
+    assert_int_equal(t.failed_regressions[TG_SEV_WARNING], 1);
     assert_int_equal(t.improvements, 1);
     char line[256];
+    /* the failing regression (a warning) is said once, as a regression */
     assert_string_equal(tg_report_verdict_line(&run, &default_opts, line, sizeof line),
-                        "ERROR \xe2\x80\x94 1 error finding, 2 warning findings, 1 info finding, "
+                        "ERROR \xe2\x80\x94 1 error finding, 1 warning finding, 1 info finding, "
                         "1 regression, 1 unreadable trace, 1 rule not evaluated, 1 skipped in 3 traces");
     tg_run_result empty = {.arena = run.arena};
     assert_string_equal(tg_report_verdict_line(&empty, NULL, line, sizeof line),

@@ -695,7 +695,7 @@ static void test_trace_format(void **state)
         if (i == 0) {
             assert_int_equal(tg_result_read_json(path, &back, &diag), TG_OK);
             text = fixture_render(TG_FMT_TEXT, &back, NULL, &plain);
-            expect_in(text, "r.sqlite  (nsys unknown, schema unknown)");
+            expect_in(text, "r.sqlite  (nsys (version not recorded), schema not recorded)");
             free(text);
         } else {
             assert_int_equal(tg_result_read_json(path, &back, &diag), TG_EUSAGE);
