@@ -24,6 +24,7 @@ typedef struct text_ctx {
     const tg_run_result *run;
     size_t trace;              /* the trace being written */
     int64_t origin;            /* its time origin: tg_report_origin */
+    int verdict_width;         /* verdict_width */
 } text_ctx;
 
 static const char *paint(const text_ctx *c, const char *code)
@@ -223,13 +224,18 @@ static void put_cause(const text_ctx *c, const tg_rule_result *r)
     put_reproduce(c, INDENT "  ", r, true);
 }
 
-/* The verdict column: as wide as its longest label (INCONCLUSIVE,
-** SUPPRESSED), so the columns after it stay in line. */
-static int verdict_width(void)
+/* The verdict column: as wide as the longest label the run shows
+** (INCONCLUSIVE, SUPPRESSED), at least 5, so the columns after it stay in
+** line. */
+static int verdict_width(const tg_run_result *run)
 {
-    int w = (int)strlen("SUPPRESSED");
-    for (int v = 0; v < TG_V_COUNT; v++)
-        if ((int)strlen(tg_verdict_upper((tg_verdict)v)) > w) w = (int)strlen(tg_verdict_upper((tg_verdict)v));
+    int w = 5;
+    for (size_t t = 0; t < run->n_traces; t++)
+        for (size_t i = 0; i < run->traces[t].n_results; i++) {
+            const tg_rule_result *r = &run->traces[t].results[i];
+            int n = (int)strlen(r->suppressed ? "SUPPRESSED" : tg_verdict_upper(r->verdict));
+            if (n > w) w = n;
+        }
     return w;
 }
 
@@ -238,7 +244,7 @@ static void put_result(const text_ctx *c, const tg_rule_result *r)
     FILE *out = c->out;
     const char *msg = r->message && *r->message ? r->message : r->title;
     const char *label = r->suppressed ? "SUPPRESSED" : tg_verdict_upper(r->verdict);
-    fprintf(out, "  %s%-*s%s %-8s ", paint(c, r->suppressed ? "\033[36m" : verdict_color(r->verdict)), verdict_width(), label,
+    fprintf(out, "  %s%-*s%s %-8s ", paint(c, r->suppressed ? "\033[36m" : verdict_color(r->verdict)), c->verdict_width, label,
             paint(c, "\033[0m"), tg_severity_name(r->severity));
     put_padded(out, r->rule ? r->rule : "?", c->id_width);
     fputc(' ', out);
@@ -328,7 +334,7 @@ static void put_trace(const text_ctx *c, const tg_trace_result *t)
 TG_REPORT_WRITER(tg_report_text)
 {
     (void)rs;   /* lists no rules */
-    text_ctx c = {.opts = opts, .out = out, .run = run};
+    text_ctx c = {.opts = opts, .out = out, .run = run, .verdict_width = verdict_width(run)};
     for (size_t t = 0; t < run->n_traces; t++)
         for (size_t i = 0; i < run->traces[t].n_results; i++) {
             const char *id = run->traces[t].results[i].rule;

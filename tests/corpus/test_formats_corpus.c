@@ -181,7 +181,7 @@ static void test_formats(void **state)
         if (!strcmp(traces[i], "h200-nsys/drv_gaps.sqlite")) {
             /* the gap as an interval apart from its row, with units, and
             ** the host's activity in it, as the text report has them */
-            static const char gap[] = "idle 720 ms (2.915313..3.635775 s) after CUPTI_ACTIVITY_KIND_KERNEL "
+            static const char gap[] = "idle 720 ms (3.386898..4.107360 s) after CUPTI_ACTIVITY_KIND_KERNEL "
                                       "rowid 75 (18.6 us), before CUPTI_ACTIVITY_KIND_KERNEL rowid 76";
             assert_non_null(strstr(txt, gap));
             assert_non_null(strstr(html, gap));

@@ -625,7 +625,9 @@ static void test_metrics_queries_with_jq(void **state)
             }
             json_int_t got = json_integer_value(json_object_get(json_array_get(out, 0), "count"));
             size_t rows = json_array_size(out) ? json_array_size(out) - 1 : 0;
-            if (got != want || rows > 10 || (want > 0 && rows == 0)) {
+            /* queue_clamped's program counts the kernels, it lists none */
+            bool lists = strcmp(key, "queue_clamped") != 0;
+            if (got != want || rows > 10 || (lists && want > 0 && rows == 0)) {
                 fprintf(stderr, "  %s %s: jq counts %lld (%zu rows) for a count of %lld\n", files[i], key,
                         (long long)got, rows, (long long)want);
                 wrong++;

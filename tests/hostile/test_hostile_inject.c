@@ -570,7 +570,7 @@ static void test_summary_cap(void **state)
     if (len > (1u << 20)) fail_msg("the job summary takes %zu bytes, more than 1 MiB", len);
     assert_true(len > held);
     expect_contains("summary", text + held, "## tracegate: FAIL");
-    expect_contains("summary", text + held, "The report was cut here to stay within 6000 bytes");
+    expect_contains("summary", text + held, "left out to stay within the 1 MiB of a GitHub job summary");
     expect_log_safe("summary", text + held, len - held, false);
     free(text);
     free(summary);
