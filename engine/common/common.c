@@ -22,7 +22,6 @@ typedef struct arena_block {
 
 struct tg_arena {
     arena_block *head;
-    size_t total;
 };
 
 tg_arena *tg_arena_new(void) { return calloc(1, sizeof(tg_arena)); }
@@ -58,15 +57,12 @@ void *tg_arena_alloc(tg_arena *a, size_t size)
             b->next = a->head;
             a->head = b;
         }
-        a->total += block;
     }
     void *p = (char *)b->data + b->used;
     b->used += size;
     memset(p, 0, size);
     return p;
 }
-
-size_t tg_arena_bytes(const tg_arena *a) { return a ? a->total : 0; }
 
 char *tg_arena_strndup(tg_arena *a, const char *s, size_t n)
 {

@@ -138,7 +138,6 @@ char *tg_arena_strdup(tg_arena *a, const char *s);
 char *tg_arena_strndup(tg_arena *a, const char *s, size_t n);
 char *tg_arena_printf(tg_arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-size_t tg_arena_bytes(const tg_arena *a);
 
 /* ---------------------------------------------------------------- UTF-8 */
 

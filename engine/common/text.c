@@ -160,6 +160,34 @@ bool tg_ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* s between quotes q, each q inside doubled. */
+static void put_quoted(FILE *f, const char *s, char q)
+{
+    fputc(q, f);
+    for (; s && *s; s++) {
+        if (*s == q) fputc(q, f);
+        fputc(*s, f);
+    }
+    fputc(q, f);
+}
+
+void tg_sql_put_string(FILE *f, const char *s) { put_quoted(f, s, '\''); }
+void tg_sql_put_ident(FILE *f, const char *s) { put_quoted(f, s, '"'); }
+
+char *tg_sql_string(const char *s)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f) return NULL;
+    tg_sql_put_string(f, s);
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 char *tg_text_dup(const char *s, size_t cap, unsigned flags)
 {
     growbuf b = {0};

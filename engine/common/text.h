@@ -74,4 +74,12 @@ char *tg_text_dup(const char *s, size_t cap, unsigned flags);
 /* Does s end with suffix? (A file name's suffix: ".nsys-rep", ".yaml".) */
 bool tg_ends_with(const char *s, const char *suffix);
 
+/* Text for SQLite: s as an SQL string literal ('it''s') and as an identifier
+** ("end"), written to f; tg_sql_string: the literal as a malloc'd string
+** (NULL out of memory). SQL's one escape, the quote doubled; the one SQL
+** quoter of the project (s NULL is the empty literal). */
+void tg_sql_put_string(FILE *f, const char *s);
+void tg_sql_put_ident(FILE *f, const char *s);
+char *tg_sql_string(const char *s);
+
 #endif

@@ -128,21 +128,28 @@ const char *tg_cause_host_query(tg_cause_cc *cc, const tg_cause *c)
     }
     const char *calls = t->table_name[TG_TABLE_RUNTIME] ? api_calls(m, cc->arena) : NULL;
     if (t->table_name[TG_TABLE_RUNTIME] && !calls) b.oom = true;
-    if (calls) {
-        put(&b, "%sSELECT w.win, 'cuda', (SELECT value FROM StringIds WHERE id = a.nameId) AS name, "
+    /* calls by base name, as the cause names them (tg_model_host_call) */
+    char *name = calls ? tg_sql_base_name("(SELECT value FROM StringIds WHERE id = a.nameId)") : NULL;
+    if (calls && !name) b.oom = true;
+    if (name) {
+        put(&b, "%sSELECT w.win, 'cuda', %s AS name, "
                 TID_OF("a.globalTid") " AS tid, count(*), sum(" INSIDE("a") ") "
                 "FROM w JOIN %s a ON " PID_OF("a.globalTid") " = w.pid AND a.end - a.start >= %d AND "
-                INSIDE("a") " > 0 GROUP BY 1, 3, 4", sep, calls, TG_HOST_CUDA_MIN_NS);
+                INSIDE("a") " > 0 GROUP BY 1, 3, 4", sep, name, calls, TG_HOST_CUDA_MIN_NS);
         sep = " UNION ALL ";
     }
-    if (t->table_name[TG_TABLE_NVTX]) {
-        put(&b, "%sSELECT w.win, 'nvtx', coalesce((SELECT value FROM StringIds WHERE id = n.textId), n.text) AS name, "
+    free(name);
+    char *nvtx = t->table_name[TG_TABLE_NVTX] ? tg_sql_nvtx_name(t, "n.") : NULL;
+    if (t->table_name[TG_TABLE_NVTX] && !nvtx) b.oom = true;
+    if (nvtx) {
+        put(&b, "%sSELECT w.win, 'nvtx', %s AS name, "
                 TID_OF("n.globalTid") " AS tid, count(*), sum(" INSIDE("n") ") "
                 "FROM w JOIN %s n ON " PID_OF("n.globalTid") " = w.pid AND n.end IS NOT NULL AND "
                 "n.eventType NOT IN (33, 39, 64, 72, 73, 74, 75, 76, 97, 98, 99) AND " INSIDE("n") " > 0 "
-                "GROUP BY 1, 3, 4", sep, table(m, TG_TABLE_NVTX));
+                "GROUP BY 1, 3, 4", sep, nvtx, table(m, TG_TABLE_NVTX));
         sep = " UNION ALL ";
     }
+    free(nvtx);
     if (!*sep) {
         free(b.s);
         return NULL;

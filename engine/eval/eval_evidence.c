@@ -21,6 +21,7 @@
 ** the cited events with their durations in ns, count and total.
 */
 #include "eval_int.h"
+#include "../model/model_sql.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,7 +177,23 @@ static bool push_cite(cite **cites, size_t *n, size_t *cap, cite c)
     return TG_PUSH(*cites, *n, *cap, c);
 }
 
-static const char *rich_columns(int table)
+static const char *fixed_columns(int table);
+
+/* The columns a listing of one table shows beside the times, into buf;
+** false out of memory. */
+static bool rich_columns(const tg_trace *t, int table, char *buf, size_t size)
+{
+    if (table == TG_TABLE_NVTX) {
+        char *name = tg_sql_nvtx_name(t, "");
+        if (name) snprintf(buf, size, ", %s AS name, globalTid", name);
+        free(name);
+        return name != NULL;
+    }
+    snprintf(buf, size, "%s", fixed_columns(table));
+    return true;
+}
+
+static const char *fixed_columns(int table)
 {
     switch (table) {
     case TG_TABLE_KERNEL:
@@ -184,8 +201,6 @@ static const char *rich_columns(int table)
     case TG_TABLE_MEMCPY: return ", bytes, copyKind, srcKind, dstKind, deviceId, streamId, correlationId";
     case TG_TABLE_MEMSET: return ", bytes, memKind, deviceId, streamId, correlationId";
     case TG_TABLE_RUNTIME: return ", (SELECT value FROM StringIds WHERE id = nameId) AS name, globalTid, correlationId";
-    case TG_TABLE_NVTX:
-        return ", coalesce(text, (SELECT value FROM StringIds WHERE id = textId)) AS name, globalTid";
     default: return "";
     }
 }
@@ -211,9 +226,14 @@ static const char *reproduce_sql(const tg_model *m, cite *cites, size_t n, tg_ar
         bool last_of_table = i + 1 == n || cites[i + 1].table != cites[i].table;
         const char *t = tg_trace_cite_table(m->trace, cites[i].table);
         if (first_of_table) {
+            char rich[256];
+            if (tables == 1 && !rich_columns(m->trace, cites[i].table, rich, sizeof rich)) {
+                free(sql);
+                return NULL;
+            }
             if (tables == 1)
                 snprintf(head, sizeof head, "SELECT rowid, start, end, end - start AS duration%s FROM %s WHERE rowid IN (",
-                         rich_columns(cites[i].table), t);
+                         rich, t);
             else
                 snprintf(head, sizeof head, "%sSELECT '%s' AS source_table, rowid, start, end, end - start AS duration "
                          "FROM %s WHERE rowid IN (", i ? " UNION ALL " : "", t, t);

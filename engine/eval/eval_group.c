@@ -27,6 +27,7 @@
 ** in one last group whose keys read null (docs/rule-language.md).
 */
 #include "eval_int.h"
+#include "../model/model_sql.h"
 #include "../trace/nsys_enums.h"
 
 #include <stdio.h>
@@ -231,9 +232,13 @@ void tg_group_free(tg_rule_state *st)
 
 /* ------------------------------------------------------------ reproduce */
 
+#define RAW_API_NAME "(SELECT value FROM StringIds WHERE id = nameId)"
+
 /* The SQL form of a group_by field over its table's columns; "@COL" means
 ** the kind names of nsys's enums (trace/nsys_enums.h: tg_copy_kind_names
-** for copyKind, else tg_mem_kind_names) as a CASE on COL. */
+** for copyKind, else tg_mem_kind_names) as a CASE on COL, "=base" the base
+** name of the raw API name and "=nvtx" an NVTX row's name, each by its one
+** SQL writer (model_sql.h). */
 static const struct { tg_source_id src; const char *field, *sql; } key_sqls[] = {
     {TG_SRC_KERNEL, "name", "(SELECT value FROM StringIds WHERE id = demangledName)"},
     {TG_SRC_KERNEL, "short_name", "(SELECT value FROM StringIds WHERE id = shortName)"},
@@ -249,13 +254,9 @@ static const struct { tg_source_id src; const char *field, *sql; } key_sqls[] = 
     {TG_SRC_MEMSET, "bytes", "bytes"},
     {TG_SRC_MEMSET, "device", "deviceId"},
     {TG_SRC_MEMSET, "stream", "streamId"},
-    /* the version suffixes the model strips: _ptsz, _ptds, then _v<digits> */
-    {TG_SRC_API, "name",
-     "(SELECT CASE WHEN rtrim(n, '0123456789') GLOB '?*_v' AND rtrim(n, '0123456789') != n "
-     "THEN substr(n, 1, length(rtrim(n, '0123456789')) - 2) ELSE n END "
-     "FROM (SELECT replace(replace(value, '_ptsz', ''), '_ptds', '') AS n FROM StringIds WHERE id = nameId))"},
-    {TG_SRC_API, "raw_name", "(SELECT value FROM StringIds WHERE id = nameId)"},
-    {TG_SRC_NVTX, "name", "coalesce(text, (SELECT value FROM StringIds WHERE id = textId))"},
+    {TG_SRC_API, "name", "=base"},
+    {TG_SRC_API, "raw_name", RAW_API_NAME},
+    {TG_SRC_NVTX, "name", "=nvtx"},
 };
 
 static const char *key_sql(const tg_field_def *f)
@@ -265,18 +266,16 @@ static const char *key_sql(const tg_field_def *f)
     return NULL;
 }
 
-static void put_sql_string(FILE *f, const char *s)
+static void put_key_expr(FILE *f, const tg_trace *t, const char *sql)
 {
-    fputc('\'', f);
-    for (; s && *s; s++) {
-        if (*s == '\'') fputc('\'', f);
-        fputc(*s, f);
+    if (strcmp(sql, "=base") == 0) {
+        tg_sql_put_base_name(f, RAW_API_NAME);
+        return;
     }
-    fputc('\'', f);
-}
-
-static void put_key_expr(FILE *f, const char *sql)
-{
+    if (strcmp(sql, "=nvtx") == 0) {
+        tg_sql_put_nvtx_name(f, t, "");
+        return;
+    }
     if (sql[0] != '@') {
         fputs(sql, f);
         return;
@@ -287,7 +286,7 @@ static void put_key_expr(FILE *f, const char *sql)
     for (int id = 0; names[id]; id++) {
         const char *name = names[id];
         fprintf(f, " WHEN %d THEN ", id);
-        put_sql_string(f, name);
+        tg_sql_put_string(f, name);
     }
     fputs(" END", f);
 }
@@ -295,7 +294,7 @@ static void put_key_expr(FILE *f, const char *sql)
 static bool put_sql_value(FILE *f, tg_value v)
 {
     switch (v.type) {
-    case TG_TY_STRING: put_sql_string(f, v.u.s); return v.u.s != NULL;
+    case TG_TY_STRING: tg_sql_put_string(f, v.u.s); return v.u.s != NULL;
     case TG_TY_INT: fprintf(f, "%lld", (long long)v.u.i); return true;
     case TG_TY_BOOL: fputs(v.u.b ? "1" : "0", f); return true;
     default: return false;          /* null, float: no exact SQL match */
@@ -331,7 +330,7 @@ static char *group_by_sql(tg_rule_state *st, const tg_source_view *view, group *
     if (bytes) fputs(", bytes", f);
     for (size_t k = 0; k < r->n_group_by; k++) {
         fputs(", ", f);
-        put_key_expr(f, sql[k]);
+        put_key_expr(f, m->trace, sql[k]);
         fprintf(f, " AS %s", r->group_by[k]->name);
     }
     if (st->groups->too_many_rows) {

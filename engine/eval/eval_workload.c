@@ -137,10 +137,12 @@ tg_workload *tg_eval_workload(const tg_model *m, tg_arena *a)
             .table_kernel = table_of(t, TG_TABLE_KERNEL), .table_memcpy = table_of(t, TG_TABLE_MEMCPY),
             .table_memset = table_of(t, TG_TABLE_MEMSET), .table_runtime = table_of(t, TG_TABLE_RUNTIME),
             .table_nvtx = table_of(t, TG_TABLE_NVTX),
-            .sql_nvtx_name = tg_trace_has_column(t, TG_TABLE_NVTX, "textId")
-                           ? "coalesce((SELECT value FROM StringIds WHERE id = textId), text)" : "text",
         };
-        ok = entries(t, s.names, s.n_names, iters, a, &w->ops) &&
+        char *nvtx = tg_sql_nvtx_name(t, "");
+        w->sql_nvtx_name = nvtx ? tg_arena_strdup(a, nvtx) : NULL;
+        free(nvtx);
+        ok = w->sql_nvtx_name != NULL;
+        ok = ok && entries(t, s.names, s.n_names, iters, a, &w->ops) &&
              entries(t, s.ranges, s.n_ranges, iters, a, &w->ranges) &&
              (iters == 0 || (jq ? (w->jq_views = jq_views(m, a)) != NULL : (w->sql_steady = steady_cte(m, a)) != NULL));
     }

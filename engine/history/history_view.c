@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../common/stats.h"
+#include "../common/text.h"
 #include "changepoint.h"
 #include "../common/units.h"
 #include "../eval/eval.h"
@@ -274,21 +275,13 @@ bool tg_history_view(const tg_hist_run *runs, size_t n, const tg_hist_accept *ac
 
 /* ------------------------------------------------------------- show */
 
-/* s as an SQL string literal, in arena. */
+/* s as an SQL string literal (tg_sql_string), in arena. */
 static char *sql_quote(tg_arena *a, const char *s)
 {
-    size_t n = 2;
-    for (const char *p = s; *p; p++) n += 1 + (*p == '\'');
-    char *q = tg_arena_alloc(a, n + 1), *o = q;
-    if (!q) return NULL;
-    *o++ = '\'';
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'') *o++ = '\'';
-        *o++ = *p;
-    }
-    *o++ = '\'';
-    *o = 0;
-    return q;
+    char *q = tg_sql_string(s);
+    char *out = q ? tg_arena_strdup(a, q) : NULL;
+    free(q);
+    return out;
 }
 
 /* The SQL that gives a series' values from the history (docs/history.md,

@@ -42,9 +42,7 @@ static bool starts_with(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Length of name without its version suffixes: _v<digits>, _ptsz, _ptds
-** (possibly stacked: cudaMemcpyAsync_ptsz_v7000). */
-static size_t base_name_len(const char *name, size_t len)
+size_t tg_model_base_name_len(const char *name, size_t len)
 {
     for (;;) {
         if (len > 5 && (memcmp(name + len - 5, "_ptsz", 5) == 0 ||
@@ -109,7 +107,7 @@ bool tg_model_resolve_name(tg_model *m, int32_t id)
     if (id >= c->n && !cache_cover(c, tg_strpool_count(pool))) return false;
     if (c->flags[id]) return true;
     const char *s = tg_strpool_get(pool, id);
-    size_t len = base_name_len(s, tg_strpool_len(pool, id));
+    size_t len = tg_model_base_name_len(s, tg_strpool_len(pool, id));
     int32_t base = tg_strpool_intern(pool, s, len);
     if (base < 0) return false;
     c->base[id] = base;

@@ -403,6 +403,17 @@ typedef struct tg_model_params {
 /* device.gaps counts idle gaps at least this long (500 ms). */
 #define TG_GAP_MIN_NS 500000000
 
+/* The base name of an API name: the length of name (len bytes) without its
+** version suffixes _ptsz, _ptds and _v<digits>, stripped from the end as
+** long as they stack (cuMemcpyHtoDAsync_v2_ptsz, cudaMemcpy_ptsz_v7000)
+** and something is left before them (_v2_v3 is _v2). The one C form of the
+** rule; tg_sql_put_base_name (model_sql.h) and tg_jq_put_base_name
+** (model_jq.h) write the same rule in SQL and jq, and
+** tests/unit/model/test_naming.c runs the three on the same names. Every
+** API name a user reads (evidence, groups, causes) is this base name; the
+** raw name is api.raw_name. */
+size_t tg_model_base_name_len(const char *name, size_t len);
+
 /* The synchronize calls that block the host (api.blocking), by base name. */
 #define TG_BLOCKING_CALLS(X) \
     X("cudaDeviceSynchronize") X("cudaStreamSynchronize") X("cudaEventSynchronize") \

@@ -390,7 +390,8 @@ void tg_model_host_call(tg_model *m, const tg_api *a)
     if (a->dup_of >= 0 || a->start == TG_NULL_I64 || a->end == TG_NULL_I64 ||
         a->end - a->start < TG_HOST_CUDA_MIN_NS)
         return;
-    tg_host_call c = {a->rowid, a->start, a->end, a->pid, a->tid, a->name, a->callchain};
+    /* by base name: a cause spells an API name as evidence does */
+    tg_host_call c = {a->rowid, a->start, a->end, a->pid, a->tid, a->base_name, a->callchain};
     if (!TG_PUSH(h->calls, h->n_calls, h->cap_calls, c)) h->oom = true;
 }
 

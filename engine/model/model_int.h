@@ -203,7 +203,7 @@ void tg_model_nvtx_free(tg_model *m);
 ** launched (host_launch). */
 typedef struct tg_host_call {
     int64_t rowid, start, end;
-    int32_t pid, tid, name, callchain;
+    int32_t pid, tid, name, callchain;   /* name: the base name (model.h) */
 } tg_host_call;
 
 bool tg_model_host_begin(tg_model *m);

@@ -193,14 +193,20 @@ static void view_pids(jqw *w)
           "def tg_op_pid: if $single then $main else $corr_pid[.corr | tostring] // $main end; ", w->f);
 }
 
-/* Base names (model.c base_name_len) and the flags of each distinct name. */
+void tg_jq_put_base_name(FILE *f)
+{
+    /* \A and \z: ^ and $ would also match at a newline inside the name */
+    fputs("def tg_base: if length > 5 and (endswith(\"_ptsz\") or endswith(\"_ptds\")) then .[:-5] | tg_base "
+          "elif test(\"(?s)\\\\A.+_v[0-9]+\\\\z\") then sub(\"_v[0-9]+\\\\z\"; \"\") | tg_base else . end; ", f);
+}
+
+/* Base names (tg_jq_put_base_name) and the flags of each distinct name. */
 static void view_calls(jqw *w)
 {
     need(w, V_X);
     need(w, V_ITER);
-    fputs("def tg_base: if endswith(\"_ptsz\") or endswith(\"_ptds\") then .[:-5] | tg_base "
-          "elif test(\"^.+_v[0-9]+$\") then sub(\"_v[0-9]+$\"; \"\") | tg_base else . end; "
-          "([$x[] | select(.k == 3) | .name] | unique | map(. as $n | tg_base as $b | {key: $n, value: {name: $b, "
+    tg_jq_put_base_name(w->f);
+    fputs("([$x[] | select(.k == 3) | .name] | unique | map(. as $n | tg_base as $b | {key: $n, value: {name: $b, "
           "driver: ($b | startswith(\"cu\") and (startswith(\"cuda\") | not)), blocking: ($b | IN(", w->f);
     const char *sep = "";
 #define X(name) fprintf(w->f, "%s\"%s\"", sep, name), sep = ", ";

@@ -57,4 +57,9 @@ int64_t tg_model_jq_base_us(const tg_model *m);
 /* A string as a jq string literal ("it\"s"), written to f. */
 void tg_jq_put_string(FILE *f, const char *s);
 
+/* "def tg_base: ...; ": the jq function giving the base name of the API
+** name it is applied to, by the rule of tg_model_base_name_len (model.h);
+** the one jq form of it. */
+void tg_jq_put_base_name(FILE *f);
+
 #endif

@@ -71,35 +71,75 @@ static const char *const queue_fields[] = {"queue_p50", "queue_kernels", "queue_
 
 /* ------------------------------------------------------------- helpers */
 
-/* s between quotes q, each q inside doubled: SQL's one escape. */
-static void put_quoted(FILE *f, const char *s, char q)
-{
-    fputc(q, f);
-    for (; s && *s; s++) {
-        if (*s == q) fputc(q, f);
-        fputc(*s, f);
-    }
-    fputc(q, f);
-}
-
-void tg_sql_put_string(FILE *f, const char *s)
-{
-    put_quoted(f, s, '\'');
-}
-
-void tg_sql_put_ident(FILE *f, const char *s)
-{
-    put_quoted(f, s, '"');
-}
-
+/* The base name (tg_model_base_name_len) of `col` in plain SQL: no regular
+** expression, no recursion, no function of ours, so the sqlite3 shell runs
+** it as it stands; exact for every text. x is the name with each character
+** in its place (so a length in x is one in the name): _ptsz and _ptds
+** become five char(1), _v before a digit two char(2) (control characters of
+** the name itself become '#' first), and the char(1) of a _ptsz or _ptds
+** before a digit '#': in x, the suffixes that stack at the end are the
+** longest tail of char(1), char(2) and digits (rtrim) less the digits it
+** starts with (a digit run not after _v: cuda12_v3, a_ptsz12_v3); t is its
+** length. When the whole name is suffixes (_v2_v3), its first stays. */
 void tg_sql_put_base_name(FILE *f, const char *col)
 {
-    /* n: without _ptsz / _ptds; then a trailing _v<digits> after at least
-    ** one character goes (model.c base_name_len) */
-    fprintf(f, "(SELECT CASE WHEN rtrim(n, '0123456789') GLOB '?*_v' AND rtrim(n, '0123456789') != n "
-               "THEN substr(n, 1, length(rtrim(n, '0123456789')) - 2) ELSE n END "
-               "FROM (SELECT replace(replace(%s, '_ptsz', ''), '_ptds', '') AS n))", col);
+    /* one derived table per group of replace()s: SQLite's parser refuses
+    ** a few dozen nested calls ("parser stack overflow") */
+    fputs("(SELECT CASE WHEN t > 0 AND t = length(x) THEN substr(s, 1, CASE WHEN substr(x, 1, 1) = char(1) THEN 5 "
+          "ELSE length(x) - length(ltrim(substr(x, 3), '0123456789')) END) ELSE substr(s, 1, length(x) - t) END "
+          "FROM (SELECT s, x, length(ltrim(substr(x, length(rtrim(x, char(1, 2) || '0123456789')) + 1), "
+          "'0123456789')) AS t FROM (SELECT s, ", f);
+    for (int d = 0; d < 10; d++) fputs("replace(", f);
+    fputs("x", f);
+    for (int d = 0; d < 10; d++) fprintf(f, ", char(1, %d), '#%d')", '0' + d, d);
+    fputs(" AS x FROM (SELECT s, ", f);
+    for (int d = 0; d < 10; d++) fputs("replace(", f);
+    fputs("x", f);
+    for (int d = 0; d < 10; d++) fprintf(f, ", '_v%d', char(2, 2, %d))", d, '0' + d);
+    fputs(" AS x FROM (SELECT s, replace(replace(replace(replace(s, char(1), '#'), char(2), '#'), '_ptsz', "
+          "char(1, 1, 1, 1, 1)), '_ptds', char(1, 1, 1, 1, 1)) AS x ", f);
+    fprintf(f, "FROM (SELECT %s AS s))))))", col);
 }
+
+void tg_sql_put_nvtx_name(FILE *f, const tg_trace *t, const char *prefix)
+{
+    bool id = tg_trace_has_column(t, TG_TABLE_NVTX, "textId"), text = tg_trace_has_column(t, TG_TABLE_NVTX, "text");
+    if (!id && !text) fputs("NULL", f);
+    if (id && text) fputs("coalesce(", f);
+    if (id) fprintf(f, "(SELECT value FROM StringIds WHERE id = %s\"textId\")", prefix);
+    if (id && text) fputs(", ", f);
+    if (text) fprintf(f, "%s\"text\"", prefix);
+    if (id && text) fputs(")", f);
+}
+
+/* What put wrote for (a, b), as a malloc'd string; NULL out of memory. */
+static char *written(void (*put)(FILE *, const void *, const char *), const void *a, const char *b)
+{
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    if (!f) return NULL;
+    put(f, a, b);
+    if (fclose(f) != 0 || !s) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void put_base(FILE *f, const void *col, const char *unused)
+{
+    (void)unused;
+    tg_sql_put_base_name(f, col);
+}
+
+static void put_nvtx(FILE *f, const void *t, const char *prefix)
+{
+    tg_sql_put_nvtx_name(f, t, prefix);
+}
+
+char *tg_sql_base_name(const char *col) { return written(put_base, col, NULL); }
+char *tg_sql_nvtx_name(const tg_trace *t, const char *prefix) { return written(put_nvtx, t, prefix); }
 
 /* The file's name of table id, quoted; NULL when the file lacks it. */
 static bool has(const sqlw *w, tg_table_id id)
@@ -355,15 +395,7 @@ static void view_iter(sqlw *w)
                   "n > %d AND \"index\" < %d AS warmup, partial, NOT (n > %d AND \"index\" < %d) AND NOT partial AS steady "
                   "FROM (SELECT rowid, (globalTid >> 24) & 16777215 AS pid, globalTid & 16777215 AS tid, ",
             TG_WARMUP_MIN_ITERATIONS - 1, TG_WARMUP_COUNT, TG_WARMUP_MIN_ITERATIONS - 1, TG_WARMUP_COUNT);
-    if (tg_trace_has_column(w->t, TG_TABLE_NVTX, "textId")) {
-        fputs("coalesce(", w->f);
-        string_of(w, TG_TABLE_NVTX, "", "textId");
-        fputs(", ", w->f);
-        column(w, TG_TABLE_NVTX, "", "text");
-        fputs(")", w->f);
-    } else {
-        column(w, TG_TABLE_NVTX, "", "text");
-    }
+    tg_sql_put_nvtx_name(w->f, w->t, "");
     /* a range that never closed ends with the capture (model_marker.c) */
     if (m->trace->last_ns != TG_NULL_I64)
         fprintf(w->f, " AS name, start, coalesce(\"end\", max(start, %lld)) AS \"end\", ", (long long)m->trace->last_ns);
@@ -428,16 +460,15 @@ static void view_calls(sqlw *w)
            "AS it_count FROM (SELECT rowid, start, \"end\", corr, pid, tid, return_value, raw_name, 1 AS is_call "
            "FROM call_rows UNION ALL SELECT rowid, start, NULL, NULL, pid, NULL, NULL, NULL, 0 FROM iter)");
     begin_materialized(w, "call_named");
-    fputs("SELECT c.rowid, c.start, c.\"end\", c.corr, c.pid, c.tid, c.return_value, c.raw_name, "
-          "CASE WHEN rtrim(n, '0123456789') GLOB '?*_v' AND rtrim(n, '0123456789') != n "
-          "THEN substr(n, 1, length(rtrim(n, '0123456789')) - 2) ELSE n END AS name, ", w->f);
+    fputs("SELECT c.rowid, c.start, c.\"end\", c.corr, c.pid, c.tid, c.return_value, c.raw_name, ", w->f);
+    tg_sql_put_base_name(w->f, "c.raw_name");
+    fputs(" AS name, ", w->f);
     bool overlap = iterations_overlap(w->m);
     fprintf(w->f, "%si.rowid", overlap ? "coalesce(" : "");
     if (overlap)
         fputs(", (SELECT o.rowid FROM iter o WHERE o.pid = c.pid AND c.start BETWEEN o.start AND o.\"end\" "
               "ORDER BY o.start DESC, o.rowid DESC LIMIT 1))", w->f);
-    fputs(" AS iteration_rowid FROM (SELECT *, replace(replace(raw_name, '_ptsz', ''), '_ptds', '') AS n "
-          "FROM call_placed WHERE is_call) c LEFT JOIN iter i ON i.pid = c.pid AND i.\"index\" = c.it_count - 1 "
+    fputs(" AS iteration_rowid FROM (SELECT * FROM call_placed WHERE is_call) c LEFT JOIN iter i ON i.pid = c.pid AND i.\"index\" = c.it_count - 1 "
           "AND i.\"end\" >= c.start", w->f);
     end(w);
     begin(w, "call_flags");
@@ -594,13 +625,7 @@ static void view_nvtx(sqlw *w)
         return;
     }
     fputs("SELECT rowid, ", w->f);
-    if (tg_trace_has_column(w->t, TG_TABLE_NVTX, "textId")) {
-        fputs("coalesce(", w->f);
-        string_of(w, TG_TABLE_NVTX, "", "textId");
-        fputs(", text)", w->f);
-    } else {
-        column(w, TG_TABLE_NVTX, "", "text");
-    }
+    tg_sql_put_nvtx_name(w->f, w->t, "");
     fputs(" AS name, start, \"end\", \"end\" - start AS duration, (globalTid >> 24) & 16777215 AS pid, "
           "globalTid & 16777215 AS tid FROM ", w->f);
     table(w, TG_TABLE_NVTX);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "source.h"
+#include "../common/text.h"
 
 /* "WITH view AS (...), ..." defining the view of source src and the
 ** helper views it reads, in dependency order; a caller appends
@@ -52,19 +53,26 @@ bool tg_model_sql_has_field(const tg_field_def *f);
 /* The view of a source: its name in the SQL ("kernel", "device", ...). */
 const char *tg_model_sql_view(tg_source_id src);
 
-/* A string as an SQL literal ('it''s'), and a name as an identifier
-** ("end"), written to f. */
-void tg_sql_put_string(FILE *f, const char *s);
-void tg_sql_put_ident(FILE *f, const char *s);
+/* tg_sql_put_string and tg_sql_put_ident, the one SQL quoter: text.h. */
 
 /* " AND eventType NOT IN (33, 39, ...)": of NVTX_EVENTS the ranges and
 ** marks, not the definition rows nsys stores beside them (trace.h,
 ** TG_NVTX_DEFINITION_TYPES), written to f. */
 void tg_sql_put_nvtx_ranges_only(FILE *f);
 
-/* The SQL form of the base name (version suffixes _v<digits>, _ptsz, _ptds
-** stripped) of the API name in column `col` (an SQL expression). */
+/* The base name of the API name in column `col` (an SQL expression), by
+** the rule of tg_model_base_name_len (model.h): the one SQL form of it, plain
+** SQLite, exact. tg_sql_base_name: the same as a malloc'd string (NULL out
+** of memory). */
 void tg_sql_put_base_name(FILE *f, const char *col);
+char *tg_sql_base_name(const char *col);
+
+/* The name of the NVTX_EVENTS row under `prefix` ("" or "n."), as the
+** reader takes it (trace_nvtx.c): textId's string, else text; the columns
+** trace t's table lacks left out (NULL when it has neither). The one SQL
+** form of the rule; tg_sql_nvtx_name: as a malloc'd string. */
+void tg_sql_put_nvtx_name(FILE *f, const tg_trace *t, const char *prefix);
+char *tg_sql_nvtx_name(const tg_trace *t, const char *prefix);
 
 /* The API table of trace t with each call once, written to f: the table
 ** itself, or, where the export records calls twice (old nsys), a subquery

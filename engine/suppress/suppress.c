@@ -243,7 +243,6 @@ void tg_suppress_free(tg_suppressions *s)
 }
 
 size_t tg_suppress_count(const tg_suppressions *s) { return s ? s->n : 0; }
-const tg_suppression *tg_suppress_get(const tg_suppressions *s, size_t i) { return &s->items[i]; }
 
 /* -------------------------------------------------------------- checks */
 

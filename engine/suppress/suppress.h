@@ -43,7 +43,6 @@ tg_suppressions *tg_suppress_load(const char *const *paths, size_t n_paths, tg_d
 void tg_suppress_free(tg_suppressions *s);
 
 size_t tg_suppress_count(const tg_suppressions *s);
-const tg_suppression *tg_suppress_get(const tg_suppressions *s, size_t i);
 
 /* Every rule id a suppression names must be one of ids: an error (with a
 ** "did you mean") for each that is not. lint adds a warning for each

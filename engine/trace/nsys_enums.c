@@ -16,18 +16,6 @@ const char *const tg_mem_kind_names[] = {
 const size_t tg_copy_kind_count = sizeof tg_copy_kind_names / sizeof *tg_copy_kind_names - 1;
 const size_t tg_mem_kind_count = sizeof tg_mem_kind_names / sizeof *tg_mem_kind_names - 1;
 
-const char *tg_copy_kind_name(int code)
-{
-    if (code < 0) return NULL;
-    return tg_copy_kind_names[(size_t)code < tg_copy_kind_count ? (size_t)code : TG_COPY_KIND_UNKNOWN];
-}
-
-const char *tg_mem_kind_name(int code)
-{
-    if (code < 0) return NULL;
-    return tg_mem_kind_names[(size_t)code < tg_mem_kind_count ? (size_t)code : TG_MEM_KIND_UNKNOWN];
-}
-
 static int code_of(const char *const *names, size_t n, const char *name, size_t len)
 {
     for (size_t i = 0; i < n; i++)
@@ -38,9 +26,4 @@ static int code_of(const char *const *names, size_t n, const char *name, size_t 
 int tg_copy_kind_code(const char *name, size_t len)
 {
     return code_of(tg_copy_kind_names, tg_copy_kind_count, name, len);
-}
-
-int tg_mem_kind_code(const char *name, size_t len)
-{
-    return code_of(tg_mem_kind_names, tg_mem_kind_count, name, len);
 }

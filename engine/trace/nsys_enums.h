@@ -33,12 +33,7 @@ extern const char *const tg_copy_kind_names[];   /* by id, NULL-terminated */
 extern const char *const tg_mem_kind_names[];
 extern const size_t tg_copy_kind_count, tg_mem_kind_count;
 
-/* Name of a code; codes this build does not know read "unknown"; NULL for
-** a negative code (not recorded). */
-const char *tg_copy_kind_name(int code);
-const char *tg_mem_kind_name(int code);
-/* Code of a name (exact), or -1. */
+/* Code of a copy kind's name (exact), or -1. */
 int tg_copy_kind_code(const char *name, size_t len);
-int tg_mem_kind_code(const char *name, size_t len);
 
 #endif

@@ -11,6 +11,7 @@
 ** export") lists the drift handled.
 */
 #include "trace_int.h"
+#include "../common/text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -94,22 +95,12 @@ static bool read_columns(tg_loader *ld, const char *table, column_set *cs)
 {
     char *sql = NULL;
     size_t len = 0, cap = 0;
-    if (!buf_add(&sql, &len, &cap, "SELECT name, hidden, type, pk, dflt_value IS NOT NULL FROM pragma_table_xinfo(") ||
-        !buf_add(&sql, &len, &cap, "'")) {
-        free(sql);
-        tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-        return false;
-    }
-    /* The pragma takes a string literal: double any single quote. */
-    for (const char *p = table; *p; p++) {
-        char c[3] = {*p, *p == '\'' ? '\'' : 0, 0};
-        if (!buf_add(&sql, &len, &cap, c)) {
-            free(sql);
-            tg_load_fail(ld, TG_EINTERNAL, "out of memory");
-            return false;
-        }
-    }
-    if (!buf_add(&sql, &len, &cap, "')")) {
+    /* The pragma takes a string literal. */
+    char *name = tg_sql_string(table);
+    bool built = name && buf_add(&sql, &len, &cap, "SELECT name, hidden, type, pk, dflt_value IS NOT NULL FROM "
+                                 "pragma_table_xinfo(") && buf_add(&sql, &len, &cap, name) && buf_add(&sql, &len, &cap, ")");
+    free(name);
+    if (!built) {
         free(sql);
         tg_load_fail(ld, TG_EINTERNAL, "out of memory");
         return false;

@@ -110,13 +110,20 @@ typedef struct nvtx_read {
     size_t n_defs, defs_cap, cap;
 } nvtx_read;
 
+/* The name of a row: textId's string, else text (the one C form of the
+** rule; its SQL form is tg_sql_put_nvtx_name, engine/model/model_sql.h). */
+static int32_t row_name(tg_loader *ld, const tg_row *st)
+{
+    int32_t name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
+    return name >= 0 ? name : tg_load_text(ld, st, COL(NC_TEXT));
+}
+
 /* A domain definition row (r: its decoded process and domain id). */
 static bool domain_row(tg_loader *ld, const tg_row *st, nvtx_read *nr, const tg_nvtx *r)
 {
     if (r->event_type != NVTX_DOMAIN_CREATE || r->domain <= 0) return true;
     domain_def d = {.pid = r->pid, .id = r->domain};
-    d.name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
-    if (d.name < 0) d.name = tg_load_text(ld, st, COL(NC_TEXT));
+    d.name = row_name(ld, st);
     if (ld->failed) return false;
     return d.name < 0 || TG_PUSH(nr->defs, nr->n_defs, nr->defs_cap, d) || tg_load_oom(ld);
 }
@@ -134,8 +141,7 @@ static bool nvtx_row(tg_loader *ld, const tg_row *st, void *ctx)
     if (is_definition(r.event_type)) return domain_row(ld, st, nr, &r);
     if (!tg_load_times(&ld->stats[TG_TABLE_NVTX], st, &r.start, &r.end, true)) return true;
     r.rowid = tg_row_id(st);
-    r.name = tg_load_strid(ld, st, COL(NC_TEXT_ID));
-    if (r.name < 0) r.name = tg_load_text(ld, st, COL(NC_TEXT));
+    r.name = row_name(ld, st);
     r.duration = TG_NULL_I64;
     r.depth = -1;
     r.gpu_time = TG_NULL_I64;
