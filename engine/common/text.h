@@ -16,6 +16,10 @@
 ** machine contract.
 **
 ** Nothing here prints: the escaped text goes to a sink the caller gives.
+**
+** Text for SQLite has its one rule here too: a string literal or an
+** identifier, its quote doubled (tg_sql_put_string), for every query the
+** project writes, the reproduce SQL and its own reading queries alike.
 */
 #ifndef TG_TEXT_H
 #define TG_TEXT_H

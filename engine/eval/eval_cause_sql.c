@@ -22,6 +22,7 @@
 ** its launch query is left out.
 */
 #include "eval_cause.h"
+#include "../model/model_jq.h"
 #include "../model/model_sql.h"
 
 #include <stdarg.h>
@@ -90,7 +91,18 @@ static const char *api_calls(const tg_model *m, tg_arena *arena)
 static const char *host_jq(tg_cause_cc *cc, const tg_cause *c)
 {
     sqlbuf b = {0};
-    put(&b, ".traceEvents as $e | [");
+    /* a call by its base name, as the cause names it (tg_model_host_call) */
+    char *def = NULL;
+    size_t def_len = 0;
+    FILE *f = open_memstream(&def, &def_len);
+    if (!f) return NULL;
+    tg_jq_put_base_name(f);
+    if (fclose(f) != 0) {
+        free(def);
+        return NULL;
+    }
+    put(&b, "%s.traceEvents as $e | [", def);
+    free(def);
     for (size_t w = 0; w < c->n_windows; w++) {
         const tg_cause_window *win = &c->windows[w];
         put(&b, "%s[%zu, %lld, %lld, [", w ? ", " : "", win->evidence, (long long)win->start, (long long)win->end);
@@ -101,7 +113,8 @@ static const char *host_jq(tg_cause_cc *cc, const tg_cause *c)
         put(&b, "]]");
     }
     put(&b, "] | map(. as [$w, $s, $t, $ix] | {window: $w, events: [$ix[] | . as $i | $e[$i] | "
-            "{index: $i, name, cat, tid, ts, dur, inside_ns: ((([((.ts + (.dur // 0)) * 1000), $t] | min) - "
+            "{index: $i, name: (if IN(.cat; \"cuda_runtime\", \"cuda_driver\", \"Runtime\", \"Driver\") and "
+            "(.name | type) == \"string\" then .name | tg_base else .name end), cat, tid, ts, dur, inside_ns: ((([((.ts + (.dur // 0)) * 1000), $t] | min) - "
             "([(.ts * 1000), $s] | max)) | round)}]})");
     return finish(&b, cc->arena);
 }
