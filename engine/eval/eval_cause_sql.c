@@ -273,12 +273,16 @@ const char *tg_cause_launch_query(tg_cause_cc *cc, const tg_cause *c)
     }
     if (!n) put(&b, "(-1, 0, 0)");
     /* without iterations every kernel is steady (docs/iterations.md) */
-    put(&b, ") SELECT (SELECT value FROM StringIds WHERE id = k.demangledName) AS name, count(*) AS kernels, "
-            "sum(k.end - k.start) AS kernel_ns, sum(a.end - a.start) AS launch_ns FROM %s k JOIN %s a ON "
-            "a.correlationId = k.correlationId AND " PID_OF("a.globalTid") " = " PID_OF("k.globalPid") " "
-            "WHERE k.end - k.start < a.end - a.start%s GROUP BY 1 ORDER BY kernels DESC, kernel_ns DESC;",
+    /* a call is short when its kernels together ran shorter than it (a
+    ** graph launch against its graph: model_host.c tg_model_host_launch) */
+    put(&b, ") SELECT name, count(*) AS kernels, sum(kernel_ns) AS kernel_ns, sum(launch_ns) AS launch_ns FROM "
+            "(SELECT (SELECT value FROM StringIds WHERE id = k.demangledName) AS name, k.end - k.start AS kernel_ns, "
+            "a.end - a.start AS launch_ns, sum(k.end - k.start) OVER (PARTITION BY a.correlationId, "
+            PID_OF("a.globalTid") ") AS call_kernel_ns FROM %s k JOIN %s a ON "
+            "a.correlationId = k.correlationId AND " PID_OF("a.globalTid") " = " PID_OF("k.globalPid") "%s) "
+            "WHERE call_kernel_ns < launch_ns GROUP BY 1 ORDER BY kernels DESC, kernel_ns DESC;",
         table(m, TG_TABLE_KERNEL), calls,
-        m->has_iterations ? " AND EXISTS (SELECT 1 FROM steady WHERE steady.pid = " PID_OF("a.globalTid")
+        m->has_iterations ? " WHERE EXISTS (SELECT 1 FROM steady WHERE steady.pid = " PID_OF("a.globalTid")
                             " AND a.start >= steady.s AND a.start <= steady.e)" : "");
     return finish(&b, cc->arena);
 }

@@ -34,6 +34,10 @@ typedef struct tg_iteration {
     int64_t launch_time;       /* sum of those calls' durations */
     int32_t launches_lost;     /* launch calls in it without a GPU record (coverage) */
     int64_t kernel_time;       /* sum of the durations of the kernels they launched */
+    /* of those calls, the ones that launched several kernels (a CUDA graph
+    ** launch), and their kernels (docs/rules.md, "CUDA graphs") */
+    int32_t graph_launches;
+    int32_t graph_kernels;
 } tg_iteration;
 
 typedef struct tg_gap {

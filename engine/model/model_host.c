@@ -355,7 +355,7 @@ static void reset_counts(tg_model *m, tg_host_ctx *h)
     if (!(*(&h->threads) = (tg_idmap){0}, true) || !(*(&h->short_ids) = (tg_idmap){0}, true)) h->oom = true;
     for (size_t i = 0; i < m->n_iterations; i++) {
         tg_iteration *it = &m->iterations[i];
-        it->launches = it->short_kernels = 0;
+        it->launches = it->short_kernels = it->graph_launches = it->graph_kernels = 0;
         it->launch_time = it->kernel_time = 0;
     }
     derive_libcalls(m, true);
@@ -418,23 +418,32 @@ static void count_short(tg_host_ctx *h, const tg_kspan *k, int64_t kd, int64_t c
     s->launch_time = tg_add_sat(s->launch_time, cd);
 }
 
-void tg_model_host_launch(tg_model *m, const tg_api *a, int64_t it, const tg_kspan *k)
+/* Kernel k of the call a, which launched g->kernels kernels running
+** g->kernel_time together. A call is short when its kernels together ran
+** shorter than it, and then each of them is a short kernel: for a graph
+** launch (several kernels on one call) that compares the launch with the
+** graph, not each node with the whole launch (docs/rules.md, "CUDA
+** graphs"); for any other call it is the kernel against its call. */
+void tg_model_host_launch(tg_model *m, const tg_api *a, int64_t it, const tg_kspan *k, const tg_launch_group *g)
 {
     tg_host_ctx *h = tg_model_priv_of(m)->host;
     if (!h || a->start == TG_NULL_I64 || a->end == TG_NULL_I64) return;
     int64_t kd = k->end - k->start, cd = a->end - a->start;
     bool first = h->last_launch != a->rowid;     /* a graph launch shows each of its kernels */
+    bool is_short = g->kernel_time < cd, graph = g->kernels > 1;
     h->last_launch = a->rowid;
     if (it >= 0) {
         tg_iteration *r = &m->iterations[it];
         if (first) {
             r->launches++;
             r->launch_time = tg_add_sat(r->launch_time, cd);
+            if (graph) r->graph_launches++;
         }
         r->kernel_time = tg_add_sat(r->kernel_time, kd);
-        if (kd < cd) r->short_kernels++;
+        if (is_short) r->short_kernels++;
+        if (graph) r->graph_kernels++;
     }
-    if (kd < cd && k->steady) count_short(h, k, kd, cd);
+    if (is_short && k->steady) count_short(h, k, kd, cd);
     for (int lib = 0; lib < TG_LIB_COUNT; lib++) {
         tg_libcall *c = lib_containing(m, lib, a->pid, a->tid, a->start, a->end);
         if (!c) continue;

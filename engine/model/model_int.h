@@ -209,7 +209,13 @@ typedef struct tg_host_call {
 bool tg_model_host_begin(tg_model *m);
 void tg_model_host_reset(tg_model *m);
 void tg_model_host_call(tg_model *m, const tg_api *a);
-void tg_model_host_launch(tg_model *m, const tg_api *a, int64_t it, const tg_kspan *k);
+/* The kernels one call launched: one for most calls, a graph's for a
+** graph launch (model_join.c). */
+typedef struct tg_launch_group {
+    int32_t kernels;
+    int64_t kernel_time;       /* their durations, summed */
+} tg_launch_group;
+void tg_model_host_launch(tg_model *m, const tg_api *a, int64_t it, const tg_kspan *k, const tg_launch_group *g);
 bool tg_model_host_end(tg_model *m);
 void tg_model_host_free(tg_model *m);
 /* CUDA calls of TG_HOST_CUDA_MIN_NS or more, by start (after end). */

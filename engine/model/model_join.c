@@ -549,6 +549,8 @@ typedef struct launch_pass {
     tg_idmap seen;       /* streamed: (pid, id) of the calls kept or blocking */
     size_t index;              /* loaded rows: index of the call being visited */
     bool found;                /* join_call met GPU ops of the call's key */
+    tg_launch_group group;     /* the kernels of the call being joined */
+    bool queue_open;           /* its first kernel is still to come */
     tg_idmap gpu_pids;         /* pid -> its entry of gpu_of */
     struct pid_gpu *gpu_of;
     size_t n_gpu_of;
@@ -563,13 +565,18 @@ static void launch_kernel(launch_pass *c, const tg_api *a, int64_t it, size_t ro
     tg_model *m = c->m;
     tg_kspan *k = tg_model_ks(tg_model_priv_of(m), row);
     k->launched = 1;
-    /* A kernel that starts before its launching call returns (the call
+    /* Queue time is the host-side wait: from the call's return to the
+    ** start of the first kernel it launched. The other kernels of a graph
+    ** launch waited for the graph's earlier kernels, not for the host, and
+    ** get none (null: out of the median), docs/rules.md "CUDA graphs". A
+    ** kernel that starts before its launching call returns (the call
     ** blocks, or the clocks disagree by a little) waited no time: 0, and
     ** counted, rather than left out of the median (docs/rules.md). */
-    if (a->end != TG_NULL_I64) {
+    if (a->end != TG_NULL_I64 && c->queue_open) {
         k->queue_clamped = k->start < a->end;
         k->queue = k->queue_clamped ? 0 : k->start - a->end;
     }
+    c->queue_open = false;
     if (m->trace->kernels) {
         tg_kernel *r = &m->trace->kernels[row];
         r->api = c->streamed ? -1 : (int32_t)c->index;
@@ -583,7 +590,7 @@ static void launch_kernel(launch_pass *c, const tg_api *a, int64_t it, size_t ro
         tg_model_mark_row(m, it, &iteration, &k->steady);
     }
     if (it >= 0) tg_model_attribute_op(m, it, k->start, k->end, true);
-    tg_model_host_launch(m, a, it, k);
+    tg_model_host_launch(m, a, it, k, &c->group);
     if (tg_model_priv_of(m)->nvtx && !tg_model_nvtx_launch(m, a, TG_OPK_KERNEL, row, k->start, k->end))
         c->oom = true;
 }
@@ -620,6 +627,24 @@ static bool launch_op(launch_pass *c, const tg_api *a, int64_t it, uint32_t ref)
     return true;
 }
 
+/* The kernels of one key (c->group): the op `ref` and the links from
+** `next` (a link index + 1, 0 at the end). */
+static void group_of(launch_pass *c, uint32_t ref, uint32_t next)
+{
+    const tg_model_priv *p = tg_model_cpriv_of(c->m);
+    c->group = (tg_launch_group){0};
+    for (;;) {
+        if (ref >> REF_SHIFT == TG_OPK_KERNEL) {
+            const tg_kspan *k = tg_model_ks(p, ref & (REF_ROWS - 1));
+            c->group.kernels++;
+            c->group.kernel_time = tg_add_sat(c->group.kernel_time, k->end - k->start);
+        }
+        if (!next) return;
+        ref = c->ops.links[next - 1].ref;
+        next = c->ops.links[next - 1].next;
+    }
+}
+
 /* Every op call a launched. Ops joined already mean two calls share (pid,
 ** id): in a loaded table the first in start order keeps them (twins are
 ** marked before), a streamed one is read again whole. A group is joined
@@ -638,10 +663,15 @@ static bool join_call(launch_pass *c, const tg_api *a, int64_t it)
         op_key(m, slot_first_ref(x, v), &pid, &corr);
         if (pid != a->pid || corr != a->correlation) continue;
         c->found = true;
-        if (!is_group(v)) return launch_op(c, a, it, v - 1) || !c->streamed;
+        c->queue_open = true;
+        if (!is_group(v)) {
+            group_of(c, v - 1, 0);
+            return launch_op(c, a, it, v - 1) || !c->streamed;
+        }
         op_group *g = &x->groups[v - GROUP_TAG - 1];
         if (g->joined) return !c->streamed;
         g->joined = true;
+        group_of(c, x->links[g->head].ref, x->links[g->head].next);
         for (uint32_t l = g->head + 1; l; l = x->links[l - 1].next)
             launch_op(c, a, it, x->links[l - 1].ref);   /* none taken: the group was not joined */
         return true;

@@ -258,7 +258,11 @@ static void view_kernel(jqw *w)
           "else null end), _clamped: ($l.end != null and .start < $l.end), nccl: (.name | "
           "test(\"nccl\"; \"i\")), ", w->f);
     put_launched(w);
-    fputs("}] as $kernel | ", w->f);
+    /* only the first kernel of a call has a queue time: the others of a
+    ** graph launch waited for the graph (model_join.c launch_kernel) */
+    fputs("}] | (map(select(._call != null)) | group_by(._call) | map({key: (min_by([.start, .rowid]).rowid | "
+          "tostring), value: true}) | from_entries) as $first | map(if ._call != null and "
+          "($first[.rowid | tostring] | not) then .queue = null | ._clamped = false else . end) as $kernel | ", w->f);
 }
 
 /* Copy kind and memory kinds from the name (trace_kineto_map.c
@@ -322,11 +326,15 @@ static void view_iteration(jqw *w)
           "map(select(._kernel)) | length), launches: ($g | map(select(._kernel)) | unique_by(._call) | length), "
           "launch_time: ($g | map(select(._kernel)) | unique_by(._call) | map(._call_time) | add // 0), "
           "kernel_time: ($g | map(select(._kernel) | .end - .start) | add // 0), short_kernels: ($g | "
-          "map(select(._kernel and (.end - .start) < ._call_time)) | length)})) as $work | "
+          "map(select(._kernel)) | group_by(._call) | map(select((map(.end - .start) | add) < .[0]._call_time) | "
+          "length) | add // 0), graph_launches: ($g | map(select(._kernel)) | group_by(._call) | "
+          "map(select(length > 1)) | length), graph_kernels: ($g | map(select(._kernel)) | group_by(._call) | "
+          "map(select(length > 1) | length) | add // 0)})) as $work | "
           "(reduce ($calls | map(select(.blocking and .it != null)) | group_by(.it.i))[] as $g ({}; "
           ".[$g[0].it.i | tostring] = ($g | length))) as $blocking | "
           "[$iters | group_by(.pid)[] | map(. + ($work[.i | tostring] // {gpu_time: 0, gpu_first: null, "
-          "gpu_end: null, kernels: 0, launches: 0, launch_time: 0, kernel_time: 0, short_kernels: 0})) | . as $g | "
+          "gpu_end: null, kernels: 0, launches: 0, launch_time: 0, kernel_time: 0, short_kernels: 0, "
+          "graph_launches: 0, graph_kernels: 0})) | . as $g | "
           "range(0; length) as $j | $g[$j] as $r | (if $j > 0 then $g[$j - 1] else null end) as $p | "
           "{rowid: $r.i, index: $r.index, name: $r.name, marker: ($r.name | gsub(\"[0-9]+\"; \"N\")), pid: $r.pid, "
           "start: $r.start, end: $r.end, warmup: $r.warmup, partial: $r.partial, steady: $r.steady, "
@@ -335,7 +343,8 @@ static void view_iteration(jqw *w)
           "else null end), gpu_time: $r.gpu_time, gpu_span: (if $r.gpu_first != null then $r.gpu_end - "
           "$r.gpu_first else null end), kernels: $r.kernels, blocking_calls: ($blocking[$r.i | tostring] // 0), "
           "launches: $r.launches, launch_time: $r.launch_time, kernel_time: $r.kernel_time, "
-          "short_kernels: $r.short_kernels}] as $iteration | ", w->f);
+          "short_kernels: $r.short_kernels, graph_launches: $r.graph_launches, graph_kernels: $r.graph_kernels}] "
+          "as $iteration | ", w->f);
 }
 
 static void view_ops(jqw *w)

@@ -545,8 +545,12 @@ static void view_kernel(sqlw *w)
     put_kernel_name(w, "k.");
     fputs(" AS name, ", w->f);
     string_of(w, TG_TABLE_KERNEL, "k.", "shortName");
-    /* queue: a launch call that ends after its kernel starts gives 0 */
-    fputs(" AS short_name, l.name AS api, l.\"end\" AS launch_end, max(k.start - l.\"end\", 0) AS queue, ", w->f);
+    /* queue: a launch call that ends after its kernel starts gives 0; only
+    ** the first kernel of a call has one, the others of a graph launch
+    ** waited for the graph (model_join.c launch_kernel) */
+    fputs(" AS short_name, l.name AS api, l.\"end\" AS launch_end, CASE WHEN l.call_rowid IS NOT NULL AND "
+          "row_number() OVER (PARTITION BY l.call_rowid ORDER BY k.start, k.rowid) = 1 THEN "
+          "max(k.start - l.\"end\", 0) END AS queue, ", w->f);
     put_is_nccl(w, "k.");
     fputs(" AS nccl, ", w->f);
     put_launch_join(w, TG_TABLE_KERNEL, "k");
@@ -669,22 +673,28 @@ static void view_iteration(sqlw *w)
            "AND iteration_rowid IS NOT NULL GROUP BY 1");
     /* launch overhead (model_host.c): per iteration the calls that
     ** launched kernels, their time (once per call), the kernels' time, the
-    ** kernels shorter than their call */
+    ** kernels whose call's kernels together ran shorter than it, the calls
+    ** of several kernels (graph launches) and their kernels */
     begin(w, "launched_kernels");
     if (has(w, TG_TABLE_KERNEL)) {
         fputs("SELECT l.iteration_rowid AS rowid, l.call_rowid, l.\"end\" - l.start AS call_time, "
-              "max(k.\"end\", k.start) - k.start AS kernel_time FROM ", w->f);
+              "max(k.\"end\", k.start) - k.start AS kernel_time, sum(max(k.\"end\", k.start) - k.start) OVER c "
+              "AS call_kernel_time, count(*) OVER c AS call_kernels FROM ", w->f);
         table(w, TG_TABLE_KERNEL);
         fputs(" k CROSS JOIN launch l ON l.pid = (k.globalPid >> 24) & 16777215 AND l.corr = k.correlationId "
-              "WHERE k.start IS NOT NULL AND k.\"end\" IS NOT NULL AND l.iteration_rowid IS NOT NULL", w->f);
+              "WHERE k.start IS NOT NULL AND k.\"end\" IS NOT NULL AND l.iteration_rowid IS NOT NULL "
+              "WINDOW c AS (PARTITION BY l.call_rowid)", w->f);
     } else {
-        fputs("SELECT NULL AS rowid, NULL AS call_rowid, NULL AS call_time, NULL AS kernel_time WHERE 0", w->f);
+        fputs("SELECT NULL AS rowid, NULL AS call_rowid, NULL AS call_time, NULL AS kernel_time, "
+              "NULL AS call_kernel_time, NULL AS call_kernels WHERE 0", w->f);
     }
     end(w);
     define(w, "iter_launch",
            "SELECT rowid, count(DISTINCT call_rowid) AS launches, (SELECT sum(call_time) FROM (SELECT DISTINCT "
            "call_rowid, call_time FROM launched_kernels c WHERE c.rowid = k.rowid)) AS launch_time, sum(kernel_time) "
-           "AS kernel_time, sum(kernel_time < call_time) AS short_kernels FROM launched_kernels k GROUP BY rowid");
+           "AS kernel_time, sum(call_kernel_time < call_time) AS short_kernels, count(DISTINCT CASE WHEN "
+           "call_kernels > 1 THEN call_rowid END) AS graph_launches, sum(call_kernels > 1) AS graph_kernels "
+           "FROM launched_kernels k GROUP BY rowid");
     define(w, "iter_done",
            "SELECT i.*, w.gpu_time, w.gpu_first, w.gpu_end, w.kernels, lag(w.gpu_end) OVER p AS prev_gpu_end, "
            "lag(i.warmup) OVER p AS prev_warmup, lag(i.partial) OVER p AS prev_partial FROM iter i "
@@ -698,7 +708,8 @@ static void view_iteration(sqlw *w)
            "d.gpu_end - d.gpu_first AS gpu_span, coalesce(d.kernels, 0) AS kernels, "
            "coalesce(b.blocking_calls, 0) AS blocking_calls, coalesce(x.launches, 0) AS launches, "
            "coalesce(x.launch_time, 0) AS launch_time, coalesce(x.kernel_time, 0) AS kernel_time, "
-           "coalesce(x.short_kernels, 0) AS short_kernels FROM iter_done d "
+           "coalesce(x.short_kernels, 0) AS short_kernels, coalesce(x.graph_launches, 0) AS graph_launches, "
+           "coalesce(x.graph_kernels, 0) AS graph_kernels FROM iter_done d "
            "LEFT JOIN iter_blocking b ON b.rowid = d.rowid LEFT JOIN iter_launch x ON x.rowid = d.rowid");
 }
 

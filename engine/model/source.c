@@ -130,6 +130,7 @@ static const struct {
     {TG_SRC_ITERATION, "gpu_span", OPS_ALL},       {TG_SRC_ITERATION, "kernels", OPS_KERNEL},
     {TG_SRC_ITERATION, "launches", OPS_KERNEL},    {TG_SRC_ITERATION, "launch_time", OPS_KERNEL},
     {TG_SRC_ITERATION, "kernel_time", OPS_KERNEL}, {TG_SRC_ITERATION, "short_kernels", OPS_KERNEL},
+    {TG_SRC_ITERATION, "graph_launches", OPS_KERNEL}, {TG_SRC_ITERATION, "graph_kernels", OPS_KERNEL},
     {TG_SRC_DEVICE, "start", OPS_ALL},            {TG_SRC_DEVICE, "end", OPS_ALL},
     {TG_SRC_DEVICE, "span", OPS_ALL},             {TG_SRC_DEVICE, "busy_frac", OPS_ALL},
     {TG_SRC_DEVICE, "busy_frac_steady", OPS_ALL}, {TG_SRC_DEVICE, "gaps", OPS_ALL},

@@ -60,7 +60,7 @@
 #define METRIC_QUEUE_LIST(X) \
     X(queue_ns_p50, "queue != null") \
     X(queue_ns_p50_unclamped, "queue != null and start >= launch_end") \
-    X(queue_clamped, "start < launch_end")
+    X(queue_clamped, "queue != null and start < launch_end")
 
 enum {
 #define X(key, where) Q_##key,

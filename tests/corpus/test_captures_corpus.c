@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,25 @@ typedef struct {
     size_t steps;
     size_t kernels;          /* in the whole trace */
     size_t graph_kernels;    /* launched by a cudaGraphLaunch / cuGraphLaunch */
+    /* queue time (docs/rules.md, "CUDA graphs"): per launch call, its first
+    ** kernel's start minus the call's end, 0 when negative */
+    size_t queue_n, queue_clamped;
+    double queue_p50;        /* ns; NAN without any */
+    /* in the ProfilerStep ranges: kernels whose call's kernels together ran
+    ** shorter than the call; calls of several kernels, and those kernels */
+    size_t short_kernels, step_kernels, graph_launches, step_graph_kernels;
 } facts;
+
+/* One launch call's kernels, gathered by correlation id. */
+typedef struct {
+    long long call_start, call_end;   /* ns */
+    long long first_start;            /* ns, its earliest kernel */
+    long long kernel_time;            /* ns, summed */
+    size_t kernels;
+    long step;                        /* the ProfilerStep it starts in, -1 none */
+} call_kernels;
+
+static long long ns_of(json_t *v) { return llround(json_number_value(v) * 1000.0); }
 
 static size_t gz_read(void *buf, size_t len, void *data)
 {
@@ -78,6 +97,65 @@ static bool is_gpu_op(json_t *e)
 {
     const char *c = cat_of(e);
     return !strcmp(c, "kernel") || !strcmp(c, "gpu_memcpy") || !strcmp(c, "gpu_memset");
+}
+
+/* The kernels of each launch call (by correlation id, one process: see
+** read_facts), then the queue times and short kernels of the head comment
+** of facts, computed here from the JSON alone. */
+static void read_launches(facts *f, json_t *ev, json_t *calls, json_t *steps)
+{
+    size_t n = json_object_size(calls), i = 0, j;
+    call_kernels *ck = calloc(n ? n : 1, sizeof *ck);
+    json_t *idx = json_object(), *e;
+    const char *key;
+    json_t *call;
+    assert_non_null(ck);
+    json_object_foreach(calls, key, call) {
+        ck[i].call_start = ns_of(json_object_get(call, "ts"));
+        ck[i].call_end = ck[i].call_start + ns_of(json_object_get(call, "dur"));
+        ck[i].first_start = LLONG_MAX;
+        ck[i].step = -1;
+        for (size_t s = 0; s < f->steps; s++) {
+            json_t *st = json_array_get(steps, s);
+            long long t0 = ns_of(json_object_get(st, "ts")), t1 = t0 + ns_of(json_object_get(st, "dur"));
+            if (ck[i].call_start >= t0 && ck[i].call_start < t1) ck[i].step = (long)s;
+        }
+        json_object_set_new(idx, key, json_integer((json_int_t)i));
+        i++;
+    }
+    json_array_foreach(ev, j, e) {
+        if (strcmp(cat_of(e), "kernel")) continue;
+        char k[32];
+        snprintf(k, sizeof k, "%lld",
+                 (long long)json_integer_value(json_object_get(json_object_get(e, "args"), "correlation")));
+        json_t *at = json_object_get(idx, k);
+        if (!at) continue;
+        call_kernels *c = &ck[json_integer_value(at)];
+        long long ks = ns_of(json_object_get(e, "ts"));
+        c->kernels++;
+        c->kernel_time += ns_of(json_object_get(e, "dur"));
+        if (ks < c->first_start) c->first_start = ks;
+    }
+    double *q = calloc(n ? n : 1, sizeof *q);
+    assert_non_null(q);
+    for (i = 0; i < n; i++) {
+        const call_kernels *c = &ck[i];
+        if (!c->kernels) continue;
+        q[f->queue_n++] = c->first_start < c->call_end ? 0 : (double)(c->first_start - c->call_end);
+        f->queue_clamped += c->first_start < c->call_end;
+        if (c->step < 0) continue;
+        f->step_kernels += c->kernels;
+        if (c->kernel_time < c->call_end - c->call_start) f->short_kernels += c->kernels;
+        if (c->kernels > 1) {
+            f->graph_launches++;
+            f->step_graph_kernels += c->kernels;
+        }
+    }
+    qsort(q, f->queue_n, sizeof *q, cmp_double);
+    f->queue_p50 = !f->queue_n ? NAN : f->queue_n % 2 ? q[f->queue_n / 2] : (q[f->queue_n / 2 - 1] + q[f->queue_n / 2]) / 2;
+    free(q);
+    free(ck);
+    json_decref(idx);
 }
 
 /* Per ProfilerStep#N range: the GPU work whose launching call (same
@@ -133,6 +211,7 @@ static facts read_facts(const char *file)
     qsort(sum, f.steps, sizeof *sum, cmp_double);
     f.p50_gpu_time = f.steps % 2 ? sum[f.steps / 2] : (sum[f.steps / 2 - 1] + sum[f.steps / 2]) / 2;
     free(sum);
+    read_launches(&f, ev, calls, steps);
     json_decref(steps);
     json_decref(calls);
     json_decref(doc);
@@ -261,6 +340,86 @@ static void test_iterations_match_json(void **state)
     assert_int_equal(wrong, 0);
 }
 
+/* ------------------------------------------------------------ graph launches */
+
+/* The launch numbers per capture as the README states them ("What
+** tracegate says on graph-launched kernels"), for the graph captures. */
+#define GRAPH_NUMBERS(X) \
+    /* file, queue kernels, clamped, queue p50 ns, step kernels, short, graph launches, their kernels */ \
+    X("graph_manual", 10, 1, 950150, 510, 0, 10, 510) \
+    X("graph_reduce_overhead", 180, 14, 1691, 360, 85, 20, 200)
+
+static const char steps_rule[] =
+    "version: 1\nrules:\n  - id: launch-sums\n    title: launch sums\n    severity: warning\n"
+    "    source: iteration\n    where: steady\n    fail_when: count > 0\n"
+    "    message: \"{sum(kernels)} {sum(short_kernels)} {sum(graph_launches)} {sum(graph_kernels)}\"\n";
+
+static double device_num(json_t *m, const char *key)
+{
+    json_t *d = json_array_get(json_object_get(json_array_get(json_object_get(m, "traces"), 0), "devices"), 0);
+    json_t *v = json_object_get(d, key);
+    if (!json_is_number(v)) fail_msg("metrics: devices[0].%s is not a number", key);
+    return json_number_value(v);
+}
+
+static double launch_sum(json_t *doc, const char *key)
+{
+    json_t *v = json_object_get(json_object_get(corpus_result(doc, "launch-sums"), "values"), key);
+    if (!json_is_number(v)) fail_msg("launch-sums: values.%s is not a number", key);
+    return json_number_value(v);
+}
+
+/* Queue time and short kernels on every capture against the independent
+** reading: only the first kernel of each launch call has a queue time (a
+** graph's other kernels waited for the graph, not the host), and a launch
+** call's kernels are short when together they ran shorter than the call.
+** The graph captures' numbers are also the README's. */
+static void test_graph_launches(void **state)
+{
+    (void)state;
+    char rules[600], opt[700];
+    snprintf(rules, sizeof rules, "%s/launch-sums.yaml", tmpdir);
+    FILE *rf = fopen(rules, "w");
+    assert_non_null(rf);
+    fputs(steps_rule, rf);
+    fclose(rf);
+    snprintf(opt, sizeof opt, "--rules '%s'", rules);
+    int wrong = 0;
+    for (size_t c = 0; c < sizeof captures / sizeof *captures; c++) {
+        facts f = read_facts(captures[c]);
+        json_t *m = metrics(captures[c]);
+        int st;
+        json_t *doc = check(&st, captures[c], opt);
+        double got[] = {device_num(m, "queue_kernels"), device_num(m, "queue_clamped"), device_num(m, "queue_p50_ns"),
+                        launch_sum(doc, "sum_kernels"), launch_sum(doc, "sum_short_kernels"),
+                        launch_sum(doc, "sum_graph_launches"), launch_sum(doc, "sum_graph_kernels")};
+        double want[] = {(double)f.queue_n, (double)f.queue_clamped, f.queue_p50, (double)f.step_kernels,
+                         (double)f.short_kernels, (double)f.graph_launches, (double)f.step_graph_kernels};
+        static const char *const what[] = {"queue kernels", "queue clamped", "queue p50", "step kernels",
+                                           "short kernels", "graph launches", "graph kernels"};
+        for (size_t k = 0; k < sizeof got / sizeof *got; k++) {
+            /* the p50 of an even count is rounded to the ns */
+            if (fabs(got[k] - want[k]) <= (k == 2 ? 0.5 : 0)) continue;
+            fprintf(stderr, "  %s %s: %.1f, JSON %.1f\n", captures[c], what[k], got[k], want[k]);
+            wrong++;
+        }
+#define README(file, qn, qc, qp, sk, sh, gl, gk) \
+        if (!strcmp(captures[c], file)) { \
+            double r[] = {qn, qc, qp, sk, sh, gl, gk}; \
+            for (size_t k = 0; k < sizeof r / sizeof *r; k++) \
+                if (fabs(got[k] - r[k]) > 0) { \
+                    fprintf(stderr, "  %s %s: %.1f, README %.1f\n", file, what[k], got[k], r[k]); \
+                    wrong++; \
+                } \
+        }
+        GRAPH_NUMBERS(README)
+#undef README
+        json_decref(doc);
+        json_decref(m);
+    }
+    assert_int_equal(wrong, 0);
+}
+
 /* ------------------------------------------------------------ baselines */
 
 static json_t *contributors(json_t *doc, const char *rule)
@@ -361,6 +520,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_iterations_match_json),
+        cmocka_unit_test(test_graph_launches),
         cmocka_unit_test(test_baseline_three_runs),
         cmocka_unit_test(test_baseline_one_run),
     };
