@@ -155,6 +155,11 @@ tg_status tg_check_trace(const tg_check_plan *plan, const char *path, tg_trace_r
             tg_diag_error(diag, TG_EINTERNAL, "out of memory while evaluating rules");
             st = TG_EINTERNAL;
         }
+        /* the ranks a trace holds, after the workload: merge reads both */
+        if (st == TG_OK && !tg_eval_ranks(m, plan->straggler, out->arena, out)) {
+            tg_diag_error(diag, TG_EINTERNAL, "out of memory while splitting %s by rank", path);
+            st = TG_EINTERNAL;
+        }
         if (st != TG_OK) failed(out, diag, st, "evaluation failed");
         if (st == TG_OK && plan->timeline && !(out->timeline = tg_eval_timeline(m, out->arena))) {
             tg_diag_error(diag, TG_EINTERNAL, "out of memory while drawing the timeline of %s", path);

@@ -26,6 +26,8 @@ typedef struct tg_check_plan {
     bool load_all;                 /* --load all: every row of every table */
     int64_t gap_rows_min_ns;       /* gap rows some rule can see (pushed down from rs) */
     bool timeline;                 /* also fill tg_trace_result.timeline (the HTML report) */
+    bool straggler;                /* a trace holding several ranks gets rank-straggler
+                                      (tg_eval_ranks; check, not baseline record) */
     int threads;                   /* cores one trace may be read with (tg_trace_read_threads) */
     int64_t max_memory;            /* --max-memory, also while reading (tg_load_opts) */
 } tg_check_plan;

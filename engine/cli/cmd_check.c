@@ -261,6 +261,7 @@ static int run_check(check_args *a, int n_traces, const char *const *traces)
         plan.eval.missing = a->missing;
         plan.eval.has_baseline = c.baseline != NULL || c.history != NULL;
         plan.timeline = tg_cli_outputs_want_timeline(&a->out);   /* the HTML report draws it */
+        plan.straggler = true;   /* ranks within one export compared (docs/iterations.md) */
         st = check_memory(a, &c, &plan);
     }
     if (st == TG_OK && !(c.run.arena = tg_arena_new())) st = TG_EINTERNAL;

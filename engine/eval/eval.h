@@ -79,6 +79,43 @@ bool tg_workload_attribute(const tg_workload *then, const tg_workload *now, doub
 ** c->current; wall_time: the metric is a period, not GPU time. */
 void tg_workload_put_changes(FILE *f, const tg_baseline_cmp *c, bool wall_time);
 
+/* The cross-rank straggler rule (eval_straggler.c, docs/formats.md
+** "merge"), one code for merge's comparison across results and check's
+** within one export. A rank compared: its p50 steady period (finite,
+** > 0), GPU and idle time per iteration (NaN unknown), its workload (for
+** naming what the slowest ran differently; NULL: not named), how a
+** message names it, the arena for its result's strings, and `order`,
+** which breaks ties between equal periods. */
+#define TG_STRAGGLER_THRESHOLD 0.10
+#define TG_STRAGGLER_SEVERITY TG_SEV_WARNING
+typedef struct tg_straggler_rank {
+    double period, gpu_time, idle;
+    const tg_workload *workload;
+    const char *who;           /* "rank 5 on nid001608" */
+    tg_arena *arena;
+    size_t order;
+} tg_straggler_rank;
+/* Compares ranks r[0..n) with the median rank: out[k] becomes r[k]'s
+** rank-straggler result (failing when its period is more than threshold
+** above the median's). Nothing is written with fewer than two ranks.
+** False when out of memory. */
+bool tg_straggler_compare(const tg_straggler_rank *r, size_t n, double threshold, tg_severity severity,
+                          tg_rule_result *out);
+
+/* "rank 1 (pid 1732, device 1)", with " in FILE" when in is given. */
+const char *tg_rank_who(tg_arena *a, const tg_rank_result *x, const char *in);
+/* The one rank-straggler result of a trace whose ranks were compared:
+** rs[0..n), its ranks' results; the slowest rank's, counting every
+** failing rank of the trace. */
+void tg_straggler_keep(tg_rule_result *dst, const tg_rule_result *rs, size_t n, tg_arena *a);
+
+/* The ranks of a trace that holds several (eval_ranks.c, docs/iterations.md
+** "Ranks within one export"): out->ranks and n_ranks, each number with its
+** reproduce query, and, with straggler and two or more ranks that have a
+** period, one rank-straggler result appended to out->results (room for it
+** is made here). False when out of memory. */
+bool tg_eval_ranks(const tg_model *m, bool straggler, tg_arena *arena, tg_trace_result *out);
+
 /* Which rows of source src can count for some enabled rule of rs (its
 ** `where` holds): for a table that streams by, the rows worth keeping.
 ** NULL with *all set when every row may count (a rule on src without

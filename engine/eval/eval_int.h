@@ -193,4 +193,11 @@ bool tg_missing_after(tg_rule_state *st, const tg_eval_opts *opts, tg_arena *are
 /* eval_render.c: the rule's message with each {expression} filled in. */
 const char *tg_eval_render_message(tg_rule_state *st, const tg_value *agg_values, tg_arena *arena);
 
+/* The jq functions every reproduce program of eval_jq.c opens with
+** (tg_q: the percentile, as the evaluator computes it). */
+const char *tg_eval_jq_funcs(void);
+/* "SELECT <the q-quantile of v>" over `rows` ("iteration WHERE ..."),
+** interpolated between the closest ranks as the evaluator does, to f. */
+void tg_eval_sql_put_quantile(FILE *f, const char *v, const char *rows, double quantile);
+
 #endif

@@ -57,6 +57,8 @@ static const char jq_funcs[] =
     "def tg_q($q): tg_vals | sort | if length == 0 then null else ($q * (length - 1)) as $h | ($h | floor) as $f | "
     ".[$f] + ($h - $f) * ((if $f + 1 < length then .[$f + 1] else .[$f] end) - .[$f]) end; ";
 
+const char *tg_eval_jq_funcs(void) { return jq_funcs; }
+
 static void put_expr(jqq *q, const tg_expr *e, const char *rows);
 
 static void put_value(FILE *f, tg_value v)

@@ -69,6 +69,14 @@ static void put_field(sqlq *q, const tg_field_def *fd, const char *row)
     tg_sql_put_ident(q->f, fd->name);
 }
 
+void tg_eval_sql_put_quantile(FILE *f, const char *v, const char *rows, double quantile)
+{
+    /* the form put_subquery_agg writes for a rule's percentiles */
+    fprintf(f, "SELECT min(v) + (max(h) - CAST(max(h) AS INTEGER)) * (max(v) - min(v)) FROM (SELECT %s AS v, "
+            "row_number() OVER (ORDER BY %s) - 1 AS i, (count(*) OVER () - 1) * %.2f AS h FROM %s AND %s IS NOT "
+            "NULL) WHERE i IN (CAST(h AS INTEGER), CAST(h AS INTEGER) + 1)", v, v, quantile, rows, v);
+}
+
 /* A percentile or the standard deviation: a subquery over the matched
 ** rows (alias p; `corr` restricts it to one group). */
 static void put_subquery_agg(sqlq *q, const tg_agg_use *u, const char *corr)

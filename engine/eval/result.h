@@ -259,6 +259,26 @@ typedef struct tg_timeline {
     size_t n_iterations;
 } tg_timeline;
 
+/* One rank of a trace that holds several (docs/iterations.md, "Ranks
+** within one export"): a process that drives its own GPUs. Its numbers
+** over its own steady iterations, each with the query that reproduces it
+** (SQL for an export, jq for a Kineto trace); NaN where it has none. */
+/* The cross-rank rule merge and check add (eval_straggler.c). */
+#define TG_STRAGGLER_RULE "rank-straggler"
+
+typedef struct tg_rank_result {
+    int64_t rank;              /* numbered by device order within the trace */
+    int32_t pid;
+    int32_t device;            /* its lowest device id */
+    int32_t n_devices;         /* the devices it drives (each its own) */
+    int64_t steady_iterations;
+    double period;             /* p50 period of its steady iterations (ns) */
+    double gpu_time;           /* p50 GPU time of its steady iterations (ns) */
+    double idle_frac;          /* share of the steady window its devices ran nothing (mean) */
+    double idle;               /* idle_frac x period: its idle time per iteration (ns) */
+    const char *period_query, *gpu_time_query, *idle_query;
+} tg_rank_result;
+
 /* Where a trace was recorded (docs/formats.md, "Where a result comes
 ** from"): the rank of its job and the job, told by check's options or read
 ** from the trace, and the host and processes that recorded it. Unknown is
@@ -293,6 +313,8 @@ typedef struct tg_trace_result {
                                   result (status TG_ETRACE): those ranks, as
                                   runs: [2k] to [2k + 1], first and last */
     size_t n_missing_ranks;    /* runs */
+    tg_rank_result *ranks;     /* the ranks it holds when several (tg_eval_ranks), else NULL */
+    size_t n_ranks;
     tg_workload *workload;     /* what ran (every trace engine/check read has one);
                                   NULL when unreadable, or read from a result without */
     tg_timeline *timeline;     /* when the run asked for one (the HTML report); NULL otherwise */

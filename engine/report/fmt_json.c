@@ -373,6 +373,31 @@ static json_t *workload_json(jctx *c, const tg_workload *w)
     return o;
 }
 
+/* The ranks a trace holds (docs/formats.md, "ranks"): each number with
+** the query (SQL, or jq for a Kineto trace) that reproduces it. */
+static json_t *ranks_json(jctx *c, const tg_rank_result *r, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const tg_rank_result *x = &r[i];
+        json_t *o = json_object();
+        put(c, o, "rank", json_integer((json_int_t)x->rank));
+        put(c, o, "pid", json_integer(x->pid));
+        put(c, o, "device", json_integer(x->device));
+        put(c, o, "devices", json_integer(x->n_devices));
+        put(c, o, "steady_iterations", json_integer((json_int_t)x->steady_iterations));
+        put(c, o, "period_p50_ns", tg_report_json_num(x->period));
+        put(c, o, "period_p50_query", tg_report_json_str(x->period_query));
+        put(c, o, "gpu_time_p50_ns", tg_report_json_num(x->gpu_time));
+        put(c, o, "gpu_time_p50_query", tg_report_json_str(x->gpu_time_query));
+        put(c, o, "idle_frac", tg_report_json_num(x->idle_frac));
+        put(c, o, "idle_frac_query", tg_report_json_str(x->idle_query));
+        put(c, o, "idle_ns", tg_report_json_num(x->idle));
+        append(c, arr, o);
+    }
+    return arr;
+}
+
 /* "A100, H100" -> ["A100", "H100"]. */
 static json_t *gpus_json(jctx *c, const char *names)
 {
@@ -516,6 +541,7 @@ static json_t *trace_json(jctx *c, const tg_trace_result *t)
     if (t->gpu_names) put(c, o, "gpus", gpus_json(c, t->gpu_names));
     if (t->iteration_marker) put(c, o, "iteration_marker", tg_report_json_str(t->iteration_marker));
     if (t->workload) put(c, o, "workload", workload_json(c, t->workload));
+    if (t->n_ranks) put(c, o, "ranks", ranks_json(c, t->ranks, t->n_ranks));
     if (t->coverage.set) put(c, o, "coverage", tg_report_coverage_json(&t->coverage));
     if (t->n_missing_ranks) {
         /* runs [first, last]: bounded by the results, not by the world

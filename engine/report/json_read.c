@@ -403,6 +403,29 @@ static bool work_list_from(rd *a, json_t *arr, tg_work_entry **out, size_t *n)
     return true;
 }
 
+/* The ranks member (fmt_json.c's ranks_json): a trace holding several
+** ranks, which merge compares one by one (docs/formats.md, "merge"). */
+static bool ranks_from(rd *a, json_t *arr, tg_trace_result *t)
+{
+    size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
+    if (!n) return true;
+    t->ranks = tg_arena_alloc(a->arena, n * sizeof *t->ranks);
+    if (!t->ranks) return false;
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o) {
+        if (!json_is_object(o)) continue;
+        t->ranks[t->n_ranks++] = (tg_rank_result){
+            .rank = int_of(o, "rank", -1), .pid = (int32_t)int_of(o, "pid", -1),
+            .device = (int32_t)int_of(o, "device", -1), .n_devices = (int32_t)int_of(o, "devices", 1),
+            .steady_iterations = int_of(o, "steady_iterations", 0), .period = num_of(o, "period_p50_ns"),
+            .gpu_time = num_of(o, "gpu_time_p50_ns"), .idle_frac = num_of(o, "idle_frac"),
+            .idle = num_of(o, "idle_ns"), .period_query = str_of(a, o, "period_p50_query"),
+            .gpu_time_query = str_of(a, o, "gpu_time_p50_query"), .idle_query = str_of(a, o, "idle_frac_query")};
+    }
+    return true;
+}
+
 /* The workload member (fmt_json.c's workload_json), NULL when absent. */
 static bool workload_from(rd *a, json_t *o, tg_workload **out)
 {
@@ -472,7 +495,8 @@ static bool trace_from(rd *a, json_t *o, tg_trace_result *t, const char *file, t
     t->iteration_marker = str_of(a, o, "iteration_marker");
     t->read_origin = int_of(json_object_get(o, "coverage"), "run_first_ns", TG_NULL_I64);
     t->read_origin_set = t->read_origin != TG_NULL_I64;
-    if (!origin_from(a, o, &t->origin, file, diag) || !workload_from(a, json_object_get(o, "workload"), &t->workload))
+    if (!origin_from(a, o, &t->origin, file, diag) || !workload_from(a, json_object_get(o, "workload"), &t->workload) ||
+        !ranks_from(a, json_object_get(o, "ranks"), t))
         return false;
     t->error = str_of(a, o, "error");
     t->status = t->error ? TG_ETRACE : TG_OK;

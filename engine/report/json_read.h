@@ -15,7 +15,7 @@
 ** files), repeated strings stored once, run->traces grown by doubling.
 ** What a merge adds -- entries for missing ranks, rank-straggler results
 ** -- is not read back: every merge recomputes it. */
-#define TG_MERGE_RULE_STRAGGLER "rank-straggler"
+#define TG_MERGE_RULE_STRAGGLER TG_STRAGGLER_RULE
 typedef struct tg_merge tg_merge;
 
 tg_merge *tg_merge_new(tg_run_result *run);

@@ -465,22 +465,6 @@ static double rank_period(const tg_trace_result *t)
     return NAN;
 }
 
-static double gpu_time_of(const tg_trace_result *t) { return t->workload ? t->workload->gpu_time : NAN; }
-static double idle_of(const tg_trace_result *t) { return t->workload ? t->workload->idle : NAN; }
-
-/* A compared trace: its period, for the median and the slowest. */
-typedef struct ranked {
-    double period;
-    size_t i;
-} ranked;
-
-static int cmp_ranked(const void *pa, const void *pb)
-{
-    const ranked *a = pa, *b = pb;
-    if (a->period != b->period) return a->period < b->period ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
-}
-
 /* "rank 5 on nid001608", "rank 5", "this trace". */
 static const char *who(tg_arena *a, const tg_trace_result *t)
 {
@@ -491,119 +475,65 @@ static const char *who(tg_arena *a, const tg_trace_result *t)
     return o->host ? tg_arena_printf(a, "the trace from %s", o->host) : "this trace";
 }
 
-/* " (median rank 4: 11.5 ms GPU, 19 ms idle per iteration)" and the like:
-** GPU and idle time per iteration side by side, where both are known. */
-static void put_side_by_side(FILE *f, const tg_trace_result *t, const tg_trace_result *mid, tg_arena *a)
+/* The ranks compared of one job: a trace that holds several ranks
+** (docs/iterations.md, "Ranks within one export") is each of them, any
+** other trace one rank. */
+typedef struct cmp_set {
+    tg_straggler_rank *r;
+    size_t *trace;             /* the trace each came from */
+    size_t n;
+} cmp_set;
+
+/* Ties between equal periods are broken by trace, then by rank inside it. */
+static void add_rank(cmp_set *c, double period, double gpu, double idle, const tg_workload *w, const char *who_,
+                     tg_arena *a, size_t i, size_t k)
 {
-    double g = gpu_time_of(t), i = idle_of(t);
-    if (isnan(g) || isnan(i)) return;
-    char gs[32], is[32];
-    tg_fmt_num(gs, sizeof gs, g, TG_UNIT_NS);
-    tg_fmt_num(is, sizeof is, i, TG_UNIT_NS);
-    fprintf(f, "; per iteration %s GPU, %s idle", gs, is);
-    if (!mid || mid == t || isnan(gpu_time_of(mid)) || isnan(idle_of(mid))) return;
-    tg_fmt_num(gs, sizeof gs, gpu_time_of(mid), TG_UNIT_NS);
-    tg_fmt_num(is, sizeof is, idle_of(mid), TG_UNIT_NS);
-    fprintf(f, " (the median rank, %s: %s GPU, %s idle)", who(a, mid), gs, is);
+    if (!(isfinite(period) && period > 0) || !who_) return;
+    c->r[c->n] = (tg_straggler_rank){period, gpu, idle, w, who_, a, i * ((size_t)1 << 24) + k};
+    c->trace[c->n++] = i;
 }
 
-typedef struct straggle {
-    double threshold;
-    tg_severity severity;
-    double median;             /* of the periods */
-    size_t n;                  /* traces compared */
-    const tg_trace_result *mid;  /* the median rank (lower middle) */
-    const tg_trace_result *slowest;
-} straggle;
-
-/* The rank-straggler result of t (room for it was left by the reader). */
-static bool add_result(const straggle *s, tg_trace_result *t, tg_arena *a)
+/* One trace's ranks into c. */
+static void add_trace(cmp_set *c, tg_run_result *run, size_t i)
 {
-    double x = rank_period(t), change = (x - s->median) / s->median;
-    bool slow = change > s->threshold;
-    tg_rule_result *r = &t->results[t->n_results++];
-    memset(r, 0, sizeof *r);
-    r->rule = TG_MERGE_RULE_STRAGGLER;
-    r->title = "A rank is slower than the others";
-    r->severity = s->severity;
-    r->verdict = slow ? TG_V_FAIL : TG_V_PASS;
-    r->count = slow;
-    r->metric = "p50(period)";
-    r->metric_unit = TG_UNIT_NS;
-    r->metric_value = x;
-    r->advice = slow ? "Compare this rank's trace with a typical one: input pipeline, host contention, "
-                       "thermal throttling or a slower link on its node."
-                     : NULL;
-    r->baseline = (tg_baseline_cmp){.present = true, .value = s->median, .current = x, .change = change,
-                                    .p_value = NAN, .band_lo = NAN, .band_hi = NAN, .spread = NAN,
-                                    .workload_match = NAN, .busy_then = NAN, .busy_now = NAN,
-                                    .n_baseline = s->n, .n_current = 1, .regression = slow};
-    /* a failing slowest rank says what it ran differently from the median rank */
-    bool wall = slow && t == s->slowest && s->mid && s->mid != t && s->mid->workload && t->workload &&
-                !isnan(s->mid->workload->gpu_time) && !isnan(t->workload->gpu_time);
-    if (wall && !tg_workload_attribute(s->mid->workload, t->workload, x - s->median, true, &r->baseline, a))
-        return false;
-    r->values = tg_arena_alloc(a, 6 * sizeof *r->values);
-    if (!r->values) return false;
-    r->values[r->n_values++] = (tg_named_value){"p50_period_ns", tg_float(x, TG_UNIT_NS)};
-    r->values[r->n_values++] = (tg_named_value){"median_rank_period_ns", tg_float(s->median, TG_UNIT_NS)};
-    r->values[r->n_values++] = (tg_named_value){"gpu_time_ns", tg_float(gpu_time_of(t), TG_UNIT_NS)};
-    r->values[r->n_values++] = (tg_named_value){"idle_ns", tg_float(idle_of(t), TG_UNIT_NS)};
-    const tg_trace_result *mid = s->mid ? s->mid : t;
-    r->values[r->n_values++] = (tg_named_value){"median_rank_gpu_time_ns", tg_float(gpu_time_of(mid), TG_UNIT_NS)};
-    r->values[r->n_values++] = (tg_named_value){"median_rank_idle_ns", tg_float(idle_of(mid), TG_UNIT_NS)};
-
-    char med[TG_FMT_BUF], cur[TG_FMT_BUF], lim[TG_FMT_BUF], chg[TG_FMT_BUF];
-    tg_fmt_num(med, sizeof med, s->median, TG_UNIT_NS);
-    tg_fmt_num(cur, sizeof cur, x, TG_UNIT_NS);
-    tg_fmt_num(lim, sizeof lim, s->threshold, TG_UNIT_RATIO);
-    tg_fmt_change(chg, sizeof chg, change);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return false;
-    fprintf(f, "%s: p50 iteration period %s is %s from the median rank (%s over %zu ranks; limit +%s)",
-            who(a, t), cur, chg, med, s->n, lim);
-    put_side_by_side(f, t, s->mid, a);
-    if (wall) tg_workload_put_changes(f, &r->baseline, true);
-    bool ok = fclose(f) == 0;
-    r->message = ok ? tg_arena_strdup(a, text) : NULL;
-    free(text);
-    return r->message != NULL;
+    tg_trace_result *t = &run->traces[i];
+    tg_arena *a = t->arena ? t->arena : run->arena;
+    if (!t->results) return;
+    if (t->n_ranks < 2) {
+        double idle = t->workload ? t->workload->idle : NAN, gpu = t->workload ? t->workload->gpu_time : NAN;
+        add_rank(c, rank_period(t), gpu, idle, t->workload, who(a, t), a, i, 0);
+        return;
+    }
+    for (size_t k = 0; k < t->n_ranks; k++) {
+        const tg_rank_result *x = &t->ranks[k];
+        add_rank(c, x->period, x->gpu_time, x->idle, NULL, tg_rank_who(a, x, t->source ? t->source : t->file), a, i, k);
+    }
 }
 
-/* One job's ranks m[g..e): compared when two or more have a period. */
+/* One job's ranks m[g..e): compared when two or more have a period; each
+** trace's result is that of its slowest rank (tg_straggler_keep). */
 static size_t compare_group(tg_run_result *run, const member *m, size_t g, size_t e, double threshold,
                             tg_severity severity, bool *oom)
 {
-    ranked *p = malloc((e - g) * sizeof *p);
-    double *periods = malloc((e - g) * sizeof *periods);
-    if (!p || !periods) {
-        free(p);
-        free(periods);
-        *oom = true;
-        return 0;
+    size_t cap = 0;
+    for (size_t k = g; k < e; k++) cap += run->traces[m[k].i].n_ranks > 1 ? run->traces[m[k].i].n_ranks : 1;
+    cmp_set c = {.r = malloc(cap * sizeof *c.r), .trace = malloc(cap * sizeof *c.trace)};
+    tg_rule_result *out = malloc(cap * sizeof *out);
+    if (!c.r || !c.trace || !out) *oom = true;
+    for (size_t k = g; k < e && !*oom; k++) add_trace(&c, run, m[k].i);
+    if (!*oom && c.n >= 2 && !tg_straggler_compare(c.r, c.n, threshold, severity, out)) *oom = true;
+    for (size_t k = 0; k < c.n && c.n >= 2 && !*oom; k++) {
+        tg_trace_result *t = &run->traces[c.trace[k]];
+        if (k && c.trace[k - 1] == c.trace[k]) continue;   /* a trace's ranks are adjacent */
+        size_t end = k;
+        while (end < c.n && c.trace[end] == c.trace[k]) end++;
+        tg_straggler_keep(&t->results[t->n_results++], out + k, end - k, t->arena ? t->arena : run->arena);
     }
-    size_t n = 0;
-    for (size_t k = g; k < e; k++) {
-        const tg_trace_result *t = &run->traces[m[k].i];
-        double x = rank_period(t);
-        if (isfinite(x) && x > 0 && t->results) p[n++] = (ranked){x, m[k].i};
-    }
-    if (n >= 2) {
-        qsort(p, n, sizeof *p, cmp_ranked);
-        for (size_t k = 0; k < n; k++) periods[k] = p[k].period;
-        straggle s = {.threshold = threshold, .severity = severity, .n = n,
-                      .median = tg_stats_percentile_sorted(periods, n, 0.5),
-                      .mid = &run->traces[p[(n - 1) / 2].i], .slowest = &run->traces[p[n - 1].i]};
-        for (size_t k = 0; k < n && !*oom; k++) {
-            tg_trace_result *t = &run->traces[p[k].i];
-            if (!add_result(&s, t, t->arena ? t->arena : run->arena)) *oom = true;
-        }
-    }
-    free(p);
-    free(periods);
-    return n >= 2 ? n : 0;
+    size_t compared = c.n >= 2 ? c.n : 0;
+    free(c.r);
+    free(c.trace);
+    free(out);
+    return compared;
 }
 
 size_t tg_merge_stragglers(tg_run_result *run, double threshold, tg_severity severity)
