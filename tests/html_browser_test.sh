@@ -36,6 +36,8 @@ traces="${TG_SHARED_TRACES:-}"
 tg_browser_find html_browser
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+shots="${TG_ARTIFACTS:-$tmp/shots}"
+mkdir -p "$shots"
 tg_browser_start html_browser
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
@@ -172,6 +174,77 @@ printed() {
     printed_findings=$n
 }
 
+# layout REPORT WHAT: at 1400 and 800 CSS pixels wide, the report read
+# back from the rendered DOM by tests/html_layout.js (labels that overlap,
+# are clipped, sit over data or stand for longer names; axes without a
+# title or mixing units; what-changed bars off their one scale; tables
+# that overflow or wrap identifiers) -- each problem a failure -- and a
+# screenshot of the whole page at that width kept in $shots (the build
+# folder's html-browser/, for a person to look at; a test artifact in CI).
+# measure REPORT WIDTH: tests/html_layout.js on REPORT in a frame WIDTH
+# px wide; $dom is PASS or FAIL and one problem a line, $height the
+# page's height
+measure() {
+    local report=$1 w=$2
+    { printf '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>layout</title></head><body style="margin:0">\n'
+      printf '<pre id="layout">not run</pre>\n<pre id="height">0</pre>\n'
+      printf '<iframe id="r" src="%s" style="border:0;width:%spx;height:900px"></iframe>\n<script>\n' "$(basename "$report")" "$w"
+      cat "$root/tests/html_layout.js"
+      printf '%s\n' 'const f = document.getElementById("r");' \
+        'f.addEventListener("load", () => {' \
+        '  let out;' \
+        '  try { out = tgLayout(f.contentDocument); } catch (e) { out = {problems: ["harness: " + e], height: 0}; }' \
+        '  document.getElementById("layout").textContent = out.problems.length ? "FAIL:\n" + out.problems.join("\n") : "PASS";' \
+        '  document.getElementById("height").textContent = String(out.height);' \
+        '});' '</script></body></html>'
+    } > "$tmp/layout.html"
+    chrome --allow-file-access-from-files --virtual-time-budget=10000 --window-size="$((w + 20)),1000" \
+        --dump-dom "file://$tmp/layout.html" > "$tmp/layout.dom" 2>/dev/null
+    dom=$(awk '/<pre id="layout">/ {on = 1} on {print} on && /<\/pre>/ {exit}' "$tmp/layout.dom" |
+          sed 's/<[^>]*>//g; s/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g; s/&#39;/'"'"'/g; s/&quot;/"/g')
+    height=$(sed -n 's|.*<pre id="height">\([0-9]*\)</pre>.*|\1|p' "$tmp/layout.dom")
+}
+
+layout() {
+    local report=$1 what=$2 w png base
+    base=$(basename "${report%.html}")
+    for w in 1400 800; do
+        measure "$report" "$w"
+        if [ "$dom" != PASS ]; then
+            fail "$what at $w px, the rendered layout:"
+            printf '%s\n' "$dom" | grep -v '^FAIL:$' | head -40 | sed 's/^/    /'
+        fi
+        [ "${height:-0}" -gt 0 ] || { fail "$what at $w px: the layout harness did not measure the page"; continue; }
+        [ "$height" -le 30000 ] || height=30000
+        png="$shots/$base-$w.png"
+        rm -f "$png"
+        chrome --hide-scrollbars --virtual-time-budget=3000 --window-size="$w,$height" --screenshot="$png" \
+            "file://$report" >/dev/null 2>&1
+        # the PNG's width (bytes 17..20 of its IHDR) is the window's
+        if [ "$(od -An -tu1 -j16 -N4 "$png" 2>/dev/null | awk '{print $1*16777216+$2*65536+$3*256+$4}')" != "$w" ]; then
+            fail "$what at $w px: no screenshot $png of that width"
+        else
+            echo "     $what at $w px: screenshot $png (${height} px tall)"
+        fi
+    done
+}
+
+# layout_canary REPORT: the layout check sees what it looks for: a copy of
+# REPORT with two labels drawn over each other and one past the edge of
+# its first chart, and a rule id in a cell too narrow for it, must give
+# those three problems.
+layout_canary() {
+    local report=$1 canary="${1%.html}-layout-canary.html" want
+    sed -e '0,/<\/svg>/s|</svg>|<text x="300" y="40">canary</text><text x="304" y="42">canary</text><text x="860" y="40">canary past the edge</text></svg>|' \
+        -e 's|<main>|<main><table><tbody><tr><td style="width:40px;max-width:40px"><code style="white-space:normal">gpu-time-regression</code></td></tr></tbody></table>|' \
+        "$report" > "$canary"
+    measure "$canary" 800
+    for want in "labels overlap: 'canary' and 'canary'" "label 'canary past the edge' clipped" "identifier 'gpu-time-regression' wraps"; do
+        printf '%s\n' "$dom" | grep -qF -- "$want" || fail "layout canary: the layout check did not report \"$want\" (it said: $(printf '%s' "$dom" | head -c 600))"
+    done
+    [ "$failures" = 0 ] && echo "ok   layout canary: planted overlapping, clipped and wrapping labels are reported"
+}
+
 # open REPORT WHAT VERDICT CHARTS GAP REPRODUCE [CANARY]: the checks above
 # on one report; with CANARY (a page that must log), also that the console
 # check sees its message
@@ -181,6 +254,7 @@ open_report() {
     tg_browser_check "$what" "$report" "$canary"
     printed_findings=0
     printed "$report" "$what"
+    layout "$report" "$what"
     [ "$failures" = "$before" ] &&
         echo "ok   $what ($(wc -c < "$report") bytes, $(grep -c '<svg' "$report") charts, ${pages:-0} printed pages, $printed_findings findings in the print)"
 }
@@ -197,6 +271,7 @@ grep -q 'class="badge suppressed">SUPPRESSED' "$tmp/example.html" || fail "examp
 sed 's|<body>|<body><img src="http://127.0.0.1:9/tracegate-canary.png" alt="">|' "$tmp/example.html" > "$tmp/canary.html"
 grep -q 'tracegate-canary.png' "$tmp/canary.html" || fail "example: the canary page was not made"
 open_report "$tmp/example.html" "the bundled example" FAIL 3 true "SELECT" "$tmp/canary.html"
+layout_canary "$tmp/example.html"
 
 # 2. a failing baseline check on a real trace: the regressed run against
 #    the two baseline runs (regressions, contributors, the band)

@@ -126,6 +126,34 @@ char *tg_fmt_num(char *buf, size_t size, double x, tg_unit unit)
     return tg_fmt_num_digits(buf, size, x, unit, 3);
 }
 
+const tg_unit_suffix *tg_unit_rung(double x, tg_unit unit)
+{
+    ladder l;
+    switch (unit) {
+    case TG_UNIT_NS: l = ladder_of(TG_UNIT_NS, 0); break;
+    case TG_UNIT_BYTES:
+    case TG_UNIT_RATE: l = ladder_of(unit, 1000); break;
+    case TG_UNIT_RATIO: l = ladder_of(unit, 0); break;
+    default: return NULL;
+    }
+    if (!l.n) return NULL;
+    /* the rung scaled() picks at three digits */
+    double reach = 1 - 0.5 * pow(10, -3);
+    size_t k = 0;
+    while (isfinite(x) && k + 1 < l.n && fabs(x) >= l.rung[k + 1]->scale * reach) k++;
+    return l.rung[k];
+}
+
+char *tg_fmt_num_in(char *buf, size_t size, double x, const tg_unit_suffix *rung, int decimals)
+{
+    decimals = decimals < 0 ? 0 : decimals > 9 ? 9 : decimals;
+    double v = rung ? x / rung->scale : x;
+    if (fabs(v) < 0.5 * pow(10, -decimals)) v = 0;   /* no "-0" */
+    if (!rung) snprintf(buf, size, "%.*f", decimals, v);
+    else snprintf(buf, size, "%.*f%s%s", decimals, v, rung->unit == TG_UNIT_RATIO ? "" : " ", rung->suffix);
+    return buf;
+}
+
 char *tg_fmt_value(char *buf, size_t size, tg_value v)
 {
     switch (v.type) {

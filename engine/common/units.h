@@ -44,6 +44,14 @@ char *tg_fmt_num(char *buf, size_t size, double x, tg_unit unit);
 char *tg_fmt_num_digits(char *buf, size_t size, double x, tg_unit unit, int digits);
 /* A signed relative change as a percentage: +6.5%, -0.1%, 0%. */
 char *tg_fmt_change(char *buf, size_t size, double change);
+/* The suffix the formatter would print x in (units.def: "ms" for 47.9e6
+** ns, "MB", "GB/s", "%"), so that every tick of a chart's axis, and its
+** title, use the one unit of the axis's largest value; NULL for a unit
+** without suffixes (plain numbers). */
+const tg_unit_suffix *tg_unit_rung(double x, tg_unit unit);
+/* x in that suffix with `decimals` fixed decimals ("20 ms", "0.5 s",
+** "40%"); without a suffix, a plain number. */
+char *tg_fmt_num_in(char *buf, size_t size, double x, const tg_unit_suffix *rung, int decimals);
 /* An integer as a literal of the rule language that reads back as the
 ** same value, for an author to paste (rule tests' differences): a
 ** duration in the largest of ns, us, ms, s that keeps it whole (2ms,

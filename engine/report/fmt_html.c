@@ -45,6 +45,35 @@ void tg_html_text(html *h, const char *s, size_t cap)
     tg_text_escape(s, strlen(s), cap, 0, html_sink, h->out);
 }
 
+void tg_html_label(html *h, const char *s, size_t chars)
+{
+    char *esc = tg_text_dup(s ? s : "", TG_TEXT_CAP_NAME, 0);
+    if (!esc) return;
+    size_t n = 0, cut = 0, len = strlen(esc);
+    for (size_t i = 0; i < len; i++)
+        if (((unsigned char)esc[i] & 0xC0) != 0x80 && ++n == chars) cut = i;   /* where character `chars` starts */
+    if (n <= chars) {
+        html_sink(h->out, esc, len);
+    } else {
+        html_sink(h->out, esc, cut);   /* chars - 1 characters */
+        fputs("&#8230;<title>", h->out);
+        html_sink(h->out, esc, len);
+        fputs("</title>", h->out);
+    }
+    free(esc);
+}
+
+void tg_html_code(html *h, const char *s, size_t cap)
+{
+    char *esc = tg_text_dup(s ? s : "", cap, 0);
+    if (!esc) return;
+    size_t len = strlen(esc);
+    fputs(len > 64 || strpbrk(esc, " \t") ? "<code class=\"long\">" : "<code>", h->out);
+    html_sink(h->out, esc, len);
+    fputs("</code>", h->out);
+    free(esc);
+}
+
 const char *tg_html_result_id(size_t t, size_t i, char *buf, size_t size)
 {
     snprintf(buf, size, "t%zu-r%zu", t + 1, i + 1);
@@ -116,8 +145,9 @@ const char tg_html_style[] =
     "padding-bottom:4px;font-size:18px;word-break:break-all}\n"
     "h3{font-size:16px;margin-top:24px}h4{margin:0 0 6px;font-size:15px}\n"
     "table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid var(--line);"
-    "padding:3px 6px;text-align:left;vertical-align:top}th{background:var(--soft)}td.num{text-align:right;"
-    "font-variant-numeric:tabular-nums}\n"
+    "padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:var(--soft)}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "td code{white-space:nowrap}td code.long{white-space:normal;overflow-wrap:anywhere}\n"
     ".badge{display:inline-block;min-width:5.5em;text-align:center;font-size:12px;font-weight:700;"
     "padding:1px 6px;border-radius:10px;color:#fff;background:var(--skip)}\n"
     ".badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}.badge.warn{background:var(--warn)}"
@@ -160,9 +190,7 @@ static void put_head(html *h, const char *verdict)
 
 static void put_trace_name(html *h, const tg_trace_result *tr)
 {
-    fputs("<code>", h->out);
-    tg_html_text(h, tg_report_basename(tr->file), TG_TEXT_CAP_TEXT);
-    fputs("</code>", h->out);
+    tg_html_code(h, tg_report_basename(tr->file), TG_TEXT_CAP_TEXT);
 }
 
 /* A message in the summary table: a long one (a regression's, with what
@@ -209,10 +237,10 @@ static void put_summary(html *h)
             const tg_rule_result *r = &tr->results[i];
             fputs("<tr><td>", h->out);
             put_badge(h, r);
-            fprintf(h->out, "</td><td>%s</td><td><a href=\"#%s\"><code>", tg_severity_name(r->severity),
+            fprintf(h->out, "</td><td>%s</td><td><a href=\"#%s\">", tg_severity_name(r->severity),
                     tg_html_result_id(t, i, id, sizeof id));
-            tg_html_text(h, r->rule, TG_TEXT_CAP_NAME);
-            fputs("</code></a></td><td>", h->out);
+            tg_html_code(h, r->rule, TG_TEXT_CAP_NAME);
+            fputs("</a></td><td>", h->out);
             put_trace_name(h, tr);
             fputs("</td><td class=\"num\">", h->out);
             if (r->count != TG_NULL_I64) fprintf(h->out, "%lld", (long long)r->count);
@@ -240,9 +268,9 @@ static void put_values(html *h, const tg_named_value *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         char label[128];
-        fputs(i ? ", <code>" : "<code>", h->out);
-        tg_html_text(h, tg_report_value_label(&v[i], label, sizeof label), TG_TEXT_CAP_NAME);
-        fputs("</code> = ", h->out);
+        fputs(i ? ", " : "", h->out);
+        tg_html_code(h, tg_report_value_label(&v[i], label, sizeof label), TG_TEXT_CAP_NAME);
+        fputs(" = ", h->out);
         put_value(h, &v[i].value);
     }
 }

@@ -9,6 +9,7 @@
 #define TG_REPORT_HTML_INT_H
 
 #include "report_int.h"
+#include "../common/units.h"
 
 typedef struct html {
     FILE *out;
@@ -20,6 +21,19 @@ typedef struct html {
 ** character, capped at cap), then the HTML specials as entities; usable in
 ** element content and quoted attributes alike. */
 void tg_html_text(html *h, const char *s, size_t cap);
+
+/* A name in a chart (a kernel, a range): whole when it has at most
+** `chars` characters, else its first chars - 1 and an ellipsis -- never
+** longer than the name it stands for -- with the whole name (up to the
+** name cap) in a <title>, which browsers show on hover. Written inside a
+** <text> element. */
+void tg_html_label(html *h, const char *s, size_t chars);
+
+/* A name in a table cell as <code>: one that reads as an identifier (no
+** blank, at most 64 bytes escaped: a rule id, a file name, a field)
+** never wraps; a longer one breaks anywhere rather than widen the
+** table (the style's td code and code.long). */
+void tg_html_code(html *h, const char *s, size_t cap);
 
 /* The id of result i of trace t ("t1-r5") and of its evidence row k
 ** ("t1-r5-e0"), into buf. */
@@ -46,11 +60,28 @@ extern const char tg_html_style[];
 /* A round step for about n ticks over a span of max: 1, 2 or 5 x 10^k. */
 double tg_html_nice_step(double max, int n);
 
+/* A chart's value axis: its round step, and the one unit every tick and
+** the axis title are written in (that of its largest value: "0 ms" under
+** "80 ms", never "0 ns"), with the decimals the step needs. */
+typedef struct tg_html_axis {
+    double step;
+    const tg_unit_suffix *rung;   /* NULL: plain numbers */
+    int decimals;
+} tg_html_axis;
+
+tg_html_axis tg_html_axis_of(double lo, double hi, int ticks, tg_unit unit);
+/* v as a tick of the axis, into buf */
+const char *tg_html_tick(const tg_html_axis *a, double v, char *buf, size_t size);
+/* An axis title: `what` and the axis's unit in parentheses ("period
+** (ms)"), class axis-title and x or y, at (x, y), text-anchor anchor. */
+void tg_html_axis_title(html *h, const char *xy, double x, double y, const char *anchor, const char *what,
+                        const tg_html_axis *a);
+
 /* A chart's value axis from ymin (bottom) to ymax (top) over a plot of
-** height starting TG_HTML_MT from the top: a grid line and a label in unit
-** at each round step, with the digits that tell neighbouring labels apart
-** (three at least, as every number of a report). */
-void tg_html_y_axis(html *h, double ymin, double ymax, double height, tg_unit unit);
+** height starting TG_HTML_MT from the top: a grid line and a tick label
+** at each round step, all in the axis's unit (tg_html_axis_of). Returns
+** the axis, for its title. */
+tg_html_axis tg_html_y_axis(html *h, double ymin, double ymax, double height, tg_unit unit);
 
 /* The charts of one trace (html_chart.c): iterations with the baseline
 ** band, device utilization with its gaps, what changed against the

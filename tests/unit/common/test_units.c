@@ -168,6 +168,29 @@ static void test_literals(void **state)
     literal(12, TG_UNIT_NONE, "12");
 }
 
+/* A chart axis's one unit: the rung the formatter prints its largest
+** value in, every tick in it with fixed decimals, no "-0". */
+static void test_axis_units(void **state)
+{
+    (void)state;
+    char buf[TG_FMT_BUF];
+    assert_string_equal(tg_unit_rung(47.9e6, TG_UNIT_NS)->suffix, "ms");
+    assert_string_equal(tg_unit_rung(999.7e3, TG_UNIT_NS)->suffix, "ms");   /* as tg_fmt_num rounds it */
+    assert_string_equal(tg_unit_rung(500, TG_UNIT_NS)->suffix, "ns");
+    assert_string_equal(tg_unit_rung(3.5e9, TG_UNIT_NS)->suffix, "s");
+    assert_string_equal(tg_unit_rung(16.8e6, TG_UNIT_BYTES)->suffix, "MB");
+    assert_string_equal(tg_unit_rung(18.4e9, TG_UNIT_RATE)->suffix, "GB/s");
+    assert_string_equal(tg_unit_rung(0.4, TG_UNIT_RATIO)->suffix, "%");
+    assert_null(tg_unit_rung(12, TG_UNIT_NONE));
+    const tg_unit_suffix *ms = tg_unit_rung(80e6, TG_UNIT_NS), *s = tg_unit_rung(3e9, TG_UNIT_NS);
+    assert_string_equal(tg_fmt_num_in(buf, sizeof buf, 0, ms, 0), "0 ms");
+    assert_string_equal(tg_fmt_num_in(buf, sizeof buf, 20e6, ms, 0), "20 ms");
+    assert_string_equal(tg_fmt_num_in(buf, sizeof buf, 0.5e9, s, 1), "0.5 s");
+    assert_string_equal(tg_fmt_num_in(buf, sizeof buf, -1e-9, ms, 1), "0.0 ms");
+    assert_string_equal(tg_fmt_num_in(buf, sizeof buf, 0.4, tg_unit_rung(0.4, TG_UNIT_RATIO), 0), "40%");
+    assert_string_equal(tg_fmt_num_in(buf, sizeof buf, 12.5, NULL, 2), "12.50");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_digits_and_nonfinite),
         cmocka_unit_test(test_suffixes_round_trip),
         cmocka_unit_test(test_literals),
+        cmocka_unit_test(test_axis_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,11 +151,104 @@ static void test_charts_and_links(void **state)
     tg_arena_free(run.arena);
 }
 
+/* The text of figure `id` of html, malloc'd. */
+static char *figure(const char *html, const char *id)
+{
+    char open[96];
+    snprintf(open, sizeof open, "<figure id=\"%s\">", id);
+    const char *from = strstr(html, open);
+    assert_non_null(from);
+    const char *to = strstr(from, "</figure>");
+    assert_non_null(to);
+    return strndup(from, (size_t)(to - from));
+}
+
+/* The width of the n-th (from 0) bar of class cls in fig. */
+static double bar_width(const char *fig, const char *cls, int n)
+{
+    char open[48];
+    snprintf(open, sizeof open, "<rect class=\"%s\"", cls);
+    const char *p = fig;
+    for (int k = 0; k <= n; k++) {
+        p = strstr(p, open);
+        assert_non_null(p);
+        p += strlen(open);
+    }
+    const char *w = strstr(p, "width=\"");
+    assert_non_null(w);
+    return strtod(w + 7, NULL);
+}
+
+/* Every chart's axes have a title and ticks in one unit: the iterations'
+** from 0 ms, never "0 ns" under ms values; the what-changed charts of
+** one trace share one scale (the same ticks, bars of one length per ms)
+** and a name longer than the label room is cut with an ellipsis, never
+** a "(N bytes)" marker, and given whole on hover (<title>). */
+static void test_axes_scale_and_labels(void **state)
+{
+    (void)state;
+    tg_run_result run;
+    fixture_run(&run);
+    add_timeline(&run);
+    static const char long_name[] = "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>";
+    tg_baseline_cmp *b1 = &run.traces[1].results[1].baseline, *b2 = &run.traces[1].results[2].baseline;
+    b1->contributors = tg_arena_alloc(run.arena, 2 * sizeof *b1->contributors);
+    b1->contributors[0] = (tg_contributor){.name = long_name, .kind = TG_WORK_KERNEL, .status = TG_CONTRIB_GREW,
+                                           .then_time = 1e6, .now_time = 2.5e6, .delta = 1.5e6, .share = NAN};
+    b1->contributors[1] = (tg_contributor){.name = "step", .kind = TG_WORK_NVTX, .status = TG_CONTRIB_SHRANK,
+                                           .then_time = 2e6, .now_time = 1.6e6, .delta = -0.4e6, .share = NAN};
+    b1->n_contributors = 2;
+    b2->contributors = tg_arena_alloc(run.arena, sizeof *b2->contributors);
+    b2->contributors[0] = (tg_contributor){.name = "fused_adam", .kind = TG_WORK_KERNEL, .status = TG_CONTRIB_NEW,
+                                           .then_time = 0, .now_time = 6e6, .delta = 6e6, .share = NAN};
+    b2->n_contributors = 1;
+    char *html = fixture_render(TG_FMT_HTML, &run, NULL, &opts);
+
+    char *period = figure(html, "t1-period");
+    assert_non_null(strstr(period, "<text class=\"axis-title y\""));
+    assert_non_null(strstr(period, ">Period of the iteration (ms)</text>"));
+    assert_non_null(strstr(period, "<text class=\"axis-title x\""));
+    assert_non_null(strstr(period, "text-anchor=\"end\">0 ms</text>"));
+    free(period);
+    char *timeline = figure(html, "t1-timeline");
+    assert_non_null(strstr(timeline, ">time from the first GPU operation ("));
+    assert_non_null(strstr(timeline, ">each GPU: busy share of each time slice (%)</text>"));
+    free(timeline);
+    assert_null(strstr(html, " ns</text>"));   /* no tick in ns on these ms- and s-scaled axes */
+
+    char *a = figure(html, "t2-r2-changed"), *c = figure(html, "t2-r3-changed");
+    /* one scale: the same ticks (-2 ms to +6 ms), a bar as long per ms */
+    const char *ta = strstr(a, "<text class=\"tick x\""), *tc = strstr(c, "<text class=\"tick x\"");
+    assert_non_null(ta);
+    assert_non_null(tc);
+    assert_non_null(strstr(a, ">+6 ms</text>"));
+    assert_non_null(strstr(c, ">+6 ms</text>"));
+    assert_non_null(strstr(c, ">-2 ms</text>"));
+    assert_float_equal(bar_width(c, "grew", 0) / bar_width(a, "grew", 0), 6.0 / 1.5, 0.01);
+    assert_float_equal(bar_width(a, "shrank", 0) / bar_width(a, "grew", 0), 0.4 / 1.5, 0.01);
+    assert_non_null(strstr(a, ">change per steady iteration (ms)</text>"));
+    /* the long name cut to 36 characters, whole on hover; the short one whole */
+    char want[256];
+    snprintf(want, sizeof want, ">%.35s&#8230;<title>void at::native::vectorized_elementwise_kernel&lt;4, "
+                                "at::native::AddFunctor&lt;float&gt;&gt;</title></text>", long_name);
+    assert_non_null(strstr(a, want));
+    assert_non_null(strstr(a, ">step</text>"));
+    assert_null(strstr(a, "bytes)"));
+    free(a);
+    free(c);
+    /* identifiers in table cells: short ones stay whole (nowrap), long ones may break */
+    assert_non_null(strstr(html, "<td><code class=\"long\">void at::native::"));
+    assert_non_null(strstr(html, "<td><code>fused_adam</code></td>"));
+    free(html);
+    tg_arena_free(run.arena);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_document),
         cmocka_unit_test(test_charts_and_links),
+        cmocka_unit_test(test_axes_scale_and_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
