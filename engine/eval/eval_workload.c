@@ -9,6 +9,7 @@
 */
 #include "eval_int.h"
 #include "../common/stats.h"
+#include "../model/model_family.h"
 #include "../model/model_jq.h"
 #include "../model/model_sql.h"
 #include "../trace/nsys_enums.h"
@@ -171,25 +172,6 @@ static void put_quoted(FILE *f, const char *s)
     }
 }
 
-/* name is kernel family F: F itself, or F followed by its template
-** arguments or parameters, with or without the `void ` of a kernel. */
-static void put_family_test(FILE *f, const char *family)
-{
-    size_t len = strlen(family);
-    fputs("(op.name = ", f);
-    put_literal(f, family);
-    for (int with_void = 0; with_void < 2; with_void++) {
-        fprintf(f, " OR substr(op.name, 1, %zu) IN (", len + 1 + (with_void ? 5 : 0));
-        for (int i = 0; i < 2; i++) {
-            fprintf(f, "%s'%s", i ? ", " : "", with_void ? "void " : "");
-            put_quoted(f, family);
-            fprintf(f, "%c'", i ? '(' : '<');
-        }
-        fputc(')', f);
-    }
-    fputc(')', f);
-}
-
 /* The copy kind code of "[memcpy HtoD]", or -1. */
 static int copy_kind_of(const char *label)
 {
@@ -223,21 +205,33 @@ static void put_range_sql(FILE *f, const tg_workload *w, const tg_work_entry *e)
     put_cited_sql(f, e, w->table_nvtx, true, w->sql_nvtx_name);
 }
 
+/* A kernel family's rows: the kernels with their name and its head
+** (model_family.h, whose test reads it). */
+static void put_kernel_rows(FILE *f, const tg_workload *w)
+{
+    char *inner = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&inner, &len);
+    if (!m) return;
+    fprintf(m, "SELECT rowid, start, end, correlationId AS corr, (globalPid >> 24) & 16777215 AS pid, "
+               "coalesce((SELECT value FROM StringIds WHERE id = demangledName), "
+               "(SELECT value FROM StringIds WHERE id = shortName)) AS name FROM %s", w->table_kernel);
+    if (fclose(m) == 0) tg_family_sql_put_rows(f, inner);
+    free(inner);
+}
+
 static void put_op_sql(FILE *f, const tg_workload *w, const tg_work_entry *e)
 {
-    fprintf(f, "WITH steady AS (%s), op AS (SELECT rowid, start, end, correlationId AS corr, "
-               "(globalPid >> 24) & 16777215 AS pid", w->sql_steady);
-    if (e->kind == TG_WORK_KERNEL)
-        fprintf(f, ", coalesce((SELECT value FROM StringIds WHERE id = demangledName), "
-                   "(SELECT value FROM StringIds WHERE id = shortName)) AS name FROM %s) ", w->table_kernel);
-    else if (e->kind == TG_WORK_MEMCPY)
-        fprintf(f, ", copyKind AS kind FROM %s) ", w->table_memcpy);
-    else
-        fprintf(f, " FROM %s) ", w->table_memset);
+    fprintf(f, "WITH steady AS (%s), op AS (", w->sql_steady);
+    if (e->kind == TG_WORK_KERNEL) put_kernel_rows(f, w);
+    else fputs("SELECT rowid, start, end, correlationId AS corr, (globalPid >> 24) & 16777215 AS pid", f);
+    if (e->kind == TG_WORK_KERNEL) fputs(") ", f);
+    else if (e->kind == TG_WORK_MEMCPY) fprintf(f, ", copyKind AS kind FROM %s) ", w->table_memcpy);
+    else fprintf(f, " FROM %s) ", w->table_memset);
     fprintf(f, "SELECT COUNT(*) AS launches, SUM(op.end - op.start) AS gpu_time_ns, "
                "SUM(op.end - op.start) / %lld.0 AS per_iteration_ns FROM op WHERE ",
             (long long)w->steady_iterations);
-    if (e->kind == TG_WORK_KERNEL) put_family_test(f, e->name);
+    if (e->kind == TG_WORK_KERNEL) tg_family_sql_put_test(f, "op", e->name);
     else if (e->kind == TG_WORK_MEMCPY) fprintf(f, "op.kind = %d", copy_kind_of(e->name));
     else fputs("1", f);
     fprintf(f, " AND EXISTS (SELECT 1 FROM %s r JOIN steady s ON s.pid = op.pid AND r.start BETWEEN "
@@ -253,6 +247,7 @@ static void put_op_sql(FILE *f, const tg_workload *w, const tg_work_entry *e)
 ** events. */
 static void put_jq(FILE *f, const tg_workload *w, const tg_work_entry *e)
 {
+    if (e->kind == TG_WORK_KERNEL) fputs(tg_family_jq_def, f);
     fputs(w->jq_views, f);
     if (e->kind == TG_WORK_NVTX) {
         fputs("[$nvtx[] | select(.name == ", f);
@@ -262,11 +257,10 @@ static void put_jq(FILE *f, const tg_workload *w, const tg_work_entry *e)
         fprintf(f, "[$%s[] | select(.steady and ", e->kind == TG_WORK_KERNEL ? "kernel"
                                                    : e->kind == TG_WORK_MEMCPY ? "memcpy" : "memset");
         if (e->kind == TG_WORK_KERNEL) {
-            /* the family, or it followed by template arguments or parameters */
-            fputs("(.name as $n | ", f);
+            /* the family's definition in jq (model_family.h) */
+            fputs("((.name // \"\") | tg_family) == ", f);
             tg_jq_put_string(f, e->name);
-            fputs(" as $f | $n == $f or any(\"<\", \"(\"; . as $c | ($n | startswith($f + $c) or "
-                  "startswith(\"void \" + $f + $c)))))", f);
+            fputs(")", f);
         } else if (e->kind == TG_WORK_MEMCPY) {
             size_t len = strlen(e->name);
             char kind[32] = "";

@@ -19,6 +19,7 @@
 ** trace whose API table was streamed can be built once.
 */
 #include "model_int.h"
+#include "model_family.h"
 #include "../trace/nsys_enums.h"
 
 #include <math.h>
@@ -144,35 +145,6 @@ static bool contains_nccl(const char *s)
     return false;
 }
 
-/* The family of a demangled kernel name: the qualified name without return
-** type, template arguments and parameters ("void at::native::
-** vectorized_elementwise_kernel<4, ...>(int, ...)" is
-** "at::native::vectorized_elementwise_kernel"); "(anonymous namespace)"
-** stays part of it. A C name is its own family. */
-static void family_span(const char *s, size_t len, size_t *start, size_t *flen)
-{
-    static const char anon[] = "(anonymous namespace)";
-    size_t end = len, space = 0;
-    bool have_space = false;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '(' && len - i >= sizeof anon - 1 && !memcmp(s + i, anon, sizeof anon - 1)) {
-            i += sizeof anon - 2;
-            continue;
-        }
-        if (s[i] == '<' || s[i] == '(') {
-            end = i;
-            break;
-        }
-        if (s[i] == ' ') {
-            space = i + 1;
-            have_space = true;
-        }
-    }
-    *start = have_space && space < end ? space : 0;
-    *flen = end > *start ? end - *start : len;
-    if (end <= *start) *start = 0;
-}
-
 int32_t tg_model_kernel_family(const tg_model *m, int32_t id)
 {
     const tg_name_cache *c = &tg_model_cpriv_of(m)->names;
@@ -189,7 +161,7 @@ static bool kernel_family(tg_model *m, int32_t id)
     if (c->family[id] >= 0) return true;
     const char *s = tg_strpool_get(pool, id);
     size_t start, len;
-    family_span(s, tg_strpool_len(pool, id), &start, &len);
+    tg_kernel_family_span(s, tg_strpool_len(pool, id), &start, &len);
     int32_t f = tg_strpool_intern(pool, s + start, len);
     if (f < 0) return false;
     c->family[id] = f;

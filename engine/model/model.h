@@ -174,8 +174,9 @@ typedef struct tg_work_summary {
     int64_t time, steady_time;              /* sums over names */
 } tg_work_summary;
 
-/* The family of kernel name id (string id): the demangled name without
-** return type, template arguments and parameters; id itself when unknown. */
+/* The family of kernel name id (string id): its short name, the function
+** name without return type, namespaces, template arguments and parameters
+** (model_family.h); id itself when unknown. */
 int32_t tg_model_kernel_family(const tg_model *m, int32_t id);
 
 /* GPU work by name over a built model (model_work.c); with_medians also
