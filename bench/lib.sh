@@ -36,6 +36,12 @@ bench_own_s() {
 
 bench_now() { date +%s.%N; }
 
+# The share of FILE in the page cache (fincore, util-linux), or null.
+bench_cached() {
+    fincore --bytes --noheadings --output RES,SIZE "$1" 2>/dev/null |
+        awk '$2 > 0 { printf "%.3f", $1 / $2; ok = 1 } END { if (!ok) print "null" }'
+}
+
 # Start of a measured run: remembers the load and the counters.
 bench_begin() {
     BENCH_LOAD_BEFORE=$(bench_loadavg)
@@ -98,7 +104,8 @@ bench_machine_json() {  # tracegate floor
     printf '"kernel": %s, "virtualization": %s, "memory_gib": %s, "sqlite_library": %s, "sqlite_library_path": %s, ' \
         "$(bench_json_str "$(uname -r)")" "$(bench_json_str "$virt")" "${mem:-null}" \
         "$(bench_json_str "$libver")" "$(bench_json_str "${lib:-static or unknown}")"
-    printf '"sqlite_shell": %s}' "$(bench_json_str "${shell:-none}")"
+    printf '"sqlite_shell": %s, "TRACEGATE_READER": %s}' "$(bench_json_str "${shell:-none}")" \
+        "$( [ -n "${TRACEGATE_READER:-}" ] && bench_json_str "$TRACEGATE_READER" || echo null)"
 }
 
 # The same record as lines for the terminal.
