@@ -171,13 +171,18 @@ static int scan(sqlite3 *db, const table_read *tr, uint64_t *rows, uint64_t *sum
 
 int main(int argc, char **argv)
 {
+    /* the SQLite this build links, for bench/run's record of the machine */
+    if (argc == 2 && strcmp(argv[1], "--sqlite-version") == 0) {
+        printf("%s\n", sqlite3_libversion());
+        return 0;
+    }
     int arg = 1;
     print_sql = argc > arg + 1 && strcmp(argv[arg], "--sql") == 0;
     arg += print_sql;
     bool kernel_rows = argc > arg + 1 && strcmp(argv[arg], "--kernel-rows") == 0;
     arg += kernel_rows;
     if (argc != arg + 1) {
-        fprintf(stderr, "usage: floor [--sql] [--kernel-rows] EXPORT.sqlite\n");
+        fprintf(stderr, "usage: floor [--sql] [--kernel-rows] EXPORT.sqlite | floor --sqlite-version\n");
         return 2;
     }
     if (kernel_rows) reads[1].columns = kernel_cols;
