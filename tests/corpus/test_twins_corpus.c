@@ -176,15 +176,16 @@ static void test_findings_count_calls(void **state)
     if (!sets) fail_msg("host cause: %s", err);
     size_t i;
     json_t *row;
-    long long outer = 0, inner = 0;
+    /* both rows of a twin spell cudaMemcpy (the base name, as the cause
+    ** names calls): counted once each, 15, not 30 */
+    long long calls = 0;
     json_array_foreach(json_array_get(sets, 0), i, row) {
         const char *name = json_string_value(json_object_get(row, "name"));
         if (!name || strcmp(json_string_value(json_object_get(row, "source")), "cuda") != 0) continue;
-        if (!strcmp(name, "cudaMemcpy")) outer += num(row, "count");
-        if (!strcmp(name, "cudaMemcpy_v3020")) inner += num(row, "count");
+        if (!strcmp(name, "cudaMemcpy")) calls += num(row, "count");
+        assert_string_not_equal(name, "cudaMemcpy_v3020");
     }
-    assert_int_equal(outer, 0);
-    assert_int_equal(inner, 15);
+    assert_int_equal(calls, 15);
     json_decref(sets);
     json_decref(doc);
 }
