@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (st == TG_OK) {
         /* threshold and severity from the input, so every branch is reachable */
         double threshold = (double)(size % 41) / 100.0;
-        tg_merge_stragglers(&run, threshold, (tg_severity)(size % 3));
+        tg_merge_stragglers(&run, threshold, (tg_severity)(size % 3), NULL);
         /* a note about the whole run (merge --allow-mixed-rules), of text
         ** the input chose: every format writes it */
         const char *note = run.n_traces && run.traces[0].file ? run.traces[0].file : "fuzz";

@@ -133,6 +133,24 @@ grep -qF "a missing rank above 1 cannot be seen" "$tmp/err" || fail "ranks witho
 expect 1 "merged result + the missing rank" "in 3 traces" -- "$bin" merge "$tmp/merged.json" "$tmp/results/rank2.json"
 grep -qF "ranks without a result" "$tmp/out" && fail "re-merge: the missing-rank entry was read back"
 
+# ranks of one steady iteration each: not compared, and every format says why
+mkdir -p "$tmp/one"
+for r in 0 1 2; do
+    jq '.traces[0].workload.steady_iterations = 1 | .traces[0].workload.period_p50_ns = null |
+        .traces[0].results |= map(if .rule == "iteration-time-regression" then .metric_value = null |
+        .values.p50_period_ns = null else . end)' "$tmp/results/rank$r.json" > "$tmp/one/rank$r.json"
+done
+why="job 4242: ranks not compared: each of the 3 ranks has 1 steady iteration; the straggler comparison needs"
+expect 1 "one iteration per rank: text" "note: $why" -- "$bin" merge "$tmp/one"
+grep -qF "rank-straggler" "$tmp/out" && fail "one iteration per rank: a straggler result"
+expect 1 "one iteration per rank: markdown" "> **Note:** $why" -- "$bin" merge -f markdown "$tmp/one"
+expect 1 "one iteration per rank: JSON" "" -- "$bin" merge -f json "$tmp/one"
+jq -e --arg w "$why" '(.ranks_not_compared | startswith($w)) and (.notes | any(startswith($w)))' "$tmp/out" \
+    >/dev/null || fail "one iteration per rank: JSON ranks_not_compared and notes"
+# compared ranks: nothing said
+expect 1 "compared ranks" "" -- "$bin" merge -f json "$tmp/results"
+jq -e 'has("ranks_not_compared") | not' "$tmp/out" >/dev/null || fail "compared ranks: ranks_not_compared"
+
 if [ "$failures" = 0 ]; then echo "ranks: all checks passed"; exit 0; fi
 echo "ranks: $failures checks failed"
 exit 1

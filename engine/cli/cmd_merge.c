@@ -122,6 +122,8 @@ typedef struct merge_args {
     const char *files_from;    /* --files-from, NULL */
     bool allow_mixed;          /* --allow-mixed-rules */
     const char *note;          /* what every format says of mixed rules */
+    const char *not_compared;  /* why ranks were not compared (tg_merge_stragglers) */
+    const char *notes[2];
     paths inputs;
 } merge_args;
 
@@ -171,10 +173,8 @@ static int run_merge(merge_args *a)
     for (size_t i = 0; i < a->inputs.n && st == TG_OK; i++) st = tg_merge_read(m, a->inputs.v[i], &diag);
     /* one rule set judged them all, or --allow-mixed-rules says so */
     if (st == TG_OK) st = tg_merge_rules(m, &run, a->allow_mixed, &diag, &a->note, &a->out.rules_digest);
-    if (a->note) {
-        a->out.notes = &a->note;
-        a->out.n_notes = 1;
-    }
+    if (a->note) a->notes[a->out.n_notes++] = a->note;
+    a->out.notes = a->notes;
     tg_merge_free(m);
     if (st == TG_OK && run.n_traces == 0) {
         tg_diag_error(&diag, TG_EUSAGE, "the results hold no trace: a merge of nothing cannot pass");
@@ -185,7 +185,10 @@ static int run_merge(merge_args *a)
     tg_diag_clear(&diag);
     tg_suppressions *suppressions = NULL;
     if (st == TG_OK) {
-        tg_merge_stragglers(&run, a->threshold, a->severity);
+        tg_merge_stragglers(&run, a->threshold, a->severity, &a->not_compared);
+        /* a comparison that could not be made is said, never left out */
+        if (a->not_compared) a->notes[a->out.n_notes++] = a->not_compared;
+        a->out.ranks_not_compared = a->not_compared;
         /* --suppress names the rules of the merged results */
         size_t n_ids = 0;
         const char **ids = result_rule_ids(&run, &n_ids);

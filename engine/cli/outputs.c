@@ -199,6 +199,7 @@ int tg_cli_outputs_write(const tg_cli_outputs *o, const tg_run_result *run, cons
             .rules_digest = o->rules_digest,
             .notes = o->notes,
             .n_notes = o->n_notes,
+            .ranks_not_compared = o->ranks_not_compared,
             .builtin_rules_dir = tg_cli_builtin_rules(),
             .reproduce_inline = o->reproduce,
             .sql_dir = sql_dir(o),

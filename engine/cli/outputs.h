@@ -26,6 +26,7 @@ typedef struct tg_cli_outputs {
     const char *rules_digest;  /* tg_report_opts's: set by check */
     const char *const *notes;  /* tg_report_opts's: set by merge */
     size_t n_notes;
+    const char *ranks_not_compared;  /* tg_report_opts's: set by merge */
 } tg_cli_outputs;
 
 void tg_cli_outputs_init(tg_cli_outputs *o);

@@ -650,6 +650,7 @@ TG_REPORT_WRITER(tg_report_json)
         for (size_t i = 0; i < opts->n_notes; i++) append(&c, notes, tg_report_json_str(opts->notes[i]));
         put(&c, head, "notes", notes);
     }
+    if (opts->ranks_not_compared) put(&c, head, "ranks_not_compared", tg_report_json_str(opts->ranks_not_compared));
     char *text = c.ok ? json_dumps(head, JSON_FLAGS) : NULL;
     json_decref(head);
     size_t len = text ? strlen(text) : 0;

@@ -68,7 +68,11 @@ tg_status tg_merge_ranks(tg_run_result *run, int64_t world_size, tg_diag *diag);
 ** finding, the others a passing one, each with its GPU and idle time per
 ** iteration beside the median rank's; the slowest rank's names what moved
 ** against the median rank (baseline.contributors). Needs two traces with
-** iterations in a job; returns how many traces were compared. */
-size_t tg_merge_stragglers(tg_run_result *run, double threshold, tg_severity severity);
+** iterations in a job; returns how many traces were compared. Where a
+** job's ranks (two or more) could not be compared, *why (when given) is
+** set to one sentence per such job saying why ("ranks not compared: each
+** of the 8 ranks has no steady iteration; ..."), in run's arena; else
+** NULL. */
+size_t tg_merge_stragglers(tg_run_result *run, double threshold, tg_severity severity, const char **why);
 
 #endif

@@ -510,6 +510,61 @@ static void add_trace(cmp_set *c, tg_run_result *run, size_t i)
     }
 }
 
+/* "ranks not compared: each of the 8 ranks has no steady iteration; ...":
+** why a job's k ranks with results, n of them with a period, were not
+** compared (n < 2), counting the others by what they lack; NULL when
+** there is no second rank to compare with. A sentence, as every format
+** states it (docs/formats.md, "merge"). */
+static const char *not_compared(const tg_run_result *run, const member *m, size_t g, size_t e, tg_arena *a)
+{
+    size_t k = 0, n = 0, none = 0, one = 0, old = 0;
+    for (size_t i = g; i < e; i++) {
+        const tg_trace_result *t = &run->traces[m[i].i];
+        if (!t->results) continue;
+        k++;
+        double x = rank_period(t);
+        if (isfinite(x) && x > 0) n++;
+        else if (!t->workload) old++;
+        else if (t->workload->steady_iterations <= 0) none++;
+        else if (t->workload->steady_iterations == 1) one++;
+        else old++;   /* iterations, but no period between them */
+    }
+    if (k < 2 || n >= 2) return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    if (m[g].job) fprintf(f, "job %s: ", m[g].job);
+    fputs("ranks not compared: ", f);
+    size_t lacking = k - n;
+    const char *kinds[3] = {"no steady iteration", "1 steady iteration", "no p50 iteration period"};
+    size_t counts[3] = {none, one, old};
+    for (int i = 0; i < 3; i++) {
+        if (counts[i] != lacking) continue;
+        fprintf(f, "%s %zu ranks %s %s", n ? "the other" : "each of the", lacking, n ? "have" : "has", kinds[i]);
+        lacking = 0;
+        break;
+    }
+    if (lacking) {   /* several reasons: one count each */
+        fprintf(f, "%zu of the %zu ranks %s a p50 iteration period (", n, k, n == 1 ? "has" : "have");
+        bool first = true;
+        for (int i = 0; i < 3; i++)
+            if (counts[i]) {
+                fprintf(f, "%s%zu with %s", first ? "" : ", ", counts[i], kinds[i]);
+                first = false;
+            }
+        fputc(')', f);
+    } else if (n) {
+        fputs(" (1 has a p50 iteration period)", f);
+    }
+    fputs("; the straggler comparison needs a p50 iteration period, 2 or more steady iterations, "
+          "on at least 2 ranks", f);
+    bool ok = fclose(f) == 0;
+    const char *out = ok ? tg_arena_strdup(a, text) : NULL;
+    free(text);
+    return out;
+}
+
 /* One job's ranks m[g..e): compared when two or more have a period; each
 ** trace's result is that of its slowest rank (tg_straggler_keep). */
 static size_t compare_group(tg_run_result *run, const member *m, size_t g, size_t e, double threshold,
@@ -536,14 +591,25 @@ static size_t compare_group(tg_run_result *run, const member *m, size_t g, size_
     return compared;
 }
 
-size_t tg_merge_stragglers(tg_run_result *run, double threshold, tg_severity severity)
+size_t tg_merge_stragglers(tg_run_result *run, double threshold, tg_severity severity, const char **why)
 {
+    if (why) *why = NULL;
     member *m = members_of(run);
     if (!m) return 0;
     size_t n = run->n_traces, compared = 0;
     bool oom = false;
-    for (size_t g = 0; g < n && !oom; g = group_end(m, n, g))
-        compared += compare_group(run, m, g, group_end(m, n, g), threshold, severity, &oom);
+    char *text = NULL;
+    size_t len = 0;
+    size_t said = 0;
+    FILE *f = why ? open_memstream(&text, &len) : NULL;
+    for (size_t g = 0; g < n && !oom; g = group_end(m, n, g)) {
+        size_t c = compare_group(run, m, g, group_end(m, n, g), threshold, severity, &oom);
+        compared += c;
+        const char *sentence = f && !c ? not_compared(run, m, g, group_end(m, n, g), run->arena) : NULL;
+        if (sentence) fprintf(f, "%s%s", said++ ? ". " : "", sentence);
+    }
+    if (f && fclose(f) == 0 && said) *why = tg_arena_strdup(run->arena, text);
+    free(text);
     free(m);
     return compared;
 }

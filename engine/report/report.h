@@ -61,6 +61,9 @@ typedef struct tg_report_opts {
     ** --allow-mixed-rules allowed: ..."). */
     const char *const *notes;
     size_t n_notes;
+    /* json: why merge could not compare ranks (also one of the notes);
+    ** NULL: compared, or nothing to compare */
+    const char *ranks_not_compared;
     /* sarif: the folder of the built-in rules, whose files are named
     ** relative to it (uriBaseId TRACEGATE_RULES), and where people read
     ** about the tool (informationUri); NULL: none */

@@ -177,7 +177,7 @@ static void test_stragglers(void **state)
     }
     run.traces = traces;
     run.n_traces = 4; /* the fourth has no iterations: not compared */
-    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING), 3);
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING, NULL), 3);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(traces[i].n_results, 2);
         tg_rule_result *r = &traces[i].results[1];
@@ -190,12 +190,12 @@ static void test_stragglers(void **state)
     assert_non_null(strstr(traces[2].results[1].message, "+23.8% from the median rank"));
     /* a looser threshold passes everyone */
     for (int i = 0; i < 3; i++) traces[i].n_results = 1;
-    tg_merge_stragglers(&run, 0.25, TG_SEV_WARNING);
+    tg_merge_stragglers(&run, 0.25, TG_SEV_WARNING, NULL);
     assert_int_equal(traces[2].results[1].verdict, TG_V_PASS);
     /* a single rank cannot straggle */
     for (int i = 0; i < 3; i++) traces[i].n_results = 1;
     run.n_traces = 1;
-    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING), 0);
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING, NULL), 0);
     assert_int_equal(traces[0].n_results, 1);
     tg_arena_free(run.arena);
 }
@@ -231,7 +231,7 @@ static void test_stragglers_by_rank(void **state)
     }
     run.traces = traces;
     run.n_traces = 5;
-    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING), 5);
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING, NULL), 5);
     const tg_rule_result *slow = &traces[2].results[1], *mid = &traces[1].results[1];
     assert_int_equal(slow->verdict, TG_V_FAIL);
     expect_in(slow->message, "rank 2 on node-c: p50 iteration period 14 ms is +33.3% from the median rank "
@@ -257,6 +257,67 @@ static void test_stragglers_by_rank(void **state)
     assert_int_equal(traces[4].results[1].verdict, TG_V_PASS);
     expect_in(traces[4].results[1].message, "rank 1 on node-y: p50 iteration period 51 ms is +0.99% from the median "
                                             "rank (50.5 ms over 2 ranks");
+    tg_arena_free(run.arena);
+}
+
+/* Ranks that cannot be compared say why, one sentence per job, counted
+** by what they lack: no steady iteration, one (no period between two),
+** no workload at all; nothing when a job has one rank or was compared.
+** And the straggler found is one finding of the merged verdict: a
+** warning-severity regression counted once, as a regression. */
+static void test_stragglers_not_compared(void **state)
+{
+    (void)state;
+    tg_run_result run = {.arena = tg_arena_new()};
+    static tg_trace_result traces[8];
+    static tg_rule_result results[8][2];
+    static tg_workload work[8];
+    /* job 1: 3 ranks of 1 steady iteration; job 2: 0, 1 iteration and a rank
+    ** with a period; job 3: a rank of 1 iteration and a result without a
+    ** workload */
+    const char *jobs[] = {"1", "1", "1", "2", "2", "2", "3", "3"};
+    const int64_t iters[] = {1, 1, 1, 0, 1, 5, 1, 0};
+    const int64_t ranks[] = {0, 1, 2, 0, 1, 2, 0, 0};
+    for (int i = 0; i < 8; i++) {
+        work[i] = (tg_workload){.steady_iterations = iters[i], .period = iters[i] > 1 ? 10e6 : NAN,
+                                .gpu_time = NAN, .idle = NAN};
+        results[i][0] = (tg_rule_result){.rule = "x", .verdict = TG_V_PASS, .metric_value = NAN};
+        traces[i] = (tg_trace_result){.file = "t", .results = results[i], .n_results = 1,
+                                      .workload = i == 7 ? NULL : &work[i],
+                                      .origin = {.rank = i == 7 ? 1 : ranks[i], .rank_from = "--rank",
+                                                 .job = jobs[i], .world_size = -1}};
+    }
+    run.traces = traces;
+    run.n_traces = 8;
+    const char *why = NULL;
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING, &why), 0);
+    assert_non_null(why);
+    expect_in(why, "job 1: ranks not compared: each of the 3 ranks has 1 steady iteration; the straggler "
+                   "comparison needs a p50 iteration period, 2 or more steady iterations, on at least 2 ranks");
+    expect_in(why, "job 2: ranks not compared: 1 of the 3 ranks has a p50 iteration period (1 with no steady "
+                   "iteration, 1 with 1 steady iteration)");
+    expect_in(why, "on at least 2 ranks. job 2: ");
+    expect_in(why, "job 3: ranks not compared: 0 of the 2 ranks have a p50 iteration period (1 with 1 steady "
+                   "iteration, 1 with no p50 iteration period)");
+    /* a job of one rank: nothing to say */
+    run.n_traces = 7;
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING, &why), 0);
+    assert_null(strstr(why, "job 3"));
+    for (int i = 0; i < 8; i++) assert_int_equal(traces[i].n_results, 1);
+    /* compared: nothing said */
+    for (int i = 0; i < 3; i++) {
+        work[i].steady_iterations = 5;
+        work[i].period = i == 2 ? 20e6 : 10e6;
+    }
+    run.n_traces = 3;
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING, &why), 3);
+    assert_null(why);
+    /* the straggler (rank 2), a warning, is one finding: a regression */
+    assert_int_equal(traces[2].results[1].verdict, TG_V_FAIL);
+    char line[512];
+    tg_report_verdict_line(&run, &plain, line, sizeof line);
+    expect_in(line, "1 regression");
+    if (strstr(line, "warning finding")) fail_msg("the straggler is counted twice: %s", line);
     tg_arena_free(run.arena);
 }
 
@@ -598,7 +659,7 @@ static void test_straggler_not_read_back(void **state)
         work[i] = (tg_workload){.period = i ? 30e6 : 10e6, .gpu_time = NAN, .idle = NAN};
         run.traces[i].workload = &work[i];
     }
-    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING), 2);
+    assert_int_equal(tg_merge_stragglers(&run, 0.10, TG_SEV_WARNING, NULL), 2);
     assert_int_equal(run.traces[1].n_results, 2);
     char *json = fixture_render(TG_FMT_JSON, &run, NULL, &plain);
     assert_non_null(strstr(json, "\"rule\": \"rank-straggler\""));
@@ -613,7 +674,7 @@ static void test_straggler_not_read_back(void **state)
         assert_string_equal(back.traces[i].results[0].rule, "x");
     }
     /* merged again: one rank-straggler each */
-    tg_merge_stragglers(&back, 0.10, TG_SEV_WARNING);
+    tg_merge_stragglers(&back, 0.10, TG_SEV_WARNING, NULL);
     assert_int_equal(back.traces[1].n_results, 2);
     assert_int_equal(back.traces[1].results[1].verdict, TG_V_FAIL);
     tg_diag_clear(&diag);
@@ -718,6 +779,7 @@ int main(void)
         cmocka_unit_test(test_results_that_judged_nothing),
         cmocka_unit_test(test_stragglers),
         cmocka_unit_test(test_stragglers_by_rank),
+        cmocka_unit_test(test_stragglers_not_compared),
         cmocka_unit_test(test_ranks_complete),
         cmocka_unit_test(test_ranks_gap_without_world),
         cmocka_unit_test(test_ranks_duplicate),
