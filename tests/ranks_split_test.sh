@@ -10,7 +10,7 @@
 # device or a single process not split.
 set -u
 example=$1
-T=${TRACEGATE:-tracegate}
+T=${TG_BINARY:-${TRACEGATE:-tracegate}}
 command -v sqlite3 >/dev/null || { echo "SKIP: no sqlite3 shell"; exit 77; }
 command -v jq >/dev/null || { echo "SKIP: no jq"; exit 77; }
 tmp=$(mktemp -d)

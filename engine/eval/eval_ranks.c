@@ -122,9 +122,22 @@ static ptrdiff_t find_ranks(const tg_model *m, tg_rank_result **out, tg_arena *a
     return (ptrdiff_t)procs;
 }
 
+/* The process whose kernels each device ran: one, since a trace whose
+** devices are shared is not split (find_ranks). Built once, so that
+** finding a rank's devices is not a pass over the kernels per device. */
+static bool owners_of(const tg_model *m, tg_idmap *owner)
+{
+    for (size_t i = 0; i < m->trace->n_kernels; i++) {
+        const tg_kspan *k = tg_model_kernel(m, i);
+        if (k->pid < 0 || k->device < 0) continue;
+        if (tg_idmap_get(owner, k->device) < 0 && !tg_idmap_put(owner, k->device, (int32_t)k->pid)) return false;
+    }
+    return true;
+}
+
 /* Its numbers over the model: the steady iterations of its process, the
 ** steady busy share of its devices. */
-static bool measure(const tg_model *m, tg_rank_result *r)
+static bool measure(const tg_model *m, const tg_idmap *owner, tg_rank_result *r)
 {
     int64_t *per = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *per);
     int64_t *gpu = malloc((m->n_iterations ? m->n_iterations : 1) * sizeof *gpu);
@@ -149,11 +162,7 @@ static bool measure(const tg_model *m, tg_rank_result *r)
     int devices = 0;
     for (size_t i = 0; i < m->n_devices; i++) {
         const tg_device *d = &m->devices[i];
-        bool mine = d->device == r->device;
-        for (size_t k = 0; !mine && k < m->trace->n_kernels && r->n_devices > 1; k++) {
-            const tg_kspan *s = tg_model_kernel(m, k);
-            mine = s->pid == r->pid && s->device == d->device;
-        }
+        bool mine = d->device == r->device || tg_idmap_get(owner, d->device) == r->pid;
         if (!mine || isnan(d->busy_frac_steady)) continue;
         idle += 1 - (d->busy_frac_steady > 1 ? 1 : d->busy_frac_steady);
         devices++;
@@ -164,16 +173,13 @@ static bool measure(const tg_model *m, tg_rank_result *r)
 }
 
 /* " IN (0, 1)": the devices of rank r (its lowest, or each it drives). */
-static void put_devices(FILE *f, const tg_model *m, const tg_rank_result *r, const char *sep)
+static void put_devices(FILE *f, const tg_model *m, const tg_idmap *owner, const tg_rank_result *r,
+                        const char *sep)
 {
     size_t n = 0;
     for (size_t i = 0; i < m->n_devices; i++) {
         const tg_device *d = &m->devices[i];
-        bool mine = d->device == r->device;
-        for (size_t k = 0; !mine && k < m->trace->n_kernels && r->n_devices > 1; k++) {
-            const tg_kspan *s = tg_model_kernel(m, k);
-            mine = s->pid == r->pid && s->device == d->device;
-        }
+        bool mine = d->device == r->device || tg_idmap_get(owner, d->device) == r->pid;
         if (mine) fprintf(f, "%s%d", n++ ? sep : "", (int)d->device);
     }
     if (!n) fprintf(f, "%d", (int)r->device);
@@ -232,7 +238,7 @@ static const char *sql_p50(const tg_model *m, const tg_rank_result *r, const cha
     return sql_of(m, TG_SRC_ITERATION, iter_fields, text_of(f, &buf, a), a);
 }
 
-static bool queries(const tg_model *m, tg_rank_result *r, tg_arena *a)
+static bool queries(const tg_model *m, const tg_idmap *owner, tg_rank_result *r, tg_arena *a)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -244,7 +250,7 @@ static bool queries(const tg_model *m, tg_rank_result *r, tg_arena *a)
         FILE *f = open_memstream(&buf, &len);
         if (!f) return false;
         fputs("$device | map(select(.device | IN(", f);
-        put_devices(f, m, r, ", ");
+        put_devices(f, m, owner, r, ", ");
         fputs(")) | .busy_frac_steady | select(. != null) | 1 - ([., 1] | min)) | tg_mean", f);
         r->idle_query = jq_of(m, TG_SRC_DEVICE, dev_fields, text_of(f, &buf, a), a);
     } else {
@@ -253,7 +259,7 @@ static bool queries(const tg_model *m, tg_rank_result *r, tg_arena *a)
         FILE *f = open_memstream(&buf, &len);
         if (!f) return false;
         fputs("SELECT avg(1 - min(busy_frac_steady, 1.0)) FROM device WHERE device IN (", f);
-        put_devices(f, m, r, ", ");
+        put_devices(f, m, owner, r, ", ");
         fputs(")", f);
         r->idle_query = sql_of(m, TG_SRC_DEVICE, dev_fields, text_of(f, &buf, a), a);
     }
@@ -294,8 +300,11 @@ bool tg_eval_ranks(const tg_model *m, bool straggler, tg_arena *a, tg_trace_resu
     tg_rank_result *r = NULL;
     ptrdiff_t n = find_ranks(m, &r, a);
     if (n <= 0) return n == 0;
-    for (ptrdiff_t i = 0; i < n; i++)
-        if (!measure(m, &r[i]) || !queries(m, &r[i], a)) return false;
+    tg_idmap owner = {0};
+    bool ok = owners_of(m, &owner);
+    for (ptrdiff_t i = 0; ok && i < n; i++) ok = measure(m, &owner, &r[i]) && queries(m, &owner, &r[i], a);
+    tg_idmap_free(&owner);
+    if (!ok) return false;
     out->ranks = r;
     out->n_ranks = (size_t)n;
     return !straggler || compare(r, (size_t)n, a, out);
