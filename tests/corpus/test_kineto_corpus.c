@@ -261,6 +261,9 @@ static void ddp_same_as_export(const char *variant)
     for (size_t i = 0; i < json_array_size(er); i++) {
         json_t *want = json_array_get(er, i);
         const char *rule = json_string_value(json_object_get(want, "rule"));
+        /* the export holds both ranks, so it compares them (docs/iterations.md,
+        ** "Ranks within one export"); a file of one rank has no second to compare */
+        if (!strcmp(rule, "rank-straggler")) continue;
         json_t *got[2] = {rule_of(results_of(rank[0]), rule), rule_of(results_of(rank[1]), rule)};
         assert_non_null(got[0]);
         assert_non_null(got[1]);
@@ -425,8 +428,7 @@ static void test_series_baseline(void **state)
     json_t *first = json_array_get(
         json_object_get(json_object_get(corpus_result(doc, "gpu-time-regression"), "baseline"), "contributors"), 0);
     assert_non_null(first);
-    assert_string_equal(json_string_value(json_object_get(first, "name")),
-                        "at::cuda::(anonymous namespace)::spin_kernel");
+    assert_string_equal(json_string_value(json_object_get(first, "name")), "spin_kernel");
     assert_string_equal(json_string_value(json_object_get(first, "status")), "new");
     assert_true(json_number_value(json_object_get(first, "baseline_launches")) == 0);
     json_decref(doc);
